@@ -1,0 +1,77 @@
+"""memory-core: one async API for AI-agent conversation memory.
+
+Open a backend by URL and use it as an async context manager::
+
+    from memory_core import open_backend
+
+    async with open_backend("memory://") as memory:
+        await memory.add_message("session-1", "user", "Hello")
+        conversation = await memory.get_conversation("session-1")
+"""
+
+from .backend import CapabilityWarning, Extractor, MemoryBackend, SessionRequiredError
+from .capabilities import Capabilities
+from .embedding import Embedder, HashingEmbedder
+from .errors import (
+    AuthenticationError,
+    ConfigurationError,
+    InvalidArgumentTypeError,
+    InvalidRequestError,
+    MemoryCoreError,
+    MissingIdentifierError,
+    NotFoundError,
+    NotSupportedError,
+    RateLimitedError,
+    TransportError,
+)
+from .models import (
+    Conversation,
+    ConversationSummary,
+    Entity,
+    EntityRef,
+    EntityType,
+    ExtractionStatus,
+    Message,
+    MessageRole,
+    SessionInfo,
+)
+from .open import open_backend
+from .registry import backend_class, known_schemes, register_backend
+from .settings import Settings
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AuthenticationError",
+    "Capabilities",
+    "CapabilityWarning",
+    "ConfigurationError",
+    "Conversation",
+    "ConversationSummary",
+    "Embedder",
+    "Entity",
+    "EntityRef",
+    "EntityType",
+    "ExtractionStatus",
+    "Extractor",
+    "HashingEmbedder",
+    "InvalidArgumentTypeError",
+    "InvalidRequestError",
+    "MemoryBackend",
+    "MemoryCoreError",
+    "Message",
+    "MessageRole",
+    "MissingIdentifierError",
+    "NotFoundError",
+    "NotSupportedError",
+    "RateLimitedError",
+    "SessionInfo",
+    "SessionRequiredError",
+    "Settings",
+    "TransportError",
+    "__version__",
+    "backend_class",
+    "known_schemes",
+    "open_backend",
+    "register_backend",
+]

@@ -1,0 +1,873 @@
+"""The contract: :class:`MemoryBackend`, the one async API every backend implements.
+
+Public methods live here, once. Each checks its arguments (a typed error naming the
+argument, before anything is written), resolves the ``session_id``/``conversation_id``
+alias, applies defaults, limits and capability rules, and then calls a protected hook
+(``_add_message``, ``_get_conversation`` …) with a validated request from
+:mod:`memory_core.requests`. A backend subclass declares ``name`` and ``capabilities`` and
+implements the hooks; the hooks of capabilities it does not claim are never called.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Any, ClassVar, Literal, Protocol, Self
+
+import anyio
+
+from . import requests as rq
+from .capabilities import Capabilities
+from .embedding import Embedder
+from .errors import (
+    ConfigurationError,
+    InvalidArgumentTypeError,
+    InvalidRequestError,
+    MissingIdentifierError,
+    NotSupportedError,
+    TransportError,
+)
+from .models import (
+    Conversation,
+    ConversationSummary,
+    Entity,
+    EntityRef,
+    ExtractionStatus,
+    Message,
+    MessageRole,
+    SessionInfo,
+)
+from .summary import extractive_summary, format_context, key_terms, run_summarizer
+from .validation import (
+    check_bool,
+    check_datetime,
+    check_entity_refs,
+    check_entity_type,
+    check_int,
+    check_limit,
+    check_metadata,
+    check_optional_str,
+    check_order,
+    check_role,
+    check_str,
+    check_threshold,
+    check_uuid,
+    parse_uuid,
+)
+
+ExtractionMode = Literal["auto", "skip", "explicit"]
+BATCH_KEYS = frozenset({"role", "content", "metadata", "timestamp"})
+
+
+class CapabilityWarning(UserWarning):
+    """An argument was dropped or clamped because the backend cannot honour it."""
+
+
+class Extractor(Protocol):
+    """Finds entity mentions in a message (``extraction_mode='auto'``)."""
+
+    def __call__(self, text: str) -> Any:
+        """Return ``list[EntityRef]`` (or an awaitable of it)."""
+        ...
+
+
+class SessionRequiredError(NotSupportedError, ValueError):
+    """Search or context without a session on a backend that cannot search globally.
+
+    A ``NotSupportedError`` (the capability is missing) and a ``ValueError`` (the type the
+    reference raises when no conversation id is given to search or context).
+    """
+
+
+class MemoryBackend(ABC):
+    """Conversation memory behind one async API.
+
+    Open one with :func:`memory_core.open_backend` and use it as an async context manager
+    (or call :meth:`connect` / :meth:`close`). Methods connect lazily on first use.
+
+    Options shared by every backend:
+
+    ``strict``
+        raise :class:`NotSupportedError` for an argument the backend cannot honour,
+        instead of warning once and dropping it.
+    ``multi_tenant``
+        every call must carry ``user_identifier`` and sees only that user's data.
+    ``embedder``
+        an :class:`~memory_core.embedding.Embedder`; enables vector search where the
+        backend has ``vector_search``.
+    ``extractor``
+        a callable ``text -> list[EntityRef]`` run for ``extraction_mode='auto'``.
+    ``summarizer``
+        a callable ``list[Message] -> str`` (sync or async) for conversation summaries.
+    """
+
+    name: ClassVar[str] = "abstract"
+    capabilities: ClassVar[Capabilities] = Capabilities()
+
+    def __init__(
+        self,
+        *,
+        strict: bool = False,
+        multi_tenant: bool = False,
+        embedder: Embedder | None = None,
+        extractor: Extractor | None = None,
+        summarizer: rq.Summarizer | None = None,
+    ) -> None:
+        self.strict = check_bool(strict, "strict")
+        self.multi_tenant = check_bool(multi_tenant, "multi_tenant")
+        caps = self.capabilities
+        if multi_tenant and not caps.multi_tenant:
+            self._refuse(
+                "open",
+                "multi_tenant=True is not supported",
+                "scope data per user with separate stores or conversations",
+            )
+        if embedder is not None:
+            if not isinstance(embedder, Embedder):
+                raise ConfigurationError("embedder must have .dimensions and async .embed()")
+            if not caps.vector_search:
+                self._refuse(
+                    "open",
+                    "an embedder cannot be used (no vector search)",
+                    "open the backend without an embedder; text search still works",
+                )
+        if extractor is not None:
+            if not callable(extractor):
+                raise ConfigurationError("extractor must be callable")
+            if not caps.explicit_mentions:
+                self._refuse(
+                    "open",
+                    "an extractor cannot be used (mentions are not stored)",
+                    "run extraction in your application",
+                )
+        if summarizer is not None and not callable(summarizer):
+            raise ConfigurationError("summarizer must be callable")
+        self.embedder = embedder
+        self.extractor = extractor
+        self.summarizer = summarizer
+        self._state: Literal["new", "open", "closed"] = "new"
+        self._connect_lock = anyio.Lock()
+        self._warned: set[tuple[str, str]] = set()
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> Self:
+        """Build the backend for ``url``; unknown options raise ``ConfigurationError``."""
+        try:
+            return cls(url, **options)  # type: ignore[call-arg,arg-type]
+        except TypeError as exc:
+            if isinstance(exc, InvalidArgumentTypeError):
+                raise
+            raise ConfigurationError(f"{cls.name} backend: {exc}") from None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def connect(self) -> None:
+        """Open connections and prepare storage. Calling it again is a no-op."""
+        async with self._connect_lock:
+            if self._state == "closed":
+                raise TransportError(f"{self.name} backend is closed; open a new one")
+            if self._state == "new":
+                await self._connect()
+                self._state = "open"
+
+    async def close(self) -> None:
+        """Release connections. Calling it again is a no-op."""
+        if self._state == "open":
+            await self._close()
+        self._state = "closed"
+
+    async def __aenter__(self) -> Self:
+        await self.connect()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def _ready(self) -> None:
+        if self._state != "open":
+            await self.connect()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.describe()} {self._state}>"
+
+    def describe(self) -> str:
+        """Where this backend stores data, with no secret in it."""
+        return self.name
+
+    # ------------------------------------------------------------------ helpers
+
+    def _refuse(self, method: str, message: str, workaround: str) -> None:
+        raise NotSupportedError(self.name, method, message, workaround)
+
+    def _require(self, flag: str, method: str, workaround: str) -> None:
+        if not self.capabilities.supports(flag):
+            self._refuse(method, f"not supported by the {self.name} backend", workaround)
+
+    def _drop(self, method: str, argument: str, workaround: str) -> None:
+        """An argument the backend cannot honour: raise when strict, else warn once."""
+        if self.strict:
+            self._refuse(method, f"argument {argument!r} cannot be honoured", workaround)
+        if (method, argument) not in self._warned:
+            self._warned.add((method, argument))
+            warnings.warn(
+                f"{self.name}.{method}: argument {argument!r} is not supported and was "
+                f"dropped. {workaround}",
+                CapabilityWarning,
+                stacklevel=4,
+            )
+
+    def _tenant(self, user_identifier: Any) -> tuple[str | None, str | None]:
+        user = check_optional_str(user_identifier, "user_identifier")
+        if self.multi_tenant and user is None:
+            raise InvalidRequestError(
+                "is required when the backend is multi-tenant", argument="user_identifier"
+            )
+        return user, (user if self.multi_tenant else None)
+
+    def _target(
+        self, session_id: Any, conversation_id: Any, user_identifier: Any, *, search: bool = False
+    ) -> rq.Target:
+        session = check_optional_str(session_id, "session_id")
+        conversation = (
+            None if conversation_id is None else check_uuid(conversation_id, "conversation_id")
+        )
+        if session is None and conversation is None:
+            error = InvalidRequestError if search else MissingIdentifierError
+            raise error("session_id or conversation_id is required", argument="session_id")
+        user, tenant = self._tenant(user_identifier)
+        return rq.Target(session, conversation, user, tenant)
+
+    def _read_limit(self, method: str, limit: Any) -> int:
+        caps = self.capabilities
+        if limit is None:
+            return caps.default_messages_per_read
+        value = check_limit(limit)
+        cap = caps.max_messages_per_read
+        if cap is not None and value > cap:
+            warnings.warn(
+                f"{self.name}.{method}: limit={value} clamped to {cap}; older messages cannot "
+                "be read from this backend",
+                CapabilityWarning,
+                stacklevel=3,
+            )
+            return cap
+        return value
+
+    async def _mentions(
+        self, method: str, content: str, mode: Any, explicit: Any, extract: bool
+    ) -> tuple[ExtractionMode, list[EntityRef]]:
+        if mode not in ("auto", "skip", "explicit"):
+            raise InvalidRequestError(
+                f"{mode!r} is not one of 'auto', 'skip', 'explicit'", argument="extraction_mode"
+            )
+        refs = check_entity_refs(explicit)
+        if refs and mode != "explicit":
+            raise InvalidRequestError(
+                "is only used with extraction_mode='explicit'", argument="explicit_mentions"
+            )
+        if mode == "explicit" and refs and not self.capabilities.explicit_mentions:
+            self._drop(method, "explicit_mentions", "this backend stores no mentions")
+            return "skip", []
+        if mode == "auto" and extract and self.extractor is not None:
+            found = self.extractor(content)
+            if inspect.isawaitable(found):
+                found = await found
+            return "auto", check_entity_refs(found, "extractor result")
+        return mode, refs
+
+    async def _embed(self, texts: list[str], wanted: bool) -> list[list[float]] | None:
+        if not wanted or self.embedder is None or not texts:
+            return None
+        return await self.embedder.embed(texts)
+
+    # ------------------------------------------------------------------ writes
+
+    async def add_message(
+        self,
+        session_id: str | None = None,
+        role: MessageRole | str | None = None,
+        content: str | None = None,
+        *,
+        conversation_id: Any = None,
+        extract_entities: bool = True,
+        extract_relations: bool = True,
+        generate_embedding: bool = True,
+        metadata: dict[str, Any] | None = None,
+        extraction_mode: ExtractionMode = "auto",
+        explicit_mentions: list[Any] | None = None,
+        user_identifier: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Message:
+        """Store one message at the end of a conversation and return it.
+
+        ``idempotency_key`` (a memory-core extension): replaying the same key in the same
+        conversation returns the stored message and writes nothing. Conversations are
+        created on first write where the backend has ``auto_create_conversation``.
+        """
+        target = self._target(session_id, conversation_id, user_identifier)
+        role_ = check_role(role)
+        text = check_str(content, "content")
+        meta = check_metadata(metadata)
+        extract = check_bool(extract_entities, "extract_entities")
+        check_bool(extract_relations, "extract_relations")
+        embed = check_bool(generate_embedding, "generate_embedding")
+        key = check_optional_str(idempotency_key, "idempotency_key")
+        caps = self.capabilities
+        if meta and not caps.message_metadata:
+            self._drop("add_message", "metadata", "keep metadata in your application")
+            meta = {}
+        if key is not None and not caps.idempotency_keys:
+            self._drop("add_message", "idempotency_key", "de-duplicate replays yourself")
+            key = None
+        mode, refs = await self._mentions(
+            "add_message", text, extraction_mode, explicit_mentions, extract
+        )
+        vectors = await self._embed([text], embed)
+        await self._ready()
+        return await self._add_message(
+            rq.AddMessage(
+                target=target,
+                role=role_,
+                content=text,
+                metadata=meta,
+                idempotency_key=key,
+                mentions=refs,
+                extraction_mode=mode,
+                embedding=vectors[0] if vectors else None,
+                extract_relations=extract_relations,
+            )
+        )
+
+    async def add_messages_batch(
+        self,
+        session_id: str | None = None,
+        messages: list[dict[str, Any]] | None = None,
+        *,
+        conversation_id: Any = None,
+        batch_size: int = 100,
+        generate_embeddings: bool = True,
+        extract_entities: bool = False,
+        extract_relations: bool = True,
+        on_progress: rq.ProgressCallback | None = None,
+        on_batch_complete: rq.BatchCallback | None = None,
+        user_identifier: str | None = None,
+    ) -> list[Message]:
+        """Store message dicts (``role``, ``content``, optional ``metadata``, ``timestamp``).
+
+        Written in order, one transaction (or request) per batch of ``batch_size`` (capped
+        by the backend's ``max_bulk_messages``). ``on_progress(done, total)`` and
+        ``on_batch_complete(batch_number, stored)`` run after each batch.
+        """
+        target = self._target(session_id, conversation_id, user_identifier)
+        size = check_limit(batch_size, "batch_size")
+        embed = check_bool(generate_embeddings, "generate_embeddings")
+        extract = check_bool(extract_entities, "extract_entities")
+        check_bool(extract_relations, "extract_relations")
+        for name, callback in (
+            ("on_progress", on_progress),
+            ("on_batch_complete", on_batch_complete),
+        ):
+            if callback is not None and not callable(callback):
+                raise InvalidArgumentTypeError("must be callable", argument=name)
+        items = await self._batch_items(messages, extract)
+        if not items:
+            return []
+        vectors = await self._embed([m.content for m in items], embed)
+        if vectors:
+            items = [
+                rq.NewMessage(m.role, m.content, m.metadata, m.timestamp, v, m.mentions)
+                for m, v in zip(items, vectors, strict=True)
+            ]
+        cap = self.capabilities.max_bulk_messages
+        size = min(size, cap) if cap else size
+        await self._ready()
+        stored: list[Message] = []
+        for number, start in enumerate(range(0, len(items), size)):
+            chunk = await self._add_messages(rq.AddMessages(target, items[start : start + size]))
+            stored.extend(chunk)
+            if on_batch_complete is not None:
+                on_batch_complete(number, chunk)
+            if on_progress is not None:
+                on_progress(len(stored), len(items))
+        return stored
+
+    async def bulk_add_messages(
+        self,
+        session_id: str | None = None,
+        messages: list[dict[str, Any]] | None = None,
+        *,
+        conversation_id: Any = None,
+        **kwargs: Any,
+    ) -> list[Message]:
+        """The portable batch name: same as :meth:`add_messages_batch`.
+
+        On NAMS a list longer than the bulk limit (100) is sent as ordered chunks; an
+        empty list returns ``[]`` without a request.
+        """
+        return await self.add_messages_batch(
+            session_id, messages, conversation_id=conversation_id, **kwargs
+        )
+
+    async def _batch_items(self, messages: Any, extract: bool) -> list[rq.NewMessage]:
+        if messages is None:
+            raise InvalidArgumentTypeError("is required", argument="messages")
+        if not isinstance(messages, list | tuple):
+            raise InvalidArgumentTypeError(
+                f"must be a list of dicts, got {type(messages).__name__}", argument="messages"
+            )
+        caps = self.capabilities
+        items: list[rq.NewMessage] = []
+        for i, raw in enumerate(messages):
+            where = f"messages[{i}]"
+            if not isinstance(raw, dict):
+                raise InvalidArgumentTypeError(
+                    f"must be a dict, got {type(raw).__name__}", argument=where
+                )
+            unknown = set(raw) - BATCH_KEYS
+            if unknown:
+                raise InvalidRequestError(
+                    f"unknown keys {sorted(unknown)} (allowed: {sorted(BATCH_KEYS)})",
+                    argument=where,
+                )
+            role = check_role(raw.get("role"), f"{where}.role")
+            content = check_str(raw.get("content"), f"{where}.content")
+            meta = check_metadata(raw.get("metadata"), f"{where}.metadata")
+            stamp = raw.get("timestamp")
+            when = None if stamp is None else check_datetime(stamp, f"{where}.timestamp")
+            if meta and not caps.message_metadata:
+                self._drop("add_messages_batch", "metadata", "keep metadata in your application")
+                meta = {}
+            if when is not None and not caps.caller_timestamps:
+                self._drop("add_messages_batch", "timestamp", "the store sets timestamps")
+                when = None
+            mentions: list[EntityRef] = []
+            if extract and self.extractor is not None:
+                _, mentions = await self._mentions(
+                    "add_messages_batch", content, "auto", None, True
+                )
+            items.append(rq.NewMessage(role, content, meta, when, None, mentions))
+        return items
+
+    async def create_conversation(
+        self,
+        session_id: str | None = None,
+        *,
+        conversation_id: Any = None,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        user_identifier: str | None = None,
+    ) -> Conversation:
+        """Create a conversation, or return the existing one for this session.
+
+        Idempotent where the caller names sessions. On NAMS the server issues the id:
+        use the returned ``Conversation.id`` as ``session_id`` in later calls.
+        """
+        target = self._target(session_id, conversation_id, user_identifier)
+        heading = check_optional_str(title, "title")
+        meta = check_metadata(metadata)
+        await self._ready()
+        return await self._create_conversation(rq.CreateConversation(target, heading, meta))
+
+    # ------------------------------------------------------------------ reads
+
+    async def get_conversation(
+        self,
+        session_id: str | None = None,
+        *,
+        conversation_id: Any = None,
+        limit: int | None = None,
+        since: datetime | None = None,
+        user_identifier: str | None = None,
+    ) -> Conversation:
+        """A conversation with its newest ``limit`` messages, returned oldest first.
+
+        ``limit=None`` uses the backend's default (1,000; 200 on NAMS). A limit above the
+        backend's cap is clamped with a :class:`CapabilityWarning`. ``since`` keeps only
+        messages created strictly after it (in the store where ``server_side_since``,
+        otherwise on the fetched page).
+        """
+        target = self._target(session_id, conversation_id, user_identifier)
+        count = self._read_limit("get_conversation", limit)
+        after = None if since is None else check_datetime(since, "since")
+        await self._ready()
+        conversation = await self._get_conversation(rq.GetConversation(target, count, after))
+        if after is not None and not self.capabilities.server_side_since:
+            kept = [m for m in conversation.messages if m.created_at > after]
+            conversation = conversation.model_copy(update={"messages": kept})
+        return conversation
+
+    async def list_conversations(
+        self, *, limit: int = 100, user_identifier: str | None = None
+    ) -> list[Conversation]:
+        """Conversation headers (no messages), most recently updated first."""
+        count = check_limit(limit)
+        user, tenant = self._tenant(user_identifier)
+        await self._ready()
+        return await self._list_conversations(rq.ListConversations(count, user, tenant))
+
+    async def list_sessions(
+        self,
+        *,
+        prefix: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+        order_by: str = "updated_at",
+        order_dir: str = "desc",
+        user_identifier: str | None = None,
+    ) -> list[SessionInfo]:
+        """One row per session with message count and first/last message previews.
+
+        ``order_by`` is one of updated_at, created_at, message_count, session_id; ties are
+        broken by session_id ascending so paging with ``offset`` is stable.
+        """
+        self._require("list_sessions", "list_sessions", "use list_conversations")
+        head = None if prefix is None else check_str(prefix, "prefix")
+        count = check_limit(limit)
+        skip = check_int(offset, "offset", minimum=0)
+        field, direction = check_order(order_by, order_dir)
+        user, tenant = self._tenant(user_identifier)
+        await self._ready()
+        return await self._list_sessions(
+            rq.ListSessions(head, count, skip, field, direction, user, tenant)  # type: ignore[arg-type]
+        )
+
+    async def search_messages(
+        self,
+        query: str,
+        *,
+        session_id: str | None = None,
+        conversation_id: Any = None,
+        limit: int = 10,
+        threshold: float | None = None,
+        metadata_filters: dict[str, Any] | None = None,
+        user_identifier: str | None = None,
+    ) -> list[Message]:
+        """Messages matching ``query``, best first, each with a ``score`` in 0..1.
+
+        Scoped to one session when one is given; across every session (of the tenant)
+        otherwise, where the backend has ``search_global``. ``threshold`` drops hits scoring
+        below it. ``metadata_filters`` keeps messages whose top-level metadata keys equal
+        the given values exactly; a backend that cannot filter raises rather than ignore.
+        """
+        text = check_str(query, "query", allow_empty=False)
+        count = check_limit(limit)
+        cut = check_threshold(threshold)
+        filters = check_metadata(metadata_filters, "metadata_filters")
+        caps = self.capabilities
+        target: rq.Target | None = None
+        if session_id is not None or conversation_id is not None:
+            target = self._target(session_id, conversation_id, user_identifier, search=True)
+        elif not caps.search_global:
+            raise SessionRequiredError(
+                self.name,
+                "search_messages",
+                "session_id or conversation_id is required",
+                "pass the conversation to search",
+            )
+        user, tenant = self._tenant(user_identifier)
+        if cut is not None and not caps.search_threshold:
+            self._drop("search_messages", "threshold", "filter on Message.score yourself")
+            cut = None
+        if filters and not caps.search_metadata_filters:
+            self._refuse(
+                "search_messages",
+                "metadata_filters cannot be applied",
+                "filter the returned messages in your application",
+            )
+        vectors = await self._embed([text], True)
+        await self._ready()
+        return await self._search_messages(
+            rq.SearchMessages(
+                text, target, count, cut, filters, vectors[0] if vectors else None, user, tenant
+            )
+        )
+
+    async def get_context(
+        self,
+        query: str | None = None,
+        *,
+        session_id: str | None = None,
+        conversation_id: Any = None,
+        max_messages: int = 10,
+        max_hits: int = 5,
+        user_identifier: str | None = None,
+    ) -> str:
+        """Text to put in a prompt: recent messages plus, with a ``query``, relevant ones.
+
+        The format is :func:`memory_core.summary.format_context`. Raises a ``ValueError``
+        (:class:`~memory_core.errors.MissingIdentifierError`) without a session.
+        """
+        target = self._target(session_id, conversation_id, user_identifier, search=True)
+        text = None if query is None else check_str(query, "query")
+        recent = check_limit(max_messages, "max_messages")
+        hits = check_limit(max_hits, "max_hits")
+        await self._ready()
+        return await self._get_context(rq.GetContext(target, text or None, recent, hits))
+
+    async def get_conversation_summary(
+        self,
+        session_id: str | None = None,
+        *,
+        conversation_id: Any = None,
+        user_identifier: str | None = None,
+        summarizer: rq.Summarizer | None = None,
+    ) -> ConversationSummary:
+        """A summary of the conversation: the backend's ``summarizer`` (or the one passed)
+        if any, else a deterministic extractive summary."""
+        self._require(
+            "conversation_summary",
+            "get_conversation_summary",
+            "read the conversation and summarise it in your application",
+        )
+        target = self._target(session_id, conversation_id, user_identifier)
+        if summarizer is not None and not callable(summarizer):
+            raise InvalidArgumentTypeError("must be callable", argument="summarizer")
+        await self._ready()
+        conversation = await self._get_conversation(
+            rq.GetConversation(target, self.capabilities.default_messages_per_read, None)
+        )
+        chosen = summarizer or self.summarizer
+        messages = conversation.messages
+        text = (await run_summarizer(chosen, messages)) if chosen else extractive_summary(messages)
+        return ConversationSummary(
+            session_id=conversation.session_id,
+            conversation_id=conversation.id,
+            summary=text,
+            message_count=len(messages),
+            first_message_at=messages[0].created_at if messages else None,
+            last_message_at=messages[-1].created_at if messages else None,
+            key_terms=key_terms(messages),
+        )
+
+    async def get_observations(
+        self,
+        session_id: str | None = None,
+        *,
+        conversation_id: Any = None,
+        user_identifier: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Server-side observations (NAMS only)."""
+        self._require("observations", "get_observations", "summarise messages yourself")
+        target = self._target(session_id, conversation_id, user_identifier)
+        await self._ready()
+        return await self._get_observations(target)
+
+    async def get_reflections(
+        self,
+        session_id: str | None = None,
+        *,
+        conversation_id: Any = None,
+        user_identifier: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Server-side reflections (NAMS only)."""
+        self._require("reflections", "get_reflections", "summarise messages yourself")
+        target = self._target(session_id, conversation_id, user_identifier)
+        await self._ready()
+        return await self._get_reflections(target)
+
+    async def get_extraction_status(
+        self,
+        session_id: str | None = None,
+        *,
+        conversation_id: Any = None,
+        user_identifier: str | None = None,
+    ) -> ExtractionStatus:
+        """Per-message entity-extraction progress (NAMS only)."""
+        self._require(
+            "extraction_status",
+            "get_extraction_status",
+            "extraction is synchronous here: wait_for_extraction() returns True",
+        )
+        target = self._target(session_id, conversation_id, user_identifier)
+        await self._ready()
+        return await self._get_extraction_status(target)
+
+    async def wait_for_extraction(
+        self,
+        session_id: str | None = None,
+        *,
+        conversation_id: Any = None,
+        timeout: float = 60.0,
+        poll_interval: float = 0.5,
+        user_identifier: str | None = None,
+    ) -> bool:
+        """Wait until extraction is complete: True when it is, False on timeout.
+
+        Where extraction is synchronous (no ``extraction_status``) it returns True at once.
+        """
+        for name, value in (("timeout", timeout), ("poll_interval", poll_interval)):
+            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+                raise InvalidRequestError("must be a positive number", argument=name)
+        if not self.capabilities.extraction_status:
+            return True
+        target = self._target(session_id, conversation_id, user_identifier)
+        await self._ready()
+        with anyio.move_on_after(timeout):
+            while True:
+                if (await self._get_extraction_status(target)).is_complete:
+                    return True
+                await anyio.sleep(poll_interval)
+        return False
+
+    # ------------------------------------------------------------------ deletes
+
+    async def delete_message(
+        self, message_id: Any, *, cascade: bool = True, user_identifier: str | None = None
+    ) -> bool:
+        """Delete one message and keep the rest in order. False when nothing matched
+        (including an id that is not a UUID)."""
+        self._require(
+            "delete_message", "delete_message", "delete the whole conversation with clear_session"
+        )
+        if not isinstance(message_id, str) and parse_uuid(message_id) is None:
+            raise InvalidArgumentTypeError(
+                f"must be a UUID or str, got {type(message_id).__name__}", argument="message_id"
+            )
+        check_bool(cascade, "cascade")
+        user, tenant = self._tenant(user_identifier)
+        uuid = parse_uuid(message_id)
+        if uuid is None:
+            return False
+        await self._ready()
+        return await self._delete_message(rq.DeleteMessage(uuid, cascade, user, tenant))
+
+    async def clear_session(
+        self,
+        session_id: str | None = None,
+        *,
+        conversation_id: Any = None,
+        user_identifier: str | None = None,
+    ) -> bool:
+        """Delete a whole conversation. True if something was deleted; a missing session
+        is not an error. The session accepts new messages afterwards."""
+        target = self._target(session_id, conversation_id, user_identifier)
+        await self._ready()
+        return await self._clear_session(target)
+
+    # ------------------------------------------------------------------ entities
+
+    async def add_entity(
+        self,
+        name: str,
+        type: str,
+        *,
+        description: str | None = None,
+        user_identifier: str | None = None,
+    ) -> Entity:
+        """Create an entity, or return the existing one with this name and type."""
+        self._require("entities", "add_entity", "keep entities in your application")
+        label = check_str(name, "name", allow_empty=False)
+        kind = check_entity_type(type)
+        about = None if description is None else check_str(description, "description")
+        user, tenant = self._tenant(user_identifier)
+        await self._ready()
+        return await self._add_entity(rq.AddEntity(label, kind, about, user, tenant))
+
+    async def find_entities(
+        self,
+        identifier: str,
+        limit: int = 8,
+        *,
+        type: str | None = None,
+        user_identifier: str | None = None,
+    ) -> list[Entity]:
+        """Entities whose id equals ``identifier`` or whose name equals it ignoring case
+        (exact matches first; a backend may add close matches after them)."""
+        self._require("entities", "find_entities", "keep entities in your application")
+        ident = check_str(identifier, "identifier", allow_empty=False)
+        count = check_limit(limit)
+        kind = None if type is None else check_entity_type(type)
+        user, tenant = self._tenant(user_identifier)
+        await self._ready()
+        return await self._find_entities(rq.FindEntities(ident, count, kind, user, tenant))
+
+    # ------------------------------------------------------------------ hooks
+
+    @abstractmethod
+    async def _connect(self) -> None: ...
+
+    @abstractmethod
+    async def _close(self) -> None: ...
+
+    @abstractmethod
+    async def _add_message(self, req: rq.AddMessage) -> Message: ...
+
+    @abstractmethod
+    async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
+        """Store one batch (at most ``max_bulk_messages``) in order, atomically if possible."""
+
+    @abstractmethod
+    async def _create_conversation(self, req: rq.CreateConversation) -> Conversation: ...
+
+    @abstractmethod
+    async def _get_conversation(self, req: rq.GetConversation) -> Conversation: ...
+
+    @abstractmethod
+    async def _list_conversations(self, req: rq.ListConversations) -> list[Conversation]: ...
+
+    @abstractmethod
+    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]: ...
+
+    @abstractmethod
+    async def _clear_session(self, target: rq.Target) -> bool: ...
+
+    async def _get_context(self, req: rq.GetContext) -> str:
+        """Default context: the newest messages plus search hits not already among them."""
+        conversation = await self._get_conversation(
+            rq.GetConversation(req.target, req.max_messages, None)
+        )
+        relevant: Sequence[Message] = []
+        if req.query:
+            seen = {m.id for m in conversation.messages}
+            hits = await self._search_messages(
+                rq.SearchMessages(
+                    req.query,
+                    req.target,
+                    req.max_hits + len(seen),
+                    None,
+                    {},
+                    None,
+                    req.target.user_identifier,
+                    req.target.tenant,
+                )
+            )
+            relevant = [m for m in hits if m.id not in seen][: req.max_hits]
+        return format_context(conversation.messages, relevant)
+
+    def _unimplemented(self, method: str) -> NotSupportedError:
+        return NotSupportedError(
+            self.name,
+            method,
+            "not implemented by this backend",
+            "check backend.capabilities before calling",
+        )
+
+    async def _list_sessions(self, req: rq.ListSessions) -> list[SessionInfo]:
+        raise self._unimplemented("list_sessions")
+
+    async def _delete_message(self, req: rq.DeleteMessage) -> bool:
+        raise self._unimplemented("delete_message")
+
+    async def _get_observations(self, target: rq.Target) -> list[dict[str, Any]]:
+        raise self._unimplemented("get_observations")
+
+    async def _get_reflections(self, target: rq.Target) -> list[dict[str, Any]]:
+        raise self._unimplemented("get_reflections")
+
+    async def _get_extraction_status(self, target: rq.Target) -> ExtractionStatus:
+        raise self._unimplemented("get_extraction_status")
+
+    async def _add_entity(self, req: rq.AddEntity) -> Entity:
+        raise self._unimplemented("add_entity")
+
+    async def _find_entities(self, req: rq.FindEntities) -> list[Entity]:
+        raise self._unimplemented("find_entities")

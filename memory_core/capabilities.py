@@ -1,0 +1,118 @@
+"""Capability flags: what a backend can do, declared once per backend class.
+
+A flag that is True is a promise the conformance suite checks; a flag that is False means
+the matching call raises :class:`~memory_core.errors.NotSupportedError`. Limits are numbers
+(``None`` means no cap).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+FLAG_DOCS: dict[str, str] = {
+    "delete_message": "delete one message and repair the order of the rest",
+    "list_sessions": "list sessions with counts and previews",
+    "conversation_summary": "summarise a conversation",
+    "message_metadata": "store and return per-message metadata exactly",
+    "explicit_mentions": "link messages to entities (extraction_mode='explicit')",
+    "idempotency_keys": "add_message(idempotency_key=...) replays write nothing",
+    "client_chosen_ids": "the caller names the session; the store does not issue ids",
+    "auto_create_conversation": "writing to an unknown session creates its conversation",
+    "full_history": "every message of a conversation can be read back",
+    "server_side_since": "get_conversation(since=...) filters in the store",
+    "caller_timestamps": "batch writes keep caller-supplied timestamps",
+    "search_global": "search_messages without a session searches every session",
+    "search_threshold": "search_messages honours threshold",
+    "search_metadata_filters": "search_messages honours metadata_filters exactly",
+    "vector_search": "semantic search when an embedder is configured",
+    "observations": "server-side observations for a conversation",
+    "reflections": "server-side reflections for a conversation",
+    "extraction_status": "per-message entity-extraction status",
+    "entities": "add_entity / find_entities",
+    "multi_tenant": "multi_tenant=True scopes every call to user_identifier",
+    "trio": "runs under trio as well as asyncio",
+}
+
+LIMIT_DOCS: dict[str, str] = {
+    "max_messages_per_read": "most messages one get_conversation returns (None: no cap)",
+    "default_messages_per_read": "messages get_conversation returns when limit=None",
+    "max_page_size": "most conversations one list request returns (None: no cap)",
+    "max_bulk_messages": "most messages one bulk request carries (None: no cap)",
+}
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """Frozen set of named boolean flags plus numeric limits."""
+
+    delete_message: bool = False
+    list_sessions: bool = False
+    conversation_summary: bool = False
+    message_metadata: bool = False
+    explicit_mentions: bool = False
+    idempotency_keys: bool = False
+    client_chosen_ids: bool = False
+    auto_create_conversation: bool = False
+    full_history: bool = False
+    server_side_since: bool = False
+    caller_timestamps: bool = False
+    search_global: bool = False
+    search_threshold: bool = False
+    search_metadata_filters: bool = False
+    vector_search: bool = False
+    observations: bool = False
+    reflections: bool = False
+    extraction_status: bool = False
+    entities: bool = False
+    multi_tenant: bool = False
+    trio: bool = False
+    max_messages_per_read: int | None = None
+    default_messages_per_read: int = 1000
+    max_page_size: int | None = None
+    max_bulk_messages: int | None = None
+
+    def supports(self, name: str) -> bool:
+        """True when the flag ``name`` is set. Unknown names raise ``KeyError``."""
+        if name not in FLAG_DOCS:
+            raise KeyError(f"unknown capability flag {name!r}")
+        return bool(getattr(self, name))
+
+    @classmethod
+    def flag_names(cls) -> list[str]:
+        """Every boolean flag, in declaration order."""
+        return [f.name for f in fields(cls) if f.name in FLAG_DOCS]
+
+    @classmethod
+    def limit_names(cls) -> list[str]:
+        """Every numeric limit, in declaration order."""
+        return [f.name for f in fields(cls) if f.name in LIMIT_DOCS]
+
+    def as_dict(self) -> dict[str, Any]:
+        """Flags and limits as a plain dict: ``{"flags": {...}, "limits": {...}}``."""
+        data = asdict(self)
+        return {
+            "flags": {n: data[n] for n in self.flag_names()},
+            "limits": {n: data[n] for n in self.limit_names()},
+        }
+
+    def to_json(self, **extra: Any) -> str:
+        """The dict of :meth:`as_dict` (plus ``extra`` keys) as indented JSON."""
+        return json.dumps({**extra, **self.as_dict()}, indent=2)
+
+    def to_table(self) -> str:
+        """A plain-text table of every flag and limit with a one-line meaning."""
+        rows = [(n, "yes" if getattr(self, n) else "no", FLAG_DOCS[n]) for n in self.flag_names()]
+        rows += [
+            (n, "none" if getattr(self, n) is None else str(getattr(self, n)), LIMIT_DOCS[n])
+            for n in self.limit_names()
+        ]
+        w0 = max(len(r[0]) for r in rows)
+        w1 = max(len(r[1]) for r in rows)
+        lines = [f"{'capability':<{w0}}  {'value':<{w1}}  meaning", "-" * (w0 + w1 + 40)]
+        lines += [f"{a:<{w0}}  {b:<{w1}}  {c}" for a, b, c in rows]
+        return "\n".join(lines)
+
+
+assert set(FLAG_DOCS) | set(LIMIT_DOCS) == {f.name for f in fields(Capabilities)}

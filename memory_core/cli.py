@@ -1,0 +1,139 @@
+"""The ``memory-core`` command.
+
+Exit codes: 0 success, 1 failure (one line on stderr; the traceback only with ``--debug``),
+2 usage error. Subcommands that live outside ``memory_core`` (``conformance``, ``serve``)
+are imported only when run, so the core never imports a backend or the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import anyio
+
+from .errors import ConfigurationError, MemoryCoreError
+from .open import open_backend
+from .settings import default_url, redact_url
+
+# name -> (dotted "module:function" taking (args) -> int, which installs its arguments
+# via "module:add_arguments", help line)
+EXTERNAL_COMMANDS: dict[str, tuple[str, str]] = {
+    "conformance": ("conformance.runner", "run the conformance suite against backend URLs"),
+    "serve": ("backends.nams.server.cli", "serve the NAMS REST API over any backend"),
+}
+EXTRA_FOR = {"serve": "server", "conformance": "dev"}
+
+
+class UsageError(Exception):
+    """Bad command-line usage (exit code 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _capabilities(args: argparse.Namespace) -> int:
+    backend = open_backend(args.url or default_url())
+    caps = type(backend).capabilities
+    if args.json:
+        print(caps.to_json(backend=backend.name, url=redact_url(args.url or default_url())))
+    else:
+        print(f"backend: {backend.name}  ({redact_url(args.url or default_url())})")
+        print(caps.to_table())
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    async def run() -> None:
+        async with open_backend(args.url or default_url()) as memory:
+            session = "demo-session"
+            await memory.clear_session(session)
+            for role, text in (
+                ("user", "Hi! I am planning a trip to Lisbon in May."),
+                ("assistant", "Lovely. Lisbon in May is warm; book trams early."),
+                ("user", "Remind me to look at the Lisbon tram 28 timetable."),
+            ):
+                await memory.add_message(session, role, text)
+            conversation = await memory.get_conversation(session)
+            print(f"stored {len(conversation.messages)} messages in {memory.describe()}:")
+            for m in conversation.messages:
+                print(f"  [{m.role.value}] {m.content}")
+            print("search 'tram':")
+            for hit in await memory.search_messages("tram", session_id=session):
+                print(f"  {hit.score:.2f}  {hit.content}")
+            print(type(memory).capabilities.to_table())
+
+    anyio.run(run)
+    return 0
+
+
+def _external(name: str) -> Any:
+    module_name, _ = EXTERNAL_COMMANDS[name]
+    try:
+        return importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"'memory-core {name}' needs {exc.name}: "
+            f'pip install "memory-core[{EXTRA_FOR[name]}]"'
+        ) from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = _Parser(prog="memory-core", description="Agent conversation memory, one API.")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on failure")
+    subs = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    caps = subs.add_parser("capabilities", help="print a backend's capability flags and limits")
+    caps.add_argument("url", nargs="?", help="backend URL (default: MEMORY_BACKEND_URL or "
+                      "the embedded store in your data directory)")
+    caps.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    caps.set_defaults(handler=_capabilities)
+
+    demo = subs.add_parser("demo", help="store, read and search a few messages")
+    demo.add_argument("url", nargs="?", help="backend URL (default as for capabilities)")
+    demo.set_defaults(handler=_demo)
+
+    for name, (_, help_text) in EXTERNAL_COMMANDS.items():
+        sub = subs.add_parser(name, help=help_text, add_help=False)
+        sub.add_argument("rest", nargs=argparse.REMAINDER)
+        sub.set_defaults(handler=None, external=name)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``memory-core`` console script; returns the exit code."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    debug = "--debug" in args_list
+    try:
+        args = parser.parse_args(args_list)
+        if args.command is None:
+            parser.print_help()
+            return 2
+        handler: Callable[[argparse.Namespace], int] | None = args.handler
+        if handler is None:
+            module = _external(args.external)
+            code: int = module.main(args.rest, debug=args.debug)
+            return code
+        return handler(args)
+    except UsageError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except (MemoryCoreError, OSError) as exc:
+        if debug:
+            traceback.print_exc()
+        print(f"memory-core: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

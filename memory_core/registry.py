@@ -1,0 +1,97 @@
+"""URL scheme → backend class, with lazy imports, install hints and entry points.
+
+Built-in schemes are listed here as dotted paths so importing memory-core imports no
+backend. Third-party backends register with :func:`register_backend` or, without any
+code in the application, through the entry-point group ``memory_core.backends`` (entry
+name = URL scheme, value = ``"package.module:Class"``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from importlib import metadata
+from typing import TYPE_CHECKING
+
+from .errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from .backend import MemoryBackend
+
+ENTRY_POINT_GROUP = "memory_core.backends"
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """Where a scheme's class lives and which extra (if any) it needs."""
+
+    path: str
+    extra: str | None = None
+
+
+_EMBEDDED = BackendSpec("backends.embedded:EmbeddedBackend")
+_BOLT = BackendSpec("backends.bolt:BoltBackend")
+_NAMS = BackendSpec("backends.nams:NamsBackend")
+
+_registry: dict[str, BackendSpec] = {
+    "memory": _EMBEDDED,
+    "sqlite": _EMBEDDED,
+    **{s: _BOLT for s in ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")},
+    **{s: _NAMS for s in ("nams", "nams+https", "nams+http")},
+}
+
+
+def register_backend(
+    scheme: str, path: str, *, extra: str | None = None, replace: bool = False
+) -> None:
+    """Map ``scheme`` to ``"package.module:Class"``; ``extra`` names the pip extra it needs."""
+    key = scheme.lower()
+    if key in _registry and not replace and _registry[key].path != path:
+        raise ConfigurationError(
+            f"scheme {scheme!r} is already registered to {_registry[key].path}"
+        )
+    _registry[key] = BackendSpec(path, extra)
+
+
+def known_schemes() -> list[str]:
+    """Every scheme that can be opened: built-in, registered and from entry points."""
+    return sorted(set(_registry) | {ep.name.lower() for ep in _entry_points()})
+
+
+def _entry_points() -> list[metadata.EntryPoint]:
+    return list(metadata.entry_points(group=ENTRY_POINT_GROUP))
+
+
+def _spec(scheme: str) -> BackendSpec:
+    key = scheme.lower()
+    if key in _registry:
+        return _registry[key]
+    for ep in _entry_points():
+        if ep.name.lower() == key:
+            return BackendSpec(ep.value)
+    raise ConfigurationError(
+        f"unknown backend scheme {scheme!r}; known schemes: {', '.join(known_schemes())}"
+    )
+
+
+def backend_class(scheme: str) -> type[MemoryBackend]:
+    """Import and return the backend class for ``scheme``."""
+    from .backend import MemoryBackend
+
+    spec = _spec(scheme)
+    module_name, _, attr = spec.path.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        hint = (
+            f'install it with: pip install "memory-core[{spec.extra}]"'
+            if spec.extra
+            else f"is the package providing {module_name!r} installed?"
+        )
+        raise ConfigurationError(
+            f"the {scheme!r} backend could not be imported ({exc.name or exc}); {hint}"
+        ) from None
+    cls = getattr(module, attr, None)
+    if not (isinstance(cls, type) and issubclass(cls, MemoryBackend)):
+        raise ConfigurationError(f"{spec.path} is not a MemoryBackend subclass")
+    return cls

@@ -1,0 +1,228 @@
+"""Argument checks shared by every backend.
+
+Each check raises :class:`~memory_core.errors.InvalidRequestError` (or its ``TypeError``
+subclass) naming the argument. The contract runs them before any write, so bad input
+writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+from .errors import InvalidArgumentTypeError, InvalidRequestError
+from .models import EntityRef, EntityType, MessageRole
+
+ORDER_FIELDS = ("updated_at", "created_at", "message_count", "session_id")
+
+
+def check_str(value: Any, argument: str, *, allow_empty: bool = True) -> str:
+    """A ``str`` (not bytes, not None)."""
+    if not isinstance(value, str):
+        raise InvalidArgumentTypeError(
+            f"must be a str, got {type(value).__name__}", argument=argument
+        )
+    if not allow_empty and not value.strip():
+        raise InvalidRequestError("must not be empty", argument=argument)
+    return value
+
+
+def check_optional_str(value: Any, argument: str) -> str | None:
+    """``None`` or a non-empty ``str``."""
+    return None if value is None else check_str(value, argument, allow_empty=False)
+
+
+def check_uuid(value: Any, argument: str) -> UUID:
+    """A ``UUID`` or a string that parses as one."""
+    if isinstance(value, UUID):
+        return value
+    if not isinstance(value, str):
+        raise InvalidArgumentTypeError(
+            f"must be a UUID or str, got {type(value).__name__}", argument=argument
+        )
+    try:
+        return UUID(value)
+    except ValueError:
+        raise InvalidRequestError(f"{value!r} is not a UUID", argument=argument) from None
+
+
+def parse_uuid(value: Any) -> UUID | None:
+    """The UUID ``value`` names, or ``None`` when it is not one (no error)."""
+    if isinstance(value, UUID):
+        return value
+    if isinstance(value, str):
+        try:
+            return UUID(value)
+        except ValueError:
+            return None
+    return None
+
+
+def check_int(value: Any, argument: str, *, minimum: int) -> int:
+    """A real ``int`` (not bool) of at least ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgumentTypeError(
+            f"must be an int, got {type(value).__name__}", argument=argument
+        )
+    if value < minimum:
+        raise InvalidRequestError(f"must be >= {minimum}, got {value}", argument=argument)
+    return value
+
+
+def check_limit(value: Any, argument: str = "limit") -> int:
+    """A positive ``int``."""
+    return check_int(value, argument, minimum=1)
+
+
+def check_bool(value: Any, argument: str) -> bool:
+    """A real ``bool``."""
+    if not isinstance(value, bool):
+        raise InvalidArgumentTypeError(
+            f"must be a bool, got {type(value).__name__}", argument=argument
+        )
+    return value
+
+
+def check_role(value: Any, argument: str = "role") -> MessageRole:
+    """One of user, assistant, system, tool (a ``MessageRole`` or its string)."""
+    if isinstance(value, MessageRole):
+        return value
+    if not isinstance(value, str):
+        raise InvalidArgumentTypeError(
+            f"must be a MessageRole or str, got {type(value).__name__}", argument=argument
+        )
+    try:
+        return MessageRole(value.lower())
+    except ValueError:
+        allowed = ", ".join(r.value for r in MessageRole)
+        raise InvalidRequestError(
+            f"{value!r} is not a role (allowed: {allowed})", argument=argument
+        ) from None
+
+
+def check_metadata(value: Any, argument: str = "metadata") -> dict[str, Any]:
+    """``None`` → ``{}``; otherwise a dict with str keys that JSON can carry exactly."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidArgumentTypeError(
+            f"must be a dict, got {type(value).__name__}", argument=argument
+        )
+    _check_json(value, argument)
+    return dict(value)
+
+
+def _check_json(value: Any, argument: str) -> None:
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise InvalidRequestError(
+                    f"keys must be str, got {type(key).__name__}", argument=argument
+                )
+            _check_json(item, argument)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _check_json(item, argument)
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidRequestError("NaN and infinity cannot be stored", argument=argument)
+    elif value is not None and not isinstance(value, str | int | bool):
+        raise InvalidRequestError(
+            f"{type(value).__name__} values are not JSON (use str, int, float, bool, "
+            "None, list, dict)",
+            argument=argument,
+        )
+
+
+def check_datetime(value: Any, argument: str) -> datetime:
+    """A ``datetime`` (naive means UTC) or an ISO-8601 string; returned aware, in UTC."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            raise InvalidRequestError(
+                f"{value!r} is not an ISO-8601 timestamp", argument=argument
+            ) from None
+    if not isinstance(value, datetime):
+        raise InvalidArgumentTypeError(
+            f"must be a datetime, got {type(value).__name__}", argument=argument
+        )
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def check_threshold(value: Any, argument: str = "threshold") -> float | None:
+    """``None`` or a number in 0..1."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidArgumentTypeError(
+            f"must be a number, got {type(value).__name__}", argument=argument
+        )
+    if not 0.0 <= float(value) <= 1.0:
+        raise InvalidRequestError(f"must be within 0..1, got {value}", argument=argument)
+    return float(value)
+
+
+def check_entity_type(value: Any, argument: str = "type") -> str:
+    """A POLE+O type (any case) → its upper-case name."""
+    text = check_str(value, argument, allow_empty=False)
+    try:
+        return EntityType(text.upper()).value
+    except ValueError:
+        allowed = ", ".join(t.value for t in EntityType)
+        raise InvalidRequestError(
+            f"{value!r} is not an entity type (allowed: {allowed})", argument=argument
+        ) from None
+
+
+def check_entity_refs(value: Any, argument: str = "explicit_mentions") -> list[EntityRef]:
+    """A list of ``EntityRef`` (or dicts / bare names); each must carry an id or a name."""
+    if value is None:
+        return []
+    if not isinstance(value, list | tuple):
+        raise InvalidArgumentTypeError(
+            f"must be a list, got {type(value).__name__}", argument=argument
+        )
+    refs: list[EntityRef] = []
+    for item in value:
+        if isinstance(item, EntityRef):
+            ref = item
+        elif isinstance(item, str):
+            ref = EntityRef(name=item)
+        elif isinstance(item, Mapping):
+            ref = EntityRef.model_validate(dict(item))
+        else:
+            raise InvalidArgumentTypeError(
+                f"items must be EntityRef, dict or str, got {type(item).__name__}",
+                argument=argument,
+            )
+        if not ref.id and not (ref.name and ref.name.strip()):
+            raise InvalidRequestError("each reference needs an id or a name", argument=argument)
+        if ref.type is not None:
+            ref = ref.model_copy(update={"type": check_entity_type(ref.type, argument)})
+        refs.append(ref)
+    return refs
+
+
+def check_order(order_by: Any, order_dir: Any) -> tuple[str, str]:
+    """A ``list_sessions`` ordering: a known field and asc/desc."""
+    field = check_str(order_by, "order_by")
+    if field not in ORDER_FIELDS:
+        raise InvalidRequestError(
+            f"{field!r} is not orderable (allowed: {', '.join(ORDER_FIELDS)})", argument="order_by"
+        )
+    direction = check_str(order_dir, "order_dir").lower()
+    if direction not in ("asc", "desc"):
+        raise InvalidRequestError("must be 'asc' or 'desc'", argument="order_dir")
+    return field, direction
+
+
+def metadata_json(metadata: Mapping[str, Any]) -> str:
+    """Canonical JSON for stored metadata (keys kept in caller order)."""
+    return json.dumps(metadata, ensure_ascii=False, allow_nan=False)
