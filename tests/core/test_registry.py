@@ -1,0 +1,125 @@
+"""Scheme registry: lazy imports, install hints, and third-party entry points."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from memory_core import ConfigurationError, backend_class, known_schemes, open_backend
+from memory_core.registry import _registry, register_backend
+
+TINY_BACKEND = '''
+from memory_core import Capabilities, Conversation, MemoryBackend, Message
+
+
+class TinyBackend(MemoryBackend):
+    """A third-party backend living outside memory-core."""
+
+    name = "tiny"
+    capabilities = Capabilities(client_chosen_ids=True, auto_create_conversation=True)
+
+    def __init__(self, url, **options):
+        super().__init__(**options)
+        self.url = url
+        self.store = {}
+
+    async def _connect(self):
+        pass
+
+    async def _close(self):
+        pass
+
+    async def _add_message(self, req):
+        message = Message(role=req.role, content=req.content)
+        self.store.setdefault(req.target.handle, []).append(message)
+        return message
+
+    async def _add_messages(self, req):
+        return [await self._add_message(m) for m in req.messages]
+
+    async def _create_conversation(self, req):
+        return Conversation(session_id=req.target.handle)
+
+    async def _get_conversation(self, req):
+        messages = self.store.get(req.target.handle, [])[-req.limit:]
+        return Conversation(session_id=req.target.handle, messages=messages)
+
+    async def _list_conversations(self, req):
+        return []
+
+    async def _search_messages(self, req):
+        return []
+
+    async def _clear_session(self, target):
+        return self.store.pop(target.handle, None) is not None
+'''
+
+
+@pytest.fixture
+def tiny_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Build and pip-install a tiny backend package (outside this repo) into a target dir."""
+    source = tmp_path / "src"
+    (source / "tiny_memory").mkdir(parents=True)
+    (source / "tiny_memory" / "__init__.py").write_text(TINY_BACKEND)
+    (source / "pyproject.toml").write_text(textwrap.dedent('''
+        [build-system]
+        requires = ["setuptools>=68"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "tiny-memory"
+        version = "1.0"
+
+        [project.entry-points."memory_core.backends"]
+        tinymem = "tiny_memory:TinyBackend"
+
+        [tool.setuptools]
+        packages = ["tiny_memory"]
+    '''))
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+         "--target", str(target), str(source)],
+        check=True, capture_output=True,
+    )
+    monkeypatch.syspath_prepend(str(target))
+    return target
+
+
+@pytest.mark.anyio
+async def test_third_party_backend_plugs_in_by_url(tiny_package: Path) -> None:
+    assert "tinymem" in known_schemes()
+    async with open_backend("tinymem://anything") as memory:
+        assert type(memory).__module__ == "tiny_memory"
+        await memory.add_message("s1", "user", "hello from a plugin")
+        conversation = await memory.get_conversation("s1")
+    assert [m.content for m in conversation.messages] == ["hello from a plugin"]
+
+
+def test_missing_extra_names_the_extra_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(_registry, "fancy", _registry["memory"])
+    register_backend("fancy", "memory_core_fancy_extra_missing:Backend", extra="fancy",
+                     replace=True)
+    with pytest.raises(ConfigurationError, match=r'pip install "memory-core\[fancy\]"'):
+        backend_class("fancy")
+
+
+def test_registering_a_taken_scheme_needs_replace() -> None:
+    with pytest.raises(ConfigurationError, match="already registered"):
+        register_backend("memory", "somewhere:Else")
+
+
+def test_a_path_that_is_not_a_backend_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(_registry, "notabackend", _registry["memory"])
+    register_backend("notabackend", "memory_core.models:Message", replace=True)
+    with pytest.raises(ConfigurationError, match="not a MemoryBackend"):
+        backend_class("notabackend")
+
+
+def test_unknown_option_is_a_configuration_error(tiny_package: Path) -> None:
+    with pytest.raises(ConfigurationError, match="colour"):
+        open_backend("tinymem://x", colour="blue")

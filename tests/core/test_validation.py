@@ -1,0 +1,77 @@
+"""Argument checks: each bad value names its argument and has the right error type."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+from uuid import uuid4
+
+import pytest
+
+from memory_core import (
+    EntityRef,
+    InvalidArgumentTypeError,
+    InvalidRequestError,
+    MemoryCoreError,
+    MessageRole,
+    MissingIdentifierError,
+)
+from memory_core import validation as v
+
+
+@pytest.mark.parametrize(
+    ("call", "argument", "error"),
+    [
+        (lambda: v.check_role("robot"), "role", InvalidRequestError),
+        (lambda: v.check_role(3), "role", InvalidArgumentTypeError),
+        (lambda: v.check_limit(0), "limit", InvalidRequestError),
+        (lambda: v.check_limit(-5), "limit", InvalidRequestError),
+        (lambda: v.check_limit("10"), "limit", InvalidArgumentTypeError),
+        (lambda: v.check_limit(True), "limit", InvalidArgumentTypeError),
+        (lambda: v.check_limit(2.5), "limit", InvalidArgumentTypeError),
+        (lambda: v.check_uuid("not-a-uuid", "conversation_id"), "conversation_id",
+         InvalidRequestError),
+        (lambda: v.check_uuid(42, "conversation_id"), "conversation_id",
+         InvalidArgumentTypeError),
+        (lambda: v.check_metadata([1, 2]), "metadata", InvalidArgumentTypeError),
+        (lambda: v.check_metadata({"a": object()}), "metadata", InvalidRequestError),
+        (lambda: v.check_metadata({"a": {1: "x"}}), "metadata", InvalidRequestError),
+        (lambda: v.check_metadata({"a": float("nan")}), "metadata", InvalidRequestError),
+        (lambda: v.check_str(b"bytes", "content"), "content", InvalidArgumentTypeError),
+        (lambda: v.check_optional_str("  ", "session_id"), "session_id", InvalidRequestError),
+        (lambda: v.check_threshold(1.5), "threshold", InvalidRequestError),
+        (lambda: v.check_datetime("yesterday", "since"), "since", InvalidRequestError),
+        (lambda: v.check_entity_type("planet"), "type", InvalidRequestError),
+        (lambda: v.check_entity_refs([{}]), "explicit_mentions", InvalidRequestError),
+        (lambda: v.check_order("colour", "asc"), "order_by", InvalidRequestError),
+        (lambda: v.check_order("created_at", "up"), "order_dir", InvalidRequestError),
+    ],
+)
+def test_bad_values_name_their_argument(call, argument, error) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(error) as info:
+        call()
+    assert info.value.argument == argument
+    assert isinstance(info.value, MemoryCoreError)
+    assert argument in str(info.value)
+
+
+def test_good_values_normalise() -> None:
+    assert v.check_role("USER") is MessageRole.USER
+    assert v.check_metadata(None) == {}
+    assert v.check_metadata({"a": [1, {"b": True}], "c": None}) == {"a": [1, {"b": True}], "c": None}
+    uid = uuid4()
+    assert v.check_uuid(str(uid), "x") == uid
+    naive = datetime(2026, 1, 1, 12, 0)
+    assert v.check_datetime(naive, "since") == naive.replace(tzinfo=UTC)
+    plus2 = datetime(2026, 1, 1, 14, 0, tzinfo=timezone(timedelta(hours=2)))
+    assert v.check_datetime(plus2, "since") == datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+    assert v.check_entity_type("organization") == "ORGANIZATION"
+    refs = v.check_entity_refs(["Acme", {"name": "Bob", "type": "person"}, EntityRef(id="e1")])
+    assert [(r.id, r.name, r.type) for r in refs] == [
+        (None, "Acme", None), (None, "Bob", "PERSON"), ("e1", None, None)
+    ]
+
+
+def test_missing_identifier_is_type_and_value_error() -> None:
+    error = MissingIdentifierError("session_id or conversation_id is required", argument="session_id")
+    assert isinstance(error, TypeError)
+    assert isinstance(error, ValueError)
