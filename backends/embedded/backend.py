@@ -1,0 +1,128 @@
+"""``EmbeddedBackend``: the default backend, on the standard library's ``sqlite3``."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from memory_core import (
+    Capabilities,
+    ConfigurationError,
+    Conversation,
+    Entity,
+    MemoryBackend,
+    Message,
+    SessionInfo,
+)
+from memory_core import requests as rq
+
+from . import conversations, entities, messages, search
+from .location import parse_location
+from .store import Store
+
+
+class EmbeddedBackend(MemoryBackend):
+    """Conversation memory in SQLite: ``memory://`` or ``sqlite:///path/to/file.db``.
+
+    ``memory://`` is a private in-process database: each backend object has its own,
+    gone when it is closed. ``sqlite:///relative.db`` / ``sqlite:////absolute.db`` is a
+    file (parent folders are created) in WAL mode that survives reopening and can be
+    shared by several processes. SQLite runs in worker threads, one transaction per
+    call, serialised through a single connection (see :mod:`backends.embedded.store`),
+    so the event loop never blocks and it works under asyncio and trio.
+
+    Options (besides the common ones of :class:`~memory_core.MemoryBackend`):
+
+    ``busy_timeout``
+        seconds to wait for another process holding the write lock of a file store
+        (default 5) before raising :class:`~memory_core.TransportError`.
+    """
+
+    name: ClassVar[str] = "embedded"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        delete_message=True,
+        list_sessions=True,
+        conversation_summary=True,
+        message_metadata=True,
+        explicit_mentions=True,
+        idempotency_keys=True,
+        client_chosen_ids=True,
+        auto_create_conversation=True,
+        full_history=True,
+        server_side_since=True,
+        caller_timestamps=True,
+        search_global=True,
+        search_threshold=True,
+        search_metadata_filters=True,
+        vector_search=True,
+        observations=False,
+        reflections=False,
+        extraction_status=False,
+        entities=True,
+        multi_tenant=True,
+        trio=True,
+        max_messages_per_read=None,
+        default_messages_per_read=1000,
+        max_page_size=None,
+        max_bulk_messages=None,
+    )
+
+    def __init__(self, url: str = "memory://", *, busy_timeout: float = 5.0, **options: Any):
+        location = parse_location(url)
+        if (
+            isinstance(busy_timeout, bool)
+            or not isinstance(busy_timeout, int | float)
+            or not busy_timeout >= 0
+        ):
+            raise ConfigurationError("busy_timeout must be a number of seconds >= 0")
+        super().__init__(**options)
+        self.location = location
+        self._store = Store(location, float(busy_timeout))
+
+    def describe(self) -> str:
+        """``memory://`` or ``sqlite:///<path>``."""
+        return self.location.url
+
+    async def _connect(self) -> None:
+        await self._store.open()
+
+    async def _close(self) -> None:
+        await self._store.close()
+
+    async def _add_message(self, req: rq.AddMessage) -> Message:
+        return await self._store.call(lambda conn: messages.add_message(conn, req), write=True)
+
+    async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
+        return await self._store.call(lambda conn: messages.add_messages(conn, req), write=True)
+
+    async def _create_conversation(self, req: rq.CreateConversation) -> Conversation:
+        return await self._store.call(lambda conn: conversations.create(conn, req), write=True)
+
+    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+        return await self._store.call(
+            lambda conn: messages.get_conversation(conn, req), write=False
+        )
+
+    async def _list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
+        return await self._store.call(
+            lambda conn: conversations.list_conversations(conn, req), write=False
+        )
+
+    async def _list_sessions(self, req: rq.ListSessions) -> list[SessionInfo]:
+        return await self._store.call(
+            lambda conn: conversations.list_sessions(conn, req), write=False
+        )
+
+    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        return await self._store.call(lambda conn: search.search(conn, req), write=False)
+
+    async def _clear_session(self, target: rq.Target) -> bool:
+        return await self._store.call(lambda conn: conversations.clear(conn, target), write=True)
+
+    async def _delete_message(self, req: rq.DeleteMessage) -> bool:
+        return await self._store.call(lambda conn: messages.delete_message(conn, req), write=True)
+
+    async def _add_entity(self, req: rq.AddEntity) -> Entity:
+        return await self._store.call(lambda conn: entities.add_entity(conn, req), write=True)
+
+    async def _find_entities(self, req: rq.FindEntities) -> list[Entity]:
+        return await self._store.call(lambda conn: entities.find_entities(conn, req), write=False)

@@ -1,0 +1,126 @@
+"""Search: FTS5 full text, plus brute-force vector similarity when an embedder is set.
+
+Text score: :func:`memory_core.scoring.text_score` with ``s = -bm25`` — the share of query
+words found, scaled into 0.5..1 by bm25 — so ``threshold`` means the same on every backend
+even though bm25's statistics cover the whole index.
+
+With a query embedding the search is *hybrid*: candidates are the text matches plus every
+message in scope whose stored embedding has a positive cosine similarity with the query;
+each candidate scores ``max(text score, max(cosine, 0))``. Messages stored without an
+embedding are still found by text, and unrelated messages (cosine <= 0) are not returned.
+Scope (tenant, conversation) and metadata filters are applied in SQL before ranking, and
+``threshold`` and ``limit`` after it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections.abc import Sequence
+
+from memory_core import Message
+from memory_core import requests as rq
+from memory_core.scoring import query_terms, text_score
+
+from . import conversations, messages
+from .codec import unpack_vector
+from .fts import fts_query
+
+FROM_SCOPE = "FROM messages m JOIN conversations c ON c.id = m.conversation_id"
+
+
+def search(conn: sqlite3.Connection, req: rq.SearchMessages) -> list[Message]:
+    """The ``search_messages`` hook (best first, each with ``score``)."""
+    scope = _scope(conn, req)
+    if scope is None:
+        return []
+    where, params = scope
+    query = fts_query(req.query)
+    if req.query_embedding is None:
+        if query is None:
+            return []
+        scored = _text_hits(conn, query, req.query, where, params)
+    else:
+        scored = _hybrid_hits(conn, query, req.query, req.query_embedding, where, params)
+    ranked = sorted(scored.items(), key=lambda hit: (-hit[1], hit[0]))
+    if req.threshold is not None:
+        ranked = [hit for hit in ranked if hit[1] >= req.threshold]
+    return _load(conn, ranked[: req.limit])
+
+
+def _scope(conn: sqlite3.Connection, req: rq.SearchMessages) -> tuple[str, list[object]] | None:
+    """SQL conditions for the tenant, conversation and metadata filters; ``None`` when the
+    session has no conversation (an unknown ``conversation_id`` raises NotFoundError)."""
+    where = "c.tenant = ?"
+    params: list[object] = [conversations.tenant_key(req.tenant)]
+    if req.target is not None:
+        row = conversations.require(conn, req.target)
+        if row is None:
+            return None
+        where += " AND m.conversation_id = ?"
+        params.append(row["id"])
+    if req.metadata_filters:
+        where += " AND meta_match(m.metadata, ?)"
+        params.append(json.dumps(req.metadata_filters))
+    return where, params
+
+
+def _text_hits(
+    conn: sqlite3.Connection, query: str, text: str, where: str, params: list[object]
+) -> dict[int, float]:
+    # Every hit is scored: coverage can rank a lower-bm25 hit above a higher one, so an
+    # SQL LIMIT on bm25 order could drop a better hit.
+    sql = (
+        f"SELECT m.num, m.content, bm25(messages_fts) AS rank {FROM_SCOPE} "
+        "JOIN messages_fts ON messages_fts.rowid = m.num "
+        f"WHERE messages_fts MATCH ? AND {where}"
+    )
+    terms = query_terms(text)
+    return {
+        row["num"]: text_score(terms, row["content"], -row["rank"])
+        for row in conn.execute(sql, [query, *params])
+    }
+
+
+def _hybrid_hits(
+    conn: sqlite3.Connection,
+    query: str | None,
+    text: str,
+    vector: Sequence[float],
+    where: str,
+    params: list[object],
+) -> dict[int, float]:
+    scored = {} if query is None else _text_hits(conn, query, text, where, params)
+    norm = math.sqrt(sum(x * x for x in vector))
+    if not norm:
+        return scored
+    sql = f"SELECT m.num, m.embedding {FROM_SCOPE} WHERE m.embedding IS NOT NULL AND {where}"
+    for row in conn.execute(sql, params):
+        stored = unpack_vector(row["embedding"])
+        if stored is None or len(stored) != len(vector):
+            continue  # embedded by a different model: not comparable
+        similarity = _cosine(stored, vector, norm)
+        if similarity > 0:
+            scored[row["num"]] = max(scored.get(row["num"], 0.0), similarity)
+    return scored
+
+
+def _cosine(stored: Sequence[float], query: Sequence[float], query_norm: float) -> float:
+    norm = math.sqrt(sum(x * x for x in stored))
+    if not norm:
+        return 0.0
+    dot = sum(a * b for a, b in zip(stored, query, strict=True))
+    return min(dot / (norm * query_norm), 1.0)
+
+
+def _load(conn: sqlite3.Connection, ranked: list[tuple[int, float]]) -> list[Message]:
+    by_num: dict[int, Message] = {}
+    chunk = 500
+    for start in range(0, len(ranked), chunk):
+        nums = [num for num, _ in ranked[start : start + chunk]]
+        marks = ",".join("?" * len(nums))
+        sql = f"{messages.SELECT_MESSAGES} WHERE m.num IN ({marks})"
+        rows = conn.execute(sql, nums).fetchall()
+        by_num.update(zip((r["num"] for r in rows), messages.load(conn, rows), strict=True))
+    return [by_num[num].model_copy(update={"score": score}) for num, score in ranked]
