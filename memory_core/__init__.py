@@ -38,6 +38,18 @@ from .models import (
 from .open import open_backend
 from .registry import backend_class, known_schemes, register_backend
 from .settings import Settings
+from .turns import (
+    MemoryAgent,
+    OpenedTurn,
+    Reply,
+    TurnConflictError,
+    TurnContext,
+    TurnIncompleteError,
+    TurnMemory,
+    TurnNotOpenError,
+    TurnResult,
+    with_memory,
+)
 
 __version__ = "0.1.0"
 
@@ -57,6 +69,7 @@ __all__ = [
     "HashingEmbedder",
     "InvalidArgumentTypeError",
     "InvalidRequestError",
+    "MemoryAgent",
     "MemoryBackend",
     "MemoryCoreError",
     "Message",
@@ -64,14 +77,23 @@ __all__ = [
     "MissingIdentifierError",
     "NotFoundError",
     "NotSupportedError",
+    "OpenedTurn",
     "RateLimitedError",
+    "Reply",
     "SessionInfo",
     "SessionRequiredError",
     "Settings",
     "TransportError",
+    "TurnConflictError",
+    "TurnContext",
+    "TurnIncompleteError",
+    "TurnMemory",
+    "TurnNotOpenError",
+    "TurnResult",
     "__version__",
     "backend_class",
     "known_schemes",
     "open_backend",
     "register_backend",
+    "with_memory",
 ]

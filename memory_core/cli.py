@@ -113,6 +113,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     debug = "--debug" in args_list
     try:
+        head = 1 if args_list[:1] == ["--debug"] else 0
+        if args_list[head : head + 1] and args_list[head] in EXTERNAL_COMMANDS:
+            # argparse's REMAINDER rejects a subcommand's own leading options (--help,
+            # --json …), so hand everything after the name to the subcommand untouched.
+            result: int = _external(args_list[head]).main(args_list[head + 1 :], debug=debug)
+            return result
         args = parser.parse_args(args_list)
         if args.command is None:
             parser.print_help()

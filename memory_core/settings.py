@@ -67,7 +67,8 @@ def redact_url(url: str) -> str:
         userinfo, _, host = netloc.rpartition("@")
         user = userinfo.split(":", 1)[0]
         netloc = f"{user}:***@{host}" if ":" in userinfo else f"{user}@{host}"
-    query = urlencode(
-        [(k, "***" if k.lower() in SECRET_QUERY_KEYS else v) for k, v in parse_qsl(parts.query)]
-    )
+    pairs = parse_qsl(parts.query)
+    query = urlencode([(k, "***" if k.lower() in SECRET_QUERY_KEYS else v) for k, v in pairs])
+    if netloc == parts.netloc and query == urlencode(pairs):
+        return url  # nothing secret; urlunsplit would turn "memory://" into "memory:"
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))

@@ -37,8 +37,12 @@ class RecordingBackend(MemoryBackend):
     async def _add_message(self, req: rq.AddMessage) -> Message:
         self.calls.append(("add_message", req))
         base = datetime(2026, 1, 1, tzinfo=UTC)
-        message = Message(role=req.role, content=req.content, metadata=req.metadata,
-                          created_at=base + timedelta(minutes=len(self.messages)))
+        message = Message(
+            role=req.role,
+            content=req.content,
+            metadata=req.metadata,
+            created_at=base + timedelta(minutes=len(self.messages)),
+        )
         self.messages.append(message)
         return message
 
@@ -52,8 +56,11 @@ class RecordingBackend(MemoryBackend):
 
     async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
         self.calls.append(("get_conversation", req))
-        return Conversation(id=uuid5(NAMESPACE_URL, req.target.handle),
-                            session_id=req.target.handle, messages=list(self.messages))
+        return Conversation(
+            id=uuid5(NAMESPACE_URL, req.target.handle),
+            session_id=req.target.handle,
+            messages=list(self.messages),
+        )
 
     async def _list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
         self.calls.append(("list_conversations", req))

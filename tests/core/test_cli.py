@@ -13,7 +13,9 @@ from memory_core.cli import main
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "memory_core.cli", *args], capture_output=True, text=True,
+        [sys.executable, "-m", "memory_core.cli", *args],
+        capture_output=True,
+        text=True,
         timeout=120,
     )
 

@@ -118,7 +118,9 @@ async def test_bulk_is_cut_into_ordered_chunks_and_empty_bulk_sends_nothing() ->
     assert backend.calls == []
     progress: list[tuple[int, int]] = []
     items = [{"role": "user", "content": str(i)} for i in range(250)]
-    stored = await backend.bulk_add_messages("s", items, on_progress=lambda a, b: progress.append((a, b)))
+    stored = await backend.bulk_add_messages(
+        "s", items, on_progress=lambda a, b: progress.append((a, b))
+    )
     chunks = [req.messages for name, req in backend.calls if name == "add_messages"]
     assert [len(c) for c in chunks] == [100, 100, 50]
     assert [m.content for m in stored] == [str(i) for i in range(250)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -59,13 +60,15 @@ class TinyBackend(MemoryBackend):
 '''
 
 
-@pytest.fixture
-def tiny_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+@pytest.fixture(scope="module")
+def tiny_package(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Build and pip-install a tiny backend package (outside this repo) into a target dir."""
+    tmp_path = tmp_path_factory.mktemp("tiny")
     source = tmp_path / "src"
     (source / "tiny_memory").mkdir(parents=True)
     (source / "tiny_memory" / "__init__.py").write_text(TINY_BACKEND)
-    (source / "pyproject.toml").write_text(textwrap.dedent('''
+    (source / "pyproject.toml").write_text(
+        textwrap.dedent("""
         [build-system]
         requires = ["setuptools>=68"]
         build-backend = "setuptools.build_meta"
@@ -79,15 +82,27 @@ def tiny_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
         [tool.setuptools]
         packages = ["tiny_memory"]
-    '''))
+    """)
+    )
     target = tmp_path / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--target", str(target), str(source)],
-        check=True, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--target",
+            str(target),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
     )
-    monkeypatch.syspath_prepend(str(target))
-    return target
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(target))
+        yield target
 
 
 @pytest.mark.anyio
@@ -102,8 +117,9 @@ async def test_third_party_backend_plugs_in_by_url(tiny_package: Path) -> None:
 
 def test_missing_extra_names_the_extra_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(_registry, "fancy", _registry["memory"])
-    register_backend("fancy", "memory_core_fancy_extra_missing:Backend", extra="fancy",
-                     replace=True)
+    register_backend(
+        "fancy", "memory_core_fancy_extra_missing:Backend", extra="fancy", replace=True
+    )
     with pytest.raises(ConfigurationError, match=r'pip install "memory-core\[fancy\]"'):
         backend_class("fancy")
 

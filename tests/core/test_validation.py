@@ -28,10 +28,12 @@ from memory_core import validation as v
         (lambda: v.check_limit("10"), "limit", InvalidArgumentTypeError),
         (lambda: v.check_limit(True), "limit", InvalidArgumentTypeError),
         (lambda: v.check_limit(2.5), "limit", InvalidArgumentTypeError),
-        (lambda: v.check_uuid("not-a-uuid", "conversation_id"), "conversation_id",
-         InvalidRequestError),
-        (lambda: v.check_uuid(42, "conversation_id"), "conversation_id",
-         InvalidArgumentTypeError),
+        (
+            lambda: v.check_uuid("not-a-uuid", "conversation_id"),
+            "conversation_id",
+            InvalidRequestError,
+        ),
+        (lambda: v.check_uuid(42, "conversation_id"), "conversation_id", InvalidArgumentTypeError),
         (lambda: v.check_metadata([1, 2]), "metadata", InvalidArgumentTypeError),
         (lambda: v.check_metadata({"a": object()}), "metadata", InvalidRequestError),
         (lambda: v.check_metadata({"a": {1: "x"}}), "metadata", InvalidRequestError),
@@ -57,7 +59,10 @@ def test_bad_values_name_their_argument(call, argument, error) -> None:  # type:
 def test_good_values_normalise() -> None:
     assert v.check_role("USER") is MessageRole.USER
     assert v.check_metadata(None) == {}
-    assert v.check_metadata({"a": [1, {"b": True}], "c": None}) == {"a": [1, {"b": True}], "c": None}
+    assert v.check_metadata({"a": [1, {"b": True}], "c": None}) == {
+        "a": [1, {"b": True}],
+        "c": None,
+    }
     uid = uuid4()
     assert v.check_uuid(str(uid), "x") == uid
     naive = datetime(2026, 1, 1, 12, 0)
@@ -67,11 +72,15 @@ def test_good_values_normalise() -> None:
     assert v.check_entity_type("organization") == "ORGANIZATION"
     refs = v.check_entity_refs(["Acme", {"name": "Bob", "type": "person"}, EntityRef(id="e1")])
     assert [(r.id, r.name, r.type) for r in refs] == [
-        (None, "Acme", None), (None, "Bob", "PERSON"), ("e1", None, None)
+        (None, "Acme", None),
+        (None, "Bob", "PERSON"),
+        ("e1", None, None),
     ]
 
 
 def test_missing_identifier_is_type_and_value_error() -> None:
-    error = MissingIdentifierError("session_id or conversation_id is required", argument="session_id")
+    error = MissingIdentifierError(
+        "session_id or conversation_id is required", argument="session_id"
+    )
     assert isinstance(error, TypeError)
     assert isinstance(error, ValueError)

@@ -1,0 +1,106 @@
+"""Fixtures for the turn protocol on the real backends.
+
+``turn_store`` is parametrized over the embedded backend (a SQLite file), Bolt (the real
+Neo4j of ``tests.support.neo4j_fixtures``) and NAMS (the NAMS-compatible HTTP server of
+``tests.support.nams_server`` on 127.0.0.1). Each test works in its own conversations and
+entities with unique names, and the conversations are removed afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+
+import pytest
+
+import tests.conftest as _top
+from memory_core import Entity, MemoryBackend, Message, open_backend
+from memory_core.turns import TurnMemory
+from tests.support.nams_server import API_KEY
+
+# Until the top-level conftest provides the server fixtures, take them from tests.support
+# (defining a session fixture twice would start a second server).
+if not hasattr(_top, "neo4j_server"):
+    from tests.support.neo4j_fixtures import neo4j_server  # noqa: F401
+if not hasattr(_top, "nams_server"):
+    from tests.support.nams_server import nams_server  # noqa: F401
+
+BACKENDS = [
+    pytest.param("embedded", id="embedded"),
+    pytest.param("bolt", id="bolt", marks=pytest.mark.neo4j),
+    pytest.param("nams", id="nams", marks=pytest.mark.nams),
+]
+
+
+@dataclass
+class TurnStore:
+    """One real store: open backends on it, make conversations and entities in it."""
+
+    kind: str
+    url: str
+    options: dict[str, Any]
+    backends: list[MemoryBackend] = field(default_factory=list)
+    conversations: list[str] = field(default_factory=list)
+    tag: str = field(default_factory=lambda: uuid4().hex[:10])
+
+    @property
+    def backend(self) -> MemoryBackend:
+        """The first backend opened on the store."""
+        return self.backends[0]
+
+    async def open(self) -> MemoryBackend:
+        """A new backend object on the same store (a new 'process')."""
+        backend = open_backend(self.url, **self.options)
+        await backend.connect()
+        self.backends.append(backend)
+        return backend
+
+    async def new_conversation(self, backend: MemoryBackend | None = None) -> str:
+        """A fresh conversation id valid on this store (server-issued on NAMS)."""
+        target = backend or self.backend
+        name = f"turns-{self.tag}-{len(self.conversations)}"
+        memory = await TurnMemory.start_conversation(target, "tests", conversation_id=name)
+        self.conversations.append(memory.conversation_id)
+        return memory.conversation_id
+
+    async def entity(self, name: str, kind: str = "ORGANIZATION") -> Entity:
+        """An entity whose name is unique to this test."""
+        return await self.backend.add_entity(f"{name} {self.tag}", kind)
+
+    async def messages(self, conversation_id: str) -> list[Message]:
+        """Everything stored in the conversation, oldest first (read on a fresh backend)."""
+        reader = await self.open()
+        return (await reader.get_conversation(session_id=conversation_id)).messages
+
+    async def close(self) -> None:
+        if self.conversations:
+            cleaner = await self.open()
+            for conversation_id in self.conversations:
+                await cleaner.clear_session(session_id=conversation_id)
+        for backend in self.backends:
+            await backend.close()
+
+
+def _store_location(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> TurnStore:
+    if kind == "embedded":
+        return TurnStore(kind, f"sqlite:///{tmp_path / 'turns.db'}", {})
+    if kind == "bolt":
+        server = request.getfixturevalue("neo4j_server")
+        return TurnStore(kind, server.uri, {"auth": server.auth})
+    server = request.getfixturevalue("nams_server")
+    options = {"api_key": API_KEY, "workspace_id": server.workspace("turns")}
+    return TurnStore(kind, server.url, options)
+
+
+@pytest.fixture(params=BACKENDS)
+async def turn_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TurnStore]:
+    """A real store of each backend kind with one backend already open."""
+    store = _store_location(request.param, request, tmp_path)
+    await store.open()
+    try:
+        yield store
+    finally:
+        await store.close()
