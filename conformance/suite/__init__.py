@@ -1,0 +1,78 @@
+"""The suite as importable test classes, one per area, and :class:`ConformanceSuite`
+which combines them all."""
+
+from __future__ import annotations
+
+from .aliasing import AliasingSuite
+from .base import SuiteBase
+from .clear import ClearSuite
+from .context import ContextSuite
+from .conversations import ConversationsSuite
+from .delete import DeleteSuite
+from .entities import EntitiesSuite
+from .errors import ErrorsSuite
+from .fidelity import FidelitySuite
+from .idempotency import IdempotencySuite
+from .limits import LimitsSuite
+from .nams import NamsSuite
+from .reads import ReadsSuite
+from .runtime import RuntimeSuite
+from .search import SearchSuite
+from .sessions import SessionsSuite
+from .since import SinceSuite
+from .summary import SummarySuite
+from .tenancy import TenancySuite
+from .writes import WritesSuite
+
+AREA_SUITES = (
+    WritesSuite,
+    ReadsSuite,
+    LimitsSuite,
+    SinceSuite,
+    FidelitySuite,
+    IdempotencySuite,
+    DeleteSuite,
+    ClearSuite,
+    SessionsSuite,
+    ConversationsSuite,
+    SearchSuite,
+    ContextSuite,
+    SummarySuite,
+    TenancySuite,
+    EntitiesSuite,
+    NamsSuite,
+    ErrorsSuite,
+    AliasingSuite,
+    RuntimeSuite,
+)
+
+
+class ConformanceSuite(
+    WritesSuite,
+    ReadsSuite,
+    LimitsSuite,
+    SinceSuite,
+    FidelitySuite,
+    IdempotencySuite,
+    DeleteSuite,
+    ClearSuite,
+    SessionsSuite,
+    ConversationsSuite,
+    SearchSuite,
+    ContextSuite,
+    SummarySuite,
+    TenancySuite,
+    EntitiesSuite,
+    NamsSuite,
+    ErrorsSuite,
+    AliasingSuite,
+    RuntimeSuite,
+):
+    """Every scenario of every area. Subclass it as ``Test…`` with ``backend_url`` set
+    (or the ``conformance_backend_url`` fixture overridden) to run it."""
+
+
+assert ConformanceSuite.__bases__ == AREA_SUITES
+
+
+__all__ = ["AREA_SUITES", "ConformanceSuite", "SuiteBase", *[s.__name__ for s in AREA_SUITES]]

@@ -1,0 +1,91 @@
+"""session_id / conversation_id aliasing."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from memory_core import MissingIdentifierError, SessionRequiredError
+
+from ..harness import Harness
+from ..scenarios import scenario
+from .base import SuiteBase
+
+
+class AliasingSuite(SuiteBase):
+    """Scenarios of area ``aliasing``."""
+
+    @scenario(
+        "aliasing.session_id_wins",
+        "when session_id and conversation_id are both given, session_id wins",
+    )
+    async def test_aliasing_session_id_wins(self, harness: Harness) -> None:
+        first, second = await harness.new_session(), await harness.new_session()
+        await harness.backend.add_message(second, "user", "in second")
+        other_id = (await harness.backend.get_conversation(second)).id
+        await harness.backend.add_message(first, "user", "to first", conversation_id=other_id)
+        assert await harness.contents(first) == ["to first"]
+        assert await harness.contents(second) == ["in second"]
+        read = await harness.backend.get_conversation(first, conversation_id=other_id)
+        assert [m.content for m in read.messages] == ["to first"]
+
+    @scenario(
+        "aliasing.conversation_id_alone",
+        "conversation_id alone (UUID or str) reads and writes that conversation",
+    )
+    async def test_aliasing_conversation_id_alone(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        await harness.backend.add_message(handle, "user", "by session")
+        conversation = await harness.backend.get_conversation(handle)
+        await harness.backend.add_message(
+            conversation_id=conversation.id, role="user", content="by uuid"
+        )
+        await harness.backend.add_messages_batch(
+            conversation_id=str(conversation.id),
+            messages=[{"role": "assistant", "content": "by str"}],
+        )
+        for key in (conversation.id, str(conversation.id)):
+            read = await harness.backend.get_conversation(conversation_id=key)
+            assert read.id == conversation.id
+            assert [m.content for m in read.messages] == ["by session", "by uuid", "by str"]
+
+    @scenario(
+        "aliasing.neither_is_type_error",
+        "CRUD calls without session_id and conversation_id raise TypeError naming session_id",
+    )
+    async def test_aliasing_neither_is_type_error(self, harness: Harness) -> None:
+        backend = harness.backend
+        batch = [{"role": "user", "content": "x"}]
+        calls: list[Callable[[], Awaitable[Any]]] = [
+            lambda: backend.add_message(role="user", content="x"),
+            lambda: backend.get_conversation(),
+            lambda: backend.create_conversation(),
+            lambda: backend.clear_session(),
+            lambda: backend.add_messages_batch(messages=batch),
+            lambda: backend.bulk_add_messages(messages=batch),
+        ]
+        if harness.caps.conversation_summary:
+            calls.append(lambda: backend.get_conversation_summary())
+        for call in calls:
+            with pytest.raises(TypeError) as info:
+                await call()
+            assert isinstance(info.value, MissingIdentifierError), repr(info.value)
+            assert info.value.argument == "session_id"
+
+    @scenario(
+        "aliasing.neither_is_value_error",
+        "get_context (and search where a session is required) without one raise ValueError",
+    )
+    async def test_aliasing_neither_is_value_error(self, harness: Harness) -> None:
+        with pytest.raises(ValueError):
+            await harness.backend.get_context("query")
+        with pytest.raises(ValueError):
+            await harness.backend.get_context()
+        if not harness.caps.search_global:
+            with pytest.raises(ValueError) as info:
+                await harness.backend.search_messages("query")
+            assert isinstance(info.value, SessionRequiredError)
+        else:
+            assert isinstance(await harness.backend.search_messages("query", limit=1), list)

@@ -1,0 +1,97 @@
+"""Conversations: creation, stable ids, listing."""
+
+from __future__ import annotations
+
+import anyio
+
+from ..checks import same_json
+from ..harness import Harness
+from ..scenarios import scenario
+from .base import SuiteBase
+
+
+class ConversationsSuite(SuiteBase):
+    """Scenarios of area ``conversations``."""
+
+    @scenario(
+        "conversations.create_returns_header",
+        "create_conversation returns an empty conversation with the given metadata",
+    )
+    async def test_conversations_create_returns_header(self, harness: Harness) -> None:
+        name = harness.unique()
+        meta = {"purpose": "conformance", "n": 1, "ok": True}
+        created = await harness.backend.create_conversation(session_id=name, metadata=meta)
+        handle = name if harness.caps.client_chosen_ids else str(created.id)
+        harness.track(handle)
+        assert created.messages == []
+        same_json(created.metadata, meta, "conversation.metadata")
+        read = await harness.backend.get_conversation(handle)
+        assert read.id == created.id
+        same_json(read.metadata, meta, "conversation.metadata")
+        if harness.caps.client_chosen_ids:
+            assert created.session_id == name and read.session_id == name
+
+    @scenario(
+        "conversations.create_is_idempotent",
+        "creating a session's conversation twice returns the same conversation",
+        requires="client_chosen_ids",
+    )
+    async def test_conversations_create_is_idempotent(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        first = await harness.backend.create_conversation(session_id=handle)
+        await harness.backend.add_message(handle, "user", "kept")
+        second = await harness.backend.create_conversation(session_id=handle)
+        assert first.id == second.id
+        assert await harness.contents(handle) == ["kept"]
+
+    @scenario(
+        "conversations.missing_session_stable_id",
+        "reading an unknown session returns an empty conversation whose id never changes",
+        requires="auto_create_conversation",
+    )
+    async def test_conversations_missing_session_stable_id(self, harness: Harness) -> None:
+        handle = harness.missing_session()
+        empty = await harness.backend.get_conversation(handle)
+        again = await harness.backend.get_conversation(handle)
+        assert empty.messages == [] and again.messages == []
+        assert empty.id == again.id, "an unknown session got a new id on each read"
+        stored = await harness.backend.add_message(handle, "user", "first")
+        written = await harness.backend.get_conversation(handle)
+        assert written.id == empty.id, "the id changed when the conversation was created"
+        assert stored.conversation_id in (None, empty.id)
+
+    @scenario(
+        "conversations.ids_consistent",
+        "every message of a session names the same conversation id as the conversation",
+    )
+    async def test_conversations_ids_consistent(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        stored = [await harness.backend.add_message(handle, "user", f"c{i}") for i in range(3)]
+        stored += await harness.fill(handle, 2)
+        conversation = await harness.backend.get_conversation(handle)
+        for message in [*stored, *conversation.messages]:
+            assert message.conversation_id in (None, conversation.id)
+
+    @scenario(
+        "conversations.list_newest_updated_first",
+        "list_conversations puts the most recently written conversation first",
+    )
+    async def test_conversations_list_newest_updated_first(self, harness: Harness) -> None:
+        handles = []
+        for n in range(3):
+            handle = await harness.new_session()
+            await harness.backend.add_message(handle, "user", f"conversation {n}")
+            handles.append(handle)
+            await anyio.sleep(0.01)
+        await harness.backend.add_message(handles[0], "user", "touch the oldest")
+        ids = [(await harness.backend.get_conversation(h, limit=1)).id for h in handles]
+        listed = await harness.backend.list_conversations(limit=3)
+        assert [c.id for c in listed] == [ids[0], ids[2], ids[1]]
+        assert all(not c.messages for c in listed), "listings must not carry messages"
+
+    @scenario("conversations.list_limit", "list_conversations(limit=N) returns at most N")
+    async def test_conversations_list_limit(self, harness: Harness) -> None:
+        for _ in range(3):
+            await harness.new_session(create=True)
+        assert len(await harness.backend.list_conversations(limit=2)) == 2
+        assert len(await harness.backend.list_conversations(limit=1)) == 1

@@ -1,0 +1,129 @@
+"""Content and metadata fidelity: what goes in comes out exactly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..checks import same_json
+from ..harness import Harness
+from ..scenarios import scenario
+from .base import SuiteBase
+
+UNICODE = "héllo wörld: 中文, 日本語, 한국어, עברית, العربية, Ελληνικά, e\u0301 vs \u00e9"
+EMOJI = "family 👨\u200d👩\u200d👧\u200d👦 flag 🏳️\u200d🌈 thumbs 👍🏽 keycap 1️⃣"
+ESCAPES = "line one\nline two\ttab \"double\" 'single' back\\slash \\n literal"
+LONG = "".join(f"{i:05d} ünïcode 😀 " for i in range(1000))  # 14,000 characters
+
+METADATA: dict[str, Any] = {
+    "true": True,
+    "false": False,
+    "one": 1,
+    "zero": 0,
+    "negative": -7,
+    "big": 2**53,
+    "float": 1.5,
+    "tenth": 0.1,
+    "string_one": "1",
+    "empty_string": "",
+    "none": None,
+    "list": [1, "two", True, None, 2.5, [3, [4]]],
+    "nested": {"a": {"b": {"c": [{"d": False, "e": 0}]}}},
+    "empty_list": [],
+    "empty_dict": {},
+    "ключ 🔑": "значение\nwith newline",
+}
+
+
+async def _round_trip(harness: Harness, content: str) -> None:
+    handle = await harness.new_session()
+    stored = await harness.backend.add_message(handle, "user", content)
+    assert stored.content == content, "add_message returned different content"
+    [read] = await harness.messages(handle)
+    assert read.content == content, (
+        f"content changed: {len(content)} chars in, {len(read.content)} out"
+    )
+
+
+class FidelitySuite(SuiteBase):
+    """Scenarios of area ``fidelity``."""
+
+    @scenario("fidelity.content_unicode", "accented, CJK, RTL and combining text round-trips")
+    async def test_fidelity_content_unicode(self, harness: Harness) -> None:
+        await _round_trip(harness, UNICODE)
+
+    @scenario("fidelity.content_emoji_zwj", "emoji with ZWJ sequences and modifiers round-trip")
+    async def test_fidelity_content_emoji_zwj(self, harness: Harness) -> None:
+        await _round_trip(harness, EMOJI)
+
+    @scenario("fidelity.content_long", "content of 14,000 characters round-trips")
+    async def test_fidelity_content_long(self, harness: Harness) -> None:
+        assert len(LONG) > 10_000
+        await _round_trip(harness, LONG)
+
+    @scenario("fidelity.content_nul", "content containing NUL characters round-trips")
+    async def test_fidelity_content_nul(self, harness: Harness) -> None:
+        await _round_trip(harness, "before\x00after\x00")
+
+    @scenario("fidelity.content_empty", "the empty string is stored as an empty message")
+    async def test_fidelity_content_empty(self, harness: Harness) -> None:
+        await _round_trip(harness, "")
+
+    @scenario("fidelity.content_escapes", "newlines, tabs, quotes and backslashes round-trip")
+    async def test_fidelity_content_escapes(self, harness: Harness) -> None:
+        await _round_trip(harness, ESCAPES)
+
+    @scenario("fidelity.content_whitespace", "leading and trailing whitespace is kept")
+    async def test_fidelity_content_whitespace(self, harness: Harness) -> None:
+        await _round_trip(harness, "  \t padded \r\n ")
+
+    @scenario("fidelity.content_in_batch", "batch writes keep content exactly")
+    async def test_fidelity_content_in_batch(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        texts = [UNICODE, EMOJI, ESCAPES, "", "nul\x00", LONG]
+        await harness.backend.add_messages_batch(
+            handle, [{"role": "user", "content": t} for t in texts]
+        )
+        assert await harness.contents(handle) == texts
+
+    @scenario(
+        "fidelity.metadata_types",
+        "nested metadata round-trips with exact types (bool is not int, int is not float)",
+        requires="message_metadata",
+    )
+    async def test_fidelity_metadata_types(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        stored = await harness.backend.add_message(handle, "user", "meta", metadata=METADATA)
+        same_json(stored.metadata, METADATA)
+        [read] = await harness.messages(handle)
+        same_json(read.metadata, METADATA)
+
+    @scenario(
+        "fidelity.metadata_empty",
+        "metadata None or {} comes back as {}",
+        requires="message_metadata",
+    )
+    async def test_fidelity_metadata_empty(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        await harness.backend.add_message(handle, "user", "none", metadata=None)
+        await harness.backend.add_message(handle, "user", "empty", metadata={})
+        await harness.backend.add_message(handle, "user", "omitted")
+        read = await harness.messages(handle)
+        assert [m.metadata for m in read] == [{}, {}, {}]
+
+    @scenario(
+        "fidelity.metadata_in_batch",
+        "batch writes keep each message's metadata exactly",
+        requires="message_metadata",
+    )
+    async def test_fidelity_metadata_in_batch(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        batch: list[dict[str, Any]] = [
+            {"role": "user", "content": "a", "metadata": {"n": 1, "flag": True}},
+            {"role": "user", "content": "b"},
+            {"role": "user", "content": "c", "metadata": METADATA},
+        ]
+        await harness.backend.add_messages_batch(handle, batch)
+        read = await harness.messages(handle)
+        same_json(read[0].metadata, {"n": 1, "flag": True})
+        same_json(read[1].metadata, {})
+        same_json(read[2].metadata, METADATA)

@@ -1,0 +1,160 @@
+"""Tenancy: with multi_tenant=True every call needs user_identifier and sees only that
+user's data."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+from uuid import uuid4
+
+from memory_core import MemoryBackend, NotFoundError
+
+from ..checks import invalid, refused, word
+from ..harness import Harness
+from ..scenarios import scenario
+from .base import SuiteBase
+
+T = TypeVar("T")
+
+
+async def _or_none(call: Awaitable[T]) -> T | None:
+    """The result, or None when the store says the thing does not exist for this user."""
+    try:
+        return await call
+    except NotFoundError:
+        return None
+
+
+async def _alice_session(harness: Harness) -> tuple[MemoryBackend, str, str, str, str]:
+    """A multi-tenant backend, two users and a session of the first holding a secret."""
+    backend = await harness.tenant_backend()
+    alice, bob = harness.new_user(), harness.new_user()
+    handle = await harness.new_session(backend=backend, user=alice)
+    harness.track(handle, backend=backend, user=bob)
+    secret = f"alice secret {word()}"
+    await backend.add_message(handle, "user", secret, user_identifier=alice)
+    return backend, alice, bob, handle, secret
+
+
+class TenancySuite(SuiteBase):
+    """Scenarios of area ``tenancy``."""
+
+    @scenario(
+        "tenancy.option_honest",
+        "multi_tenant=True opens a backend requiring user_identifier, or is refused at open",
+    )
+    async def test_tenancy_option_honest(self, harness: Harness) -> None:
+        if not harness.caps.multi_tenant:
+            with refused(harness.backend, "open"):
+                harness.open_unconnected(multi_tenant=True)
+            return
+        backend = await harness.tenant_backend()
+        assert backend.multi_tenant is True
+        with invalid("user_identifier"):
+            await backend.get_conversation(harness.unique())
+
+    @scenario(
+        "tenancy.reads_isolated",
+        "another user's reads, searches, listings and context never show a user's data",
+        requires="multi_tenant",
+    )
+    async def test_tenancy_reads_isolated(self, harness: Harness) -> None:
+        backend, alice, bob, handle, secret = await _alice_session(harness)
+        term = secret.split()[-1]
+        mine = await backend.get_conversation(handle, user_identifier=alice)
+        assert [m.content for m in mine.messages] == [secret]
+
+        seen = await _or_none(backend.get_conversation(handle, user_identifier=bob))
+        assert seen is None or seen.messages == [], "bob read alice's session"
+        by_id = await _or_none(
+            backend.get_conversation(conversation_id=mine.id, user_identifier=bob)
+        )
+        assert by_id is None or by_id.messages == [], "bob read alice's conversation by id"
+        hits = await _or_none(backend.search_messages(term, session_id=handle, user_identifier=bob))
+        assert not hits, "bob's scoped search found alice's message"
+        if harness.caps.search_global:
+            assert await backend.search_messages(term, user_identifier=bob) == []
+        listed = await backend.list_conversations(limit=1000, user_identifier=bob)
+        assert mine.id not in {c.id for c in listed}, "bob lists alice's conversation"
+        if harness.caps.list_sessions:
+            rows = await backend.list_sessions(limit=1000, user_identifier=bob)
+            assert mine.id not in {r.conversation_id for r in rows}
+        context = await _or_none(backend.get_context(term, session_id=handle, user_identifier=bob))
+        assert secret not in (context or ""), "bob's context shows alice's message"
+        if harness.caps.conversation_summary:
+            summary = await _or_none(backend.get_conversation_summary(handle, user_identifier=bob))
+            assert summary is None or summary.message_count == 0
+
+    @scenario(
+        "tenancy.user_identifier_required",
+        "under multi_tenant every call without user_identifier is rejected and writes nothing",
+        requires="multi_tenant",
+    )
+    async def test_tenancy_user_identifier_required(self, harness: Harness) -> None:
+        backend = await harness.tenant_backend()
+        alice = harness.new_user()
+        handle = await harness.new_session(backend=backend, user=alice)
+        caps = harness.caps
+        batch = [{"role": "user", "content": "x"}]
+        calls: list[Callable[[], Awaitable[Any]]] = [
+            lambda: backend.add_message(handle, "user", "no user"),
+            lambda: backend.add_messages_batch(handle, batch),
+            lambda: backend.bulk_add_messages(handle, batch),
+            lambda: backend.get_conversation(handle),
+            lambda: backend.create_conversation(session_id=harness.unique()),
+            lambda: backend.list_conversations(),
+            lambda: backend.search_messages("x", session_id=handle),
+            lambda: backend.get_context(session_id=handle),
+            lambda: backend.clear_session(handle),
+        ]
+        if caps.search_global:
+            calls.append(lambda: backend.search_messages("x"))
+        if caps.delete_message:
+            calls.append(lambda: backend.delete_message(uuid4()))
+        if caps.list_sessions:
+            calls.append(lambda: backend.list_sessions())
+        if caps.conversation_summary:
+            calls.append(lambda: backend.get_conversation_summary(handle))
+        if caps.entities:
+            calls.append(lambda: backend.add_entity(word(), "PERSON"))
+            calls.append(lambda: backend.find_entities(word()))
+        for call in calls:
+            with invalid("user_identifier"):
+                await call()
+        assert await harness.contents(handle, backend=backend, user=alice) == []
+
+    @scenario(
+        "tenancy.writes_isolated",
+        "two users writing to the same session name each see only their own messages",
+        requires="multi_tenant",
+    )
+    async def test_tenancy_writes_isolated(self, harness: Harness) -> None:
+        backend, alice, bob, handle, secret = await _alice_session(harness)
+        if harness.caps.client_chosen_ids:
+            await backend.add_message(handle, "user", "bob's own", user_identifier=bob)
+            bobs = await backend.get_conversation(handle, user_identifier=bob)
+            assert [m.content for m in bobs.messages] == ["bob's own"]
+        else:
+            try:
+                await backend.add_message(handle, "user", "bob's intrusion", user_identifier=bob)
+            except NotFoundError:
+                pass
+            else:
+                raise AssertionError("bob wrote into alice's conversation")
+        alices = await backend.get_conversation(handle, user_identifier=alice)
+        assert [m.content for m in alices.messages] == [secret]
+
+    @scenario(
+        "tenancy.deletes_isolated",
+        "another user can neither delete a user's message nor clear their session",
+        requires="multi_tenant",
+    )
+    async def test_tenancy_deletes_isolated(self, harness: Harness) -> None:
+        backend, alice, bob, handle, secret = await _alice_session(harness)
+        [message] = (await backend.get_conversation(handle, user_identifier=alice)).messages
+        if harness.caps.delete_message:
+            assert await backend.delete_message(message.id, user_identifier=bob) is False
+        cleared = await _or_none(backend.clear_session(handle, user_identifier=bob))
+        assert not cleared, "bob's clear_session reported clearing alice's session"
+        alices = await backend.get_conversation(handle, user_identifier=alice)
+        assert [m.content for m in alices.messages] == [secret]

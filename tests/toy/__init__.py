@@ -1,0 +1,1 @@
+"""Toy backends for testing the conformance suite itself."""
