@@ -79,8 +79,7 @@ def _external(name: str) -> Any:
         return importlib.import_module(module_name)
     except ImportError as exc:
         raise ConfigurationError(
-            f"'memory-core {name}' needs {exc.name}: "
-            f'pip install "memory-core[{EXTRA_FOR[name]}]"'
+            f"'memory-core {name}' needs {exc.name}: pip install \"memory-core[{EXTRA_FOR[name]}]\""
         ) from None
 
 
@@ -91,8 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
     subs = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     caps = subs.add_parser("capabilities", help="print a backend's capability flags and limits")
-    caps.add_argument("url", nargs="?", help="backend URL (default: MEMORY_BACKEND_URL or "
-                      "the embedded store in your data directory)")
+    caps.add_argument(
+        "url",
+        nargs="?",
+        help="backend URL (default: MEMORY_BACKEND_URL or "
+        "the embedded store in your data directory)",
+    )
     caps.add_argument("--json", action="store_true", help="print JSON instead of a table")
     caps.set_defaults(handler=_capabilities)
 

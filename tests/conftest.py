@@ -1,8 +1,21 @@
-"""Shared fixtures. Async tests use anyio's pytest plugin (``@pytest.mark.anyio``)."""
+"""Shared fixtures. Async tests use anyio's pytest plugin (``@pytest.mark.anyio``).
+
+The real servers are session fixtures defined here ONCE, so a run starts at most one
+Neo4j (or uses ``NEO4J_URI``) and one NAMS-compatible HTTP server per backing store:
+
+* ``neo4j_server`` — Neo4j Community 5.26 in a small JVM on 127.0.0.1 (never skipped);
+* ``nams_server`` — the NAMS-compatible server under uvicorn on 127.0.0.1, over embedded;
+* ``nams_bolt_server`` — the same server over the Bolt backend on ``neo4j_server``.
+"""
 
 from __future__ import annotations
 
 import pytest
+
+from tests.support.nams_server import nams_bolt_server, nams_server
+from tests.support.neo4j_fixtures import neo4j_clean, neo4j_server
+
+__all__ = ["nams_bolt_server", "nams_server", "neo4j_clean", "neo4j_server"]
 
 
 @pytest.fixture

@@ -30,8 +30,9 @@ import tempfile
 import threading
 import time
 from collections import deque
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Optional
+from typing import IO
 
 __all__ = [
     "DEFAULT_DEPS_DIR",
@@ -48,6 +49,8 @@ DEFAULT_DEPS_DIR = SUPPORT_DIR / "target" / "deps"
 STAMP_NAME = ".deps-stamp"
 READY_MARKER = "NEO4J_READY "
 LOG_NAME = "launcher.log"
+TEMP_HOME_PREFIX = "neo4j-test-"
+OWNER_FILE = "owner.pid"  # in temp homes: pid of the Python process that made it
 
 #: Overrides the jar cache directory (e.g. to keep it outside the checkout).
 ENV_DEPS_DIR = "NEO4J_TEST_DEPS_DIR"
@@ -108,7 +111,7 @@ def _pom_digest() -> str:
 
 
 @contextlib.contextmanager
-def _file_lock(path: Path):
+def _file_lock(path: Path) -> Iterator[None]:
     """Serialise jar fetching between concurrent processes (e.g. xdist)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+b") as fh:
@@ -134,7 +137,7 @@ def _deps_ready(cache_dir: Path, digest: str) -> bool:
     return any(cache_dir.glob("neo4j-bolt-*.jar")) and any(cache_dir.glob("neo4j-kernel-*.jar"))
 
 
-def ensure_deps(cache_dir: Optional[Path] = None) -> Path:
+def ensure_deps(cache_dir: Path | None = None) -> Path:
     """Fetch the Neo4j jars into ``cache_dir`` once and return that directory.
 
     The default is ``tests/support/neo4j/target/deps`` (git-ignored), or
@@ -223,7 +226,8 @@ def find_free_port() -> int:
     """A TCP port that was free on 127.0.0.1 a moment ago."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((HOST, 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 def _java_executable() -> str:
@@ -238,7 +242,45 @@ def _java_executable() -> str:
     return java
 
 
-_LIVE: "set[Neo4jServer]" = set()
+def _launcher_command(deps: Path) -> list[str]:
+    """Classpath and main class for the JVM command line.
+
+    Launcher.java is compiled once with javac into ``<deps>/.launcher/<hash>``
+    (keyed by the source and the pom), which saves the 2-3 s that the
+    single-file source launcher spends compiling on every start. Without a
+    javac next to java, the source file is run directly.
+    """
+    source = LAUNCHER.read_bytes()
+    digest = hashlib.sha256(source + _pom_digest().encode()).hexdigest()[:16]
+    out = deps / ".launcher" / digest
+    source_mode = ["-cp", str(deps / "*"), str(LAUNCHER)]
+    if not (out / "Launcher.class").is_file():
+        javac = Path(_java_executable()).resolve().with_name("javac")
+        if not javac.is_file():
+            return source_mode
+        with _file_lock(deps / ".launcher.lock"):
+            if not (out / "Launcher.class").is_file():
+                out.parent.mkdir(parents=True, exist_ok=True)
+                tmp = Path(tempfile.mkdtemp(prefix="build-", dir=out.parent))
+                proc = subprocess.run(
+                    [str(javac), "-nowarn", "-d", str(tmp), "-cp", str(deps / "*"), str(LAUNCHER)],
+                    stdin=subprocess.DEVNULL,
+                    capture_output=True,
+                    text=True,
+                    errors="replace",
+                    timeout=300,
+                )
+                if proc.returncode != 0:
+                    shutil.rmtree(tmp, ignore_errors=True)
+                    raise RuntimeError(
+                        f"javac failed on {LAUNCHER}:\n" + _tail_text(proc.stdout + proc.stderr, 60)
+                    )
+                shutil.rmtree(out, ignore_errors=True)
+                tmp.rename(out)
+    return ["-cp", f"{deps / '*'}{os.pathsep}{out}", "Launcher"]
+
+
+_LIVE: set[Neo4jServer] = set()
 _LIVE_LOCK = threading.Lock()
 
 
@@ -262,26 +304,26 @@ class Neo4jServer:
 
     def __init__(
         self,
-        home: Optional[Path] = None,
-        port: Optional[int] = None,
+        home: Path | None = None,
+        port: int | None = None,
         *,
         start_timeout: float = DEFAULT_START_TIMEOUT,
-        deps_dir: Optional[Path] = None,
-        heap: Optional[str] = None,
+        deps_dir: Path | None = None,
+        heap: str | None = None,
     ) -> None:
-        self._home: Optional[Path] = Path(home).resolve() if home is not None else None
+        self._home: Path | None = Path(home).resolve() if home is not None else None
         self._owns_home = False
-        self._port: Optional[int] = port
+        self._port: int | None = port
         self._port_fixed = port is not None
         self.start_timeout = start_timeout
         self._deps_dir = deps_dir
         self._heap = heap or os.environ.get(ENV_HEAP) or DEFAULT_HEAP
-        self._proc: Optional[subprocess.Popen] = None
-        self._log: Optional[IO[bytes]] = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
         #: Wall-clock seconds the last successful ``start()`` took.
-        self.last_start_seconds: Optional[float] = None
+        self.last_start_seconds: float | None = None
         #: Wall-clock seconds the last ``stop()`` took.
-        self.last_stop_seconds: Optional[float] = None
+        self.last_stop_seconds: float | None = None
 
     # -- properties --------------------------------------------------------
 
@@ -296,19 +338,19 @@ class Neo4jServer:
         return None  # auth is disabled
 
     @property
-    def port(self) -> Optional[int]:
+    def port(self) -> int | None:
         return self._port
 
     @property
-    def home(self) -> Optional[Path]:
+    def home(self) -> Path | None:
         return self._home
 
     @property
-    def log_path(self) -> Optional[Path]:
+    def log_path(self) -> Path | None:
         return self._home / LOG_NAME if self._home else None
 
     @property
-    def pid(self) -> Optional[int]:
+    def pid(self) -> int | None:
         return self._proc.pid if self._proc else None
 
     def is_running(self) -> bool:
@@ -316,13 +358,15 @@ class Neo4jServer:
 
     # -- lifecycle ---------------------------------------------------------
 
-    def start(self) -> "Neo4jServer":
+    def start(self) -> Neo4jServer:
         if self.is_running():
             raise RuntimeError(f"Neo4jServer already running at {self.uri}")
         deps = ensure_deps(self._deps_dir)
         if self._home is None:
-            self._home = Path(tempfile.mkdtemp(prefix="neo4j-test-")).resolve()
+            _sweep_stale_homes()
+            self._home = Path(tempfile.mkdtemp(prefix=TEMP_HOME_PREFIX)).resolve()
             self._owns_home = True
+            (self._home / OWNER_FILE).write_text(f"{os.getpid()}\n")
         self._home.mkdir(parents=True, exist_ok=True)
 
         attempts = 1 if self._port_fixed else 3
@@ -351,18 +395,20 @@ class Neo4jServer:
     def _spawn_and_wait(self, deps: Path) -> None:
         assert self._home is not None and self._port is not None
         log_path = self._home / LOG_NAME
-        self._log = open(log_path, "ab")
+        # Kept open for the JVM's lifetime (its stdout/stderr); closed in
+        # _forget_process().
+        self._log = open(log_path, "ab")  # noqa: SIM115
         offset = self._log.tell()
-        header = f"\n=== launcher start {time.strftime('%Y-%m-%d %H:%M:%S')} port {self._port} ===\n"
+        header = (
+            f"\n=== launcher start {time.strftime('%Y-%m-%d %H:%M:%S')} port {self._port} ===\n"
+        )
         self._log.write(header.encode())
         self._log.flush()
         offset += len(header.encode())
         cmd = [
             _java_executable(),
             *_jvm_flags(self._heap),
-            "-cp",
-            str(deps / "*"),
-            str(LAUNCHER),
+            *_launcher_command(deps),
             "--port",
             str(self._port),
             "--home",
@@ -422,7 +468,7 @@ class Neo4jServer:
                 self.uri, auth=None, connection_timeout=timeout, max_connection_pool_size=1
             ) as driver:
                 records, _, _ = driver.execute_query("RETURN 1 AS one")
-                return records[0]["one"] == 1
+                return bool(records[0]["one"] == 1)
         except (DriverError, Neo4jError, OSError):
             return False
 
@@ -450,7 +496,7 @@ class Neo4jServer:
             self._forget_process()
             self.last_stop_seconds = time.monotonic() - t0
 
-    def restart(self) -> "Neo4jServer":
+    def restart(self) -> Neo4jServer:
         """Stop, then start again on the same port with the same home (data kept)."""
         if self._port is None or self._home is None:
             raise RuntimeError("restart() called on a server that was never started")
@@ -503,12 +549,12 @@ class Neo4jServer:
 
     # -- context manager ---------------------------------------------------
 
-    def __enter__(self) -> "Neo4jServer":
+    def __enter__(self) -> Neo4jServer:
         if not self.is_running():
             self.start()
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
@@ -518,6 +564,35 @@ class Neo4jServer:
 
 class _PortTaken(Exception):
     pass
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _sweep_stale_homes(min_age: float = 120.0) -> None:
+    """Delete temp homes left behind by test runs that were killed (SIGKILL etc.).
+
+    Only directories that we created (they hold OWNER_FILE) whose owning
+    process is gone and that saw no writes for ``min_age`` seconds are removed;
+    their JVM has shut itself down on stdin EOF long before.
+    """
+    now = time.time()
+    for home in Path(tempfile.gettempdir()).glob(TEMP_HOME_PREFIX + "*"):
+        try:
+            pid = int((home / OWNER_FILE).read_text().strip())
+            stamps = [p.stat().st_mtime for p in (home / OWNER_FILE, home / LOG_NAME) if p.exists()]
+        except (OSError, ValueError):
+            continue
+        if pid == os.getpid() or _pid_alive(pid) or now - max(stamps) < min_age:
+            continue
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def _read_from(path: Path, offset: int) -> str:
@@ -534,7 +609,7 @@ def _read_from(path: Path, offset: int) -> str:
 # --------------------------------------------------------------------------
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tests.support.neo4j_server",
         description="Fetch the Neo4j test-server jars, or run the test server.",
@@ -550,6 +625,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args.fetch:
         t0 = time.monotonic()
         path = ensure_deps(args.deps_dir)
+        _launcher_command(path)  # compile Launcher.java now, not in the first test
         jars = len(list(path.glob("*.jar")))
         print(f"Neo4j jars ready in {path} ({jars} jars, {time.monotonic() - t0:.1f} s)")
         return 0
@@ -559,8 +635,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         server.start()
         print(server.uri, flush=True)
         print(
-            f"(started in {server.last_start_seconds:.1f} s; home {server.home}; "
-            "Ctrl-C to stop)",
+            f"(started in {server.last_start_seconds:.1f} s; home {server.home}; Ctrl-C to stop)",
             file=sys.stderr,
             flush=True,
         )

@@ -16,17 +16,9 @@ from uuid import uuid4
 
 import pytest
 
-import tests.conftest as _top
 from memory_core import Entity, MemoryBackend, Message, open_backend
 from memory_core.turns import TurnMemory
 from tests.support.nams_server import API_KEY
-
-# Until the top-level conftest provides the server fixtures, take them from tests.support
-# (defining a session fixture twice would start a second server).
-if not hasattr(_top, "neo4j_server"):
-    from tests.support.neo4j_fixtures import neo4j_server  # noqa: F401
-if not hasattr(_top, "nams_server"):
-    from tests.support.nams_server import nams_server  # noqa: F401
 
 BACKENDS = [
     pytest.param("embedded", id="embedded"),

@@ -1,0 +1,393 @@
+"""``BoltBackend``: conversation memory in Neo4j through the official async driver."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from typing import Any, ClassVar
+from uuid import uuid4
+
+from neo4j import AsyncManagedTransaction
+
+from memory_core import (
+    Capabilities,
+    ConfigurationError,
+    Conversation,
+    Entity,
+    EntityRef,
+    InvalidRequestError,
+    MemoryBackend,
+    Message,
+    NotFoundError,
+    SessionInfo,
+)
+from memory_core import requests as rq
+
+from . import cypher
+from .config import POOL_OPTIONS, parse_config
+from .records import (
+    dump_metadata,
+    session_uuid,
+    storable_embedding,
+    to_conversation,
+    to_entity,
+    to_message,
+    to_session,
+)
+from .search import search
+from .session import Connection, Rows
+
+
+class BoltBackend(MemoryBackend):
+    """Conversation memory in Neo4j 5 (Community is enough), graph-compatible with
+    neo4j-agent-memory 0.8.0.
+
+    URLs: ``bolt://``, ``bolt+s://``, ``bolt+ssc://`` (one server) and ``neo4j://``,
+    ``neo4j+s://``, ``neo4j+ssc://`` (routing: clusters, Aura), e.g.
+    ``bolt://user:password@localhost:7687?database=memory``.
+
+    Options (besides the common ones of :class:`~memory_core.MemoryBackend`):
+
+    ``database``
+        the database to use (also ``?database=`` in the URL, else ``NEO4J_DATABASE``,
+        else the server's default).
+    ``username`` / ``password`` or ``auth=(user, password)``
+        credentials when they are not in the URL (else ``NEO4J_USERNAME`` /
+        ``NEO4J_PASSWORD``; none of them means no auth).
+    ``max_connection_pool_size``, ``connection_timeout``, ``connection_acquisition_timeout``,
+    ``max_transaction_retry_time``, ``max_connection_lifetime``, ``liveness_check_timeout``
+        passed to the driver.
+    ``create_schema``
+        create constraints and indexes on connect (default True; needs schema rights).
+
+    The backend runs under asyncio only (the neo4j driver does).
+
+    Behaviour worth knowing:
+
+    * A session's conversation id is ``uuid5(NAMESPACE, tenant + NUL + session_id)``;
+      conversations another writer (neo4j-agent-memory) created are found by
+      ``session_id`` and used as they are.
+    * Messages are ordered by a per-conversation ``seq``; a conversation another writer
+      appended to is read in that writer's order (timestamp, then id) instead.
+    * Search is full-text (Lucene score ``s`` reported as ``s / (1 + s)``) plus, with an
+      embedder, vector similarity (cosine clipped to 0..1); a hit keeps its higher score.
+      One vector index per database: every embedder used on it must have its size.
+    * Metadata filters compare JSON values exactly (``True`` is not ``1``, ``1`` is not
+      ``"1"``; ``1`` equals ``1.0``), applied after the scoped search.
+    * Entities are shared by all tenants, as in the reference; conversations and
+      messages are scoped per tenant under ``multi_tenant=True``.
+    * ``delete_message`` always removes the message's relationships (``cascade`` cannot
+      keep them: a relationship cannot outlive its node); entities are never deleted.
+    """
+
+    name: ClassVar[str] = "bolt"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        delete_message=True,
+        list_sessions=True,
+        conversation_summary=True,
+        message_metadata=True,
+        explicit_mentions=True,
+        idempotency_keys=True,
+        client_chosen_ids=True,
+        auto_create_conversation=True,
+        full_history=True,
+        server_side_since=True,
+        caller_timestamps=True,
+        search_global=True,
+        search_threshold=True,
+        search_metadata_filters=True,
+        vector_search=True,
+        observations=False,
+        reflections=False,
+        extraction_status=False,
+        entities=True,
+        multi_tenant=True,
+        trio=False,
+        max_messages_per_read=None,
+        default_messages_per_read=1000,
+        max_page_size=None,
+        max_bulk_messages=None,
+    )
+
+    def __init__(
+        self,
+        url: str = "bolt://localhost:7687",
+        *,
+        database: str | None = None,
+        username: str | None = None,
+        password: str | None = None,
+        auth: tuple[str, str] | None = None,
+        max_connection_pool_size: int | None = None,
+        connection_timeout: float | None = None,
+        connection_acquisition_timeout: float | None = None,
+        max_transaction_retry_time: float | None = None,
+        max_connection_lifetime: float | None = None,
+        liveness_check_timeout: float | None = None,
+        create_schema: bool = True,
+        **options: Any,
+    ) -> None:
+        driver_options = {
+            "max_connection_pool_size": max_connection_pool_size,
+            "connection_timeout": connection_timeout,
+            "connection_acquisition_timeout": connection_acquisition_timeout,
+            "max_transaction_retry_time": max_transaction_retry_time,
+            "max_connection_lifetime": max_connection_lifetime,
+            "liveness_check_timeout": liveness_check_timeout,
+        }
+        assert set(driver_options) == set(POOL_OPTIONS)
+        self._config = parse_config(
+            url,
+            database=database,
+            username=username,
+            password=password,
+            auth=auth,
+            driver_options=driver_options,
+        )
+        super().__init__(**options)
+        if not isinstance(create_schema, bool):
+            raise ConfigurationError("bolt backend: create_schema must be a bool")
+        self._create_schema = create_schema
+        self._conn = Connection(self._config, f"{self.name} backend at {self.describe()}")
+
+    def describe(self) -> str:
+        """``scheme://[user@]host:port[/database]`` (never the password)."""
+        return self._config.describe()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def _connect(self) -> None:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            self._refuse(
+                "connect",
+                "the neo4j driver runs under asyncio only (this is another event loop)",
+                "run this backend under asyncio (anyio's default backend)",
+            )
+        dimensions = None if self.embedder is None else self.embedder.dimensions
+        await self._conn.open(dimensions, self._create_schema)
+
+    async def _close(self) -> None:
+        await self._conn.close()
+
+    # ------------------------------------------------------------------ writes
+
+    async def _add_message(self, req: rq.AddMessage) -> Message:
+        key = req.idempotency_key
+        mentions = _mention_params(req.mentions)
+        params = {
+            **_target_params(req.target),
+            **_conversation_params(req.target, None, {}),
+            "id": str(uuid4()),
+            "role": req.role.value,
+            "content": req.content,
+            "embedding": storable_embedding(req.embedding),
+            "metadata": dump_metadata(req.metadata),
+            "key": key,
+            "key_hash": None if key is None else hashlib.sha256(key.encode()).hexdigest(),
+            "mentions": mentions,
+            "mention_ids": mentions["mention_ids"],
+        }
+        query = cypher.ADD_MESSAGE_SESSION if req.target.session_id else cypher.ADD_MESSAGE_ID
+        found = await self._conn.run_write(query, **params)
+        return _stored(found, req.target)[0]
+
+    async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
+        items = []
+        all_ids: list[str] = []
+        for message in req.messages:
+            mentions = _mention_params(message.mentions)
+            all_ids.extend(mentions["mention_ids"])
+            items.append(
+                {
+                    "id": str(uuid4()),
+                    "role": message.role.value,
+                    "content": message.content,
+                    "embedding": storable_embedding(message.embedding),
+                    "metadata": dump_metadata(message.metadata),
+                    "timestamp": message.timestamp,
+                    **mentions,
+                }
+            )
+        params = {
+            **_target_params(req.target),
+            **_conversation_params(req.target, None, {}),
+            "messages": items,
+            "mention_ids": all_ids,
+        }
+        query = cypher.ADD_BATCH_SESSION if req.target.session_id else cypher.ADD_BATCH_ID
+        found = await self._conn.run_write(query, **params)
+        return _stored(found, req.target)
+
+    async def _create_conversation(self, req: rq.CreateConversation) -> Conversation:
+        params = {
+            **_target_params(req.target),
+            **_conversation_params(req.target, req.title, req.metadata),
+            "mention_ids": [],
+        }
+        query = (
+            cypher.CREATE_CONVERSATION_SESSION
+            if req.target.session_id
+            else cypher.CREATE_CONVERSATION_ID
+        )
+        found = await self._conn.run_write(query, **params)
+        row = found[0]
+        if row["conversation"] is None:
+            raise _missing(req.target)
+        return to_conversation(row["conversation"])
+
+    # ------------------------------------------------------------------ reads
+
+    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+        target = req.target
+        query = cypher.GET_CONVERSATION_SESSION if target.session_id else cypher.GET_CONVERSATION_ID
+        found = await self._conn.run_read(
+            query, **_target_params(target), limit=req.limit, since=req.since
+        )
+        row = found[0]
+        props = row["conversation"]
+        if props is None:
+            if target.session_id is None:
+                raise _missing(target)
+            return Conversation(
+                id=session_uuid(target.tenant, target.session_id),
+                session_id=target.session_id,
+                user_identifier=target.user_identifier,
+            )
+        messages = [
+            to_message(p, conversation_id=props["id"], session_id=props.get("session_id"))
+            for p in reversed(row["messages"])
+        ]
+        return to_conversation(props, messages)
+
+    async def _list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
+        found = await self._conn.run_read(
+            cypher.LIST_CONVERSATIONS, tenant=req.tenant, limit=req.limit
+        )
+        return [to_conversation(row["conversation"]) for row in found]
+
+    async def _list_sessions(self, req: rq.ListSessions) -> list[SessionInfo]:
+        found = await self._conn.run_read(
+            cypher.list_sessions(req.order_by, req.order_dir),
+            tenant=req.tenant,
+            prefix=req.prefix,
+            offset=req.offset,
+            limit=req.limit,
+        )
+        return [to_session(row) for row in found]
+
+    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        index = self._conn.vector_index
+
+        async def work(tx: AsyncManagedTransaction) -> list[Message]:
+            return await search(tx, req, index)
+
+        return await self._conn.read(work)
+
+    # ------------------------------------------------------------------ deletes
+
+    async def _delete_message(self, req: rq.DeleteMessage) -> bool:
+        found = await self._conn.run_write(
+            cypher.DELETE_MESSAGE, message_id=str(req.message_id), tenant=req.tenant
+        )
+        return bool(found and found[0]["deleted"])
+
+    async def _clear_session(self, target: rq.Target) -> bool:
+        query = cypher.CLEAR_SESSION_SESSION if target.session_id else cypher.CLEAR_SESSION_ID
+        found = await self._conn.run_write(query, **_target_params(target))
+        return bool(found and found[0]["deleted"])
+
+    # ------------------------------------------------------------------ entities
+
+    async def _add_entity(self, req: rq.AddEntity) -> Entity:
+        _indexable(req.name, "name")
+        _indexable(req.user_identifier, "user_identifier")
+        found = await self._conn.run_write(
+            cypher.ADD_ENTITY,
+            id=str(uuid4()),
+            name=req.name,
+            type=req.type,
+            description=req.description,
+        )
+        return to_entity(found[0]["entity"])
+
+    async def _find_entities(self, req: rq.FindEntities) -> list[Entity]:
+        found = await self._conn.run_read(
+            cypher.FIND_ENTITIES, identifier=req.identifier, type=req.type, limit=req.limit
+        )
+        return [to_entity(row["entity"]) for row in found]
+
+
+# Neo4j's range indexes hold keys of at most 8 KiB; stay well below it.
+MAX_INDEXED_BYTES = 4096
+
+
+def _indexable(value: str | None, argument: str) -> None:
+    """Values stored in an index must fit in it: a typed error before anything is written."""
+    if value is not None and len(value.encode("utf-8", "surrogatepass")) > MAX_INDEXED_BYTES:
+        raise InvalidRequestError(
+            f"must be at most {MAX_INDEXED_BYTES} bytes in UTF-8 on this backend",
+            argument=argument,
+        )
+
+
+def _target_params(target: rq.Target) -> dict[str, Any]:
+    _indexable(target.session_id, "session_id")
+    _indexable(target.user_identifier, "user_identifier")
+    if target.session_id is not None:
+        return {
+            "session_id": target.session_id,
+            "own_id": str(session_uuid(target.tenant, target.session_id)),
+            "tenant": target.tenant,
+        }
+    return {"conversation_id": str(target.conversation_id), "tenant": target.tenant}
+
+
+def _conversation_params(
+    target: rq.Target, title: str | None, metadata: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "title": title,
+        "conversation_metadata": dump_metadata(metadata),
+        "user": target.user_identifier,
+    }
+
+
+def _mention_params(refs: list[EntityRef]) -> dict[str, list[Any]]:
+    """Split references: ids link existing entities, typed ones MERGE on (name, type),
+    bare names link the single entity with that name (case-insensitive)."""
+    ids: list[str] = []
+    typed: list[dict[str, str]] = []
+    names: list[str] = []
+    for ref in refs:
+        if ref.id:
+            ids.append(ref.id)
+        elif ref.type and ref.name:
+            _indexable(ref.name, "explicit_mentions")
+            typed.append({"name": ref.name.strip(), "type": ref.type, "id": str(uuid4())})
+        elif ref.name:
+            names.append(ref.name.strip())
+    return {"mention_ids": ids, "typed": typed, "names": names}
+
+
+def _missing(target: rq.Target) -> NotFoundError:
+    return NotFoundError(f"conversation {target.conversation_id} does not exist")
+
+
+def _stored(found: Rows, target: rq.Target) -> list[Message]:
+    """The messages a write statement returned, or the error it signalled."""
+    first = found[0]
+    if first["missing"]:
+        unknown = ", ".join(sorted(set(first["missing"])))
+        raise NotFoundError(f"explicit_mentions: no entity has id {unknown}; nothing was written")
+    if first["message"] is None:
+        raise _missing(target)
+    ordered = sorted(found, key=lambda row: row["message"].get("seq") or 0)
+    return [
+        to_message(
+            row["message"],
+            conversation_id=row["conversation"]["id"],
+            session_id=row["conversation"]["session_id"],
+        )
+        for row in ordered
+    ]

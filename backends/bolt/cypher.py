@@ -1,0 +1,439 @@
+"""Every Cypher statement the Bolt backend runs.
+
+All statements are constants assembled from constant fragments; user data only ever
+travels as parameters. Two variants exist for statements that name a conversation: one
+for a session target (``$session_id``, ``$own_id`` — the deterministic id — and
+``$tenant``) and one for a ``conversation_id`` target (``$conversation_id``, ``$tenant``).
+
+Ordering. Messages written by memory-core carry ``seq`` (per-conversation counter kept in
+``Conversation.next_seq``) and ``conversation_id``; the conversation's ``message_count``
+equals its number of HAS_MESSAGE edges while every message in it is ours. Then reads walk
+the ``Message(conversation_id, seq)`` index newest-first and stop after N rows. A
+conversation another writer touched (neo4j-agent-memory writes no ``seq``) has a count
+that disagrees with its degree; it is read in the reference's own order (timestamp, then
+id) instead, and a write marks it permanently with ``message_count = -1``. Counting the
+degree is O(1) in Neo4j.
+
+Locking. A write first SETs a property of the conversation: the write lock is held until
+commit, so concurrent appends serialise and every read of the tail, ``next_seq`` and
+``message_count`` that follows sees the previous append. Nothing mutable is read before
+that SET (Cypher may cache a property value it has read once).
+"""
+
+from __future__ import annotations
+
+from memory_core.models import EntityType
+
+NOW = "datetime.truncate('microsecond', datetime.realtime())"
+
+# Which node labels an entity of each type gets (the reference's PascalCase labels).
+_TYPE_LABELS = {t.value: t.value.capitalize() for t in EntityType}
+TYPE_LABELS_FOREACH = "\n".join(
+    f"FOREACH (_ IN CASE WHEN e.type = '{kind}' THEN [1] ELSE [] END | SET e:{label})"
+    for kind, label in _TYPE_LABELS.items()
+)
+
+ENTITY_KEYS = (
+    "e.name_key = toLower(e.name), "
+    "e.surface_keys = reduce(acc = '|', form IN [e.name, e.canonical_name] + "
+    "coalesce(e.aliases, []) | CASE WHEN form IS NULL THEN acc "
+    "ELSE acc + replace(toLower(toString(form)), '|', ' ') + '|' END)"
+)
+
+ENTITY_PROJECTION = "e {.id, .name, .type}"
+MENTIONS = f"[(m)-[:MENTIONS]->(e:Entity) | {ENTITY_PROJECTION}]"
+MESSAGE_PROJECTION = f"m {{.*, mentions: {MENTIONS}}}"
+
+# ---------------------------------------------------------------------------- resolving
+
+# The conversation of a session: ours (deterministic id) first, else one another writer
+# made for that session (in the tenant, when multi-tenant), newest first. Yields ``c``,
+# null when there is none.
+RESOLVE_SESSION = """
+OPTIONAL MATCH (found:Conversation {session_id: $session_id})
+WHERE found.id = $own_id OR $tenant IS NULL OR found.user_identifier = $tenant
+WITH found ORDER BY (found.id = $own_id) DESC, found.created_at DESC LIMIT 1
+WITH found AS c
+"""
+
+RESOLVE_ID = """
+OPTIONAL MATCH (c:Conversation {id: $conversation_id})
+WHERE $tenant IS NULL OR c.user_identifier = $tenant
+WITH c
+"""
+
+# Inside a write: turn ``c`` into ``conv``, creating the session's conversation if needed
+# (MERGE on the uniquely constrained id is race-free). Rows stop when an explicit mention
+# names an unknown entity: nothing is written then.
+ENTITIES_EXIST = "all(eid IN $mention_ids WHERE EXISTS { MATCH (:Entity {id: eid}) })"
+
+GET_OR_CREATE = f"""
+WITH c WHERE {ENTITIES_EXIST}
+WITH c, {NOW} AS now
+MERGE (conv:Conversation {{id: coalesce(c.id, $own_id)}})
+ON CREATE SET conv.session_id = $session_id, conv.title = $title,
+    conv.metadata = $conversation_metadata, conv.created_at = now, conv.updated_at = now,
+    conv.next_seq = 0, conv.message_count = 0, conv.user_identifier = $user
+WITH conv
+"""
+
+EXISTING = f"""
+WITH c WHERE c IS NOT NULL AND {ENTITIES_EXIST}
+WITH c AS conv
+"""
+
+# ---------------------------------------------------------------------------- appending
+
+# After the lock: is every message of ``conv`` ours, and which message is the tail?
+LOCK_AND_FIND_TAIL = f"""
+SET conv.updated_at = {NOW}
+WITH conv, coalesce(conv.message_count, 0) = COUNT {{ (conv)-[:HAS_MESSAGE]->() }} AS sequenced
+WITH conv, sequenced, head(COLLECT {{
+    WITH conv, sequenced WHERE sequenced
+    MATCH (t:Message) WHERE t.conversation_id = conv.id AND t.seq IS NOT NULL
+    RETURN t ORDER BY t.conversation_id DESC, t.seq DESC LIMIT 1
+  UNION ALL
+    WITH conv, sequenced WHERE NOT sequenced
+    MATCH (conv)-[:HAS_MESSAGE]->(t:Message) WHERE NOT (t)-[:NEXT_MESSAGE]->()
+    RETURN t ORDER BY t.timestamp DESC, t.id DESC LIMIT 1
+}}) AS last
+WITH conv, sequenced, last, coalesce(conv.next_seq, 0) AS seq0, {NOW} AS now
+WITH conv, sequenced, last, seq0,
+     CASE WHEN last IS NOT NULL AND last.timestamp >= now
+          THEN last.timestamp + duration({{microseconds: 1}}) ELSE now END AS base
+"""
+
+LINK_USER = """
+FOREACH (user IN CASE WHEN $user IS NULL THEN [] ELSE [$user] END |
+    MERGE (u:User {identifier: user})
+    ON CREATE SET u.id = user, u.created_at = base
+    MERGE (u)-[:HAS_CONVERSATION]->(conv)
+    SET conv.user_identifier = coalesce(conv.user_identifier, user)
+)
+"""
+
+
+def _link_mentions(source: str) -> str:
+    """Unit subqueries linking ``m`` to the entities ``{source}.mention_ids``/``typed``/
+    ``names`` describe (ids must exist; typed refs MERGE on name+type; a bare name links
+    the one entity with that surface form, never creating one)."""
+    return f"""
+CALL (m, {source}) {{
+    UNWIND {source}.mention_ids AS eid
+    MATCH (e:Entity {{id: eid}})
+    MERGE (m)-[r:MENTIONS]->(e) ON CREATE SET r.confidence = 1.0
+}}
+CALL (m, {source}) {{
+    UNWIND {source}.typed AS ref
+    MERGE (e:Entity {{name: ref.name, type: ref.type}})
+    ON CREATE SET e.id = ref.id, e.created_at = {NOW}, e.confidence = 1.0
+    SET {ENTITY_KEYS}
+    {TYPE_LABELS_FOREACH}
+    MERGE (m)-[r:MENTIONS]->(e) ON CREATE SET r.confidence = 1.0
+}}
+CALL (m, {source}) {{
+    UNWIND {source}.names AS name
+    WITH m, COLLECT {{
+        MATCH (e:Entity)
+        WHERE e.name_key = toLower(name) AND e.merged_into IS NULL
+        RETURN DISTINCT e LIMIT 2
+    }} AS found
+    WITH m, found WHERE size(found) = 1
+    WITH m, found[0] AS e
+    MERGE (m)-[r:MENTIONS]->(e) ON CREATE SET r.confidence = 1.0
+}}
+"""
+
+
+_APPEND_ONE = f"""
+OPTIONAL MATCH (dup:Message {{idempotency_scope: conv.id + ':' + $key_hash}})
+CALL (conv, dup) {{
+    WITH dup WHERE dup IS NOT NULL
+    RETURN dup AS m, false AS created
+  UNION ALL
+    WITH conv, dup WHERE dup IS NULL
+    {LOCK_AND_FIND_TAIL}
+    CREATE (m:Message {{
+        id: $id, role: $role, content: $content, embedding: $embedding,
+        metadata: $metadata, timestamp: base, seq: seq0, conversation_id: conv.id,
+        idempotency_key: $key, idempotency_scope: conv.id + ':' + $key_hash
+    }})
+    CREATE (conv)-[:HAS_MESSAGE]->(m)
+    SET conv.next_seq = seq0 + 1, conv.updated_at = base,
+        conv.message_count = CASE WHEN sequenced THEN coalesce(conv.message_count, 0) + 1
+                                  ELSE -1 END
+    FOREACH (p IN CASE WHEN last IS NULL THEN [] ELSE [last] END |
+        CREATE (p)-[:NEXT_MESSAGE]->(m))
+    FOREACH (_ IN CASE WHEN last IS NULL THEN [1] ELSE [] END |
+        CREATE (conv)-[:FIRST_MESSAGE]->(m))
+    {LINK_USER}
+    WITH m, $mentions AS mentions
+    {_link_mentions("mentions")}
+    RETURN m, true AS created
+}}
+RETURN conv, m, created
+"""
+
+_APPEND_BATCH = f"""
+{LOCK_AND_FIND_TAIL}
+UNWIND range(0, size($messages) - 1) AS i
+WITH conv, sequenced, last, seq0, base, i, $messages[i] AS msg
+CREATE (m:Message {{
+    id: msg.id, role: msg.role, content: msg.content, embedding: msg.embedding,
+    metadata: msg.metadata, seq: seq0 + i, conversation_id: conv.id,
+    timestamp: coalesce(msg.timestamp, base + duration({{microseconds: i}}))
+}})
+CREATE (conv)-[:HAS_MESSAGE]->(m)
+WITH conv, sequenced, last, seq0, base, i, m, msg
+{_link_mentions("msg")}
+WITH conv, sequenced, last, seq0, base, i, m ORDER BY i
+WITH conv, sequenced, last, seq0, base, collect(m) AS ms
+SET conv.next_seq = seq0 + size(ms),
+    conv.updated_at = base + duration({{microseconds: size(ms) - 1}}),
+    conv.message_count = CASE WHEN sequenced THEN coalesce(conv.message_count, 0) + size(ms)
+                              ELSE -1 END
+FOREACH (first IN CASE WHEN last IS NULL THEN [head(ms)] ELSE [] END |
+    CREATE (conv)-[:FIRST_MESSAGE]->(first))
+{LINK_USER}
+WITH conv, ms, CASE WHEN last IS NULL THEN ms ELSE [last] + ms END AS chain
+FOREACH (j IN range(0, size(chain) - 2) |
+    FOREACH (p IN [chain[j]] | FOREACH (n IN [chain[j + 1]] |
+        CREATE (p)-[:NEXT_MESSAGE]->(n))))
+WITH conv, ms
+UNWIND ms AS m
+RETURN conv, m, true AS created
+"""
+
+_WRITE_RESULT = f"""
+RETURN c IS NOT NULL AS found,
+       [eid IN $mention_ids WHERE NOT EXISTS {{ MATCH (:Entity {{id: eid}}) }}] AS missing,
+       conv {{.*}} AS conversation,
+       CASE WHEN m IS NULL THEN null ELSE {MESSAGE_PROJECTION} END AS message,
+       created
+"""
+
+
+def _write(resolve: str, target: str, body: str) -> str:
+    return f"{resolve}\nOPTIONAL CALL (c) {{\n{target}\n{body}\n}}\n{_WRITE_RESULT}"
+
+
+ADD_MESSAGE_SESSION = _write(RESOLVE_SESSION, GET_OR_CREATE, _APPEND_ONE)
+ADD_MESSAGE_ID = _write(RESOLVE_ID, EXISTING, _APPEND_ONE)
+ADD_BATCH_SESSION = _write(RESOLVE_SESSION, GET_OR_CREATE, _APPEND_BATCH)
+ADD_BATCH_ID = _write(RESOLVE_ID, EXISTING, _APPEND_BATCH)
+
+CREATE_CONVERSATION_SESSION = _write(
+    RESOLVE_SESSION,
+    GET_OR_CREATE,
+    f"""
+    WITH conv, {NOW} AS base
+    {LINK_USER}
+    RETURN conv, null AS m, false AS created
+    """,
+)
+CREATE_CONVERSATION_ID = _write(RESOLVE_ID, EXISTING, "RETURN conv, null AS m, false AS created")
+
+# ---------------------------------------------------------------------------- reading
+
+
+def newest_first(limit: str, since: str = "$since") -> str:
+    """A COLLECT of ``c``'s newest ``limit`` messages (after ``since``), newest first."""
+    return f"""COLLECT {{
+    WITH c WHERE coalesce(c.message_count, 0) = COUNT {{ (c)-[:HAS_MESSAGE]->() }}
+    MATCH (m:Message)
+    WHERE m.conversation_id = c.id AND m.seq IS NOT NULL
+      AND ({since} IS NULL OR m.timestamp > {since})
+    RETURN m ORDER BY m.conversation_id DESC, m.seq DESC LIMIT {limit}
+  UNION ALL
+    WITH c WHERE coalesce(c.message_count, 0) <> COUNT {{ (c)-[:HAS_MESSAGE]->() }}
+    MATCH (c)-[:HAS_MESSAGE]->(m:Message)
+    WHERE {since} IS NULL OR m.timestamp > {since}
+    RETURN m ORDER BY m.timestamp DESC, m.seq DESC, m.id DESC LIMIT {limit}
+}}"""
+
+
+def oldest_first(limit: str) -> str:
+    """A COLLECT of ``c``'s oldest ``limit`` messages, oldest first."""
+    return f"""COLLECT {{
+    WITH c WHERE coalesce(c.message_count, 0) = COUNT {{ (c)-[:HAS_MESSAGE]->() }}
+    MATCH (m:Message)
+    WHERE m.conversation_id = c.id AND m.seq IS NOT NULL
+    RETURN m ORDER BY m.conversation_id ASC, m.seq ASC LIMIT {limit}
+  UNION ALL
+    WITH c WHERE coalesce(c.message_count, 0) <> COUNT {{ (c)-[:HAS_MESSAGE]->() }}
+    MATCH (c)-[:HAS_MESSAGE]->(m:Message)
+    RETURN m ORDER BY m.timestamp ASC, m.seq ASC, m.id ASC LIMIT {limit}
+}}"""
+
+
+_GET_RESULT = f"""
+RETURN c {{.*}} AS conversation,
+       [m IN {newest_first("$limit")} | {MESSAGE_PROJECTION}] AS messages
+"""
+
+GET_CONVERSATION_SESSION = RESOLVE_SESSION + _GET_RESULT
+GET_CONVERSATION_ID = RESOLVE_ID + _GET_RESULT
+
+RESOLVE_SESSION_ID = RESOLVE_SESSION + "RETURN c.id AS id"
+RESOLVE_ID_ID = RESOLVE_ID + "RETURN c.id AS id"
+
+LIST_CONVERSATIONS = """
+MATCH (c:Conversation)
+WHERE $tenant IS NULL OR c.user_identifier = $tenant
+WITH c ORDER BY coalesce(c.updated_at, c.created_at) DESC, c.id ASC LIMIT $limit
+RETURN c {.*} AS conversation
+"""
+
+# One row per session: where several conversations share a session id (written by
+# another library, or other tenants seen by a single-tenant backend) ours wins, then the
+# newest. ``{order}`` is filled from a fixed table of (column, direction) constants.
+LIST_SESSIONS_TEMPLATE = f"""
+MATCH (c:Conversation)
+WHERE ($tenant IS NULL OR c.user_identifier = $tenant)
+  AND ($prefix IS NULL OR c.session_id STARTS WITH $prefix)
+WITH c ORDER BY c.session_id, (c.next_seq IS NOT NULL) DESC, c.created_at DESC
+WITH c.session_id AS session_id, head(collect(c)) AS c
+WITH session_id, c, COUNT {{ (c)-[:HAS_MESSAGE]->() }} AS message_count,
+     c.created_at AS created_at, coalesce(c.updated_at, c.created_at) AS updated_at
+ORDER BY {{order}}
+SKIP $offset LIMIT $limit
+RETURN c {{.*}} AS conversation, message_count,
+       head([m IN {oldest_first("1")} | m.content]) AS first_content,
+       head([m IN {newest_first("1", "null")} | m.content]) AS last_content
+"""
+
+SESSION_ORDER_COLUMNS = {
+    "updated_at": "updated_at",
+    "created_at": "created_at",
+    "message_count": "message_count",
+    "session_id": "session_id",
+}
+
+
+def list_sessions(order_by: str, direction: str) -> str:
+    """The list_sessions statement for a validated ordering (keys of the table above)."""
+    column = SESSION_ORDER_COLUMNS[order_by]
+    way = {"asc": "ASC", "desc": "DESC"}[direction]
+    order = f"{column} {way}" + ("" if column == "session_id" else ", session_id ASC")
+    return LIST_SESSIONS_TEMPLATE.replace("{order}", order)
+
+
+# ---------------------------------------------------------------------------- deleting
+
+DELETE_MESSAGE = f"""
+MATCH (m:Message {{id: $message_id}})
+OPTIONAL MATCH (owner:Conversation)-[:HAS_MESSAGE]->(m)
+WITH m, head(collect(owner)) AS c
+WHERE $tenant IS NULL OR c.user_identifier = $tenant
+CALL (c) {{
+    WITH c WHERE c IS NOT NULL
+    SET c.updated_at = {NOW}
+}}
+WITH m, c,
+     c IS NOT NULL AND coalesce(c.message_count, 0) = COUNT {{ (c)-[:HAS_MESSAGE]->() }}
+         AS sequenced,
+     head(COLLECT {{ MATCH (p:Message)-[:NEXT_MESSAGE]->(m) RETURN p }}) AS prev,
+     head(COLLECT {{ MATCH (m)-[:NEXT_MESSAGE]->(n:Message) RETURN n }}) AS next,
+     EXISTS {{ MATCH (owner:Conversation)-[:FIRST_MESSAGE]->(m) WHERE owner = c }} AS was_first
+FOREACH (_ IN CASE WHEN prev IS NOT NULL AND next IS NOT NULL THEN [1] ELSE [] END |
+    MERGE (prev)-[:NEXT_MESSAGE]->(next))
+FOREACH (_ IN CASE WHEN was_first AND next IS NOT NULL THEN [1] ELSE [] END |
+    MERGE (c)-[:FIRST_MESSAGE]->(next))
+FOREACH (_ IN CASE WHEN c IS NULL THEN [] ELSE [1] END |
+    SET c.message_count = CASE WHEN sequenced THEN c.message_count - 1 ELSE -1 END)
+DETACH DELETE m
+RETURN count(*) AS deleted
+"""
+
+_CLEAR = """
+CALL (c) {
+    MATCH (c)-[:HAS_MESSAGE]->(m:Message)
+    DETACH DELETE m
+}
+DETACH DELETE c
+RETURN count(*) AS deleted
+"""
+
+CLEAR_SESSION_SESSION = (
+    """
+MATCH (c:Conversation {session_id: $session_id})
+WHERE c.id = $own_id OR $tenant IS NULL OR c.user_identifier = $tenant
+"""
+    + _CLEAR
+)
+
+CLEAR_SESSION_ID = (
+    """
+MATCH (c:Conversation {id: $conversation_id})
+WHERE $tenant IS NULL OR c.user_identifier = $tenant
+"""
+    + _CLEAR
+)
+
+# ---------------------------------------------------------------------------- searching
+
+TEXT_HITS = """
+CALL db.index.fulltext.queryNodes($index, $lucene) YIELD node AS m, score
+MATCH (c:Conversation)-[:HAS_MESSAGE]->(m)
+WHERE ($conversation_id IS NULL OR c.id = $conversation_id)
+  AND ($tenant IS NULL OR c.user_identifier = $tenant)
+RETURN m.id AS id, score, m.metadata AS metadata, m.content AS content
+"""
+
+# Exact cosine over one conversation (zero vectors are skipped: cosine is undefined).
+VECTOR_HITS_CONVERSATION = """
+MATCH (c:Conversation {id: $conversation_id})-[:HAS_MESSAGE]->(m:Message)
+WHERE m.embedding IS NOT NULL AND size(m.embedding) = size($vector)
+  AND any(x IN m.embedding WHERE x <> 0)
+WITH m, vector.similarity.cosine(m.embedding, $vector) AS similarity
+WHERE similarity > 0.5
+RETURN m.id AS id, 2 * similarity - 1 AS score, m.metadata AS metadata
+ORDER BY score DESC, id ASC
+"""
+
+# Approximate nearest neighbours from the vector index; ``keep`` says whether a hit is
+# related (cosine > 0) and in the tenant's scope. Every neighbour is returned so the
+# caller can tell when the index has run out.
+VECTOR_HITS_INDEX = """
+CALL db.index.vector.queryNodes($index, $k, $vector) YIELD node AS m, score
+OPTIONAL MATCH (owner:Conversation)-[:HAS_MESSAGE]->(m)
+WITH m, score, head(collect(owner)) AS c
+RETURN m.id AS id, 2 * score - 1 AS score, m.metadata AS metadata,
+       score > 0.5 AND c IS NOT NULL AND ($tenant IS NULL OR c.user_identifier = $tenant)
+           AS keep
+ORDER BY score DESC, id ASC
+"""
+
+LOAD_MESSAGES = f"""
+MATCH (m:Message) WHERE m.id IN $ids
+OPTIONAL MATCH (owner:Conversation)-[:HAS_MESSAGE]->(m)
+WITH m, head(collect(owner)) AS c
+RETURN {MESSAGE_PROJECTION} AS message, c.id AS conversation_id, c.session_id AS session_id
+"""
+
+# ---------------------------------------------------------------------------- entities
+
+ADD_ENTITY = f"""
+MERGE (e:Entity {{name: $name, type: $type}})
+ON CREATE SET e.id = $id, e.description = $description, e.confidence = 1.0,
+    e.created_at = {NOW}
+ON MATCH SET e.description = coalesce(e.description, $description)
+SET {ENTITY_KEYS}
+{TYPE_LABELS_FOREACH}
+RETURN e {{.*}} AS entity
+"""
+
+FIND_ENTITIES = """
+CALL () {
+    MATCH (e:Entity {id: $identifier})
+    RETURN e, 0 AS rank
+  UNION ALL
+    MATCH (e:Entity) WHERE e.name_key = toLower($identifier)
+    RETURN e, 1 AS rank
+}
+WITH e, min(rank) AS rank
+WHERE ($type IS NULL OR e.type = $type) AND e.merged_into IS NULL
+RETURN e {.*} AS entity
+ORDER BY rank, e.name, e.id
+LIMIT $limit
+"""

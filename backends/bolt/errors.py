@@ -1,0 +1,89 @@
+"""Translating neo4j driver exceptions into memory-core errors.
+
+No driver exception reaches the caller: :func:`translate` maps each one to a typed
+memory-core error whose message carries the Neo4j status code and the server's text,
+never parameters or credentials. The original is not chained (``from None``): driver
+exceptions can carry the connection address and query parameters.
+"""
+
+from __future__ import annotations
+
+from neo4j import exceptions as neo
+
+from memory_core import (
+    AuthenticationError,
+    ConfigurationError,
+    InvalidRequestError,
+    MemoryCoreError,
+    TransportError,
+)
+
+IDEMPOTENCY_CONSTRAINT = "memory_core_message_idempotency"
+
+_CONFIG_CODES = (
+    "Neo.ClientError.Database.DatabaseNotFound",
+    "Neo.ClientError.Statement.UnsupportedAdministrationCommand",
+)
+
+
+def _code(exc: BaseException) -> str:
+    code = getattr(exc, "code", None)
+    return code if isinstance(code, str) else type(exc).__name__
+
+
+def _text(exc: BaseException) -> str:
+    message = getattr(exc, "message", None)
+    if isinstance(message, str) and message:
+        return message
+    return str(exc) or type(exc).__name__
+
+
+def translate(exc: BaseException, where: str) -> MemoryCoreError:
+    """The memory-core error for a driver exception raised while talking to ``where``."""
+    if isinstance(exc, MemoryCoreError):
+        return exc
+    code, text = _code(exc), _text(exc)
+    if isinstance(exc, neo.IncompleteCommit):
+        return TransportError(
+            f"{where}: the connection was lost while committing; the write may or may not "
+            "have been applied (retry it with an idempotency_key to be safe)"
+        )
+    if isinstance(exc, neo.AuthError | neo.Forbidden):
+        return AuthenticationError(f"{where}: authentication or authorization failed ({code})")
+    if isinstance(exc, neo.SessionExpired | neo.ServiceUnavailable):
+        return TransportError(f"{where}: Neo4j is unreachable ({type(exc).__name__}: {text})")
+    if isinstance(exc, neo.TransientError):
+        return TransportError(f"{where}: transient failure that outlasted retries ({code}: {text})")
+    if isinstance(exc, neo.ConfigurationError | neo.UnsupportedServerProduct):
+        return ConfigurationError(f"{where}: {type(exc).__name__}: {text}")
+    if isinstance(exc, neo.ClientError) and "obtain a connection from the pool" in text:
+        return TransportError(f"{where}: no free connection in the pool in time ({text})")
+    if isinstance(exc, neo.ClientError) and code in _CONFIG_CODES:
+        return ConfigurationError(f"{where}: {code}: {text}")
+    if "too large to index" in text:
+        return InvalidRequestError(f"a value is too long to be indexed by Neo4j ({code})")
+    if isinstance(exc, neo.DatabaseError):
+        return TransportError(f"{where}: the database failed ({code}: {text})")
+    if isinstance(exc, neo.Neo4jError | neo.DriverError):
+        return MemoryCoreError(f"{where}: Neo4j rejected the request ({code}: {text})")
+    if isinstance(exc, OSError | TimeoutError):
+        return TransportError(f"{where}: network error ({type(exc).__name__})")
+    return MemoryCoreError(f"{where}: unexpected driver failure ({type(exc).__name__})")
+
+
+def is_idempotency_race(exc: BaseException) -> bool:
+    """A concurrent writer stored the same idempotency key first (the replay will find it)."""
+    return isinstance(exc, neo.ConstraintError) and "idempotency_scope" in _text(exc)
+
+
+def is_constraint_race(exc: BaseException) -> bool:
+    """A unique constraint failed: the transaction rolled back, so rerunning is safe."""
+    return isinstance(exc, neo.ConstraintError)
+
+
+DRIVER_ERRORS: tuple[type[BaseException], ...] = (
+    neo.Neo4jError,
+    neo.DriverError,
+    OSError,
+    TimeoutError,
+)

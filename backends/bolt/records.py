@@ -1,0 +1,148 @@
+"""Turning Neo4j property maps into memory-core models, and models into parameters.
+
+Stored shapes match neo4j-agent-memory 0.8.0: timestamps are Neo4j ``DateTime`` values
+(UTC), metadata is a JSON string (``null`` for an empty dict, as the reference writes
+it), ids are UUID strings, roles are lower-case strings.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID, uuid5
+
+from memory_core import Conversation, Entity, EntityRef, Message, MessageRole, SessionInfo
+from memory_core.summary import preview
+from memory_core.validation import metadata_json
+
+# The same namespace as the embedded backend: a session's conversation has the same id
+# in every memory-core store.
+NAMESPACE = UUID("76d6accc-5703-50c3-bfc3-6639b22e80f8")
+
+
+def session_uuid(tenant: str | None, session_id: str) -> UUID:
+    """The deterministic conversation id of ``session_id`` for ``tenant``."""
+    return uuid5(NAMESPACE, f"{tenant or ''}\x00{session_id}")
+
+
+def to_datetime(value: Any) -> datetime | None:
+    """A Neo4j ``DateTime`` (or ISO string, or datetime) as an aware UTC datetime."""
+    if value is None:
+        return None
+    if hasattr(value, "to_native"):
+        value = value.to_native()
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+    if not isinstance(value, datetime):
+        return None
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def dump_metadata(metadata: Mapping[str, Any]) -> str | None:
+    """Metadata as stored: a JSON string, ``None`` when empty."""
+    return metadata_json(metadata) if metadata else None
+
+
+def load_metadata(text: Any) -> dict[str, Any]:
+    """Stored metadata back as a dict (``{}`` for null or anything that is not a JSON
+    object)."""
+    if not isinstance(text, str) or not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def storable_embedding(vector: Sequence[float] | None) -> list[float] | None:
+    """The vector to store, or ``None`` for none or a zero vector (cosine is undefined)."""
+    if vector is None:
+        return None
+    values = [float(x) for x in vector]
+    return values if any(x != 0.0 and math.isfinite(x) for x in values) else None
+
+
+def to_refs(items: Any) -> list[EntityRef]:
+    refs = [EntityRef(id=i.get("id"), name=i.get("name"), type=i.get("type")) for i in items or []]
+    return sorted(refs, key=lambda r: ((r.name or "").lower(), r.id or ""))
+
+
+def to_message(
+    props: Mapping[str, Any],
+    *,
+    conversation_id: Any = None,
+    session_id: str | None = None,
+    score: float | None = None,
+) -> Message:
+    """A message property map (with ``mentions``) as a :class:`Message`."""
+    conv = props.get("conversation_id") or conversation_id
+    return Message(
+        id=UUID(str(props["id"])),
+        role=MessageRole(str(props.get("role", "user")).lower()),
+        content=props.get("content") or "",
+        created_at=to_datetime(props.get("timestamp")) or datetime.now(UTC),
+        embedding=props.get("embedding"),
+        metadata=load_metadata(props.get("metadata")),
+        conversation_id=UUID(str(conv)) if conv else None,
+        session_id=session_id,
+        idempotency_key=props.get("idempotency_key"),
+        mentions=to_refs(props.get("mentions")),
+        score=score,
+    )
+
+
+def to_conversation(
+    props: Mapping[str, Any], messages: list[Message] | None = None
+) -> Conversation:
+    """A conversation property map as a :class:`Conversation` (no messages by default)."""
+    created = to_datetime(props.get("created_at")) or datetime.now(UTC)
+    return Conversation(
+        id=UUID(str(props["id"])),
+        session_id=props.get("session_id") or "",
+        title=props.get("title"),
+        messages=messages or [],
+        created_at=created,
+        updated_at=to_datetime(props.get("updated_at")),
+        metadata=load_metadata(props.get("metadata")),
+        user_identifier=props.get("user_identifier"),
+    )
+
+
+def to_session(row: Mapping[str, Any]) -> SessionInfo:
+    """A ``list_sessions`` row as a :class:`SessionInfo`."""
+    conversation = to_conversation(row["conversation"])
+    first, last = row.get("first_content"), row.get("last_content")
+    return SessionInfo(
+        session_id=conversation.session_id,
+        conversation_id=conversation.id,
+        title=conversation.title,
+        message_count=int(row.get("message_count") or 0),
+        first_message_preview=None if first is None else preview(first),
+        last_message_preview=None if last is None else preview(last),
+        created_at=conversation.created_at,
+        updated_at=conversation.updated_at,
+        user_identifier=conversation.user_identifier,
+    )
+
+
+def to_entity(props: Mapping[str, Any]) -> Entity:
+    """An entity property map as an :class:`Entity`."""
+    confidence = props.get("confidence")
+    return Entity(
+        id=str(props["id"]),
+        name=str(props.get("name", "")),
+        type=str(props.get("type", "")),
+        description=props.get("description"),
+        confidence=float(confidence) if isinstance(confidence, int | float) else None,
+        created_at=to_datetime(props.get("created_at")) or datetime.now(UTC),
+        updated_at=to_datetime(props.get("updated_at")),
+    )

@@ -1,0 +1,86 @@
+"""Constraints and indexes, created idempotently when a backend connects.
+
+Names shared with neo4j-agent-memory 0.8.0 (``conversation_id``, ``message_id`` …) are
+reused on purpose: ``IF NOT EXISTS`` then makes the two libraries' schema set-ups no-ops
+for each other. Every name and label here is a constant; nothing comes from user input.
+
+What each one is for:
+
+* unique ``id`` on Conversation, Message, Entity and ``identifier`` on User — the
+  deterministic conversation id doubles as the get-or-create key, so concurrent first
+  writes to a session MERGE onto one node;
+* unique ``Message.idempotency_scope`` (``<conversation id>:<sha256 of the key>``) — two
+  concurrent writers with one key cannot both store a message;
+* ``Message(conversation_id, seq)`` — the newest-N read and the tail lookup walk this
+  index backwards, so their cost depends on N, not on the conversation's length;
+* ``Conversation(session_id)``, ``(user_identifier)``, ``(updated_at)`` — session
+  lookup, tenant scoping and the most-recent-first listing;
+* ``Entity(name_key)``, ``Entity(name)`` — case-insensitive entity lookup and the
+  (name, type) MERGE;
+* a full-text index on ``Message.content`` for text search, and, with an embedder, a
+  cosine vector index on ``Message.embedding`` (named as the reference names it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory_core import ConfigurationError
+
+FULLTEXT_INDEX = "memory_core_message_text"
+VECTOR_INDEX = "message_embedding_idx"
+
+# name -> DDL. A uniqueness constraint's backing index carries the constraint's name, so
+# ``SHOW INDEXES`` lists every name here once the schema is in place.
+STATEMENTS: dict[str, str] = {
+    "conversation_id": "CREATE CONSTRAINT conversation_id IF NOT EXISTS "
+    "FOR (n:Conversation) REQUIRE n.id IS UNIQUE",
+    "message_id": "CREATE CONSTRAINT message_id IF NOT EXISTS "
+    "FOR (n:Message) REQUIRE n.id IS UNIQUE",
+    "entity_id": "CREATE CONSTRAINT entity_id IF NOT EXISTS FOR (n:Entity) REQUIRE n.id IS UNIQUE",
+    "user_identifier": "CREATE CONSTRAINT user_identifier IF NOT EXISTS "
+    "FOR (n:User) REQUIRE n.identifier IS UNIQUE",
+    "memory_core_message_idempotency": "CREATE CONSTRAINT memory_core_message_idempotency "
+    "IF NOT EXISTS FOR (n:Message) REQUIRE n.idempotency_scope IS UNIQUE",
+    "memory_core_message_seq": "CREATE INDEX memory_core_message_seq IF NOT EXISTS "
+    "FOR (n:Message) ON (n.conversation_id, n.seq)",
+    "conversation_session_idx": "CREATE INDEX conversation_session_idx IF NOT EXISTS "
+    "FOR (n:Conversation) ON (n.session_id)",
+    "memory_core_conversation_user": "CREATE INDEX memory_core_conversation_user IF NOT EXISTS "
+    "FOR (n:Conversation) ON (n.user_identifier)",
+    "memory_core_conversation_updated": "CREATE INDEX memory_core_conversation_updated "
+    "IF NOT EXISTS FOR (n:Conversation) ON (n.updated_at)",
+    "entity_name_key_idx": "CREATE INDEX entity_name_key_idx IF NOT EXISTS "
+    "FOR (n:Entity) ON (n.name_key)",
+    "entity_name_idx": "CREATE INDEX entity_name_idx IF NOT EXISTS FOR (n:Entity) ON (n.name)",
+    FULLTEXT_INDEX: f"CREATE FULLTEXT INDEX {FULLTEXT_INDEX} IF NOT EXISTS "
+    "FOR (n:Message) ON EACH [n.content]",
+}
+
+SHOW_INDEX_NAMES = "SHOW INDEXES YIELD name RETURN collect(name) AS names"
+
+SHOW_VECTOR_INDEX = """
+SHOW VECTOR INDEXES YIELD name, labelsOrTypes, properties, options
+WHERE labelsOrTypes = ['Message'] AND properties = ['embedding']
+RETURN name, options
+"""
+
+AWAIT_INDEXES = "CALL db.awaitIndexes($seconds)"
+
+
+def vector_index_statement(dimensions: int) -> str:
+    """The vector index DDL; ``dimensions`` is an int checked by the caller."""
+    if isinstance(dimensions, bool) or not isinstance(dimensions, int) or dimensions < 1:
+        raise ConfigurationError("embedder.dimensions must be a positive int")
+    return (
+        f"CREATE VECTOR INDEX {VECTOR_INDEX} IF NOT EXISTS "
+        "FOR (n:Message) ON (n.embedding) OPTIONS {indexConfig: {"
+        f"`vector.dimensions`: {dimensions}, `vector.similarity_function`: 'cosine'}}}}"
+    )
+
+
+def vector_dimensions(options: Any) -> int | None:
+    """``vector.dimensions`` from a ``SHOW VECTOR INDEXES`` options map, if present."""
+    config = options.get("indexConfig") if isinstance(options, dict) else None
+    value = config.get("vector.dimensions") if isinstance(config, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -1,0 +1,298 @@
+"""HTTP for the NAMS adapter: one keep-alive pool, retries, and status → error mapping.
+
+Retry rules (the reference retried any POST on any network error, which can store a
+message twice):
+
+* a request that certainly never reached the server (connect error, connect timeout,
+  pool timeout) is retried whatever its method;
+* ``429`` and ``503`` are retried whatever the method: the service answered that it did
+  not process the request. ``Retry-After`` (seconds or an HTTP date) is honoured; one
+  above ``max_retry_after`` is not waited for: the error is raised at once;
+* ``GET`` and ``DELETE`` (idempotent) are also retried after read errors, timeouts,
+  dropped connections, ``502`` and ``504``;
+* a ``POST`` that may have reached the server is never sent again: the caller gets a
+  :class:`~memory_core.errors.TransportError` and decides.
+
+Waits use jittered exponential backoff (full jitter, capped by ``max_backoff``) when the
+server gives no ``Retry-After``; with one, the wait is that value plus up to 10 %.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import anyio
+import httpx
+
+from memory_core.errors import (
+    AuthenticationError,
+    ConfigurationError,
+    InvalidRequestError,
+    NotFoundError,
+    NotSupportedError,
+    RateLimitedError,
+    TransportError,
+)
+
+from . import wire
+
+log = logging.getLogger("backends.nams")
+
+IDEMPOTENT = frozenset({"GET", "HEAD", "DELETE", "PUT", "OPTIONS"})
+# Never sent: safe to retry for any method.
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+_RETRY_ALWAYS = frozenset({429, 503})
+_RETRY_IDEMPOTENT = frozenset({502, 504})
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to retry.
+
+    ``max_retries`` extra attempts after the first; ``backoff`` the first backoff step in
+    seconds (doubled per attempt, capped by ``max_backoff``); ``max_retry_after`` the
+    longest ``Retry-After`` the client is willing to wait for.
+    """
+
+    max_retries: int = 3
+    backoff: float = 0.5
+    max_backoff: float = 8.0
+    max_retry_after: float = 60.0
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait before retry number ``attempt`` (0-based)."""
+        if retry_after is not None:
+            return retry_after * (1.0 + random.uniform(0.0, 0.1))
+        ceiling = min(self.max_backoff, self.backoff * (2**attempt))
+        return random.uniform(0.0, ceiling)
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta-seconds or HTTP date), else ``None``."""
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(text)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    if seconds != seconds:  # NaN
+        return None
+    return max(0.0, seconds)
+
+
+class NamsTransport:
+    """An ``httpx.AsyncClient`` (HTTP/1.1 keep-alive, one pool) plus retry and error rules.
+
+    ``backend`` names the backend in errors. The API key is sent as a bearer token and
+    never appears in a repr, a log line or an error message.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str | None,
+        workspace_id: str | None,
+        timeout: float,
+        connect_timeout: float,
+        retry: RetryPolicy,
+        http_transport: httpx.AsyncBaseTransport | None = None,
+        trust_env: bool = True,
+        backend: str = "nams",
+    ) -> None:
+        self.base_url = base_url
+        self.workspace_id = workspace_id
+        self.retry = retry
+        self.backend = backend
+        self._api_key = api_key
+        self._timeout = httpx.Timeout(timeout, connect=connect_timeout)
+        self._http_transport = http_transport
+        self._trust_env = trust_env
+        self._client: httpx.AsyncClient | None = None
+
+    def __repr__(self) -> str:
+        return f"<NamsTransport {self.base_url}>"
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json", "User-Agent": "memory-core-nams"}
+        if self._api_key:
+            headers[wire.AUTHORIZATION] = f"Bearer {self._api_key}"
+        if self.workspace_id:
+            headers[wire.WORKSPACE_HEADER] = self.workspace_id
+        return headers
+
+    async def open(self) -> None:
+        """Create the connection pool (no request is made)."""
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                base_url=self.base_url,
+                headers=self._headers(),
+                timeout=self._timeout,
+                http1=True,
+                http2=False,
+                follow_redirects=False,
+                trust_env=self._trust_env,
+                transport=self._http_transport,
+            )
+
+    async def close(self) -> None:
+        """Close every pooled connection."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+
+    async def request(
+        self,
+        method: str,
+        route: str,
+        *,
+        operation: str,
+        params: dict[str, Any] | None = None,
+        json: Any = None,
+    ) -> Any:
+        """Send one request (retrying where safe) and return the decoded JSON body.
+
+        ``route`` is already percent-encoded (see :func:`wire.path`). ``operation`` is the
+        contract method, used in errors. A 204 or empty body returns ``None``.
+        """
+        if self._client is None:
+            await self.open()
+        assert self._client is not None
+        attempt = 0
+        while True:
+            try:
+                response = await self._client.request(method, route, params=params, json=json)
+            except httpx.HTTPError as exc:
+                if self._may_retry_error(method, exc, attempt):
+                    await self._pause(method, route, attempt, type(exc).__name__, None)
+                    attempt += 1
+                    continue
+                raise self._network_error(method, route, exc) from None
+            status = response.status_code
+            if status < 300:
+                return _decode(response, method, route)
+            retry_after = parse_retry_after(response.headers.get(wire.RETRY_AFTER))
+            if self._may_retry_status(method, status, attempt, retry_after):
+                await self._pause(method, route, attempt, str(status), retry_after)
+                attempt += 1
+                continue
+            raise self._status_error(method, route, operation, response, retry_after)
+
+    # ------------------------------------------------------------------ retry rules
+
+    def _may_retry_error(self, method: str, exc: httpx.HTTPError, attempt: int) -> bool:
+        if attempt >= self.retry.max_retries:
+            return False
+        if isinstance(exc, _NOT_SENT):
+            return True
+        return method in IDEMPOTENT and isinstance(exc, httpx.TransportError)
+
+    def _may_retry_status(
+        self, method: str, status: int, attempt: int, retry_after: float | None
+    ) -> bool:
+        if attempt >= self.retry.max_retries:
+            return False
+        if retry_after is not None and retry_after > self.retry.max_retry_after:
+            return False
+        if status in _RETRY_ALWAYS:
+            return True
+        return status in _RETRY_IDEMPOTENT and method in IDEMPOTENT
+
+    async def _pause(
+        self, method: str, route: str, attempt: int, reason: str, retry_after: float | None
+    ) -> None:
+        wait = self.retry.delay(attempt, retry_after)
+        log.info(
+            "nams %s %s: %s, retry %d/%d in %.2fs",
+            method,
+            route,
+            reason,
+            attempt + 1,
+            self.retry.max_retries,
+            wait,
+        )
+        await anyio.sleep(wait)
+
+    # ------------------------------------------------------------------ errors
+
+    def _network_error(self, method: str, route: str, exc: httpx.HTTPError) -> TransportError:
+        kind = type(exc).__name__
+        if method not in IDEMPOTENT and not isinstance(exc, _NOT_SENT):
+            return TransportError(
+                f"{self.backend}: {method} {route} failed after it may have reached the "
+                f"server ({kind}); it was not resent. Check whether it was stored before "
+                "retrying."
+            )
+        return TransportError(f"{self.backend}: {method} {route} failed ({kind}: {exc})")
+
+    def _status_error(
+        self,
+        method: str,
+        route: str,
+        operation: str,
+        response: httpx.Response,
+        retry_after: float | None,
+    ) -> Exception:
+        status = response.status_code
+        try:
+            body = response.json() if response.content else None
+        except ValueError:
+            body = None
+        code, message, details = wire.parse_error(body)
+        text = f"{self.backend}: {method} {route} → {status}"
+        if code:
+            text += f" {code}"
+        if message:
+            text += f": {message}"
+        if status in (401, 403):
+            return AuthenticationError(text)
+        if status == 404:
+            return NotFoundError(text)
+        if status in (400, 409, 413, 422):
+            return InvalidRequestError(
+                text,
+                argument="limit" if code == wire.ErrorCode.INVALID_LIMIT else None,
+                details={"status": status, "code": code, "details": details},
+            )
+        if status in (405, 501):
+            return NotSupportedError(
+                self.backend,
+                operation,
+                f"the server does not support {method} {route} (HTTP {status})",
+                "check backend.capabilities; this service version lacks the endpoint",
+            )
+        if status == 429:
+            return RateLimitedError(text, retry_after=retry_after)
+        return TransportError(text)
+
+
+def _decode(response: httpx.Response, method: str, route: str) -> Any:
+    if response.status_code == 204 or not response.content:
+        return None
+    try:
+        return response.json()
+    except ValueError:
+        raise TransportError(f"nams: {method} {route} answered with a non-JSON body") from None
+
+
+def check_positive(value: Any, name: str, *, integer: bool = False) -> Any:
+    """An option that must be a positive number (or a non-negative int for counts)."""
+    if integer:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ConfigurationError(f"nams backend: {name} must be an int >= 0")
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ConfigurationError(f"nams backend: {name} must be a positive number")
+    return float(value)

@@ -1,0 +1,33 @@
+"""Helpers for checking what the Bolt backend stored in the graph."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+Graph = Callable[..., list[dict[str, Any]]]
+
+
+def chain(graph: Graph, session_id: str) -> list[str]:
+    """The contents along FIRST_MESSAGE / NEXT_MESSAGE of a session's conversation,
+    asserting the chain is one simple path covering every message exactly once."""
+    [row] = graph(
+        "MATCH (c:Conversation {session_id: $s}) "
+        "RETURN COUNT { (c)-[:FIRST_MESSAGE]->() } AS firsts, "
+        "COUNT { (c)-[:HAS_MESSAGE]->() } AS total, "
+        "[p = (c)-[:FIRST_MESSAGE]->(:Message)-[:NEXT_MESSAGE*0..]->(last:Message) "
+        " WHERE NOT (last)-[:NEXT_MESSAGE]->() | [n IN tail(nodes(p)) | n.content]] AS paths, "
+        "COUNT { (c)-[:HAS_MESSAGE]->(m)-[:NEXT_MESSAGE]->(n) WHERE NOT (c)-[:HAS_MESSAGE]->(n) } "
+        " AS outside, "
+        "COUNT { (c)-[:HAS_MESSAGE]->(m) WHERE COUNT { (m)-[:NEXT_MESSAGE]->() } > 1 "
+        " OR COUNT { ()-[:NEXT_MESSAGE]->(m) } > 1 } AS forks",
+        s=session_id,
+    )
+    if row["total"] == 0:
+        assert row["firsts"] == 0 and row["paths"] == []
+        return []
+    assert row["firsts"] == 1, f"{row['firsts']} FIRST_MESSAGE edges"
+    assert row["forks"] == 0 and row["outside"] == 0, row
+    [path] = row["paths"]
+    assert len(path) == row["total"], f"chain covers {len(path)} of {row['total']} messages"
+    return list(path)

@@ -1,0 +1,51 @@
+"""The whole conformance suite through the NAMS adapter, over real HTTP to the
+NAMS-compatible server (uvicorn on 127.0.0.1), backed by (a) the embedded store and
+(b) the real Neo4j over Bolt.
+
+Every scenario runs in a fresh workspace of its own, so the store each scenario sees is
+empty and may be wiped (``throwaway_store``): nothing outside that workspace is touched.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conformance.suite import ConformanceSuite
+from tests.support.nams_server import API_KEY, NamsTestServer
+
+pytestmark = pytest.mark.nams
+
+
+def _options() -> dict[str, Any]:
+    return {"api_key": API_KEY, "workspace_id": NamsTestServer.workspace("cf")}
+
+
+class TestNamsOverEmbedded(ConformanceSuite):
+    """NAMS adapter → server → ``memory://``."""
+
+    throwaway_store = True
+
+    @pytest.fixture
+    def conformance_backend_url(self, nams_server: NamsTestServer) -> str:
+        return nams_server.url
+
+    @pytest.fixture
+    def conformance_backend_options(self) -> dict[str, Any]:
+        return _options()
+
+
+@pytest.mark.neo4j
+class TestNamsOverBolt(ConformanceSuite):
+    """NAMS adapter → server → Neo4j over Bolt."""
+
+    throwaway_store = True
+
+    @pytest.fixture
+    def conformance_backend_url(self, nams_bolt_server: NamsTestServer) -> str:
+        return nams_bolt_server.url
+
+    @pytest.fixture
+    def conformance_backend_options(self) -> dict[str, Any]:
+        return _options()

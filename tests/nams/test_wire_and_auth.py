@@ -1,0 +1,115 @@
+"""Unit tests of the shared wire module and of the server's key/workspace rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from backends.nams import wire
+from backends.nams.server.auth import ApiKeys, check_open_server, resolve_workspace
+from backends.nams.server.errors import ApiError
+from backends.nams.server.faults import Faults
+from memory_core import ConfigurationError
+
+
+def test_path_encodes_every_id() -> None:
+    assert wire.path(wire.MESSAGES, conversation_id="a/b") == "/conversations/a%2Fb/messages"
+    assert wire.path(wire.CONVERSATION, conversation_id=".") == "/conversations/%2E"
+    assert wire.segment("x y") == "x%20y"
+
+
+def test_entity_types_map_both_ways() -> None:
+    assert wire.entity_type_to_wire("OBJECT") == "custom"
+    assert wire.entity_type_to_wire("event") == "custom"
+    assert wire.entity_type_to_wire("PERSON") == "person"
+    assert wire.entity_type_from_wire("organization") == "ORGANIZATION"
+    assert wire.entity_type_from_wire("something-new") == "CUSTOM"
+    assert set(wire.ENTITY_TYPE_TO_WIRE.values()) == set(wire.ENTITY_TYPES)
+
+
+def test_error_envelope_and_tolerant_parsing() -> None:
+    body = wire.error_body(wire.ErrorCode.INVALID_LIMIT, "bad", {"limit": 0})
+    assert body == {"error": {"code": "invalid_limit", "message": "bad", "details": {"limit": 0}}}
+    assert wire.parse_error(body) == ("invalid_limit", "bad", {"limit": 0})
+    assert wire.parse_error({"error": "plain"}) == (None, "plain", None)
+    assert wire.parse_error({"detail": "fastapi"}) == (None, "fastapi", None)
+    assert wire.parse_error("nonsense") == (None, None, None)
+
+
+def test_models_are_camel_case_on_the_wire() -> None:
+    page = wire.ConversationPage.model_validate({"conversations": [], "nextCursor": "c"})
+    assert page.to_wire() == {"conversations": [], "next_cursor": "c"}
+    created = wire.MessageCreated(id="1", conversation_id="c", role="user", content="x")
+    assert "createdAt" not in created.to_wire(omit_none=True)
+    assert set(created.to_wire(omit_none=True)) == {"id", "conversationId", "role", "content"}
+
+
+def test_api_keys_parse_and_hide() -> None:
+    keys = ApiKeys.parse(["k1", " k2 = team ", ""])
+    assert keys.lookup("k1") == (True, None)
+    assert keys.lookup("k2") == (True, "team")
+    assert keys.lookup("k3") == (False, None)
+    assert "k1" not in repr(keys) and "k2" not in repr(keys)
+    with pytest.raises(ConfigurationError):
+        ApiKeys.parse(["=ws"])
+    with pytest.raises(ConfigurationError):
+        ApiKeys.parse(["k=bad workspace"])
+
+
+def test_keys_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NAMS_SERVER_API_KEYS", "a,b=w")
+    keys = ApiKeys.from_env(["c"])
+    assert set(keys.bindings) == {"a", "b", "c"} and keys.bindings["b"] == "w"
+
+
+@pytest.mark.parametrize(
+    ("auth", "header", "expected"),
+    [
+        ("Bearer open", None, "default"),
+        ("Bearer open", "ws-1", "ws-1"),
+        ("Bearer bound", None, "team"),
+        ("Bearer bound", "team", "team"),
+        ("bearer  open ", None, "default"),
+    ],
+)
+def test_workspace_resolution(auth: str, header: str | None, expected: str) -> None:
+    keys = ApiKeys.parse(["open", "bound=team"])
+    assert resolve_workspace(keys, auth, header) == expected
+
+
+@pytest.mark.parametrize(
+    ("auth", "header", "status"),
+    [
+        (None, None, 401),
+        ("Bearer nope", None, 401),
+        ("Token open", None, 401),
+        ("Bearer bound", "other", 403),
+        ("Bearer open", "has space", 400),
+    ],
+)
+def test_workspace_refusals(auth: str | None, header: str | None, status: int) -> None:
+    keys = ApiKeys.parse(["open", "bound=team"])
+    with pytest.raises(ApiError) as caught:
+        resolve_workspace(keys, auth, header)
+    assert caught.value.status == status
+
+
+def test_open_server_only_on_loopback() -> None:
+    open_keys = ApiKeys.parse([])
+    assert resolve_workspace(open_keys, None, None) == "default"
+    check_open_server(open_keys, "127.0.0.1")
+    check_open_server(open_keys, "::1")
+    check_open_server(open_keys, "localhost")
+    with pytest.raises(ConfigurationError):
+        check_open_server(open_keys, "0.0.0.0")
+    check_open_server(ApiKeys.parse(["k"]), "0.0.0.0")
+
+
+def test_fault_knobs_count_down_in_order() -> None:
+    faults = Faults(rate_limit=1, unavailable=1, drop=1, retry_after=2)
+    assert [faults.take().action for _ in range(4)] == ["drop", "429", "503", "pass"]
+    faults.set(latency=0.5)
+    assert faults.take().latency == 0.5
+    faults.reset()
+    assert faults.snapshot()["latency"] == 0.0
+    with pytest.raises(ValueError):
+        faults.set(rate_limit=-1)
