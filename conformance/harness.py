@@ -46,6 +46,8 @@ class Harness:
         self.url = url
         self.options = dict(options or {})
         self.throwaway = throwaway
+        # The pytest item's user_properties, where a verified refusal is recorded as n/a.
+        self.properties: list[tuple[str, object]] = []
         self._backends: list[MemoryBackend] = []
         self._made: list[_Made] = []
         self._tenant_backend: MemoryBackend | None = None

@@ -31,6 +31,7 @@ from .report import (
     combined_json,
 )
 from .scenarios import NOT_APPLICABLE as SKIP_PREFIX
+from .scenarios import OUTCOME_PROPERTY
 
 SUITE_FILE = Path(__file__).with_name("test_conformance.py")
 NOT_RUN = "not run"
@@ -113,7 +114,12 @@ class _Collector:
         elif report.skipped and result.outcome == NOT_RUN:
             result.outcome, result.message = NOT_APPLICABLE, _skip_reason(report)
         elif report.passed and report.when == "call" and result.outcome == NOT_RUN:
-            result.outcome = PASSED
+            verified = dict(report.user_properties).get(OUTCOME_PROPERTY)
+            if verified is None:
+                result.outcome = PASSED
+            else:
+                result.outcome = NOT_APPLICABLE
+                result.message = _one_line(str(verified).removeprefix(SKIP_PREFIX))
         if report.when == "teardown":
             self.done += 1
             self._tick(sid, result.outcome)

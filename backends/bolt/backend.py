@@ -74,8 +74,13 @@ class BoltBackend(MemoryBackend):
       One vector index per database: every embedder used on it must have its size.
     * Metadata filters compare JSON values exactly (``True`` is not ``1``, ``1`` is not
       ``"1"``; ``1`` equals ``1.0``), applied after the scoped search.
-    * Entities are shared by all tenants, as in the reference; conversations and
-      messages are scoped per tenant under ``multi_tenant=True``.
+    * Without ``multi_tenant`` entities are global, as in the reference: every entity in
+      the database is found and linked, and the ones made get no ``tenant`` property.
+      Under ``multi_tenant=True`` entities belong to a tenant like conversations and
+      messages: they carry ``tenant`` (the user identifier) and ``add_entity``,
+      ``find_entities`` and mentions see only the caller's (another tenant's entity id is
+      unknown: ``NotFoundError``, nothing written). There an entity name and the user
+      identifier together must fit in 7,900 bytes of UTF-8 (one index key).
     * ``delete_message`` always removes the message's relationships (``cascade`` cannot
       keep them: a relationship cannot outlive its node); entities are never deleted.
     """
@@ -174,7 +179,8 @@ class BoltBackend(MemoryBackend):
 
     async def _add_message(self, req: rq.AddMessage) -> Message:
         key = req.idempotency_key
-        mentions = _mention_params(req.mentions)
+        tenant = req.target.tenant
+        mentions = _mention_params(req.mentions, tenant)
         params = {
             **_target_params(req.target),
             **_conversation_params(req.target, None, {}),
@@ -188,7 +194,10 @@ class BoltBackend(MemoryBackend):
             "mentions": mentions,
             "mention_ids": mentions["mention_ids"],
         }
-        query = cypher.ADD_MESSAGE_SESSION if req.target.session_id else cypher.ADD_MESSAGE_ID
+        statements = cypher.scoped(tenant)
+        query = (
+            statements.add_message_session if req.target.session_id else statements.add_message_id
+        )
         found = await self._conn.run_write(query, **params)
         return _stored(found, req.target)[0]
 
@@ -196,7 +205,7 @@ class BoltBackend(MemoryBackend):
         items = []
         all_ids: list[str] = []
         for message in req.messages:
-            mentions = _mention_params(message.mentions)
+            mentions = _mention_params(message.mentions, req.target.tenant)
             all_ids.extend(mentions["mention_ids"])
             items.append(
                 {
@@ -215,7 +224,8 @@ class BoltBackend(MemoryBackend):
             "messages": items,
             "mention_ids": all_ids,
         }
-        query = cypher.ADD_BATCH_SESSION if req.target.session_id else cypher.ADD_BATCH_ID
+        statements = cypher.scoped(req.target.tenant)
+        query = statements.add_batch_session if req.target.session_id else statements.add_batch_id
         found = await self._conn.run_write(query, **params)
         return _stored(found, req.target)
 
@@ -302,31 +312,55 @@ class BoltBackend(MemoryBackend):
     async def _add_entity(self, req: rq.AddEntity) -> Entity:
         _indexable(req.name, "name")
         _indexable(req.user_identifier, "user_identifier")
+        _indexable_in_tenant(req.name, req.tenant, "name")
         found = await self._conn.run_write(
-            cypher.ADD_ENTITY,
+            cypher.scoped(req.tenant).add_entity,
             id=str(uuid4()),
             name=req.name,
             type=req.type,
             description=req.description,
+            tenant=req.tenant,
         )
         return to_entity(found[0]["entity"])
 
     async def _find_entities(self, req: rq.FindEntities) -> list[Entity]:
         found = await self._conn.run_read(
-            cypher.FIND_ENTITIES, identifier=req.identifier, type=req.type, limit=req.limit
+            cypher.scoped(req.tenant).find_entities,
+            identifier=req.identifier,
+            type=req.type,
+            limit=req.limit,
+            tenant=req.tenant,
         )
         return [to_entity(row["entity"]) for row in found]
 
 
 # Neo4j's range indexes hold keys of at most 8 KiB; stay well below it.
 MAX_INDEXED_BYTES = 4096
+# A per-tenant entity key holds the tenant and the name (or its lower-case form) together.
+MAX_TENANT_NAME_BYTES = 7900
+
+
+def _size(value: str) -> int:
+    return len(value.encode("utf-8", "surrogatepass"))
 
 
 def _indexable(value: str | None, argument: str) -> None:
     """Values stored in an index must fit in it: a typed error before anything is written."""
-    if value is not None and len(value.encode("utf-8", "surrogatepass")) > MAX_INDEXED_BYTES:
+    if value is not None and _size(value) > MAX_INDEXED_BYTES:
         raise InvalidRequestError(
             f"must be at most {MAX_INDEXED_BYTES} bytes in UTF-8 on this backend",
+            argument=argument,
+        )
+
+
+def _indexable_in_tenant(name: str, tenant: str | None, argument: str) -> None:
+    """An entity name stored in a per-tenant index key must fit in it with the tenant."""
+    if tenant is None:
+        return
+    if _size(tenant) + max(_size(name), _size(name.lower())) > MAX_TENANT_NAME_BYTES:
+        raise InvalidRequestError(
+            f"must be at most {MAX_TENANT_NAME_BYTES} bytes in UTF-8 together with "
+            "user_identifier on a multi-tenant backend",
             argument=argument,
         )
 
@@ -353,9 +387,10 @@ def _conversation_params(
     }
 
 
-def _mention_params(refs: list[EntityRef]) -> dict[str, list[Any]]:
+def _mention_params(refs: list[EntityRef], tenant: str | None) -> dict[str, list[Any]]:
     """Split references: ids link existing entities, typed ones MERGE on (name, type),
-    bare names link the single entity with that name (case-insensitive)."""
+    bare names link the single entity with that name (case-insensitive); all of them in
+    ``tenant``'s entities when it is not None."""
     ids: list[str] = []
     typed: list[dict[str, str]] = []
     names: list[str] = []
@@ -364,6 +399,7 @@ def _mention_params(refs: list[EntityRef]) -> dict[str, list[Any]]:
             ids.append(ref.id)
         elif ref.type and ref.name:
             _indexable(ref.name, "explicit_mentions")
+            _indexable_in_tenant(ref.name.strip(), tenant, "explicit_mentions")
             typed.append({"name": ref.name.strip(), "type": ref.type, "id": str(uuid4())})
         elif ref.name:
             names.append(ref.name.strip())

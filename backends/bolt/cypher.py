@@ -4,6 +4,9 @@ All statements are constants assembled from constant fragments; user data only e
 travels as parameters. Two variants exist for statements that name a conversation: one
 for a session target (``$session_id``, ``$own_id`` — the deterministic id — and
 ``$tenant``) and one for a ``conversation_id`` target (``$conversation_id``, ``$tenant``).
+Statements that find or make entities exist once per :class:`EntityScope`: the global one
+of a single-tenant backend and the per-tenant one of ``multi_tenant=True`` (see
+:func:`scoped`).
 
 Ordering. Messages written by memory-core carry ``seq`` (per-conversation counter kept in
 ``Conversation.next_seq``) and ``conversation_id``; the conversation's ``message_count``
@@ -22,6 +25,8 @@ that SET (Cypher may cache a property value it has read once).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from memory_core.models import EntityType
 
 NOW = "datetime.truncate('microsecond', datetime.realtime())"
@@ -39,6 +44,48 @@ ENTITY_KEYS = (
     "coalesce(e.aliases, []) | CASE WHEN form IS NULL THEN acc "
     "ELSE acc + replace(toLower(toString(form)), '|', ' ') + '|' END)"
 )
+
+
+@dataclass(frozen=True)
+class EntityScope:
+    """Where entities are looked up and made.
+
+    Global (``tenant=False``, a single-tenant backend): every entity in the database, as
+    in neo4j-agent-memory; entities made here get no ``tenant`` property. Per tenant
+    (``tenant=True``, ``multi_tenant=True``): only entities whose ``tenant`` property is
+    ``$tenant``, and those made here get it. An id of another tenant's entity is then
+    simply not found. Lookups use ``Entity(tenant, name_key)`` and the MERGE the unique
+    ``Entity(tenant, name, type)`` (race-free get-or-create).
+    """
+
+    tenant: bool
+
+    def by_id(self, var: str, entity_id: str) -> str:
+        """A node pattern for the entity with id ``entity_id`` (an expression)."""
+        scope = ", tenant: $tenant" if self.tenant else ""
+        return f"({var}:Entity {{id: {entity_id}{scope}}})"
+
+    def named(self, var: str, name: str) -> str:
+        """A predicate: ``var``'s name equals ``name`` (an expression) ignoring case."""
+        scope = f"{var}.tenant = $tenant AND " if self.tenant else ""
+        return f"{scope}{var}.name_key = toLower({name})"
+
+    def merge(self, name: str, kind: str) -> str:
+        """MERGE ``e`` on (name, type) (expressions)."""
+        scope = ", tenant: $tenant" if self.tenant else ""
+        return f"MERGE (e:Entity {{name: {name}, type: {kind}{scope}}})"
+
+    def entities_exist(self) -> str:
+        """True when every id of ``$mention_ids`` names an entity."""
+        return f"all(eid IN $mention_ids WHERE EXISTS {{ MATCH {self.by_id('', 'eid')} }})"
+
+    def missing_ids(self) -> str:
+        """The ids of ``$mention_ids`` that name no entity."""
+        return f"[eid IN $mention_ids WHERE NOT EXISTS {{ MATCH {self.by_id('', 'eid')} }}]"
+
+
+GLOBAL_ENTITIES = EntityScope(tenant=False)
+TENANT_ENTITIES = EntityScope(tenant=True)
 
 ENTITY_PROJECTION = "e {.id, .name, .type}"
 MENTIONS = f"[(m)-[:MENTIONS]->(e:Entity) | {ENTITY_PROJECTION}]"
@@ -62,13 +109,13 @@ WHERE $tenant IS NULL OR c.user_identifier = $tenant
 WITH c
 """
 
+
 # Inside a write: turn ``c`` into ``conv``, creating the session's conversation if needed
 # (MERGE on the uniquely constrained id is race-free). Rows stop when an explicit mention
-# names an unknown entity: nothing is written then.
-ENTITIES_EXIST = "all(eid IN $mention_ids WHERE EXISTS { MATCH (:Entity {id: eid}) })"
-
-GET_OR_CREATE = f"""
-WITH c WHERE {ENTITIES_EXIST}
+# names an unknown entity (of the scope): nothing is written then.
+def _get_or_create(scope: EntityScope) -> str:
+    return f"""
+WITH c WHERE {scope.entities_exist()}
 WITH c, {NOW} AS now
 MERGE (conv:Conversation {{id: coalesce(c.id, $own_id)}})
 ON CREATE SET conv.session_id = $session_id, conv.title = $title,
@@ -77,10 +124,13 @@ ON CREATE SET conv.session_id = $session_id, conv.title = $title,
 WITH conv
 """
 
-EXISTING = f"""
-WITH c WHERE c IS NOT NULL AND {ENTITIES_EXIST}
+
+def _existing(scope: EntityScope) -> str:
+    return f"""
+WITH c WHERE c IS NOT NULL AND {scope.entities_exist()}
 WITH c AS conv
 """
+
 
 # ---------------------------------------------------------------------------- appending
 
@@ -113,19 +163,19 @@ FOREACH (user IN CASE WHEN $user IS NULL THEN [] ELSE [$user] END |
 """
 
 
-def _link_mentions(source: str) -> str:
+def _link_mentions(source: str, scope: EntityScope) -> str:
     """Unit subqueries linking ``m`` to the entities ``{source}.mention_ids``/``typed``/
-    ``names`` describe (ids must exist; typed refs MERGE on name+type; a bare name links
-    the one entity with that surface form, never creating one)."""
+    ``names`` describe, in ``scope`` (ids must exist; typed refs MERGE on name+type; a
+    bare name links the one entity with that surface form, never creating one)."""
     return f"""
 CALL (m, {source}) {{
     UNWIND {source}.mention_ids AS eid
-    MATCH (e:Entity {{id: eid}})
+    MATCH {scope.by_id("e", "eid")}
     MERGE (m)-[r:MENTIONS]->(e) ON CREATE SET r.confidence = 1.0
 }}
 CALL (m, {source}) {{
     UNWIND {source}.typed AS ref
-    MERGE (e:Entity {{name: ref.name, type: ref.type}})
+    {scope.merge("ref.name", "ref.type")}
     ON CREATE SET e.id = ref.id, e.created_at = {NOW}, e.confidence = 1.0
     SET {ENTITY_KEYS}
     {TYPE_LABELS_FOREACH}
@@ -135,7 +185,7 @@ CALL (m, {source}) {{
     UNWIND {source}.names AS name
     WITH m, COLLECT {{
         MATCH (e:Entity)
-        WHERE e.name_key = toLower(name) AND e.merged_into IS NULL
+        WHERE {scope.named("e", "name")} AND e.merged_into IS NULL
         RETURN DISTINCT e LIMIT 2
     }} AS found
     WITH m, found WHERE size(found) = 1
@@ -145,7 +195,8 @@ CALL (m, {source}) {{
 """
 
 
-_APPEND_ONE = f"""
+def _append_one(scope: EntityScope) -> str:
+    return f"""
 OPTIONAL MATCH (dup:Message {{idempotency_scope: conv.id + ':' + $key_hash}})
 CALL (conv, dup) {{
     WITH dup WHERE dup IS NOT NULL
@@ -168,13 +219,15 @@ CALL (conv, dup) {{
         CREATE (conv)-[:FIRST_MESSAGE]->(m))
     {LINK_USER}
     WITH m, $mentions AS mentions
-    {_link_mentions("mentions")}
+    {_link_mentions("mentions", scope)}
     RETURN m, true AS created
 }}
 RETURN conv, m, created
 """
 
-_APPEND_BATCH = f"""
+
+def _append_batch(scope: EntityScope) -> str:
+    return f"""
 {LOCK_AND_FIND_TAIL}
 UNWIND range(0, size($messages) - 1) AS i
 WITH conv, sequenced, last, seq0, base, i, $messages[i] AS msg
@@ -185,7 +238,7 @@ CREATE (m:Message {{
 }})
 CREATE (conv)-[:HAS_MESSAGE]->(m)
 WITH conv, sequenced, last, seq0, base, i, m, msg
-{_link_mentions("msg")}
+{_link_mentions("msg", scope)}
 WITH conv, sequenced, last, seq0, base, i, m ORDER BY i
 WITH conv, sequenced, last, seq0, base, collect(m) AS ms
 SET conv.next_seq = seq0 + size(ms),
@@ -204,34 +257,35 @@ UNWIND ms AS m
 RETURN conv, m, true AS created
 """
 
-_WRITE_RESULT = f"""
+
+def _write(resolve: str, target: str, body: str, scope: EntityScope) -> str:
+    result = f"""
 RETURN c IS NOT NULL AS found,
-       [eid IN $mention_ids WHERE NOT EXISTS {{ MATCH (:Entity {{id: eid}}) }}] AS missing,
+       {scope.missing_ids()} AS missing,
        conv {{.*}} AS conversation,
        CASE WHEN m IS NULL THEN null ELSE {MESSAGE_PROJECTION} END AS message,
        created
 """
+    return f"{resolve}\nOPTIONAL CALL (c) {{\n{target}\n{body}\n}}\n{result}"
 
 
-def _write(resolve: str, target: str, body: str) -> str:
-    return f"{resolve}\nOPTIONAL CALL (c) {{\n{target}\n{body}\n}}\n{_WRITE_RESULT}"
-
-
-ADD_MESSAGE_SESSION = _write(RESOLVE_SESSION, GET_OR_CREATE, _APPEND_ONE)
-ADD_MESSAGE_ID = _write(RESOLVE_ID, EXISTING, _APPEND_ONE)
-ADD_BATCH_SESSION = _write(RESOLVE_SESSION, GET_OR_CREATE, _APPEND_BATCH)
-ADD_BATCH_ID = _write(RESOLVE_ID, EXISTING, _APPEND_BATCH)
-
+# Creating a conversation mentions nothing ($mention_ids is empty): the scope is moot.
 CREATE_CONVERSATION_SESSION = _write(
     RESOLVE_SESSION,
-    GET_OR_CREATE,
+    _get_or_create(GLOBAL_ENTITIES),
     f"""
     WITH conv, {NOW} AS base
     {LINK_USER}
     RETURN conv, null AS m, false AS created
     """,
+    GLOBAL_ENTITIES,
 )
-CREATE_CONVERSATION_ID = _write(RESOLVE_ID, EXISTING, "RETURN conv, null AS m, false AS created")
+CREATE_CONVERSATION_ID = _write(
+    RESOLVE_ID,
+    _existing(GLOBAL_ENTITIES),
+    "RETURN conv, null AS m, false AS created",
+    GLOBAL_ENTITIES,
+)
 
 # ---------------------------------------------------------------------------- reading
 
@@ -413,8 +467,10 @@ RETURN {MESSAGE_PROJECTION} AS message, c.id AS conversation_id, c.session_id AS
 
 # ---------------------------------------------------------------------------- entities
 
-ADD_ENTITY = f"""
-MERGE (e:Entity {{name: $name, type: $type}})
+
+def _add_entity(scope: EntityScope) -> str:
+    return f"""
+{scope.merge("$name", "$type")}
 ON CREATE SET e.id = $id, e.description = $description, e.confidence = 1.0,
     e.created_at = {NOW}
 ON MATCH SET e.description = coalesce(e.description, $description)
@@ -423,17 +479,56 @@ SET {ENTITY_KEYS}
 RETURN e {{.*}} AS entity
 """
 
-FIND_ENTITIES = """
-CALL () {
-    MATCH (e:Entity {id: $identifier})
+
+def _find_entities(scope: EntityScope) -> str:
+    return f"""
+CALL () {{
+    MATCH {scope.by_id("e", "$identifier")}
     RETURN e, 0 AS rank
   UNION ALL
-    MATCH (e:Entity) WHERE e.name_key = toLower($identifier)
+    MATCH (e:Entity) WHERE {scope.named("e", "$identifier")}
     RETURN e, 1 AS rank
-}
+}}
 WITH e, min(rank) AS rank
 WHERE ($type IS NULL OR e.type = $type) AND e.merged_into IS NULL
-RETURN e {.*} AS entity
+RETURN e {{.*}} AS entity
 ORDER BY rank, e.name, e.id
 LIMIT $limit
 """
+
+
+# ---------------------------------------------------------------------------- by scope
+
+
+@dataclass(frozen=True)
+class Scoped:
+    """The statements whose text depends on the :class:`EntityScope`."""
+
+    add_message_session: str
+    add_message_id: str
+    add_batch_session: str
+    add_batch_id: str
+    add_entity: str
+    find_entities: str
+
+    @classmethod
+    def build(cls, scope: EntityScope) -> Scoped:
+        one, batch = _append_one(scope), _append_batch(scope)
+        get_or_create, existing = _get_or_create(scope), _existing(scope)
+        return cls(
+            add_message_session=_write(RESOLVE_SESSION, get_or_create, one, scope),
+            add_message_id=_write(RESOLVE_ID, existing, one, scope),
+            add_batch_session=_write(RESOLVE_SESSION, get_or_create, batch, scope),
+            add_batch_id=_write(RESOLVE_ID, existing, batch, scope),
+            add_entity=_add_entity(scope),
+            find_entities=_find_entities(scope),
+        )
+
+
+GLOBAL = Scoped.build(GLOBAL_ENTITIES)
+PER_TENANT = Scoped.build(TENANT_ENTITIES)
+
+
+def scoped(tenant: str | None) -> Scoped:
+    """The statements for a call's tenant (``None``: a single-tenant backend)."""
+    return GLOBAL if tenant is None else PER_TENANT

@@ -17,6 +17,9 @@ What each one is for:
   lookup, tenant scoping and the most-recent-first listing;
 * ``Entity(name_key)``, ``Entity(name)`` — case-insensitive entity lookup and the
   (name, type) MERGE;
+* under ``multi_tenant=True`` entities carry ``tenant``: unique ``Entity(tenant, name,
+  type)`` makes the per-tenant MERGE race-free, ``Entity(tenant, name_key)`` serves the
+  per-tenant lookup by name (entities without ``tenant`` are in neither);
 * a full-text index on ``Message.content`` for text search, and, with an embedder, a
   cosine vector index on ``Message.embedding`` (named as the reference names it).
 """
@@ -53,6 +56,10 @@ STATEMENTS: dict[str, str] = {
     "entity_name_key_idx": "CREATE INDEX entity_name_key_idx IF NOT EXISTS "
     "FOR (n:Entity) ON (n.name_key)",
     "entity_name_idx": "CREATE INDEX entity_name_idx IF NOT EXISTS FOR (n:Entity) ON (n.name)",
+    "memory_core_entity_tenant_name_type": "CREATE CONSTRAINT memory_core_entity_tenant_name_type "
+    "IF NOT EXISTS FOR (n:Entity) REQUIRE (n.tenant, n.name, n.type) IS UNIQUE",
+    "memory_core_entity_tenant_name_key": "CREATE INDEX memory_core_entity_tenant_name_key "
+    "IF NOT EXISTS FOR (n:Entity) ON (n.tenant, n.name_key)",
     FULLTEXT_INDEX: f"CREATE FULLTEXT INDEX {FULLTEXT_INDEX} IF NOT EXISTS "
     "FOR (n:Message) ON EACH [n.content]",
 }

@@ -1,17 +1,14 @@
-"""Search helpers: a safe Lucene query, 0..1 scores and exact metadata filters.
+"""Search helpers: a safe Lucene query and exact metadata filters.
 
 Scores. A full-text hit is scored on the shared scale of :mod:`memory_core.scoring` with
-the Lucene (BM25) score as the raw relevance. A
-vector hit's score is the cosine similarity clipped to 0..1 (Neo4j reports cosine as
-``(1 + cos) / 2``; it is mapped back, and hits with ``cos <= 0`` are dropped as
-unrelated). A message found both ways keeps the higher of its two scores.
+the Lucene (BM25) score as the raw relevance. A vector hit's score is the cosine
+similarity clipped to 0..1 (Neo4j reports cosine as ``(1 + cos) / 2``; it is mapped back,
+and hits with ``cos <= 0`` are dropped as unrelated). A message found both ways keeps the
+higher of its two scores.
 
-Metadata filters. ``{key: value}`` keeps a message whose top-level metadata has ``key``
-with a value equal to ``value`` *with JSON types respected*: ``True`` never equals
-``1``, ``1`` never equals ``"1"``, ``None`` matches only a stored ``null`` (not a missing
-key). Numbers compare by value, so ``1`` matches a stored ``1.0`` but never ``10`` or
-``1.5`` (the reference's substring match on the JSON text did). Lists compare
-element-wise, dicts by keys and values.
+Metadata filters follow :mod:`memory_core.filters` (type-exact JSON equality), applied in
+Python to the stored JSON text: ``1`` never matches ``10`` or ``1.5`` (the reference's
+substring match on the JSON text did).
 """
 
 from __future__ import annotations
@@ -20,6 +17,8 @@ import json
 import re
 from collections.abc import Mapping
 from typing import Any
+
+from memory_core.filters import matches
 
 _HAS_WORD = re.compile(r"\w", re.UNICODE)
 
@@ -41,29 +40,6 @@ def lucene_query(text: str) -> str | None:
     return " OR ".join('"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in terms)
 
 
-def same_value(stored: Any, wanted: Any) -> bool:
-    """JSON-type-exact equality (see the module docstring)."""
-    if isinstance(wanted, bool) or isinstance(stored, bool):
-        return isinstance(wanted, bool) and isinstance(stored, bool) and stored is wanted
-    if isinstance(wanted, int | float):
-        return isinstance(stored, int | float) and stored == wanted
-    if isinstance(wanted, list | tuple):
-        return (
-            isinstance(stored, list)
-            and len(stored) == len(wanted)
-            and all(same_value(s, w) for s, w in zip(stored, wanted, strict=True))
-        )
-    if isinstance(wanted, Mapping):
-        return (
-            isinstance(stored, dict)
-            and stored.keys() == wanted.keys()
-            and all(same_value(stored[k], wanted[k]) for k in wanted)
-        )
-    if wanted is None:
-        return stored is None
-    return type(stored) is type(wanted) and bool(stored == wanted)
-
-
 def metadata_matches(metadata_text: Any, filters: Mapping[str, Any]) -> bool:
     """True when the stored metadata JSON satisfies every filter."""
     if not filters:
@@ -74,4 +50,4 @@ def metadata_matches(metadata_text: Any, filters: Mapping[str, Any]) -> bool:
         return False
     if not isinstance(metadata, dict):
         return False
-    return all(key in metadata and same_value(metadata[key], want) for key, want in filters.items())
+    return matches(metadata, filters)

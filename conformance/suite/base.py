@@ -61,9 +61,11 @@ class SuiteBase:
         conformance_backend_url: str,
         conformance_backend_options: dict[str, Any],
         conformance_throwaway: bool,
+        request: pytest.FixtureRequest,
     ) -> AsyncIterator[Harness]:
         """The backend under test, opened fresh for the scenario and cleaned up after."""
         async with Harness(
             conformance_backend_url, conformance_backend_options, throwaway=conformance_throwaway
         ) as harness:
+            harness.properties = request.node.user_properties
             yield harness
