@@ -35,7 +35,7 @@ from .scenarios import OUTCOME_PROPERTY
 
 SUITE_FILE = Path(__file__).with_name("test_conformance.py")
 NOT_RUN = "not run"
-PYTEST_MISSING = 'memory-core conformance needs pytest: pip install "memory-core[dev]"'
+PYTEST_MISSING = 'memory-core conformance needs pytest: pip install "memory-core[conformance]"'
 
 
 class _Usage(Exception):

@@ -26,7 +26,7 @@ EXTERNAL_COMMANDS: dict[str, tuple[str, str]] = {
     "conformance": ("conformance.runner", "run the conformance suite against backend URLs"),
     "serve": ("backends.nams.server.cli", "serve the NAMS REST API over any backend"),
 }
-EXTRA_FOR = {"serve": "server", "conformance": "dev"}
+EXTRA_FOR = {"serve": "server", "conformance": "conformance"}
 
 
 class UsageError(Exception):

@@ -98,7 +98,7 @@ def test_runner_without_pytest_names_the_dev_extra(
     monkeypatch.setitem(sys.modules, "pytest", None)
     assert runner.main(["memory://"]) == 1
     err = capsys.readouterr().err.strip()
-    assert err == runner.PYTEST_MISSING and 'pip install "memory-core[dev]"' in err
+    assert err == runner.PYTEST_MISSING and 'pip install "memory-core[conformance]"' in err
 
 
 def test_runner_lists_scenarios(capsys: pytest.CaptureFixture[str]) -> None:
