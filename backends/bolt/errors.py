@@ -20,6 +20,12 @@ from memory_core import (
 
 IDEMPOTENCY_CONSTRAINT = "memory_core_message_idempotency"
 
+# Driver 6 raises its own class for a pool timeout; driver 5 a ClientError with this text.
+_POOL_TIMEOUT: tuple[type[BaseException], ...] = tuple(
+    cls for cls in (getattr(neo, "ConnectionAcquisitionTimeoutError", None),) if cls is not None
+)
+_POOL_TIMEOUT_TEXT = "obtain a connection from the pool"
+
 _CONFIG_CODES = (
     "Neo.ClientError.Database.DatabaseNotFound",
     "Neo.ClientError.Statement.UnsupportedAdministrationCommand",
@@ -56,8 +62,10 @@ def translate(exc: BaseException, where: str) -> MemoryCoreError:
         return TransportError(f"{where}: transient failure that outlasted retries ({code}: {text})")
     if isinstance(exc, neo.ConfigurationError | neo.UnsupportedServerProduct):
         return ConfigurationError(f"{where}: {type(exc).__name__}: {text}")
-    if isinstance(exc, neo.ClientError) and "obtain a connection from the pool" in text:
-        return TransportError(f"{where}: no free connection in the pool in time ({text})")
+    if isinstance(exc, _POOL_TIMEOUT) or (
+        isinstance(exc, neo.ClientError) and _POOL_TIMEOUT_TEXT in f"{text} {exc}"
+    ):
+        return TransportError(f"{where}: no free connection in the pool in time ({exc})")
     if isinstance(exc, neo.ClientError) and code in _CONFIG_CODES:
         return ConfigurationError(f"{where}: {code}: {text}")
     if "too large to index" in text:

@@ -1,5 +1,9 @@
 """Tenancy: with multi_tenant=True every call needs user_identifier and sees only that
-user's data."""
+user's data.
+
+The entity scenarios leave uniquely named ``Zq…`` entities behind (there is no delete
+call for entities); their sessions are cleared as usual.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 from uuid import uuid4
 
-from memory_core import MemoryBackend, NotFoundError
+import pytest
+
+from memory_core import EntityRef, MemoryBackend, NotFoundError
 
 from ..checks import invalid, refused, word
 from ..harness import Harness
@@ -158,3 +164,73 @@ class TenancySuite(SuiteBase):
         assert not cleared, "bob's clear_session reported clearing alice's session"
         alices = await backend.get_conversation(handle, user_identifier=alice)
         assert [m.content for m in alices.messages] == [secret]
+
+    @scenario(
+        "tenancy.entities_isolated",
+        "entities added as one user are invisible to another user's find_entities, and the "
+        "other user's add_entity of the same name makes a separate entity",
+        requires=("multi_tenant", "entities"),
+    )
+    async def test_tenancy_entities_isolated(self, harness: Harness) -> None:
+        backend = await harness.tenant_backend()
+        alice, bob = harness.new_user(), harness.new_user()
+        name = word().capitalize()
+        mine = await backend.add_entity(name, "ORGANIZATION", user_identifier=alice)
+        assert await backend.find_entities(name, user_identifier=bob) == [], (
+            "bob finds alice's entity by name"
+        )
+        assert await backend.find_entities(mine.id, user_identifier=bob) == [], (
+            "bob finds alice's entity by id"
+        )
+        theirs = await backend.add_entity(name, "ORGANIZATION", user_identifier=bob)
+        assert theirs.id != mine.id, "bob's add_entity returned alice's entity"
+        found = await backend.find_entities(name, user_identifier=bob)
+        assert [e.id for e in found] == [theirs.id]
+        found = await backend.find_entities(name, user_identifier=alice)
+        assert [e.id for e in found] == [mine.id]
+
+    @scenario(
+        "tenancy.mentions_isolated",
+        "another user's explicit mentions never link a user's entity: its id is unknown "
+        "(NotFoundError, nothing written), its name alone links nothing, name + type makes "
+        "the other user's own entity",
+        requires=("multi_tenant", "entities", "explicit_mentions"),
+    )
+    async def test_tenancy_mentions_isolated(self, harness: Harness) -> None:
+        backend = await harness.tenant_backend()
+        alice, bob = harness.new_user(), harness.new_user()
+        mine = await backend.add_entity(word().capitalize(), "PERSON", user_identifier=alice)
+        handle = await harness.new_session(backend=backend, user=bob)
+
+        async def mention(ref: EntityRef) -> list[str | None]:
+            stored = await backend.add_message(
+                handle,
+                "user",
+                f"about {mine.name}",
+                user_identifier=bob,
+                extraction_mode="explicit",
+                explicit_mentions=[ref],
+            )
+            return [r.id for r in stored.mentions]
+
+        with pytest.raises(NotFoundError):
+            await mention(EntityRef(id=mine.id))
+        assert await harness.contents(handle, backend=backend, user=bob) == []
+        assert await mention(EntityRef(name=mine.name)) == [], "a bare name linked alice's entity"
+        typed = await mention(EntityRef(name=mine.name, type="PERSON"))
+        assert len(typed) == 1 and typed[0] != mine.id, "a typed ref linked alice's entity"
+        for message in await harness.messages(handle, backend=backend, user=bob):
+            assert mine.id not in [r.id for r in message.mentions]
+        found = await backend.find_entities(mine.name, user_identifier=alice)
+        assert [e.id for e in found] == [mine.id], "alice's entities changed"
+
+        own = await harness.new_session(backend=backend, user=alice)
+        stored = await backend.add_message(
+            own,
+            "user",
+            "alice's own mention",
+            user_identifier=alice,
+            extraction_mode="explicit",
+            explicit_mentions=[EntityRef(id=mine.id)],
+        )
+        assert [r.id for r in stored.mentions] == [mine.id]

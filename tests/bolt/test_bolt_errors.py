@@ -43,6 +43,11 @@ def _server_error(code: str) -> neo.Neo4jError:
         (_server_error("Neo.ClientError.Database.DatabaseNotFound"), ConfigurationError),
         (neo.ConfigurationError("bad uri"), ConfigurationError),
         (neo.ClientError("failed to obtain a connection from the pool within 1s"), TransportError),
+        *(
+            [(neo.ConnectionAcquisitionTimeoutError("failed to obtain …"), TransportError)]
+            if hasattr(neo, "ConnectionAcquisitionTimeoutError")  # driver 6
+            else []
+        ),
         (_server_error("Neo.ClientError.Statement.SyntaxError"), MemoryCoreError),
         (_server_error("Neo.ClientError.Schema.ConstraintValidationFailed"), MemoryCoreError),
         (ConnectionResetError("reset"), TransportError),

@@ -98,6 +98,28 @@ async def test_add_message_is_one_statement_in_one_transaction(
     assert (len(recorder.statements), recorder.transactions) == (1, ["write"])
 
 
+async def test_multi_tenant_add_message_with_mentions_is_one_statement(
+    tenant_bolt: BoltBackend, recorder: Recorder, unique: Unique
+) -> None:
+    user = unique("user")
+    entity = await tenant_bolt.add_entity(unique("Ent"), "PERSON", user_identifier=user)
+    recorder.clear()
+    stored = await tenant_bolt.add_message(
+        unique("s"),
+        "user",
+        "per-tenant mentions",
+        user_identifier=user,
+        extraction_mode="explicit",
+        explicit_mentions=[
+            EntityRef(id=entity.id),
+            EntityRef(name=entity.name),
+            EntityRef(name=unique("New"), type="ORGANIZATION"),
+        ],
+    )
+    assert (len(recorder.statements), recorder.transactions) == (1, ["write"])
+    assert len(stored.mentions) == 2 and entity.id in [r.id for r in stored.mentions]
+
+
 async def test_batches_are_one_unwind_statement_each(
     bolt: BoltBackend, recorder: Recorder, unique: Unique
 ) -> None:

@@ -58,9 +58,21 @@ class TurnStore:
         self.conversations.append(memory.conversation_id)
         return memory.conversation_id
 
+    @property
+    def name_tag(self) -> str:
+        """The tag as one capitalized word of letters only, e.g. ``Zqdfaebc…``."""
+        return "Zq" + "".join(chr(ord("a") + int(c, 16)) for c in self.tag)
+
     async def entity(self, name: str, kind: str = "ORGANIZATION") -> Entity:
-        """An entity whose name is unique to this test."""
-        return await self.backend.add_entity(f"{name} {self.tag}", kind)
+        """An entity whose name is unique to this test: ``"<name> <name_tag>"``.
+
+        The store may be shared (Bolt: one Neo4j for the run), so a message must name only
+        this test's entities. A capitalized name such as "Acme Corp" followed by the
+        capitalized tag is extracted as ONE phrase, "Acme Corp Zq…"; with a tag that does
+        not continue the phrase (lower case, digits) "Acme Corp" alone would be looked up
+        too and could find another test's entity.
+        """
+        return await self.backend.add_entity(f"{name} {self.name_tag}", kind)
 
     async def messages(self, conversation_id: str) -> list[Message]:
         """Everything stored in the conversation, oldest first (read on a fresh backend)."""

@@ -19,6 +19,7 @@ from memory_core.turns import (
     TurnIncompleteError,
     TurnMemory,
     TurnNotOpenError,
+    extract_identifiers,
     with_memory,
 )
 from tests.turns.conftest import TurnStore
@@ -75,13 +76,16 @@ async def test_pair_is_stored_with_the_protocol_fields(turn_store: TurnStore) ->
     globex = await turn_store.entity("Globex")
     conversation = await turn_store.new_conversation()
     memory = TurnMemory(turn_store.backend, conversation, "tests")
-    opened = await memory.open_turn("t1", f'What do "{acme.name}" and "{globex.name}" do?')
+    question = f'What do "{acme.name}" and "{globex.name}" do?'
+    # Only this test's unique names are looked up, so no other entity can be retrieved.
+    assert extract_identifiers(question) == [acme.name, globex.name]
+    opened = await memory.open_turn("t1", question)
     assert opened.retrieved_entity_ids == [acme.id, globex.id]
     reply = await memory.close_turn("t1", "Globex makes things.", refers_to=[globex])
 
     stored = await turn_store.messages(conversation)
     assert _pairs(stored) == [
-        ("user", f'What do "{acme.name}" and "{globex.name}" do?'),
+        ("user", question),
         ("assistant", "Globex makes things."),
     ]
     assert [m.id for m in stored] == [opened.user_message.id, reply.id]
@@ -273,6 +277,7 @@ async def test_degradation_where_the_backend_records_less(turn_store: TurnStore)
         assert TurnMemory(turn_store.backend, "c", "tests").not_recorded == ()
         return
     entity = await turn_store.entity("Initech")
+    assert extract_identifiers(f'"{entity.name}" status?') == [entity.name]
     conversation = await turn_store.new_conversation()
     memory = TurnMemory(turn_store.backend, conversation, "tests")
     assert memory.not_recorded == DEGRADED
