@@ -18,7 +18,14 @@ from uuid import uuid4
 
 import pytest
 
-from memory_core import Capabilities, MemoryBackend, Message, NotFoundError, open_backend
+from memory_core import (
+    Capabilities,
+    Entity,
+    MemoryBackend,
+    Message,
+    NotFoundError,
+    open_backend,
+)
 
 PREFIX = "cf"
 EMPTY_STORE_NEEDED = (
@@ -50,6 +57,7 @@ class Harness:
         self.properties: list[tuple[str, object]] = []
         self._backends: list[MemoryBackend] = []
         self._made: list[_Made] = []
+        self._entities: list[tuple[MemoryBackend, str, str | None]] = []
         self._tenant_backend: MemoryBackend | None = None
         self.backend: MemoryBackend
         self.caps: Capabilities
@@ -130,6 +138,24 @@ class Harness:
     ) -> None:
         """Clear ``handle`` at clean-up (for sessions a scenario made by hand)."""
         self._made.append(_Made(backend or self.backend, handle, user))
+
+    async def add_entity(
+        self,
+        name: str,
+        kind: str,
+        *,
+        backend: MemoryBackend | None = None,
+        user_identifier: str | None = None,
+        description: str | None = None,
+    ) -> Entity:
+        """``add_entity`` on ``backend`` (default: the backend under test), deleted at
+        clean-up where the backend can delete entities."""
+        target = backend or self.backend
+        entity = await target.add_entity(
+            name, kind, description=description, user_identifier=user_identifier
+        )
+        self._entities.append((target, entity.id, user_identifier))
+        return entity
 
     def forget(self, handle: str) -> None:
         """Stop tracking ``handle`` (a scenario cleared it itself)."""
@@ -214,6 +240,7 @@ class Harness:
     async def cleanup(self) -> None:
         """Clear every session made here, then close every instance opened here."""
         problems: list[str] = []
+        await self._delete_entities(problems)
         for made in reversed(self._made):
             try:
                 await made.backend.clear_session(made.handle, user_identifier=made.user)
@@ -230,3 +257,31 @@ class Harness:
         self._backends.clear()
         if problems:
             raise AssertionError("clean-up failed: " + "; ".join(problems))
+
+    async def _delete_entities(self, problems: list[str]) -> None:
+        """Delete the entities this scenario added, and those its messages mention (made
+        by typed mentions or an extractor), where the backend can delete entities."""
+        doomed = list(self._entities)
+        for made in self._made:
+            if not type(made.backend).capabilities.delete_entity:
+                continue
+            try:
+                read = await made.backend.get_conversation(made.handle, user_identifier=made.user)
+            except Exception:
+                continue
+            doomed += [
+                (made.backend, ref.id, made.user)
+                for message in read.messages
+                for ref in message.mentions
+                if ref.id
+            ]
+        seen: set[tuple[int, str]] = set()
+        for backend, entity_id, user in doomed:
+            if not type(backend).capabilities.delete_entity or (id(backend), entity_id) in seen:
+                continue
+            seen.add((id(backend), entity_id))
+            try:
+                await backend.delete_entity(entity_id, user_identifier=user)
+            except Exception as exc:
+                problems.append(f"delete_entity({entity_id!r}): {exc!r}")
+        self._entities.clear()

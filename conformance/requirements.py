@@ -216,6 +216,11 @@ async def _probe_entities(h: Harness) -> None:
         await h.backend.find_entities(word())
 
 
+async def _probe_delete_entity(h: Harness) -> None:
+    with refused(h.backend, "delete_entity"):
+        await h.backend.delete_entity(word())
+
+
 async def _probe_multi_tenant(h: Harness) -> None:
     with refused(h.backend, "open"):
         h.open_unconnected(multi_tenant=True)
@@ -301,6 +306,7 @@ REQUIREMENTS: dict[str, Requirement] = {
             _probe_extraction,
         ),
         Requirement("entities", "add_entity / find_entities work", _NSE, _probe_entities),
+        Requirement("delete_entity", "delete_entity removes an entity", _NSE, _probe_delete_entity),
         Requirement(
             "multi_tenant",
             "multi_tenant=True isolates users",

@@ -790,6 +790,15 @@ class MemoryBackend(ABC):
         await self._ready()
         return await self._find_entities(rq.FindEntities(ident, count, kind, user, tenant))
 
+    async def delete_entity(self, entity_id: str, *, user_identifier: str | None = None) -> bool:
+        """Delete an entity and the mentions that link messages to it (the messages stay).
+        False when no entity of the caller has this id."""
+        self._require("delete_entity", "delete_entity", "keep entities; they are only linked")
+        ident = check_str(entity_id, "entity_id", allow_empty=False)
+        user, tenant = self._tenant(user_identifier)
+        await self._ready()
+        return await self._delete_entity(rq.DeleteEntity(ident, user, tenant))
+
     # ------------------------------------------------------------------ hooks
 
     @abstractmethod
@@ -871,3 +880,6 @@ class MemoryBackend(ABC):
 
     async def _find_entities(self, req: rq.FindEntities) -> list[Entity]:
         raise self._unimplemented("find_entities")
+
+    async def _delete_entity(self, req: rq.DeleteEntity) -> bool:
+        raise self._unimplemented("delete_entity")

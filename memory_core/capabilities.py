@@ -31,6 +31,7 @@ FLAG_DOCS: dict[str, str] = {
     "reflections": "server-side reflections for a conversation",
     "extraction_status": "per-message entity-extraction status",
     "entities": "add_entity / find_entities",
+    "delete_entity": "delete an entity and its mentions",
     "multi_tenant": "multi_tenant=True scopes every call to user_identifier",
     "trio": "runs under trio as well as asyncio",
 }
@@ -66,6 +67,7 @@ class Capabilities:
     reflections: bool = False
     extraction_status: bool = False
     entities: bool = False
+    delete_entity: bool = False
     multi_tenant: bool = False
     trio: bool = False
     max_messages_per_read: int | None = None

@@ -151,3 +151,10 @@ class FindEntities:
     type: str | None
     user_identifier: str | None
     tenant: str | None
+
+
+@dataclass(frozen=True)
+class DeleteEntity:
+    entity_id: str
+    user_identifier: str | None
+    tenant: str | None

@@ -106,6 +106,7 @@ class BoltBackend(MemoryBackend):
         reflections=False,
         extraction_status=False,
         entities=True,
+        delete_entity=True,
         multi_tenant=True,
         trio=False,
         max_messages_per_read=None,
@@ -332,6 +333,12 @@ class BoltBackend(MemoryBackend):
             tenant=req.tenant,
         )
         return [to_entity(row["entity"]) for row in found]
+
+    async def _delete_entity(self, req: rq.DeleteEntity) -> bool:
+        found = await self._conn.run_write(
+            cypher.scoped(req.tenant).delete_entity, entity_id=req.entity_id, tenant=req.tenant
+        )
+        return bool(found and found[0]["found"])
 
 
 # Neo4j's range indexes hold keys of at most 8 KiB; stay well below it.

@@ -497,6 +497,15 @@ LIMIT $limit
 """
 
 
+def _delete_entity(scope: EntityScope) -> str:
+    return f"""
+OPTIONAL MATCH {scope.by_id("e", "$entity_id")}
+WITH e, e IS NOT NULL AS found
+DETACH DELETE e
+RETURN found
+"""
+
+
 # ---------------------------------------------------------------------------- by scope
 
 
@@ -510,6 +519,7 @@ class Scoped:
     add_batch_id: str
     add_entity: str
     find_entities: str
+    delete_entity: str
 
     @classmethod
     def build(cls, scope: EntityScope) -> Scoped:
@@ -522,6 +532,7 @@ class Scoped:
             add_batch_id=_write(RESOLVE_ID, existing, batch, scope),
             add_entity=_add_entity(scope),
             find_entities=_find_entities(scope),
+            delete_entity=_delete_entity(scope),
         )
 
 

@@ -58,6 +58,7 @@ class EmbeddedBackend(MemoryBackend):
         reflections=False,
         extraction_status=False,
         entities=True,
+        delete_entity=True,
         multi_tenant=True,
         trio=True,
         max_messages_per_read=None,
@@ -126,3 +127,6 @@ class EmbeddedBackend(MemoryBackend):
 
     async def _find_entities(self, req: rq.FindEntities) -> list[Entity]:
         return await self._store.call(lambda conn: entities.find_entities(conn, req), write=False)
+
+    async def _delete_entity(self, req: rq.DeleteEntity) -> bool:
+        return await self._store.call(lambda conn: entities.delete_entity(conn, req), write=True)

@@ -135,3 +135,11 @@ def mentions_of(conn: sqlite3.Connection, message_ids: Sequence[str]) -> dict[st
         for row in rows:
             found.setdefault(row["message_id"], []).append(to_ref(row))
     return found
+
+
+def delete_entity(conn: sqlite3.Connection, req: rq.DeleteEntity) -> bool:
+    """The ``delete_entity`` hook: its mentions go with it (``ON DELETE CASCADE``)."""
+    cursor = conn.execute(
+        "DELETE FROM entities WHERE id = ? AND tenant = ?", (req.entity_id, tenant_key(req.tenant))
+    )
+    return cursor.rowcount > 0

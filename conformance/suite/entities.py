@@ -28,7 +28,7 @@ class EntitiesSuite(SuiteBase):
     )
     async def test_entities_add_and_find(self, harness: Harness) -> None:
         name = _name()
-        entity = await harness.backend.add_entity(name, "person", description="a tester")
+        entity = await harness.add_entity(name, "person", description="a tester")
         assert (entity.name, entity.type) == (name, "PERSON")
         by_name = await harness.backend.find_entities(name.upper())
         assert by_name and by_name[0].id == entity.id, "exact match is not first"
@@ -42,8 +42,8 @@ class EntitiesSuite(SuiteBase):
     )
     async def test_entities_add_is_idempotent(self, harness: Harness) -> None:
         name = _name()
-        first = await harness.backend.add_entity(name, "ORGANIZATION")
-        again = await harness.backend.add_entity(name, "organization")
+        first = await harness.add_entity(name, "ORGANIZATION")
+        again = await harness.add_entity(name, "organization")
         assert first.id == again.id
         assert len([e for e in await harness.backend.find_entities(name) if e.id == first.id]) == 1
 
@@ -54,8 +54,8 @@ class EntitiesSuite(SuiteBase):
     )
     async def test_entities_find_limit_and_type(self, harness: Harness) -> None:
         name = _name()
-        person = await harness.backend.add_entity(name, "PERSON")
-        place = await harness.backend.add_entity(name, "LOCATION")
+        person = await harness.add_entity(name, "PERSON")
+        place = await harness.add_entity(name, "LOCATION")
         both = await harness.backend.find_entities(name, limit=10)
         assert {person.id, place.id} <= {e.id for e in both}
         assert len(await harness.backend.find_entities(name, limit=1)) == 1
@@ -68,7 +68,7 @@ class EntitiesSuite(SuiteBase):
         requires=("explicit_mentions", "entities"),
     )
     async def test_entities_mention_by_id(self, harness: Harness) -> None:
-        entity = await harness.backend.add_entity(_name(), "PERSON")
+        entity = await harness.add_entity(_name(), "PERSON")
         handle = await harness.new_session()
         stored = await harness.backend.add_message(
             handle,
@@ -109,7 +109,7 @@ class EntitiesSuite(SuiteBase):
         requires=("explicit_mentions", "entities"),
     )
     async def test_entities_mention_name_only(self, harness: Harness) -> None:
-        known = await harness.backend.add_entity(_name(), "CONCEPT")
+        known = await harness.add_entity(_name(), "CONCEPT")
         unknown = _name()
         handle = await harness.new_session()
         await harness.backend.add_message(
@@ -122,6 +122,30 @@ class EntitiesSuite(SuiteBase):
         [read] = await harness.messages(handle)
         assert [r.id for r in read.mentions] == [known.id]
         assert not [e for e in await harness.backend.find_entities(unknown) if e.name == unknown]
+
+    @scenario(
+        "entities.delete",
+        "delete_entity removes the entity and its mentions, keeps the messages, and a second "
+        "delete returns False",
+        requires=("entities", "delete_entity", "explicit_mentions"),
+    )
+    async def test_entities_delete(self, harness: Harness) -> None:
+        entity = await harness.add_entity(_name(), "PERSON")
+        handle = await harness.new_session()
+        await harness.backend.add_message(
+            handle,
+            "user",
+            f"about {entity.name}",
+            extraction_mode="explicit",
+            explicit_mentions=[EntityRef(id=entity.id)],
+        )
+        assert await harness.backend.delete_entity(entity.id) is True
+        assert entity.id not in [e.id for e in await harness.backend.find_entities(entity.id)]
+        assert entity.id not in [e.id for e in await harness.backend.find_entities(entity.name)]
+        [read] = await harness.messages(handle)
+        assert read.content == f"about {entity.name}", "the message went with its entity"
+        assert entity.id not in [r.id for r in read.mentions], "the mention outlived its entity"
+        assert await harness.backend.delete_entity(entity.id) is False
 
     @scenario(
         "entities.extractor",

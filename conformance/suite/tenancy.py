@@ -175,14 +175,18 @@ class TenancySuite(SuiteBase):
         backend = await harness.tenant_backend()
         alice, bob = harness.new_user(), harness.new_user()
         name = word().capitalize()
-        mine = await backend.add_entity(name, "ORGANIZATION", user_identifier=alice)
+        mine = await harness.add_entity(
+            name, "ORGANIZATION", backend=backend, user_identifier=alice
+        )
         assert await backend.find_entities(name, user_identifier=bob) == [], (
             "bob finds alice's entity by name"
         )
         assert await backend.find_entities(mine.id, user_identifier=bob) == [], (
             "bob finds alice's entity by id"
         )
-        theirs = await backend.add_entity(name, "ORGANIZATION", user_identifier=bob)
+        theirs = await harness.add_entity(
+            name, "ORGANIZATION", backend=backend, user_identifier=bob
+        )
         assert theirs.id != mine.id, "bob's add_entity returned alice's entity"
         found = await backend.find_entities(name, user_identifier=bob)
         assert [e.id for e in found] == [theirs.id]
@@ -199,7 +203,9 @@ class TenancySuite(SuiteBase):
     async def test_tenancy_mentions_isolated(self, harness: Harness) -> None:
         backend = await harness.tenant_backend()
         alice, bob = harness.new_user(), harness.new_user()
-        mine = await backend.add_entity(word().capitalize(), "PERSON", user_identifier=alice)
+        mine = await harness.add_entity(
+            word().capitalize(), "PERSON", backend=backend, user_identifier=alice
+        )
         handle = await harness.new_session(backend=backend, user=bob)
 
         async def mention(ref: EntityRef) -> list[str | None]:

@@ -239,3 +239,29 @@ async def test_per_tenant_lookups_are_index_backed(
     assert any("UniqueIndexSeek" in op and "Entity(id)" in op for op in lookups), lookups
     merges = list(_details(added.summary.plan))
     assert any("Entity(tenant, name, type)" in op and "Locking" in op for op in merges), merges
+
+
+async def test_delete_entity_is_scoped_and_detaches_mentions(
+    tenant_bolt: BoltBackend, graph: Graph, unique: Unique
+) -> None:
+    alice, bob, name = unique("alice"), unique("bob"), unique("Acme")
+    mine = await tenant_bolt.add_entity(name, "ORGANIZATION", user_identifier=alice)
+    session = unique("s")
+    await tenant_bolt.add_message(
+        session,
+        "user",
+        f"about {name}",
+        user_identifier=alice,
+        extraction_mode="explicit",
+        explicit_mentions=[EntityRef(id=mine.id)],
+    )
+    assert _mentions_of(graph, mine.id) == 1
+
+    assert await tenant_bolt.delete_entity(mine.id, user_identifier=bob) is False
+    assert [e["id"] for e in _entity_nodes(graph, name)] == [mine.id]
+
+    assert await tenant_bolt.delete_entity(mine.id, user_identifier=alice) is True
+    assert _entity_nodes(graph, name) == []
+    [message] = (await tenant_bolt.get_conversation(session, user_identifier=alice)).messages
+    assert (message.content, message.mentions) == (f"about {name}", [])
+    await tenant_bolt.clear_session(session, user_identifier=alice)

@@ -1,9 +1,10 @@
 """DESIGN §11: the suite is safe on someone else's store. Run it on a SQLite file that
 already holds "real" data (not declared throwaway): afterwards that data is unchanged and
-nothing the suite wrote is left in any conversation."""
+nothing the suite wrote is left: no conversation, no entity."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import anyio
@@ -30,6 +31,12 @@ async def _seed(url: str) -> None:
         for n, (role, text) in enumerate(EXISTING):
             await memory.add_message("real-notes", role, text, metadata={"n": n})
         await memory.add_message("real-other", "user", "another real session")
+        await memory.add_entity("Real Person", "PERSON")
+
+
+def _entity_names(path: Path) -> list[str]:
+    with sqlite3.connect(path) as db:
+        return sorted(name for (name,) in db.execute("SELECT name FROM entities"))
 
 
 def test_suite_leaves_an_existing_store_as_it_found_it(tmp_path: Path) -> None:
@@ -41,3 +48,6 @@ def test_suite_leaves_an_existing_store_as_it_found_it(tmp_path: Path) -> None:
     after = anyio.run(_snapshot, url)
     assert after == before
     assert after[1] == ["real-notes", "real-other"], "suite conversations were left behind"
+    assert _entity_names(tmp_path / "someone-elses.db") == ["Real Person"], (
+        "suite entities were left behind (or a real one was deleted)"
+    )

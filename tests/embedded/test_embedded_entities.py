@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from embedded_support import count_rows, memory_fixture, snapshot  # noqa: F401
+from embedded_support import count_rows, memory_fixture, snapshot, tenants_fixture  # noqa: F401
 
 from backends.embedded import EmbeddedBackend
 from memory_core import EntityRef, NotFoundError
@@ -189,3 +189,25 @@ async def test_entities_are_scoped_per_tenant() -> None:
             user_identifier="bob",
         )
         assert [r.id for r in refs.mentions] == [theirs.id]
+
+
+async def test_delete_entity_is_scoped_to_the_tenant(tenants: EmbeddedBackend) -> None:
+    mine = await tenants.add_entity("Acme", "ORGANIZATION", user_identifier="alice")
+    assert await tenants.delete_entity(mine.id, user_identifier="bob") is False
+    assert [e.id for e in await tenants.find_entities("Acme", user_identifier="alice")] == [mine.id]
+    assert await tenants.delete_entity(mine.id, user_identifier="alice") is True
+    assert await tenants.find_entities("Acme", user_identifier="alice") == []
+
+
+async def test_delete_entity_unlinks_mentions_and_keeps_messages(memory: EmbeddedBackend) -> None:
+    entity = await memory.add_entity("Lisbon", "LOCATION")
+    await memory.add_message(
+        "s",
+        "user",
+        "to Lisbon",
+        extraction_mode="explicit",
+        explicit_mentions=[EntityRef(id=entity.id)],
+    )
+    assert await memory.delete_entity(entity.id) is True
+    [message] = (await memory.get_conversation("s")).messages
+    assert (message.content, message.mentions) == ("to Lisbon", [])
