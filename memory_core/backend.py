@@ -233,16 +233,17 @@ class MemoryBackend(ABC):
             )
         return user, (user if self.multi_tenant else None)
 
-    def _target(
-        self, session_id: Any, conversation_id: Any, user_identifier: Any, *, search: bool = False
-    ) -> rq.Target:
+    def _target(self, session_id: Any, conversation_id: Any, user_identifier: Any) -> rq.Target:
         session = check_optional_str(session_id, "session_id")
         conversation = (
             None if conversation_id is None else check_uuid(conversation_id, "conversation_id")
         )
         if session is None and conversation is None:
-            error = InvalidRequestError if search else MissingIdentifierError
-            raise error("session_id or conversation_id is required", argument="session_id")
+            # Both a TypeError (what the reference raises for CRUD) and a ValueError (what
+            # it raises for search and context).
+            raise MissingIdentifierError(
+                "session_id or conversation_id is required", argument="session_id"
+            )
         user, tenant = self._tenant(user_identifier)
         return rq.Target(session, conversation, user, tenant)
 
@@ -565,7 +566,7 @@ class MemoryBackend(ABC):
         caps = self.capabilities
         target: rq.Target | None = None
         if session_id is not None or conversation_id is not None:
-            target = self._target(session_id, conversation_id, user_identifier, search=True)
+            target = self._target(session_id, conversation_id, user_identifier)
         elif not caps.search_global:
             raise SessionRequiredError(
                 self.name,
@@ -606,7 +607,7 @@ class MemoryBackend(ABC):
         The format is :func:`memory_core.summary.format_context`. Raises a ``ValueError``
         (:class:`~memory_core.errors.MissingIdentifierError`) without a session.
         """
-        target = self._target(session_id, conversation_id, user_identifier, search=True)
+        target = self._target(session_id, conversation_id, user_identifier)
         text = None if query is None else check_str(query, "query")
         recent = check_limit(max_messages, "max_messages")
         hits = check_limit(max_hits, "max_hits")

@@ -18,6 +18,18 @@ from .errors import InvalidArgumentTypeError, InvalidRequestError
 from .models import EntityRef, EntityType, MessageRole
 
 ORDER_FIELDS = ("updated_at", "created_at", "message_count", "session_id")
+MAX_INT = 2**63 - 1  # the largest limit/offset every store (Neo4j's 64-bit ints) can take
+
+
+def _check_encodable(value: str, argument: str) -> None:
+    # A lone surrogate ("\ud800") is a valid Python str but not UTF-8: no store can keep it.
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidRequestError(
+            "contains a character that is not valid Unicode text (a lone surrogate)",
+            argument=argument,
+        ) from None
 
 
 def check_str(value: Any, argument: str, *, allow_empty: bool = True) -> str:
@@ -28,6 +40,7 @@ def check_str(value: Any, argument: str, *, allow_empty: bool = True) -> str:
         )
     if not allow_empty and not value.strip():
         raise InvalidRequestError("must not be empty", argument=argument)
+    _check_encodable(value, argument)
     return value
 
 
@@ -70,6 +83,8 @@ def check_int(value: Any, argument: str, *, minimum: int) -> int:
         )
     if value < minimum:
         raise InvalidRequestError(f"must be >= {minimum}, got {value}", argument=argument)
+    if value > MAX_INT:
+        raise InvalidRequestError(f"must be <= {MAX_INT}, got {value}", argument=argument)
     return value
 
 
@@ -123,10 +138,13 @@ def _check_json(value: Any, argument: str) -> None:
                 raise InvalidRequestError(
                     f"keys must be str, got {type(key).__name__}", argument=argument
                 )
+            _check_encodable(key, argument)
             _check_json(item, argument)
     elif isinstance(value, list | tuple):
         for item in value:
             _check_json(item, argument)
+    elif isinstance(value, str):
+        _check_encodable(value, argument)
     elif isinstance(value, float):
         if not math.isfinite(value):
             raise InvalidRequestError("NaN and infinity cannot be stored", argument=argument)
@@ -204,6 +222,9 @@ def check_entity_refs(value: Any, argument: str = "explicit_mentions") -> list[E
             )
         if not ref.id and not (ref.name and ref.name.strip()):
             raise InvalidRequestError("each reference needs an id or a name", argument=argument)
+        for text in (ref.id, ref.name):
+            if text is not None:
+                _check_encodable(text, argument)
         if ref.type is not None:
             ref = ref.model_copy(update={"type": check_entity_type(ref.type, argument)})
         refs.append(ref)

@@ -3,7 +3,8 @@
 Credentials come from exactly one place: the URL's userinfo, else the ``username`` /
 ``password`` or ``auth=(user, password)`` options, else ``NEO4J_USERNAME`` /
 ``NEO4J_PASSWORD``; with none of them the driver connects without auth. Giving them both
-in the URL and as options is an error (which one was meant?). The database comes from
+in the URL and as options is an error (which one was meant?). A bare ``bolt://`` or
+``neo4j://`` (no host) uses the URL in ``NEO4J_URI``. The database comes from
 ``?database=`` or the ``database`` option (not both, unless equal), else ``NEO4J_DATABASE``,
 else the server's default. The password is kept out of every repr and message.
 """
@@ -82,8 +83,22 @@ def parse_config(
         raise ConfigurationError(
             f"bolt backend: unsupported scheme {scheme!r} (use {', '.join(SCHEMES)})"
         )
+    if not parts.netloc and env.get("NEO4J_URI"):
+        # A bare "bolt://" / "neo4j://" means "the Neo4j that NEO4J_URI names".
+        return parse_config(
+            _with_query(env["NEO4J_URI"], parts.query),
+            database=database,
+            username=username,
+            password=password,
+            auth=auth,
+            driver_options=driver_options,
+            environ={k: v for k, v in env.items() if k != "NEO4J_URI"},
+        )
     if not parts.hostname:
-        raise ConfigurationError(f"bolt backend URL needs a host, e.g. {scheme}://localhost:7687")
+        raise ConfigurationError(
+            f"bolt backend URL needs a host, e.g. {scheme}://localhost:7687 (a bare {scheme}:// "
+            "uses NEO4J_URI, which is not set)"
+        )
     if parts.path not in ("", "/"):
         raise ConfigurationError(
             "bolt backend URL must not have a path; name the database with ?database=<name>"
@@ -95,6 +110,12 @@ def parse_config(
     netloc = f"{host}:{port or DEFAULT_PORT}"
     uri = urlunsplit((scheme, netloc, "", urlencode(query), ""))
     return BoltConfig(uri, chosen_database, user, secret, _driver_options(driver_options or {}))
+
+
+def _with_query(url: str, query: str) -> str:
+    if not query:
+        return url
+    return url + ("&" if "?" in url else "?") + query
 
 
 def _split_query(text: str, scheme: str) -> tuple[list[tuple[str, str]], str | None]:

@@ -102,3 +102,12 @@ def test_secrets_never_show(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ConfigurationError) as info:
         open_backend(f"bolt://alice:{SECRET}@h", password="other")
     assert SECRET not in str(info.value)
+
+
+def test_a_bare_scheme_uses_neo4j_uri() -> None:
+    env = {"NEO4J_URI": "neo4j+s://db.example:7688", "NEO4J_DATABASE": "mem"}
+    config = parse_config("neo4j://", environ=env)
+    assert (config.uri, config.database) == ("neo4j+s://db.example:7688", "mem")
+    assert parse_config("bolt://?database=other", environ=env).database == "other"
+    with pytest.raises(ConfigurationError, match="NEO4J_URI"):
+        parse_config("bolt://", environ={})

@@ -62,7 +62,10 @@ class TinyBackend(MemoryBackend):
 
 @pytest.fixture(scope="module")
 def tiny_package(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Build and pip-install a tiny backend package (outside this repo) into a target dir."""
+    """Build and pip-install a tiny backend package (outside this repo) into a target dir.
+
+    Offline: no index and no build isolation (setuptools and wheel come with the dev extra),
+    so the test sends nothing over the network."""
     tmp_path = tmp_path_factory.mktemp("tiny")
     source = tmp_path / "src"
     (source / "tiny_memory").mkdir(parents=True)
@@ -70,7 +73,7 @@ def tiny_package(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     (source / "pyproject.toml").write_text(
         textwrap.dedent("""
         [build-system]
-        requires = ["setuptools>=68"]
+        requires = ["setuptools>=61"]
         build-backend = "setuptools.build_meta"
 
         [project]
@@ -93,6 +96,8 @@ def tiny_package(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             "install",
             "--quiet",
             "--no-deps",
+            "--no-index",
+            "--no-build-isolation",
             "--target",
             str(target),
             str(source),

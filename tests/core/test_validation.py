@@ -84,3 +84,28 @@ def test_missing_identifier_is_type_and_value_error() -> None:
     )
     assert isinstance(error, TypeError)
     assert isinstance(error, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("call", "argument"),
+    [
+        (lambda: v.check_str("a\ud800b", "content"), "content"),
+        (lambda: v.check_optional_str("\udfff", "session_id"), "session_id"),
+        (lambda: v.check_metadata({"k": "bad \ud800"}), "metadata"),
+        (lambda: v.check_metadata({"bad \ud800": 1}), "metadata"),
+        (lambda: v.check_metadata({"k": [{"deep": "\ud800"}]}), "metadata"),
+        (lambda: v.check_entity_refs([{"name": "\ud800"}]), "explicit_mentions"),
+        (lambda: v.check_limit(2**63), "limit"),
+        (lambda: v.check_int(2**70, "offset", minimum=0), "offset"),
+    ],
+)
+def test_values_no_store_can_keep_are_refused(call, argument: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(InvalidRequestError) as info:
+        call()
+    assert info.value.argument == argument
+
+
+def test_the_largest_64_bit_limit_and_any_json_integer_are_accepted() -> None:
+    assert v.check_limit(2**63 - 1) == 2**63 - 1
+    # metadata is stored as JSON text everywhere, so integers of any size round-trip
+    assert v.check_metadata({"k": 2**70, "emoji": "👩‍👩‍👧"}) == {"k": 2**70, "emoji": "👩‍👩‍👧"}

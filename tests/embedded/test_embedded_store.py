@@ -16,6 +16,7 @@ from memory_core import (
     Capabilities,
     ConfigurationError,
     HashingEmbedder,
+    InvalidRequestError,
     TransportError,
     backend_class,
     open_backend,
@@ -197,8 +198,13 @@ async def test_lifecycle(memory: EmbeddedBackend) -> None:
         await backend.get_conversation("s")
 
 
-async def test_huge_limits_are_accepted(memory: EmbeddedBackend) -> None:
-    huge = 10**30
+async def test_limits_up_to_64_bits_are_accepted_and_larger_ones_refused(
+    memory: EmbeddedBackend,
+) -> None:
+    with pytest.raises(InvalidRequestError) as info:
+        await memory.get_conversation("s", limit=10**30)
+    assert info.value.argument == "limit"
+    huge = 2**63 - 1
     await memory.add_message("s", "user", "limitless")
     await memory.add_entity("Limitless", "concept")
     assert len((await memory.get_conversation("s", limit=huge)).messages) == 1
