@@ -46,6 +46,10 @@ M = TypeVar("M", bound=BaseModel)
 ENV_ENDPOINT = "MEMORY_ENDPOINT"
 ENV_API_KEY = "MEMORY_API_KEY"
 ENV_WORKSPACE = "MEMORY_WORKSPACE_ID"
+UNSCOPED = (
+    "NAMS scopes data by conversation id, not by user; pass user_identifier to "
+    "create_conversation (sent as userId) or list_conversations (filters by it)"
+)
 
 
 def resolve_base_url(url: str | None) -> str:
@@ -119,7 +123,13 @@ class NamsBackend(MemoryBackend):
     ``max_retries`` (3), ``backoff`` (0.5 s first step), ``max_backoff`` (8 s),
     ``max_retry_after`` (60 s: a longer ``Retry-After`` raises at once),
     ``http_transport`` (an ``httpx.AsyncBaseTransport``, for tests), ``trust_env``
-    (honour proxy variables, True).
+    (honour proxy and certificate variables, True; a loopback base URL — ``localhost``,
+    127.0.0.0/8, ``::1`` — never goes through a proxy either way).
+
+    The service scopes data by conversation id: ``user_identifier`` is sent only by
+    ``create_conversation`` (as ``userId``) and ``list_conversations`` (a filter). Any
+    other method given one warns once (:class:`~memory_core.backend.CapabilityWarning`),
+    or raises :class:`~memory_core.errors.NotSupportedError` when ``strict=True``.
     """
 
     name = "nams"
@@ -279,6 +289,8 @@ class NamsBackend(MemoryBackend):
     async def _add_message(self, req: rq.AddMessage) -> Message:
         """Only role and content travel. The response has no ``createdAt``: the returned
         message carries the client's clock at the time of the response."""
+        if req.target.user_identifier is not None:
+            self._drop("add_message", "user_identifier", UNSCOPED)
         handle = req.target.handle
         route = wire.path(wire.MESSAGES, conversation_id=handle)
         body = wire.MessageIn(role=req.role.value, content=req.content).to_wire()
@@ -295,6 +307,8 @@ class NamsBackend(MemoryBackend):
 
     async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
         """One bulk request per chunk of at most 100 (the contract cuts the chunks)."""
+        if req.target.user_identifier is not None:
+            self._drop("add_messages_batch", "user_identifier", UNSCOPED)
         handle = req.target.handle
         route = wire.path(wire.MESSAGES_BULK, conversation_id=handle)
         body = wire.BulkIn(
@@ -320,6 +334,8 @@ class NamsBackend(MemoryBackend):
 
     async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
         """Header and newest ``limit`` messages from two requests, returned oldest first."""
+        if req.target.user_identifier is not None:
+            self._drop("get_conversation", "user_identifier", UNSCOPED)
         handle = req.target.handle
         route = wire.path(wire.CONVERSATION, conversation_id=handle)
         header = _parse(
@@ -356,6 +372,11 @@ class NamsBackend(MemoryBackend):
 
     async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
         """Sends only query and limit (≤ 200); keeps the service's ``score``."""
+        if req.user_identifier is not None:
+            self._drop("search_messages", "user_identifier", UNSCOPED)
+        return await self._search(req)
+
+    async def _search(self, req: rq.SearchMessages) -> list[Message]:
         assert req.target is not None  # search_global is False: the contract requires one
         handle = req.target.handle
         route = wire.path(wire.SEARCH, conversation_id=handle)
@@ -371,6 +392,8 @@ class NamsBackend(MemoryBackend):
 
         The endpoint takes no query; with a ``query`` the relevant messages come from the
         search endpoint (a second request), as on the other backends."""
+        if req.target.user_identifier is not None:
+            self._drop("get_context", "user_identifier", UNSCOPED)
         handle = req.target.handle
         route = wire.path(wire.CONTEXT, conversation_id=handle)
         context = _parse(wire.ContextOut, await self._call("GET", route, "get_context"), route)
@@ -390,7 +413,7 @@ class NamsBackend(MemoryBackend):
                 None,
                 None,
             )
-            hits = await self._search_messages(search)
+            hits = await self._search(search)
             relevant = [m for m in hits if m.id not in seen][: req.max_hits]
         return format_context(
             recent,
@@ -401,10 +424,14 @@ class NamsBackend(MemoryBackend):
 
     async def _get_observations(self, target: rq.Target) -> list[dict[str, Any]]:
         """The service's observation dicts, as sent (camelCase)."""
+        if target.user_identifier is not None:
+            self._drop("get_observations", "user_identifier", UNSCOPED)
         return await self._listing(wire.OBSERVATIONS, "observations", target, "get_observations")
 
     async def _get_reflections(self, target: rq.Target) -> list[dict[str, Any]]:
         """The service's reflection dicts, as sent (camelCase)."""
+        if target.user_identifier is not None:
+            self._drop("get_reflections", "user_identifier", UNSCOPED)
         return await self._listing(wire.REFLECTIONS, "reflections", target, "get_reflections")
 
     async def _listing(
@@ -420,6 +447,8 @@ class NamsBackend(MemoryBackend):
         return items
 
     async def _get_extraction_status(self, target: rq.Target) -> ExtractionStatus:
+        if target.user_identifier is not None:
+            self._drop("get_extraction_status", "user_identifier", UNSCOPED)
         route = wire.path(wire.EXTRACTION_STATUS, conversation_id=target.handle)
         payload = await self._call("GET", route, "get_extraction_status")
         data = payload if isinstance(payload, dict) else {}
@@ -439,6 +468,8 @@ class NamsBackend(MemoryBackend):
 
     async def _clear_session(self, target: rq.Target) -> bool:
         """Deletes the whole conversation; a 404 means already gone (returns False)."""
+        if target.user_identifier is not None:
+            self._drop("clear_session", "user_identifier", UNSCOPED)
         route = wire.path(wire.CONVERSATION, conversation_id=target.handle)
         try:
             await self._call("DELETE", route, "clear_session")
@@ -463,6 +494,8 @@ class NamsBackend(MemoryBackend):
     async def _add_entity(self, req: rq.AddEntity) -> Entity:
         """Types travel lower case (``OBJECT``/``EVENT`` as ``custom``) and come back upper
         case. A ``resolution: "merged"`` answer returns the entity it merged into."""
+        if req.user_identifier is not None:
+            self._drop("add_entity", "user_identifier", UNSCOPED)
         body = wire.EntityIn.model_validate(
             {
                 "name": req.name,
@@ -475,6 +508,8 @@ class NamsBackend(MemoryBackend):
         return self._entity(item, req.name, req.type)
 
     async def _find_entities(self, req: rq.FindEntities) -> list[Entity]:
+        if req.user_identifier is not None:
+            self._drop("find_entities", "user_identifier", UNSCOPED)
         limit = self._clamped("find_entities", req.limit)
         body: dict[str, Any] = {"query": req.identifier, "limit": limit}
         if req.type is not None:

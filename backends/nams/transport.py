@@ -15,10 +15,16 @@ message twice):
 
 Waits use jittered exponential backoff (full jitter, capped by ``max_backoff``) when the
 server gives no ``Retry-After``; with one, the wait is that value plus up to 10 %.
+
+Proxies: with ``trust_env`` the proxy variables (``HTTPS_PROXY``, ``NO_PROXY`` …) apply,
+except to a loopback base URL, which is always reached directly (as Go's HTTP client
+does): a proxy cannot reach the caller's own loopback interface, and a forgotten
+``NO_PROXY`` must not send local traffic off the machine.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import random
 from dataclasses import dataclass
@@ -70,6 +76,29 @@ class RetryPolicy:
             return retry_after * (1.0 + random.uniform(0.0, 0.1))
         ceiling = min(self.max_backoff, self.backoff * (2**attempt))
         return random.uniform(0.0, ceiling)
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ``::1``, and
+    ``::ffff:127.x.y.z``); ``host`` may carry IPv6 brackets."""
+    name = host.strip().strip("[]").rstrip(".").lower()
+    if name == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(name.split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped.is_loopback
+    return address.is_loopback
+
+
+def direct_mounts(base_url: str) -> dict[str, None]:
+    """httpx mounts that reach a loopback ``base_url`` without any proxy (else none)."""
+    host = httpx.URL(base_url).host
+    if not is_loopback(host):
+        return {}
+    return {f"all://[{host}]" if ":" in host else f"all://{host}": None}
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -145,6 +174,7 @@ class NamsTransport:
                 follow_redirects=False,
                 trust_env=self._trust_env,
                 transport=self._http_transport,
+                mounts=direct_mounts(self.base_url),
             )
 
     async def close(self) -> None:

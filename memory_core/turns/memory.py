@@ -100,6 +100,10 @@ class TurnMemory:
         self.max_identifiers = check_int(max_identifiers, "max_identifiers", minimum=1)
         self.replay_lookback = check_int(replay_lookback, "replay_lookback", minimum=1)
         self.user_identifier = check_optional_str(user_identifier, "user_identifier")
+        # The user owns the conversation and is given when it is created; later calls carry
+        # it only where the backend requires it (multi-tenant). NAMS, for one, cannot take a
+        # user on any call but create/list, so passing it there would drop an argument.
+        self._call_user = self.user_identifier if backend.multi_tenant else None
         caps = backend.capabilities
         missing = [
             ("metadata", caps.message_metadata),
@@ -204,7 +208,7 @@ class TurnMemory:
         try:
             for identifier in identifiers:
                 for entity in await self.backend.find_entities(
-                    identifier, self.retrieval_limit, user_identifier=self.user_identifier
+                    identifier, self.retrieval_limit, user_identifier=self._call_user
                 ):
                     found.setdefault(entity.id, entity)
                 if len(found) >= self.retrieval_limit:
@@ -329,7 +333,7 @@ class TurnMemory:
             session_id=self.conversation_id,
             role=half,
             content=text,
-            user_identifier=self.user_identifier,
+            user_identifier=self._call_user,
             **options,
         )
 
@@ -338,7 +342,7 @@ class TurnMemory:
             conversation = await self.backend.get_conversation(
                 session_id=self.conversation_id,
                 limit=size,
-                user_identifier=self.user_identifier,
+                user_identifier=self._call_user,
             )
         except NotFoundError as exc:
             raise NotFoundError(
@@ -354,7 +358,7 @@ class TurnMemory:
         if self.backend.capabilities.client_chosen_ids:
             await self.backend.create_conversation(
                 session_id=self.conversation_id, user_identifier=self.user_identifier
-            )
+            )  # the one call that always carries the user
         self._conversation_ready = True
 
     # ------------------------------------------------------------ helpers

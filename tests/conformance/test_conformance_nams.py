@@ -19,7 +19,11 @@ pytestmark = pytest.mark.nams
 
 
 def _options() -> dict[str, Any]:
-    return {"api_key": API_KEY, "workspace_id": NamsTestServer.workspace("cf")}
+    return {
+        "api_key": API_KEY,
+        "workspace_id": NamsTestServer.workspace("cf"),
+        "trust_env": False,  # test traffic to 127.0.0.1 never goes through a proxy
+    }
 
 
 class TestNamsOverEmbedded(ConformanceSuite):

@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
-import httpx
 import pytest
 
 from backends.nams import NamsBackend
@@ -72,7 +71,7 @@ def requests(server: NamsTestServer, mark: int, method: str, suffix: str = "") -
 async def test_list_1000_conversations_is_5_requests_on_one_connection(
     nams_server: NamsTestServer, workspace: str
 ) -> None:
-    with httpx.Client(base_url=nams_server.base_url, headers=nams_server.headers(workspace)) as c:
+    with nams_server.client(workspace) as c:
         made = {c.post("/conversations", json={}).json()["id"] for _ in range(1000)}
     async with nams_server.backend(workspace) as memory:
         before = len(nams_server.records(workspace))
@@ -91,7 +90,7 @@ async def test_list_1000_conversations_is_5_requests_on_one_connection(
 async def test_default_listing_is_100(memory: NamsBackend, nams_server: NamsTestServer) -> None:
     workspace = memory.workspace_id
     assert workspace is not None
-    with httpx.Client(base_url=nams_server.base_url, headers=nams_server.headers(workspace)) as c:
+    with nams_server.client(workspace) as c:
         for _ in range(101):
             c.post("/conversations", json={})
     assert len(await memory.list_conversations()) == 100
@@ -136,7 +135,7 @@ async def test_250_message_bulk_is_3_ordered_requests(
     assert len(requests(nams_server, mark, "POST", "/messages/bulk")) == 3
     assert sizes == [100, 100, 50]
     assert [m.content for m in stored] == [f"b{i}" for i in range(250)]
-    with httpx.Client(base_url=nams_server.base_url, headers=nams_server.headers(workspace)) as c:
+    with nams_server.client(workspace) as c:
         page = c.get(f"/conversations/{cid}/messages", params={"limit": 200}).json()["messages"]
     assert [m["content"] for m in reversed(page)] == [f"b{i}" for i in range(50, 250)]
     assert await memory.bulk_add_messages(cid, []) == []
@@ -269,7 +268,23 @@ async def test_strict_refuses_dropped_arguments(
             await memory.add_message(cid, "user", "x", metadata={"a": 1})
         with pytest.raises(NotSupportedError):
             await memory.create_conversation("x", title="t")
+        with pytest.raises(NotSupportedError, match="user_identifier"):
+            await memory.add_message(cid, "user", "x", user_identifier="alice")
         assert (await memory.get_conversation(cid)).messages == []
+
+
+async def test_user_identifier_is_kept_at_create_and_warned_about_elsewhere(
+    memory: NamsBackend,
+) -> None:
+    cid = await new_conversation(memory, user_identifier="alice")
+    with pytest.warns(CapabilityWarning, match="user_identifier"):
+        await memory.add_message(cid, "user", "hello", user_identifier="alice")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per method: the second call is silent
+        await memory.add_message(cid, "user", "again", user_identifier="alice")
+    read = await memory.get_conversation(cid)
+    assert read.user_identifier == "alice"
+    assert [m.content for m in read.messages] == ["hello", "again"]
 
 
 # ----------------------------------------------------------------- retries and faults
@@ -399,7 +414,9 @@ async def test_connection_refused_is_transport_error() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    memory = NamsBackend(f"nams+http://127.0.0.1:{port}/v1", api_key="k", max_retries=1, **FAST)
+    memory = NamsBackend(
+        f"nams+http://127.0.0.1:{port}/v1", api_key="k", max_retries=1, trust_env=False, **FAST
+    )
     with pytest.raises(TransportError):
         await memory.connect()
     assert memory._http._client is None  # the failed probe closed the pool
@@ -414,7 +431,7 @@ async def test_wrong_or_missing_key_is_authentication_error(
     caplog.set_level(logging.DEBUG)
     for key in ("wrong-secret-value", None):
         options: dict[str, Any] = {"api_key": key} if key else {}
-        memory = NamsBackend(nams_server.url, **options)
+        memory = NamsBackend(nams_server.url, trust_env=False, **options)
         with pytest.raises(AuthenticationError) as caught:
             await memory.connect()
         assert "wrong-secret-value" not in str(caught.value)
@@ -426,7 +443,9 @@ async def test_wrong_or_missing_key_is_authentication_error(
 async def test_bound_key_in_another_workspace_is_authentication_error(
     nams_server: NamsTestServer,
 ) -> None:
-    memory = open_backend(nams_server.url, api_key=BOUND_KEY, workspace_id="not-mine")
+    memory = open_backend(
+        nams_server.url, api_key=BOUND_KEY, workspace_id="not-mine", trust_env=False
+    )
     with pytest.raises(AuthenticationError):
         await memory.connect()
 

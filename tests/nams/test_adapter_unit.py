@@ -60,7 +60,9 @@ def api() -> Iterator[respx.MockRouter]:
 
 @pytest.fixture
 async def memory(api: respx.MockRouter) -> AsyncIterator[NamsBackend]:
-    backend = open_backend("nams+https://nams.test/v1", api_key="k-123", workspace_id="w", **FAST)
+    backend = open_backend(
+        "nams+https://nams.test/v1", api_key="k-123", workspace_id="w", trust_env=False, **FAST
+    )
     assert isinstance(backend, NamsBackend)
     async with backend:
         yield backend

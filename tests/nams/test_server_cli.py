@@ -74,12 +74,14 @@ def test_serves_requests_and_logs_one_line_each() -> None:
         assert match, banner
         base = match.group(1)
         headers = {"Authorization": "Bearer cli-secret"}
-        limited = httpx.get(base + "/conversations", headers=headers, timeout=30)
+        limited = httpx.get(base + "/conversations", headers=headers, timeout=30, trust_env=False)
         assert limited.status_code == 429 and limited.headers["retry-after"] == "3"
-        created = httpx.post(base + "/conversations", json={}, headers=headers, timeout=30)
+        created = httpx.post(
+            base + "/conversations", json={}, headers=headers, timeout=30, trust_env=False
+        )
         assert created.status_code == 201
         assert created.json()["workspaceId"] == "team"
-        assert httpx.get(base + "/conversations", timeout=30).status_code == 401
+        assert httpx.get(base + "/conversations", timeout=30, trust_env=False).status_code == 401
     finally:
         process.terminate()
         _, err = process.communicate(timeout=30)

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.nams
 @pytest.fixture
 def http(nams_server: NamsTestServer, workspace: str) -> Iterator[httpx.Client]:
     """A client of the shared server acting in a fresh workspace."""
-    with httpx.Client(base_url=nams_server.base_url, headers=nams_server.headers(workspace)) as c:
+    with nams_server.client(workspace) as c:
         yield c
 
 
@@ -267,27 +267,35 @@ def test_entities_create_merge_and_search(http: httpx.Client) -> None:
 
 def test_missing_or_wrong_key_is_401(nams_server: NamsTestServer) -> None:
     url = nams_server.base_url + "/conversations"
-    response = httpx.get(url)
+    response = httpx.get(url, trust_env=False)
     assert_error(response, 401, "unauthorized")
     assert response.headers["www-authenticate"] == "Bearer"
-    assert_error(httpx.get(url, headers={"Authorization": "Bearer wrong"}), 401, "unauthorized")
-    assert_error(httpx.get(url, headers={"Authorization": "Basic abc"}), 401, "unauthorized")
+    assert_error(
+        httpx.get(url, headers={"Authorization": "Bearer wrong"}, trust_env=False),
+        401,
+        "unauthorized",
+    )
+    assert_error(
+        httpx.get(url, headers={"Authorization": "Basic abc"}, trust_env=False), 401, "unauthorized"
+    )
 
 
 def test_bound_key_stays_in_its_workspace(nams_server: NamsTestServer) -> None:
     url = nams_server.base_url + "/conversations"
-    own = httpx.post(url, json={}, headers=nams_server.headers(key=BOUND_KEY))
+    own = httpx.post(url, json={}, headers=nams_server.headers(key=BOUND_KEY), trust_env=False)
     assert own.json()["workspaceId"] == BOUND_WORKSPACE
-    other = httpx.get(url, headers=nams_server.headers("elsewhere", key=BOUND_KEY))
+    other = httpx.get(url, headers=nams_server.headers("elsewhere", key=BOUND_KEY), trust_env=False)
     assert_error(other, 403, "forbidden")
-    same = httpx.get(url, headers=nams_server.headers(BOUND_WORKSPACE, key=BOUND_KEY))
+    same = httpx.get(
+        url, headers=nams_server.headers(BOUND_WORKSPACE, key=BOUND_KEY), trust_env=False
+    )
     assert same.status_code == 200
 
 
 def test_workspaces_never_see_each_other(nams_server: NamsTestServer) -> None:
     a = nams_server.headers(NamsTestServer.workspace("a"))
     b = nams_server.headers(NamsTestServer.workspace("b"))
-    with httpx.Client(base_url=nams_server.base_url) as http:
+    with httpx.Client(base_url=nams_server.base_url, trust_env=False) as http:
         cid = http.post("/conversations", json={}, headers=a).json()["id"]
         http.post(
             f"/conversations/{cid}/messages", json={"role": "user", "content": "secret"}, headers=a
@@ -311,7 +319,9 @@ def test_workspaces_never_see_each_other(nams_server: NamsTestServer) -> None:
 
 def test_invalid_workspace_header(nams_server: NamsTestServer) -> None:
     response = httpx.get(
-        nams_server.base_url + "/conversations", headers=nams_server.headers("bad workspace!")
+        nams_server.base_url + "/conversations",
+        headers=nams_server.headers("bad workspace!"),
+        trust_env=False,
     )
     assert_error(response, 400, "invalid_request")
 
@@ -321,7 +331,7 @@ def test_invalid_workspace_header(nams_server: NamsTestServer) -> None:
 
 def test_openapi_document(nams_server: NamsTestServer) -> None:
     root = nams_server.base_url.removesuffix("/v1")
-    doc = httpx.get(root + "/openapi.json").json()
+    doc = httpx.get(root + "/openapi.json", trust_env=False).json()
     for route in (wire.CONVERSATIONS, wire.MESSAGES, wire.MESSAGES_BULK, wire.ENTITIES_SEARCH):
         assert "/v1" + route in doc["paths"]
     created = doc["paths"]["/v1" + wire.MESSAGES]["post"]["responses"]["201"]
@@ -333,7 +343,7 @@ def test_one_log_line_per_request_without_secrets(
     nams_server: NamsTestServer, workspace: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="backends.nams.server")
-    with httpx.Client(base_url=nams_server.base_url, headers=nams_server.headers(workspace)) as c:
+    with nams_server.client(workspace) as c:
         cid = c.post("/conversations", json={}).json()["id"]
         c.post(f"/conversations/{cid}/messages", json={"role": "user", "content": "TOPSECRET"})
     lines = [
@@ -353,16 +363,20 @@ def test_admin_routes_turn_knobs(nams_server: NamsTestServer, workspace: str) ->
     root = nams_server.base_url.removesuffix("/v1")
     headers = nams_server.headers(workspace)
     response = httpx.post(
-        root + "/_admin/faults", json={"rate_limit": 1, "retry_after": 7}, headers=headers
+        root + "/_admin/faults",
+        json={"rate_limit": 1, "retry_after": 7},
+        headers=headers,
+        trust_env=False,
     )
     assert response.json()["rate_limit"] == 1
-    limited = httpx.get(nams_server.base_url + "/conversations", headers=headers)
+    limited = httpx.get(nams_server.base_url + "/conversations", headers=headers, trust_env=False)
     assert_error(limited, 429, "rate_limited")
     assert limited.headers["retry-after"] == "7"
-    assert httpx.get(nams_server.base_url + "/conversations", headers=headers).status_code == 200
-    traffic = httpx.get(root + "/_admin/traffic", headers=headers).json()
+    again = httpx.get(nams_server.base_url + "/conversations", headers=headers, trust_env=False)
+    assert again.status_code == 200
+    traffic = httpx.get(root + "/_admin/traffic", headers=headers, trust_env=False).json()
     assert [t["status"] for t in traffic if t["workspace"] == workspace][-1] == 200
-    assert httpx.get(root + "/_admin/faults").status_code == 401
+    assert httpx.get(root + "/_admin/faults", trust_env=False).status_code == 401
 
 
 def test_admin_routes_are_off_by_default() -> None:
@@ -370,7 +384,8 @@ def test_admin_routes_are_off_by_default() -> None:
 
     with start_nams_server(admin=False) as server:
         root = server.base_url.removesuffix("/v1")
-        assert httpx.get(root + "/_admin/faults", headers=server.headers()).status_code == 404
+        hidden = httpx.get(root + "/_admin/faults", headers=server.headers(), trust_env=False)
+        assert hidden.status_code == 404
 
 
 def test_a_failing_summarizer_is_a_500_envelope() -> None:
@@ -380,7 +395,7 @@ def test_a_failing_summarizer_is_a_500_envelope() -> None:
         raise RuntimeError("summarizer down")
 
     server = start_nams_server(summarizer=broken, observation_window=1)
-    with server, httpx.Client(base_url=server.base_url, headers=server.headers("w")) as http:
+    with server, server.client("w") as http:
         cid = create(http)["id"]
         http.post(f"/conversations/{cid}/messages", json={"role": "user", "content": "x"})
         assert_error(http.get(f"/conversations/{cid}/observations"), 500, "internal_error")

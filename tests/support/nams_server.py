@@ -22,6 +22,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 
 from backends.nams import NamsBackend
@@ -77,6 +78,12 @@ class NamsTestServer:
         """A fresh workspace id: nothing else in the run uses it."""
         return f"{prefix}-{uuid.uuid4().hex[:12]}"
 
+    def client(self, workspace: str | None = None, key: str = API_KEY) -> httpx.Client:
+        """A raw HTTP client on the base URL with these headers; proxy variables ignored."""
+        return httpx.Client(
+            base_url=self.base_url, headers=self.headers(workspace, key), trust_env=False
+        )
+
     def headers(self, workspace: str | None = None, key: str = API_KEY) -> dict[str, str]:
         """Request headers for raw HTTP tests."""
         headers = {"Authorization": f"Bearer {key}"}
@@ -85,8 +92,10 @@ class NamsTestServer:
         return headers
 
     def backend(self, workspace: str | None = None, **options: Any) -> NamsBackend:
-        """A ``NamsBackend`` for this server (unbound key, the given workspace)."""
+        """A ``NamsBackend`` for this server (unbound key, the given workspace, proxy
+        variables ignored)."""
         options.setdefault("api_key", API_KEY)
+        options.setdefault("trust_env", False)
         if workspace is not None:
             options.setdefault("workspace_id", workspace)
         backend = open_backend(self.url, **options)

@@ -95,7 +95,7 @@ def _store_location(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -
         server = request.getfixturevalue("neo4j_server")
         return TurnStore(kind, server.uri, {"auth": server.auth})
     server = request.getfixturevalue("nams_server")
-    options = {"api_key": API_KEY, "workspace_id": server.workspace("turns")}
+    options = {"api_key": API_KEY, "workspace_id": server.workspace("turns"), "trust_env": False}
     return TurnStore(kind, server.url, options)
 
 

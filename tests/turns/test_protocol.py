@@ -318,3 +318,23 @@ async def test_concurrent_turns_keep_their_order(turn_store: TurnStore) -> None:
     assert _pairs(await turn_store.messages(conversation)) == [
         (role, f"{role[0]}{i}") for i in range(3) for role in ("user", "assistant")
     ]
+
+
+async def test_a_user_owns_the_conversation_without_dropped_arguments(
+    turn_store: TurnStore,
+) -> None:
+    # The user is given when the conversation is created; later calls carry it only where
+    # the backend requires it, so no backend (NAMS included) is handed an argument it drops.
+    backend = turn_store.backend
+    memory = await TurnMemory.start_conversation(
+        backend, "tests", conversation_id=f"owned-{turn_store.tag}", user_identifier="owner-1"
+    )
+    turn_store.conversations.append(memory.conversation_id)
+    await memory.open_turn("t1", "hello from the owner")
+    await memory.close_turn("t1", "hello owner")
+    stored = await turn_store.messages(memory.conversation_id)
+    assert _pairs(stored) == [("user", "hello from the owner"), ("assistant", "hello owner")]
+    listed = await backend.list_conversations(user_identifier="owner-1", limit=200)
+    assert memory.conversation_id in [
+        c.session_id if backend.capabilities.client_chosen_ids else str(c.id) for c in listed
+    ]
