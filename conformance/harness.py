@@ -31,6 +31,10 @@ PREFIX = "cf"
 EMPTY_STORE_NEEDED = (
     "n/a: needs an empty store: a multi-tenant backend (a fresh user is used) or --throwaway-store"
 )
+ENTITIES_WOULD_STAY = (
+    "n/a: creates entities, which this backend cannot delete (delete_entity is False), so "
+    "they would stay in the store; runs with --throwaway-store"
+)
 
 
 @dataclass(frozen=True)
@@ -139,6 +143,17 @@ class Harness:
         """Clear ``handle`` at clean-up (for sessions a scenario made by hand)."""
         self._made.append(_Made(backend or self.backend, handle, user))
 
+    def allow_entities(self) -> None:
+        """Skip the scenario as n/a when it would create entities (``add_entity``, typed
+        mentions, an extractor) that the backend cannot delete, unless the store is
+        throwaway: the suite leaves nothing behind on a store it does not own.
+
+        Scenarios that create entities call this before writing anything;
+        :meth:`add_entity` calls it too.
+        """
+        if not self.caps.delete_entity and not self.throwaway:
+            pytest.skip(ENTITIES_WOULD_STAY)
+
     async def add_entity(
         self,
         name: str,
@@ -149,7 +164,8 @@ class Harness:
         description: str | None = None,
     ) -> Entity:
         """``add_entity`` on ``backend`` (default: the backend under test), deleted at
-        clean-up where the backend can delete entities."""
+        clean-up (see :meth:`allow_entities` for backends that cannot delete them)."""
+        self.allow_entities()
         target = backend or self.backend
         entity = await target.add_entity(
             name, kind, description=description, user_identifier=user_identifier

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from uuid import uuid4
 
+import anyio
 import pytest
 
 from memory_core import (
@@ -148,6 +149,20 @@ async def _probe_full_history(h: Harness) -> None:
     assert found, f"limit={cap + 1} above the cap was not clamped with a CapabilityWarning"
 
 
+async def _probe_since_on_page(h: Harness) -> None:
+    handle = await h.new_session()
+    for n in range(2):
+        await h.backend.add_message(handle, "user", f"early {n}")
+    await anyio.sleep(0.05)
+    for n in range(2):
+        await h.backend.add_message(handle, "user", f"late {n}")
+    cutoff = (await h.messages(handle))[1].created_at
+    read = await h.backend.get_conversation(handle, since=cutoff)
+    assert [m.content for m in read.messages] == ["late 0", "late 1"], (
+        "since did not filter the fetched page"
+    )
+
+
 async def _probe_caller_timestamps(h: Harness) -> None:
     stamp = datetime(2001, 2, 3, 4, 5, 6, tzinfo=UTC)
 
@@ -273,7 +288,8 @@ REQUIREMENTS: dict[str, Requirement] = {
         Requirement(
             "server_side_since",
             "since filters in the store",
-            "since filters the fetched page (since must work either way)",
+            "since filters the fetched page (verified)",
+            _probe_since_on_page,
         ),
         Requirement(
             "caller_timestamps", "batch timestamps are kept", _DROP, _probe_caller_timestamps
@@ -313,6 +329,10 @@ REQUIREMENTS: dict[str, Requirement] = {
             "multi_tenant=True is refused at open (verified)",
             _probe_multi_tenant,
         ),
-        Requirement("trio", "the backend runs under trio", "the backend is asyncio-only"),
+        Requirement(
+            "trio",
+            "the backend runs under trio",
+            "the backend is asyncio-only (nothing to verify: runtime.trio is n/a)",
+        ),
     )
 }

@@ -83,6 +83,9 @@ class BoltBackend(MemoryBackend):
       identifier together must fit in 7,900 bytes of UTF-8 (one index key).
     * ``delete_message`` always removes the message's relationships (``cascade`` cannot
       keep them: a relationship cannot outlive its node); entities are never deleted.
+    * ``clear_session`` deletes the conversation and its messages, and a ``(:User)`` node
+      linked to it once nothing else is attached to that User (one with other
+      conversations, or any other relationship, stays).
     """
 
     name: ClassVar[str] = "bolt"

@@ -399,13 +399,31 @@ DETACH DELETE m
 RETURN count(*) AS deleted
 """
 
+# Clearing also removes the (:User) nodes linked to the cleared conversations once nothing
+# else is attached to them (LINK_USER MERGEs them on write; a User with other
+# conversations or any other relationship stays). Rows are collected first so a User
+# shared by two cleared conversations is looked at once, after both are gone.
 _CLEAR = """
-CALL (c) {
-    MATCH (c)-[:HAS_MESSAGE]->(m:Message)
-    DETACH DELETE m
+WITH collect(c) AS doomed
+WITH doomed, COLLECT {
+    UNWIND doomed AS c
+    MATCH (u:User)-[:HAS_CONVERSATION]->(c)
+    RETURN DISTINCT u
+} AS users
+CALL (doomed) {
+    UNWIND doomed AS c
+    CALL (c) {
+        MATCH (c)-[:HAS_MESSAGE]->(m:Message)
+        DETACH DELETE m
+    }
+    DETACH DELETE c
 }
-DETACH DELETE c
-RETURN count(*) AS deleted
+CALL (users) {
+    UNWIND users AS u
+    WITH u WHERE NOT EXISTS { (u)--() }
+    DELETE u
+}
+RETURN size(doomed) AS deleted
 """
 
 CLEAR_SESSION_SESSION = (

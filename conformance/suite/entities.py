@@ -1,7 +1,9 @@
 """Entities and explicit mentions.
 
-Entities have no delete call, so these scenarios leave uniquely named ``Zq…`` entities
-behind (their messages are cleared as usual).
+Every scenario that creates entities (``add_entity``, typed mentions, an extractor) starts
+with :meth:`~conformance.harness.Harness.allow_entities`: where the backend can delete
+entities the harness removes them at clean-up; where it cannot, the scenario is n/a
+unless the store is throwaway.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ class EntitiesSuite(SuiteBase):
         requires="entities",
     )
     async def test_entities_add_and_find(self, harness: Harness) -> None:
+        harness.allow_entities()
         name = _name()
         entity = await harness.add_entity(name, "person", description="a tester")
         assert (entity.name, entity.type) == (name, "PERSON")
@@ -41,6 +44,7 @@ class EntitiesSuite(SuiteBase):
         requires="entities",
     )
     async def test_entities_add_is_idempotent(self, harness: Harness) -> None:
+        harness.allow_entities()
         name = _name()
         first = await harness.add_entity(name, "ORGANIZATION")
         again = await harness.add_entity(name, "organization")
@@ -53,6 +57,7 @@ class EntitiesSuite(SuiteBase):
         requires="entities",
     )
     async def test_entities_find_limit_and_type(self, harness: Harness) -> None:
+        harness.allow_entities()
         name = _name()
         person = await harness.add_entity(name, "PERSON")
         place = await harness.add_entity(name, "LOCATION")
@@ -68,6 +73,7 @@ class EntitiesSuite(SuiteBase):
         requires=("explicit_mentions", "entities"),
     )
     async def test_entities_mention_by_id(self, harness: Harness) -> None:
+        harness.allow_entities()
         entity = await harness.add_entity(_name(), "PERSON")
         handle = await harness.new_session()
         stored = await harness.backend.add_message(
@@ -87,6 +93,7 @@ class EntitiesSuite(SuiteBase):
         requires="explicit_mentions",
     )
     async def test_entities_mention_typed(self, harness: Harness) -> None:
+        harness.allow_entities()
         name = _name()
         handle = await harness.new_session()
         await harness.backend.add_message(
@@ -109,6 +116,7 @@ class EntitiesSuite(SuiteBase):
         requires=("explicit_mentions", "entities"),
     )
     async def test_entities_mention_name_only(self, harness: Harness) -> None:
+        harness.allow_entities()
         known = await harness.add_entity(_name(), "CONCEPT")
         unknown = _name()
         handle = await harness.new_session()
@@ -130,6 +138,7 @@ class EntitiesSuite(SuiteBase):
         requires=("entities", "delete_entity", "explicit_mentions"),
     )
     async def test_entities_delete(self, harness: Harness) -> None:
+        harness.allow_entities()
         entity = await harness.add_entity(_name(), "PERSON")
         handle = await harness.new_session()
         await harness.backend.add_message(
@@ -153,6 +162,7 @@ class EntitiesSuite(SuiteBase):
         requires="explicit_mentions",
     )
     async def test_entities_extractor(self, harness: Harness) -> None:
+        harness.allow_entities()
         name = _name()
         calls: list[str] = []
 

@@ -62,6 +62,43 @@ class ErrorsSuite(SuiteBase):
             await harness.backend.add_message(handle, "user", "x", metadata=["not", "a", "dict"])  # type: ignore[arg-type]
         await _nothing_written(harness, handle)
 
+    @scenario(
+        "errors.unencodable_text",
+        "a lone surrogate (text that is not UTF-8) in content, a metadata key or value, or "
+        "session_id is rejected naming the argument; nothing written",
+    )
+    async def test_errors_unencodable_text(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        lone = "\ud800"
+        with invalid("content"):
+            await harness.backend.add_message(handle, "user", f"half a pair {lone}")
+        for metadata in ({"k": f"v{lone}"}, {f"k{lone}": "v"}, {"deep": [{"k": lone}]}):
+            with invalid("metadata"):
+                await harness.backend.add_message(handle, "user", "x", metadata=metadata)
+        with invalid("session_id"):
+            await harness.backend.add_message(f"{handle}{lone}", "user", "x")
+        with invalid("session_id"):
+            await harness.backend.get_conversation(f"{handle}{lone}")
+        await _nothing_written(harness, handle)
+
+    @scenario(
+        "errors.huge_int",
+        "a limit or offset above 2**63 - 1 (no store holds it) is rejected naming it",
+    )
+    async def test_errors_huge_int(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        with invalid("limit"):
+            await harness.backend.get_conversation(handle, limit=2**63)
+        with invalid("limit"):
+            await harness.backend.search_messages("x", session_id=handle, limit=2**63)
+        with invalid("limit"):
+            await harness.backend.list_conversations(limit=2**63)
+        if harness.caps.list_sessions:
+            with invalid("offset"):
+                await harness.backend.list_sessions(offset=2**63)
+            with invalid("limit"):
+                await harness.backend.list_sessions(limit=2**63)
+
     @scenario("errors.limit_not_positive", "limit <= 0 is rejected naming 'limit'")
     async def test_errors_limit_not_positive(self, harness: Harness) -> None:
         handle = await harness.new_session()

@@ -84,6 +84,21 @@ class LimitsSuite(SuiteBase):
         assert read == [f"m{i}" for i in range(default + 1)]
 
     @scenario(
+        "limits.bulk_at_cap",
+        "a bulk of exactly max_bulk_messages stores every message in order",
+    )
+    async def test_limits_bulk_at_cap(self, harness: Harness) -> None:
+        cap = harness.caps.max_bulk_messages
+        count = 100 if cap is None else cap
+        handle = await harness.new_session()
+        stored = await harness.fill(handle, count)
+        assert contents(stored) == [f"m{i}" for i in range(count)]
+        assert len({m.id for m in stored}) == count, "bulk returned duplicate ids"
+        read = await harness.contents(handle, limit=min(count, _read_cap(harness)))
+        assert read == [f"m{i}" for i in range(count - len(read), count)]
+        assert len(read) == min(count, _read_cap(harness))
+
+    @scenario(
         "limits.bulk_cap_plus_one",
         "a bulk of max_bulk_messages + 1 stores every message in order",
     )
@@ -109,6 +124,22 @@ class LimitsSuite(SuiteBase):
         assert all(not c.messages for c in listed), "listings must not carry messages"
         mine = await _conversation_ids(harness, handles)
         assert {c.id for c in listed} <= set(mine), "listed conversations that are not newest"
+
+    @scenario(
+        "limits.list_conversations_page_size",
+        "list_conversations(limit=max_page_size) returns exactly that many when more exist",
+    )
+    async def test_limits_list_conversations_page_size(self, harness: Harness) -> None:
+        page = harness.caps.max_page_size
+        count = 3 if page is None else page
+        await harness.new_session(create=True)  # one older than the page holds
+        await anyio.sleep(0.01)
+        handles = await _make_conversations(harness, count)
+        listed = await harness.backend.list_conversations(limit=count)
+        assert len(listed) == count
+        _assert_newest_first(listed)
+        mine = await _conversation_ids(harness, handles)
+        assert {c.id for c in listed} == set(mine), "the newest conversations are not listed"
 
     @scenario(
         "limits.list_conversations_paging",

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import itertools
 
-from memory_core import HashingEmbedder
-
 from ..checks import assert_scores, word
+from ..embedder import ConceptEmbedder
 from ..harness import Harness
 from ..scenarios import scenario
 from .base import SuiteBase
@@ -155,19 +154,38 @@ class SearchSuite(SuiteBase):
 
     @scenario(
         "search.vector",
-        "with an embedder, search ranks the most similar message first",
+        "with an embedder, search finds a message by meaning with no word in common (plain "
+        "text search does not) and ranks the most similar first",
         requires="vector_search",
     )
     async def test_search_vector(self, harness: Harness) -> None:
-        backend = await harness.open(embedder=HashingEmbedder())
+        query = "dinner booking"
+        texts = [
+            "the weather in lisbon is sunny",
+            "we need a reservation for supper tonight",
+            "a reservation at the garage for my car",
+        ]
+        assert not set(query.split()) & {w for t in texts for w in t.split()}
+        backend = await harness.open(embedder=ConceptEmbedder())
         handle = await harness.new_session(backend=backend)
-        tag = word()
-        await backend.add_message(handle, "user", f"{tag} the weather in lisbon is sunny")
-        target = await backend.add_message(handle, "user", f"{tag} book a table for dinner tonight")
-        await backend.add_message(handle, "user", f"{tag} my cat sleeps all afternoon")
-        hits = await backend.search_messages("dinner table booking", session_id=handle)
-        assert hits and hits[0].id == target.id
+        _, target, partial = [await backend.add_message(handle, "user", text) for text in texts]
+        hits = await backend.search_messages(query, session_id=handle)
+        found = [h.id for h in hits]
+        assert found and found[0] == target.id, (
+            f"the message meaning {query!r} is not the first hit: {[h.content for h in hits]}"
+        )
+        if partial.id in found:
+            assert found.index(partial.id) > 0
         assert_scores(hits)
+        # control: without the embedder the same words find nothing, so only the
+        # embedder can have found the target
+        plain = await harness.new_session()
+        for text in texts:
+            await harness.backend.add_message(plain, "user", text)
+        missed = await harness.backend.search_messages(query, session_id=plain)
+        assert target.content not in [h.content for h in missed], (
+            "plain text search found the target: the scenario would not test the embedder"
+        )
 
     @scenario("search.hit_fields", "hits carry the stored id, role, content and metadata")
     async def test_search_hit_fields(self, harness: Harness) -> None:

@@ -74,3 +74,16 @@ class SinceSuite(SuiteBase):
         cutoff = (await harness.messages(handle))[2].created_at
         conversation = await harness.backend.get_conversation(handle, since=cutoff, limit=2)
         assert contents(conversation.messages) == ["late 1", "late 2"]
+
+    @scenario(
+        "since.server_side",
+        "since filters in the store, also with a limit (without server_side_since the "
+        "fetched page is filtered instead)",
+        requires="server_side_since",
+    )
+    async def test_since_server_side(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        await _two_groups(harness, handle)
+        cutoff = (await harness.messages(handle))[2].created_at
+        conversation = await harness.backend.get_conversation(handle, since=cutoff, limit=5)
+        assert contents(conversation.messages) == ["late 0", "late 1", "late 2"]

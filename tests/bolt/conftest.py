@@ -1,7 +1,10 @@
 """Fixtures for the Bolt backend tests: the real Neo4j of the run and open backends.
 
 Every test works in sessions (and tenants) of its own, named with a fresh UUID, so tests
-never see each other's data and nothing needs wiping between them.
+never see each other's data. On top of that, the Neo4j this run started is wiped (every
+node and relationship; indexes and constraints stay) before each test that uses it, so
+no test depends on what another left behind. An external server (``NEO4J_URI``) is never
+wiped: there the tests rely on their unique names alone.
 """
 
 from __future__ import annotations
@@ -22,6 +25,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "neo4j_server" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.neo4j)
+
+
+@pytest.fixture(autouse=True)
+def _wipe_own_neo4j(request: pytest.FixtureRequest) -> None:
+    """Empty the run's own Neo4j before each test that uses it (see the module doc)."""
+    if "neo4j_server" not in request.fixturenames:
+        return
+    server: Neo4jHandle = request.getfixturevalue("neo4j_server")
+    if not server.external:
+        request.getfixturevalue("neo4j_clean")
 
 
 @pytest.fixture

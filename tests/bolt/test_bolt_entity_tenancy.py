@@ -211,6 +211,14 @@ async def test_a_name_must_fit_in_the_tenant_index_key(
     assert short.name == name[:3000]
 
 
+PLAN_TAG = "bolt-test-plan-"
+PLANNER_SEED = """
+UNWIND range(1, 300) AS i
+CREATE (:Entity {id: $tag + i, tenant: $tag + 'tenant-' + i, name: 'Same', name_key: 'same',
+                 type: 'PERSON'})
+"""
+
+
 def _details(plan: Any) -> Iterator[str]:
     yield f"{plan['operatorType']} {plan.get('args', {}).get('Details', '')}"
     for child in plan.get("children", []):
@@ -232,8 +240,17 @@ async def test_per_tenant_lookups_are_index_backed(
         "description": None,
     }
     async with neo4j.AsyncGraphDatabase.driver(neo4j_server.uri, auth=neo4j_server.auth) as d:
-        found = await d.execute_query("EXPLAIN " + cypher.PER_TENANT.find_entities, params)
-        added = await d.execute_query("EXPLAIN " + cypher.PER_TENANT.add_entity, params)
+        # The planner picks indexes by their statistics, so give it a realistic store (a
+        # name many tenants share; tests start on an empty graph) and fresh samples.
+        await d.execute_query(PLANNER_SEED, tag=PLAN_TAG)
+        try:
+            await d.execute_query("CALL db.prepareForReplanning()")
+            found = await d.execute_query("EXPLAIN " + cypher.PER_TENANT.find_entities, params)
+            added = await d.execute_query("EXPLAIN " + cypher.PER_TENANT.add_entity, params)
+        finally:
+            await d.execute_query(
+                "MATCH (e:Entity) WHERE e.id STARTS WITH $tag DELETE e", tag=PLAN_TAG
+            )
     lookups = list(_details(found.summary.plan))
     assert any("Entity(tenant, name_key)" in op and "IndexSeek" in op for op in lookups), lookups
     assert any("UniqueIndexSeek" in op and "Entity(id)" in op for op in lookups), lookups

@@ -45,8 +45,8 @@ def test_requirements_cover_every_flag() -> None:
     flags = Capabilities.flag_names()
     assert set(REQUIREMENTS) == set(flags)
     required = {f for s in all_scenarios().values() for f in s.requires}
-    # since must work either way; trio is exercised by runtime.trio itself
-    assert set(flags) - required == {"server_side_since", "trio"}
+    # trio is exercised by runtime.trio itself (and nothing can be checked when False)
+    assert set(flags) - required == {"trio"}
 
 
 def test_runner_writes_the_json_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -114,6 +114,25 @@ def test_cli_runs_the_suite_on_memory_in_a_subprocess() -> None:
     assert match and int(match.group(1)) >= 100 and match.group(2) == "0", last
     assert "scenarios:" in result.stdout
     assert re.search(r"\[(\d+)/\1\]", result.stderr), "no progress indicator"
+
+
+def test_memory_core_command_runs_the_suite_on_a_sqlite_file(tmp_path: Path) -> None:
+    script = Path(sys.executable).with_name("memory-core")
+    assert script.exists(), f"the memory-core command is not installed next to {sys.executable}"
+    store = tmp_path / "cli-store.db"
+    result = subprocess.run(
+        [str(script), "conformance", f"sqlite:///{store}", "-q"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    last = result.stdout.strip().splitlines()[-1]
+    match = CLOSING.match(last)
+    assert match and int(match.group(1)) >= 100 and match.group(2) == "0", last
+    assert f"sqlite:///{store}" in result.stdout and "scenarios:" in result.stdout
+    assert store.exists(), "the suite did not run on the file it was given"
 
 
 def test_plugin_runs_the_suite_by_url_in_a_subprocess() -> None:
