@@ -123,6 +123,24 @@ async def _probe_idempotency(h: Harness) -> None:
     assert await h.contents(handle) == ["same", "same"], "the dropped key still de-duplicated"
 
 
+async def _probe_titles(h: Harness) -> None:
+    async def write(backend: MemoryBackend, handle: str) -> None:
+        made = await backend.create_conversation(session_id=handle, title="dropped title")
+        if backend.capabilities.client_chosen_ids:
+            assert made.title is None, f"the title was kept although dropped: {made.title!r}"
+        else:
+            h.track(str(made.id), backend=backend)
+
+    await _assert_dropped(h, "create_conversation(title=...)", write)
+
+
+async def _probe_user_scope(h: Harness) -> None:
+    async def write(backend: MemoryBackend, handle: str) -> None:
+        await backend.add_message(handle, "user", "user dropped", user_identifier=h.unique("u"))
+
+    await _assert_dropped(h, "add_message(user_identifier=...)", write)
+
+
 async def _probe_client_ids(h: Harness) -> None:
     name = h.unique()
     with pytest.raises((NotFoundError, InvalidRequestError)):
@@ -259,6 +277,9 @@ REQUIREMENTS: dict[str, Requirement] = {
         Requirement(
             "conversation_summary", "get_conversation_summary summarises", _NSE, _probe_summary
         ),
+        Requirement(
+            "conversation_titles", "a conversation title round-trips", _DROP, _probe_titles
+        ),
         Requirement("message_metadata", "metadata round-trips exactly", _DROP, _probe_metadata),
         Requirement(
             "explicit_mentions",
@@ -328,6 +349,13 @@ REQUIREMENTS: dict[str, Requirement] = {
             "multi_tenant=True isolates users",
             "multi_tenant=True is refused at open (verified)",
             _probe_multi_tenant,
+        ),
+        Requirement(
+            "user_scoped_calls",
+            "every call takes user_identifier",
+            "user_identifier is dropped outside create/list with one CapabilityWarning, "
+            "strict=True raises (verified)",
+            _probe_user_scope,
         ),
         Requirement(
             "trio",

@@ -9,11 +9,12 @@ Open a backend by URL and use it as an async context manager::
         conversation = await memory.get_conversation("session-1")
 """
 
-from .backend import CapabilityWarning, Extractor, MemoryBackend, SessionRequiredError
+from .backend import Extractor, MemoryBackend
 from .capabilities import Capabilities
 from .embedding import Embedder, HashingEmbedder
 from .errors import (
     AuthenticationError,
+    CapabilityWarning,
     ConfigurationError,
     InvalidArgumentTypeError,
     InvalidRequestError,
@@ -22,6 +23,8 @@ from .errors import (
     NotFoundError,
     NotSupportedError,
     RateLimitedError,
+    SessionRequiredError,
+    StoreError,
     TransportError,
 )
 from .models import (
@@ -83,6 +86,7 @@ __all__ = [
     "SessionInfo",
     "SessionRequiredError",
     "Settings",
+    "StoreError",
     "TransportError",
     "TurnConflictError",
     "TurnContext",

@@ -10,12 +10,15 @@ implements the hooks; the hooks of capabilities it does not claim are never call
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import inspect
+import sys
 import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from datetime import datetime
-from types import TracebackType
+from types import CodeType, TracebackType
 from typing import Any, ClassVar, Literal, Protocol, Self
 
 import anyio
@@ -24,11 +27,13 @@ from . import requests as rq
 from .capabilities import Capabilities
 from .embedding import Embedder
 from .errors import (
+    CapabilityWarning,
     ConfigurationError,
     InvalidArgumentTypeError,
     InvalidRequestError,
     MissingIdentifierError,
     NotSupportedError,
+    SessionRequiredError,
     TransportError,
 )
 from .models import (
@@ -60,11 +65,26 @@ from .validation import (
 )
 
 ExtractionMode = Literal["auto", "skip", "explicit"]
+# Calls that take a user_identifier on every backend: creating a conversation records it,
+# listing conversations filters by it. Elsewhere it needs ``user_scoped_calls``.
+USER_FILTER_METHODS = frozenset({"create_conversation", "list_conversations"})
+UNSCOPED_WORKAROUND = (
+    "this backend scopes data by conversation, not by user; pass user_identifier to "
+    "create_conversation (it is recorded there) or list_conversations (it filters by it)"
+)
+LIBRARY_PACKAGES = ("memory_core.", "backends.")
+# The optional hooks a capability flag promises. A subclass that declares the flag without
+# overriding every hook listed fails when it is defined (``__init_subclass__``).
+HOOKS_FOR_FLAG: dict[str, tuple[str, ...]] = {
+    "delete_message": ("_delete_message",),
+    "list_sessions": ("_list_sessions",),
+    "observations": ("_get_observations",),
+    "reflections": ("_get_reflections",),
+    "extraction_status": ("_get_extraction_status",),
+    "entities": ("_add_entity", "_find_entities"),
+    "delete_entity": ("_delete_entity",),
+}
 BATCH_KEYS = frozenset({"role", "content", "metadata", "timestamp"})
-
-
-class CapabilityWarning(UserWarning):
-    """An argument was dropped or clamped because the backend cannot honour it."""
 
 
 class Extractor(Protocol):
@@ -75,12 +95,17 @@ class Extractor(Protocol):
         ...
 
 
-class SessionRequiredError(NotSupportedError, ValueError):
-    """Search or context without a session on a backend that cannot search globally.
-
-    A ``NotSupportedError`` (the capability is missing) and a ``ValueError`` (the type the
-    reference raises when no conversation id is given to search or context).
-    """
+@functools.cache
+def _backend_code(cls: type) -> frozenset[CodeType]:
+    """The code objects of every function defined on ``cls`` and its bases: frames running
+    them are the backend's, wherever the class was defined."""
+    found: set[CodeType] = set()
+    for klass in cls.__mro__:
+        for value in vars(klass).values():
+            code = getattr(value, "__code__", None)
+            if isinstance(code, CodeType):
+                found.add(code)
+    return frozenset(found)
 
 
 class MemoryBackend(ABC):
@@ -107,6 +132,24 @@ class MemoryBackend(ABC):
 
     name: ClassVar[str] = "abstract"
     capabilities: ClassVar[Capabilities] = Capabilities()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        caps = getattr(cls, "capabilities", None)
+        if not isinstance(caps, Capabilities):
+            return  # declared per instance (a property): checked when it is read
+        missing = [
+            f"{flag} needs {hook}()"
+            for flag, hooks in HOOKS_FOR_FLAG.items()
+            if caps.supports(flag)
+            for hook in hooks
+            if getattr(cls, hook) is getattr(MemoryBackend, hook)
+        ]
+        if missing:
+            raise TypeError(
+                f"{cls.__qualname__} claims capabilities whose hooks it does not implement: "
+                f"{'; '.join(missing)}. Implement them, or set the flags to False."
+            )
 
     def __init__(
         self,
@@ -169,7 +212,9 @@ class MemoryBackend(ABC):
         """Open connections and prepare storage. Calling it again is a no-op."""
         async with self._connect_lock:
             if self._state == "closed":
-                raise TransportError(f"{self.name} backend is closed; open a new one")
+                raise TransportError(
+                    f"{self.name} backend is closed; open a new one", retryable=False
+                )
             if self._state == "new":
                 await self._connect()
                 self._state = "open"
@@ -212,6 +257,21 @@ class MemoryBackend(ABC):
         if not self.capabilities.supports(flag):
             self._refuse(method, f"not supported by the {self.name} backend", workaround)
 
+    def _caller_stacklevel(self) -> int:
+        """The ``stacklevel`` that makes a warning point at the caller's line: the first
+        frame outside memory-core, the backends and this backend's own modules (async
+        frames chain through ``await``, so the caller's coroutine is on the stack)."""
+        own = _backend_code(type(self))
+        frame = sys._getframe(1)  # the frame that calls warnings.warn: stacklevel 1
+        level = 1
+        while frame is not None:
+            module = str(frame.f_globals.get("__name__", ""))
+            if frame.f_code not in own and not module.startswith(LIBRARY_PACKAGES):
+                return level
+            frame = frame.f_back  # type: ignore[assignment]
+            level += 1
+        return 1
+
     def _drop(self, method: str, argument: str, workaround: str) -> None:
         """An argument the backend cannot honour: raise when strict, else warn once."""
         if self.strict:
@@ -222,18 +282,29 @@ class MemoryBackend(ABC):
                 f"{self.name}.{method}: argument {argument!r} is not supported and was "
                 f"dropped. {workaround}",
                 CapabilityWarning,
-                stacklevel=4,
+                stacklevel=self._caller_stacklevel(),
             )
 
-    def _tenant(self, user_identifier: Any) -> tuple[str | None, str | None]:
+    def _scope(self, method: str, user_identifier: Any) -> rq.Scope:
+        """The caller's scope. A ``user_identifier`` the backend cannot honour on this
+        method (no ``user_scoped_calls``) is dropped: a warning, or strict: refused."""
         user = check_optional_str(user_identifier, "user_identifier")
         if self.multi_tenant and user is None:
             raise InvalidRequestError(
                 "is required when the backend is multi-tenant", argument="user_identifier"
             )
-        return user, (user if self.multi_tenant else None)
+        if (
+            user is not None
+            and not self.capabilities.user_scoped_calls
+            and method not in USER_FILTER_METHODS
+        ):
+            self._drop(method, "user_identifier", UNSCOPED_WORKAROUND)
+            return rq.UNSCOPED
+        return rq.Scope(user_identifier=user, tenant=user if self.multi_tenant else None)
 
-    def _target(self, session_id: Any, conversation_id: Any, user_identifier: Any) -> rq.Target:
+    def _target(
+        self, method: str, session_id: Any, conversation_id: Any, user_identifier: Any
+    ) -> rq.Target:
         session = check_optional_str(session_id, "session_id")
         conversation = (
             None if conversation_id is None else check_uuid(conversation_id, "conversation_id")
@@ -244,28 +315,41 @@ class MemoryBackend(ABC):
             raise MissingIdentifierError(
                 "session_id or conversation_id is required", argument="session_id"
             )
-        user, tenant = self._tenant(user_identifier)
-        return rq.Target(session, conversation, user, tenant)
+        return rq.Target(
+            session_id=session,
+            conversation_id=conversation,
+            scope=self._scope(method, user_identifier),
+        )
 
     def _read_limit(self, method: str, limit: Any) -> int:
         caps = self.capabilities
         if limit is None:
             return caps.default_messages_per_read
-        value = check_limit(limit)
-        cap = caps.max_messages_per_read
-        if cap is not None and value > cap:
-            warnings.warn(
-                f"{self.name}.{method}: limit={value} clamped to {cap}; older messages cannot "
-                "be read from this backend",
-                CapabilityWarning,
-                stacklevel=3,
-            )
-            return cap
-        return value
+        return self._clamp(
+            method,
+            check_limit(limit),
+            caps.max_messages_per_read,
+            "older messages cannot be read from this backend",
+        )
+
+    def _clamp(self, method: str, value: int, cap: int | None, why: str) -> int:
+        """``value``, or ``cap`` with a :class:`CapabilityWarning` when it is larger."""
+        if cap is None or value <= cap:
+            return value
+        warnings.warn(
+            f"{self.name}.{method}: limit={value} clamped to {cap}; {why}",
+            CapabilityWarning,
+            stacklevel=self._caller_stacklevel(),
+        )
+        return cap
+
+    def _search_limit(self, method: str, limit: Any) -> int:
+        cap = self.capabilities.max_search_hits
+        return self._clamp(method, check_limit(limit), cap, "the backend returns no more hits")
 
     async def _mentions(
         self, method: str, content: str, mode: Any, explicit: Any, extract: bool
-    ) -> tuple[ExtractionMode, list[EntityRef]]:
+    ) -> list[EntityRef]:
         if mode not in ("auto", "skip", "explicit"):
             raise InvalidRequestError(
                 f"{mode!r} is not one of 'auto', 'skip', 'explicit'", argument="extraction_mode"
@@ -277,13 +361,13 @@ class MemoryBackend(ABC):
             )
         if mode == "explicit" and refs and not self.capabilities.explicit_mentions:
             self._drop(method, "explicit_mentions", "this backend stores no mentions")
-            return "skip", []
+            return []
         if mode == "auto" and extract and self.extractor is not None:
             found = self.extractor(content)
             if inspect.isawaitable(found):
                 found = await found
-            return "auto", check_entity_refs(found, "extractor result")
-        return mode, refs
+            return check_entity_refs(found, "extractor result")
+        return refs
 
     async def _embed(self, texts: list[str], wanted: bool) -> list[list[float]] | None:
         if not wanted or self.embedder is None or not texts:
@@ -313,8 +397,13 @@ class MemoryBackend(ABC):
         ``idempotency_key`` (a memory-core extension): replaying the same key in the same
         conversation returns the stored message and writes nothing. Conversations are
         created on first write where the backend has ``auto_create_conversation``.
+
+        ``extraction_mode``: ``"auto"`` runs the backend's ``extractor`` (if any) unless
+        ``extract_entities=False``; ``"explicit"`` links ``explicit_mentions``; ``"skip"``
+        links nothing. ``extract_relations`` is accepted for compatibility with the
+        reference and checked, but no backend extracts relations.
         """
-        target = self._target(session_id, conversation_id, user_identifier)
+        target = self._target("add_message", session_id, conversation_id, user_identifier)
         role_ = check_role(role)
         text = check_str(content, "content")
         meta = check_metadata(metadata)
@@ -329,7 +418,7 @@ class MemoryBackend(ABC):
         if key is not None and not caps.idempotency_keys:
             self._drop("add_message", "idempotency_key", "de-duplicate replays yourself")
             key = None
-        mode, refs = await self._mentions(
+        refs = await self._mentions(
             "add_message", text, extraction_mode, explicit_mentions, extract
         )
         vectors = await self._embed([text], embed)
@@ -342,9 +431,7 @@ class MemoryBackend(ABC):
                 metadata=meta,
                 idempotency_key=key,
                 mentions=refs,
-                extraction_mode=mode,
                 embedding=vectors[0] if vectors else None,
-                extract_relations=extract_relations,
             )
         )
 
@@ -367,8 +454,9 @@ class MemoryBackend(ABC):
         Written in order, one transaction (or request) per batch of ``batch_size`` (capped
         by the backend's ``max_bulk_messages``). ``on_progress(done, total)`` and
         ``on_batch_complete(batch_number, stored)`` run after each batch.
+        ``extract_relations`` is accepted for compatibility and checked, but unused.
         """
-        target = self._target(session_id, conversation_id, user_identifier)
+        target = self._target("add_messages_batch", session_id, conversation_id, user_identifier)
         size = check_limit(batch_size, "batch_size")
         embed = check_bool(generate_embeddings, "generate_embeddings")
         extract = check_bool(extract_entities, "extract_entities")
@@ -385,15 +473,16 @@ class MemoryBackend(ABC):
         vectors = await self._embed([m.content for m in items], embed)
         if vectors:
             items = [
-                rq.NewMessage(m.role, m.content, m.metadata, m.timestamp, v, m.mentions)
-                for m, v in zip(items, vectors, strict=True)
+                dataclasses.replace(m, embedding=v) for m, v in zip(items, vectors, strict=True)
             ]
         cap = self.capabilities.max_bulk_messages
         size = min(size, cap) if cap else size
         await self._ready()
         stored: list[Message] = []
         for number, start in enumerate(range(0, len(items), size)):
-            chunk = await self._add_messages(rq.AddMessages(target, items[start : start + size]))
+            chunk = await self._add_messages(
+                rq.AddMessages(target=target, messages=items[start : start + size])
+            )
             stored.extend(chunk)
             if on_batch_complete is not None:
                 on_batch_complete(number, chunk)
@@ -452,10 +541,12 @@ class MemoryBackend(ABC):
                 when = None
             mentions: list[EntityRef] = []
             if extract and self.extractor is not None:
-                _, mentions = await self._mentions(
-                    "add_messages_batch", content, "auto", None, True
+                mentions = await self._mentions("add_messages_batch", content, "auto", None, True)
+            items.append(
+                rq.NewMessage(
+                    role=role, content=content, metadata=meta, timestamp=when, mentions=mentions
                 )
-            items.append(rq.NewMessage(role, content, meta, when, None, mentions))
+            )
         return items
 
     async def create_conversation(
@@ -472,11 +563,16 @@ class MemoryBackend(ABC):
         Idempotent where the caller names sessions. On NAMS the server issues the id:
         use the returned ``Conversation.id`` as ``session_id`` in later calls.
         """
-        target = self._target(session_id, conversation_id, user_identifier)
+        target = self._target("create_conversation", session_id, conversation_id, user_identifier)
         heading = check_optional_str(title, "title")
         meta = check_metadata(metadata)
+        if heading is not None and not self.capabilities.conversation_titles:
+            self._drop("create_conversation", "title", "keep the title in metadata")
+            heading = None
         await self._ready()
-        return await self._create_conversation(rq.CreateConversation(target, heading, meta))
+        return await self._create_conversation(
+            rq.CreateConversation(target=target, title=heading, metadata=meta)
+        )
 
     # ------------------------------------------------------------------ reads
 
@@ -496,11 +592,13 @@ class MemoryBackend(ABC):
         messages created strictly after it (in the store where ``server_side_since``,
         otherwise on the fetched page).
         """
-        target = self._target(session_id, conversation_id, user_identifier)
+        target = self._target("get_conversation", session_id, conversation_id, user_identifier)
         count = self._read_limit("get_conversation", limit)
         after = None if since is None else check_datetime(since, "since")
         await self._ready()
-        conversation = await self._get_conversation(rq.GetConversation(target, count, after))
+        conversation = await self._get_conversation(
+            rq.GetConversation(target=target, limit=count, since=after)
+        )
         if after is not None and not self.capabilities.server_side_since:
             kept = [m for m in conversation.messages if m.created_at > after]
             conversation = conversation.model_copy(update={"messages": kept})
@@ -511,9 +609,9 @@ class MemoryBackend(ABC):
     ) -> list[Conversation]:
         """Conversation headers (no messages), most recently updated first."""
         count = check_limit(limit)
-        user, tenant = self._tenant(user_identifier)
+        scope = self._scope("list_conversations", user_identifier)
         await self._ready()
-        return await self._list_conversations(rq.ListConversations(count, user, tenant))
+        return await self._list_conversations(rq.ListConversations(limit=count, scope=scope))
 
     async def list_sessions(
         self,
@@ -535,10 +633,17 @@ class MemoryBackend(ABC):
         count = check_limit(limit)
         skip = check_int(offset, "offset", minimum=0)
         field, direction = check_order(order_by, order_dir)
-        user, tenant = self._tenant(user_identifier)
+        scope = self._scope("list_sessions", user_identifier)
         await self._ready()
         return await self._list_sessions(
-            rq.ListSessions(head, count, skip, field, direction, user, tenant)  # type: ignore[arg-type]
+            rq.ListSessions(
+                prefix=head,
+                limit=count,
+                offset=skip,
+                order_by=field,
+                order_dir=direction,  # type: ignore[arg-type]
+                scope=scope,
+            )
         )
 
     async def search_messages(
@@ -560,13 +665,13 @@ class MemoryBackend(ABC):
         the given values exactly; a backend that cannot filter raises rather than ignore.
         """
         text = check_str(query, "query", allow_empty=False)
-        count = check_limit(limit)
+        count = self._search_limit("search_messages", limit)
         cut = check_threshold(threshold)
         filters = check_metadata(metadata_filters, "metadata_filters")
         caps = self.capabilities
         target: rq.Target | None = None
         if session_id is not None or conversation_id is not None:
-            target = self._target(session_id, conversation_id, user_identifier)
+            target = self._target("search_messages", session_id, conversation_id, user_identifier)
         elif not caps.search_global:
             raise SessionRequiredError(
                 self.name,
@@ -574,7 +679,7 @@ class MemoryBackend(ABC):
                 "session_id or conversation_id is required",
                 "pass the conversation to search",
             )
-        user, tenant = self._tenant(user_identifier)
+        scope = self._scope("search_messages", user_identifier)
         if cut is not None and not caps.search_threshold:
             self._drop("search_messages", "threshold", "filter on Message.score yourself")
             cut = None
@@ -588,7 +693,13 @@ class MemoryBackend(ABC):
         await self._ready()
         return await self._search_messages(
             rq.SearchMessages(
-                text, target, count, cut, filters, vectors[0] if vectors else None, user, tenant
+                query=text,
+                target=target,
+                limit=count,
+                threshold=cut,
+                metadata_filters=filters,
+                query_embedding=vectors[0] if vectors else None,
+                scope=scope,
             )
         )
 
@@ -607,12 +718,14 @@ class MemoryBackend(ABC):
         The format is :func:`memory_core.summary.format_context`. Raises a ``ValueError``
         (:class:`~memory_core.errors.MissingIdentifierError`) without a session.
         """
-        target = self._target(session_id, conversation_id, user_identifier)
+        target = self._target("get_context", session_id, conversation_id, user_identifier)
         text = None if query is None else check_str(query, "query")
         recent = check_limit(max_messages, "max_messages")
         hits = check_limit(max_hits, "max_hits")
         await self._ready()
-        return await self._get_context(rq.GetContext(target, text or None, recent, hits))
+        return await self._get_context(
+            rq.GetContext(target=target, query=text or None, max_messages=recent, max_hits=hits)
+        )
 
     async def get_conversation_summary(
         self,
@@ -629,12 +742,16 @@ class MemoryBackend(ABC):
             "get_conversation_summary",
             "read the conversation and summarise it in your application",
         )
-        target = self._target(session_id, conversation_id, user_identifier)
+        target = self._target(
+            "get_conversation_summary", session_id, conversation_id, user_identifier
+        )
         if summarizer is not None and not callable(summarizer):
             raise InvalidArgumentTypeError("must be callable", argument="summarizer")
         await self._ready()
         conversation = await self._get_conversation(
-            rq.GetConversation(target, self.capabilities.default_messages_per_read, None)
+            rq.GetConversation(
+                target=target, limit=self.capabilities.default_messages_per_read, since=None
+            )
         )
         chosen = summarizer or self.summarizer
         messages = conversation.messages
@@ -658,7 +775,7 @@ class MemoryBackend(ABC):
     ) -> list[dict[str, Any]]:
         """Server-side observations (NAMS only)."""
         self._require("observations", "get_observations", "summarise messages yourself")
-        target = self._target(session_id, conversation_id, user_identifier)
+        target = self._target("get_observations", session_id, conversation_id, user_identifier)
         await self._ready()
         return await self._get_observations(target)
 
@@ -671,7 +788,7 @@ class MemoryBackend(ABC):
     ) -> list[dict[str, Any]]:
         """Server-side reflections (NAMS only)."""
         self._require("reflections", "get_reflections", "summarise messages yourself")
-        target = self._target(session_id, conversation_id, user_identifier)
+        target = self._target("get_reflections", session_id, conversation_id, user_identifier)
         await self._ready()
         return await self._get_reflections(target)
 
@@ -688,7 +805,7 @@ class MemoryBackend(ABC):
             "get_extraction_status",
             "extraction is synchronous here: wait_for_extraction() returns True",
         )
-        target = self._target(session_id, conversation_id, user_identifier)
+        target = self._target("get_extraction_status", session_id, conversation_id, user_identifier)
         await self._ready()
         return await self._get_extraction_status(target)
 
@@ -710,7 +827,7 @@ class MemoryBackend(ABC):
                 raise InvalidRequestError("must be a positive number", argument=name)
         if not self.capabilities.extraction_status:
             return True
-        target = self._target(session_id, conversation_id, user_identifier)
+        target = self._target("wait_for_extraction", session_id, conversation_id, user_identifier)
         await self._ready()
         with anyio.move_on_after(timeout):
             while True:
@@ -725,7 +842,8 @@ class MemoryBackend(ABC):
         self, message_id: Any, *, cascade: bool = True, user_identifier: str | None = None
     ) -> bool:
         """Delete one message and keep the rest in order. False when nothing matched
-        (including an id that is not a UUID)."""
+        (including an id that is not a UUID). ``cascade`` is accepted for compatibility
+        and checked: a message's mentions always go with it, and entities never do."""
         self._require(
             "delete_message", "delete_message", "delete the whole conversation with clear_session"
         )
@@ -734,12 +852,12 @@ class MemoryBackend(ABC):
                 f"must be a UUID or str, got {type(message_id).__name__}", argument="message_id"
             )
         check_bool(cascade, "cascade")
-        user, tenant = self._tenant(user_identifier)
+        scope = self._scope("delete_message", user_identifier)
         uuid = parse_uuid(message_id)
         if uuid is None:
             return False
         await self._ready()
-        return await self._delete_message(rq.DeleteMessage(uuid, cascade, user, tenant))
+        return await self._delete_message(rq.DeleteMessage(message_id=uuid, scope=scope))
 
     async def clear_session(
         self,
@@ -750,7 +868,7 @@ class MemoryBackend(ABC):
     ) -> bool:
         """Delete a whole conversation. True if something was deleted; a missing session
         is not an error. The session accepts new messages afterwards."""
-        target = self._target(session_id, conversation_id, user_identifier)
+        target = self._target("clear_session", session_id, conversation_id, user_identifier)
         await self._ready()
         return await self._clear_session(target)
 
@@ -769,9 +887,11 @@ class MemoryBackend(ABC):
         label = check_str(name, "name", allow_empty=False)
         kind = check_entity_type(type)
         about = None if description is None else check_str(description, "description")
-        user, tenant = self._tenant(user_identifier)
+        scope = self._scope("add_entity", user_identifier)
         await self._ready()
-        return await self._add_entity(rq.AddEntity(label, kind, about, user, tenant))
+        return await self._add_entity(
+            rq.AddEntity(name=label, type=kind, description=about, scope=scope)
+        )
 
     async def find_entities(
         self,
@@ -785,69 +905,113 @@ class MemoryBackend(ABC):
         (exact matches first; a backend may add close matches after them)."""
         self._require("entities", "find_entities", "keep entities in your application")
         ident = check_str(identifier, "identifier", allow_empty=False)
-        count = check_limit(limit)
+        count = self._search_limit("find_entities", limit)
         kind = None if type is None else check_entity_type(type)
-        user, tenant = self._tenant(user_identifier)
+        scope = self._scope("find_entities", user_identifier)
         await self._ready()
-        return await self._find_entities(rq.FindEntities(ident, count, kind, user, tenant))
+        return await self._find_entities(
+            rq.FindEntities(identifier=ident, limit=count, type=kind, scope=scope)
+        )
 
     async def delete_entity(self, entity_id: str, *, user_identifier: str | None = None) -> bool:
         """Delete an entity and the mentions that link messages to it (the messages stay).
         False when no entity of the caller has this id."""
         self._require("delete_entity", "delete_entity", "keep entities; they are only linked")
         ident = check_str(entity_id, "entity_id", allow_empty=False)
-        user, tenant = self._tenant(user_identifier)
+        scope = self._scope("delete_entity", user_identifier)
         await self._ready()
-        return await self._delete_entity(rq.DeleteEntity(ident, user, tenant))
+        return await self._delete_entity(rq.DeleteEntity(entity_id=ident, scope=scope))
 
     # ------------------------------------------------------------------ hooks
+    #
+    # Every hook receives a request the public method has already checked: arguments are
+    # validated and typed, ``session_id``/``conversation_id`` are resolved into a
+    # ``Target``, defaults and limits are applied (a read limit is already clamped to
+    # ``max_messages_per_read``, a batch is already cut to ``max_bulk_messages``), and
+    # capability rules are settled (arguments the backend cannot honour were dropped or
+    # refused; a hook whose flag is False is never called). A hook contains storage logic
+    # only. It may raise ``NotFoundError``, ``TransportError``, ``AuthenticationError``,
+    # ``StoreError`` or ``InvalidRequestError`` (for a limit only the store knows), and
+    # must translate every driver or HTTP exception into one of them.
 
     @abstractmethod
-    async def _connect(self) -> None: ...
+    async def _connect(self) -> None:
+        """Open connections and prepare storage (schema, indexes). Called once, by
+        :meth:`connect`; raise ``TransportError``/``AuthenticationError``/
+        ``ConfigurationError`` when the store cannot be used."""
 
     @abstractmethod
-    async def _close(self) -> None: ...
+    async def _close(self) -> None:
+        """Release every connection. Called once, only after a successful ``_connect``."""
 
     @abstractmethod
-    async def _add_message(self, req: rq.AddMessage) -> Message: ...
+    async def _add_message(self, req: rq.AddMessage) -> Message:
+        """Append one message to ``req.target``'s conversation and return it as stored.
+
+        Creates the conversation where the backend has ``auto_create_conversation``; a
+        ``conversation_id``-only target that does not exist raises ``NotFoundError``.
+        ``req.idempotency_key`` (only set where ``idempotency_keys``): a stored message
+        with the same key in that conversation is returned and nothing is written.
+        ``req.mentions`` (only non-empty where ``explicit_mentions``) are linked.
+        ``req.embedding`` is set when an embedder is configured.
+        """
 
     @abstractmethod
     async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
-        """Store one batch (at most ``max_bulk_messages``) in order, atomically if possible."""
+        """Append one batch (at most ``max_bulk_messages``) in order, in one transaction
+        or request where the store allows, and return the stored messages in order.
+        ``NewMessage.timestamp`` is only set where ``caller_timestamps``."""
 
     @abstractmethod
-    async def _create_conversation(self, req: rq.CreateConversation) -> Conversation: ...
+    async def _create_conversation(self, req: rq.CreateConversation) -> Conversation:
+        """Create the conversation of ``req.target`` (or return the existing one, filling
+        a title or metadata it lacks) and return its header, without messages."""
 
     @abstractmethod
-    async def _get_conversation(self, req: rq.GetConversation) -> Conversation: ...
+    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+        """The conversation with its newest ``req.limit`` messages, oldest first, created
+        strictly after ``req.since`` (filter in the store where ``server_side_since``;
+        otherwise the contract filters the returned page). A missing session reads as an
+        empty conversation with a stable id where ``auto_create_conversation``, else
+        ``NotFoundError``."""
 
     @abstractmethod
-    async def _list_conversations(self, req: rq.ListConversations) -> list[Conversation]: ...
+    async def _list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
+        """At most ``req.limit`` conversation headers of ``req.scope``, most recently
+        updated first."""
 
     @abstractmethod
-    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]: ...
+    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        """At most ``req.limit`` hits, best first, each with ``score`` in 0..1 on the scale
+        of :mod:`memory_core.scoring` (cosine for vector hits). ``req.target`` is ``None``
+        only where ``search_global``; ``req.threshold`` and ``req.metadata_filters`` are
+        only set where the backend declared it honours them, and must then be applied."""
 
     @abstractmethod
-    async def _clear_session(self, target: rq.Target) -> bool: ...
+    async def _clear_session(self, target: rq.Target) -> bool:
+        """Delete the whole conversation of ``target``: True if something was deleted,
+        False (not an error) when there was nothing."""
 
     async def _get_context(self, req: rq.GetContext) -> str:
-        """Default context: the newest messages plus search hits not already among them."""
+        """Prompt text for ``req.target``. The default (any backend) is the newest
+        ``req.max_messages`` plus, with ``req.query``, up to ``req.max_hits`` search hits
+        not already among them, formatted by :func:`~memory_core.summary.format_context`.
+        Override only when the store has a better source (NAMS: its context endpoint)."""
         conversation = await self._get_conversation(
-            rq.GetConversation(req.target, req.max_messages, None)
+            rq.GetConversation(target=req.target, limit=req.max_messages, since=None)
         )
         relevant: Sequence[Message] = []
         if req.query:
             seen = {m.id for m in conversation.messages}
             hits = await self._search_messages(
                 rq.SearchMessages(
-                    req.query,
-                    req.target,
-                    req.max_hits + len(seen),
-                    None,
-                    {},
-                    None,
-                    req.target.user_identifier,
-                    req.target.tenant,
+                    query=req.query,
+                    target=req.target,
+                    limit=req.max_hits + len(seen),
+                    threshold=None,
+                    metadata_filters={},
+                    query_embedding=None,
+                    scope=req.target.scope,
                 )
             )
             relevant = [m for m in hits if m.id not in seen][: req.max_hits]
@@ -861,26 +1025,44 @@ class MemoryBackend(ABC):
             "check backend.capabilities before calling",
         )
 
+    # Optional hooks: required exactly when their capability flag is True (checked when a
+    # subclass is defined, see HOOKS_FOR_FLAG).
+
     async def _list_sessions(self, req: rq.ListSessions) -> list[SessionInfo]:
+        """``list_sessions``: rows of ``req.scope``'s sessions whose id starts with
+        ``req.prefix`` (a literal prefix: no pattern characters), ordered by
+        ``req.order_by``/``req.order_dir`` with ties broken by session id ascending, then
+        ``req.offset`` skipped and ``req.limit`` kept."""
         raise self._unimplemented("list_sessions")
 
     async def _delete_message(self, req: rq.DeleteMessage) -> bool:
+        """``delete_message``: delete one message of ``req.scope`` and its mentions, keep
+        the rest in order. False when no such message is visible to the caller."""
         raise self._unimplemented("delete_message")
 
     async def _get_observations(self, target: rq.Target) -> list[dict[str, Any]]:
+        """``observations``: the store's observation records for ``target``."""
         raise self._unimplemented("get_observations")
 
     async def _get_reflections(self, target: rq.Target) -> list[dict[str, Any]]:
+        """``reflections``: the store's reflection records for ``target``."""
         raise self._unimplemented("get_reflections")
 
     async def _get_extraction_status(self, target: rq.Target) -> ExtractionStatus:
+        """``extraction_status``: per-message extraction progress for ``target``."""
         raise self._unimplemented("get_extraction_status")
 
     async def _add_entity(self, req: rq.AddEntity) -> Entity:
+        """``entities``: create the entity, or return the one of ``req.scope`` with the
+        same name and type."""
         raise self._unimplemented("add_entity")
 
     async def _find_entities(self, req: rq.FindEntities) -> list[Entity]:
+        """``entities``: at most ``req.limit`` entities of ``req.scope`` whose id equals
+        ``req.identifier`` or whose name equals it ignoring case, exact matches first."""
         raise self._unimplemented("find_entities")
 
     async def _delete_entity(self, req: rq.DeleteEntity) -> bool:
+        """``delete_entity``: delete the entity of ``req.scope`` and the mentions linking
+        messages to it (the messages stay). False when there is no such entity."""
         raise self._unimplemented("delete_entity")

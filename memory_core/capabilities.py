@@ -15,6 +15,7 @@ FLAG_DOCS: dict[str, str] = {
     "delete_message": "delete one message and repair the order of the rest",
     "list_sessions": "list sessions with counts and previews",
     "conversation_summary": "summarise a conversation",
+    "conversation_titles": "create_conversation stores a title",
     "message_metadata": "store and return per-message metadata exactly",
     "explicit_mentions": "link messages to entities (extraction_mode='explicit')",
     "idempotency_keys": "add_message(idempotency_key=...) replays write nothing",
@@ -33,6 +34,7 @@ FLAG_DOCS: dict[str, str] = {
     "entities": "add_entity / find_entities",
     "delete_entity": "delete an entity and its mentions",
     "multi_tenant": "multi_tenant=True scopes every call to user_identifier",
+    "user_scoped_calls": "every call takes user_identifier (elsewhere only create and list do)",
     "trio": "runs under trio as well as asyncio",
 }
 
@@ -41,6 +43,7 @@ LIMIT_DOCS: dict[str, str] = {
     "default_messages_per_read": "messages get_conversation returns when limit=None",
     "max_page_size": "most conversations one list request returns (None: no cap)",
     "max_bulk_messages": "most messages one bulk request carries (None: no cap)",
+    "max_search_hits": "most hits one search_messages or find_entities returns (None: no cap)",
 }
 
 
@@ -51,6 +54,7 @@ class Capabilities:
     delete_message: bool = False
     list_sessions: bool = False
     conversation_summary: bool = False
+    conversation_titles: bool = False
     message_metadata: bool = False
     explicit_mentions: bool = False
     idempotency_keys: bool = False
@@ -69,11 +73,17 @@ class Capabilities:
     entities: bool = False
     delete_entity: bool = False
     multi_tenant: bool = False
+    user_scoped_calls: bool = False
     trio: bool = False
     max_messages_per_read: int | None = None
     default_messages_per_read: int = 1000
     max_page_size: int | None = None
     max_bulk_messages: int | None = None
+    max_search_hits: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.multi_tenant and not self.user_scoped_calls:
+            raise ValueError("multi_tenant=True needs user_scoped_calls=True")
 
     def supports(self, name: str) -> bool:
         """True when the flag ``name`` is set. Unknown names raise ``KeyError``."""

@@ -54,11 +54,3 @@ class HashingEmbedder:
             vector[index] += sign
         norm = math.sqrt(sum(v * v for v in vector))
         return [v / norm for v in vector] if norm else vector
-
-
-def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    """Cosine similarity of two equal-length vectors (0.0 when either is zero)."""
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    na = math.sqrt(sum(x * x for x in a))
-    nb = math.sqrt(sum(y * y for y in b))
-    return dot / (na * nb) if na and nb else 0.0

@@ -12,7 +12,31 @@ from typing import Any
 
 
 class MemoryCoreError(Exception):
-    """Base class of every error raised by memory-core."""
+    """Base class of every error raised by memory-core.
+
+    Two attributes say what a caller may do next, so code never has to read the message:
+
+    ``retryable``
+        the same call may succeed if made again (after a pause): a dropped connection, a
+        store that was busy or restarting, a rate limit. Class default, set per instance
+        where the backend knows better.
+    ``maybe_applied``
+        for a write: the store may or may not have applied it (the connection was lost
+        after the request was sent). Retry it only with an ``idempotency_key``, or check
+        first. False means nothing was written.
+    """
+
+    retryable: bool = False
+    maybe_applied: bool = False
+
+    def __init__(
+        self, *args: object, retryable: bool | None = None, maybe_applied: bool | None = None
+    ) -> None:
+        super().__init__(*args)
+        if retryable is not None:
+            self.retryable = retryable
+        if maybe_applied is not None:
+            self.maybe_applied = maybe_applied
 
 
 class NotSupportedError(MemoryCoreError):
@@ -63,21 +87,46 @@ class AuthenticationError(MemoryCoreError):
 class RateLimitedError(MemoryCoreError):
     """The service kept rate limiting. ``retry_after`` is from the last response (seconds)."""
 
+    retryable = True
+
     def __init__(self, message: str, *, retry_after: float | None = None) -> None:
         self.retry_after = retry_after
         super().__init__(message)
 
 
 class TransportError(MemoryCoreError):
-    """The store could not be reached, or the connection failed mid-request."""
+    """The store could not be reached, or the connection failed mid-request.
+
+    Retryable unless the instance says otherwise (a closed backend, a read-only file).
+    """
+
+    retryable = True
+
+
+class StoreError(MemoryCoreError):
+    """The store refused or failed the operation for a reason that is neither the network
+    nor an argument the contract could check (for example a schema or server error)."""
 
 
 class ConfigurationError(MemoryCoreError):
     """The backend URL or options are wrong, or an optional dependency is missing."""
 
 
+class CapabilityWarning(UserWarning):
+    """An argument was dropped or clamped because the backend cannot honour it."""
+
+
+class SessionRequiredError(NotSupportedError, ValueError):
+    """Search or context without a session on a backend that cannot search globally.
+
+    A ``NotSupportedError`` (the capability is missing) and a ``ValueError`` (the type the
+    reference raises when no conversation id is given to search or context).
+    """
+
+
 __all__ = [
     "AuthenticationError",
+    "CapabilityWarning",
     "ConfigurationError",
     "InvalidArgumentTypeError",
     "InvalidRequestError",
@@ -86,5 +135,7 @@ __all__ = [
     "NotFoundError",
     "NotSupportedError",
     "RateLimitedError",
+    "SessionRequiredError",
+    "StoreError",
     "TransportError",
 ]

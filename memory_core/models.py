@@ -9,7 +9,6 @@ from uuid import UUID, uuid4
 
 from pydantic import BaseModel, ConfigDict, Field
 
-FINAL_EXTRACTION_STATES = frozenset({"completed", "complete", "done", "failed", "skipped"})
 PENDING_EXTRACTION_STATES = frozenset({"pending", "processing", "running", "in_progress", "queued"})
 
 

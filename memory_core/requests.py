@@ -2,7 +2,8 @@
 
 :class:`~memory_core.backend.MemoryBackend` checks every argument, resolves aliases,
 applies defaults and capability rules, then calls the backend's ``_hook`` with one of
-these frozen objects. A backend author implements the hooks and never re-validates.
+these frozen, keyword-only objects. A backend author implements the hooks and never
+re-validates.
 """
 
 from __future__ import annotations
@@ -20,20 +21,48 @@ BatchCallback = Callable[[int, list[Message]], None]
 Summarizer = Callable[[list[Message]], "str | Awaitable[str]"]
 
 
-@dataclass(frozen=True)
-class Target:
+@dataclass(frozen=True, kw_only=True)
+class Scope:
+    """Whose data a call is about.
+
+    ``user_identifier`` is the caller's user as given (``None`` when none was).
+    ``tenant`` is the same user when the backend is multi-tenant, else ``None``: a store
+    partitions data by ``tenant``, and only records ``user_identifier``.
+    """
+
+    user_identifier: str | None = None
+    tenant: str | None = None
+
+
+UNSCOPED = Scope()
+
+
+class _Scoped:
+    """Read access to the scope's two fields, for requests that carry a ``scope``."""
+
+    scope: Scope
+
+    @property
+    def user_identifier(self) -> str | None:
+        return self.scope.user_identifier
+
+    @property
+    def tenant(self) -> str | None:
+        return self.scope.tenant
+
+
+@dataclass(frozen=True, kw_only=True)
+class Target(_Scoped):
     """Which conversation a call is about.
 
     ``session_id`` wins when both are given. On backends with ``client_chosen_ids`` the
     session name is the key and ``conversation_id`` (a UUID) is an alternative handle; on
     NAMS both name the server-issued id and :attr:`handle` is what to send.
-    ``tenant`` is ``user_identifier`` when the backend is multi-tenant, else ``None``.
     """
 
     session_id: str | None
     conversation_id: UUID | None
-    user_identifier: str | None
-    tenant: str | None
+    scope: Scope = UNSCOPED
 
     @property
     def handle(self) -> str:
@@ -43,7 +72,7 @@ class Target:
         return str(self.conversation_id)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AddMessage:
     target: Target
     role: MessageRole
@@ -51,13 +80,10 @@ class AddMessage:
     metadata: dict[str, Any]
     idempotency_key: str | None
     mentions: list[EntityRef]
-    # "explicit": unresolvable name-only refs are skipped; ids must exist.
-    extraction_mode: Literal["auto", "skip", "explicit"]
     embedding: list[float] | None
-    extract_relations: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class NewMessage:
     role: MessageRole
     content: str
@@ -67,7 +93,7 @@ class NewMessage:
     mentions: list[EntityRef] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AddMessages:
     """One batch, already cut to the backend's ``max_bulk_messages``."""
 
@@ -75,59 +101,54 @@ class AddMessages:
     messages: list[NewMessage]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GetConversation:
     target: Target
     limit: int
     since: datetime | None
 
 
-@dataclass(frozen=True)
-class DeleteMessage:
+@dataclass(frozen=True, kw_only=True)
+class DeleteMessage(_Scoped):
     message_id: UUID
-    cascade: bool
-    user_identifier: str | None
-    tenant: str | None
+    scope: Scope
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CreateConversation:
     target: Target
     title: str | None
     metadata: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class ListConversations:
+@dataclass(frozen=True, kw_only=True)
+class ListConversations(_Scoped):
     limit: int
-    user_identifier: str | None
-    tenant: str | None
+    scope: Scope
 
 
-@dataclass(frozen=True)
-class ListSessions:
+@dataclass(frozen=True, kw_only=True)
+class ListSessions(_Scoped):
     prefix: str | None
     limit: int
     offset: int
     order_by: str
     order_dir: Literal["asc", "desc"]
-    user_identifier: str | None
-    tenant: str | None
+    scope: Scope
 
 
-@dataclass(frozen=True)
-class SearchMessages:
+@dataclass(frozen=True, kw_only=True)
+class SearchMessages(_Scoped):
     query: str
     target: Target | None
     limit: int
     threshold: float | None
     metadata_filters: dict[str, Any]
     query_embedding: list[float] | None
-    user_identifier: str | None
-    tenant: str | None
+    scope: Scope
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GetContext:
     target: Target
     query: str | None
@@ -135,26 +156,23 @@ class GetContext:
     max_hits: int
 
 
-@dataclass(frozen=True)
-class AddEntity:
+@dataclass(frozen=True, kw_only=True)
+class AddEntity(_Scoped):
     name: str
     type: str
     description: str | None
-    user_identifier: str | None
-    tenant: str | None
+    scope: Scope
 
 
-@dataclass(frozen=True)
-class FindEntities:
+@dataclass(frozen=True, kw_only=True)
+class FindEntities(_Scoped):
     identifier: str
     limit: int
     type: str | None
-    user_identifier: str | None
-    tenant: str | None
+    scope: Scope
 
 
-@dataclass(frozen=True)
-class DeleteEntity:
+@dataclass(frozen=True, kw_only=True)
+class DeleteEntity(_Scoped):
     entity_id: str
-    user_identifier: str | None
-    tenant: str | None
+    scope: Scope

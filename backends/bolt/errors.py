@@ -15,10 +15,9 @@ from memory_core import (
     ConfigurationError,
     InvalidRequestError,
     MemoryCoreError,
+    StoreError,
     TransportError,
 )
-
-IDEMPOTENCY_CONSTRAINT = "memory_core_message_idempotency"
 
 # Driver 6 raises its own class for a pool timeout; driver 5 a ClientError with this text.
 _POOL_TIMEOUT: tuple[type[BaseException], ...] = tuple(
@@ -52,7 +51,8 @@ def translate(exc: BaseException, where: str) -> MemoryCoreError:
     if isinstance(exc, neo.IncompleteCommit):
         return TransportError(
             f"{where}: the connection was lost while committing; the write may or may not "
-            "have been applied (retry it with an idempotency_key to be safe)"
+            "have been applied (retry it with an idempotency_key to be safe)",
+            maybe_applied=True,
         )
     if isinstance(exc, neo.AuthError | neo.Forbidden):
         return AuthenticationError(f"{where}: authentication or authorization failed ({code})")
@@ -71,17 +71,12 @@ def translate(exc: BaseException, where: str) -> MemoryCoreError:
     if "too large to index" in text:
         return InvalidRequestError(f"a value is too long to be indexed by Neo4j ({code})")
     if isinstance(exc, neo.DatabaseError):
-        return TransportError(f"{where}: the database failed ({code}: {text})")
+        return TransportError(f"{where}: the database failed ({code}: {text})", retryable=False)
     if isinstance(exc, neo.Neo4jError | neo.DriverError):
-        return MemoryCoreError(f"{where}: Neo4j rejected the request ({code}: {text})")
+        return StoreError(f"{where}: Neo4j rejected the request ({code}: {text})")
     if isinstance(exc, OSError | TimeoutError):
         return TransportError(f"{where}: network error ({type(exc).__name__})")
-    return MemoryCoreError(f"{where}: unexpected driver failure ({type(exc).__name__})")
-
-
-def is_idempotency_race(exc: BaseException) -> bool:
-    """A concurrent writer stored the same idempotency key first (the replay will find it)."""
-    return isinstance(exc, neo.ConstraintError) and "idempotency_scope" in _text(exc)
+    return StoreError(f"{where}: unexpected driver failure ({type(exc).__name__})")
 
 
 def is_constraint_race(exc: BaseException) -> bool:

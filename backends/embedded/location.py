@@ -17,10 +17,6 @@ class Location:
     url: str
     path: Path | None
 
-    @property
-    def in_memory(self) -> bool:
-        return self.path is None
-
 
 def parse_location(url: object) -> Location:
     """``memory://`` → private in-memory store; ``sqlite:///rel.db`` or ``sqlite:////abs.db``

@@ -14,7 +14,6 @@ the behaviour behind each difference is documented on the hook that implements i
 from __future__ import annotations
 
 import os
-import warnings
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 from uuid import NAMESPACE_URL, UUID, uuid5
@@ -23,10 +22,14 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from memory_core import requests as rq
-from memory_core.backend import CapabilityWarning, Extractor, MemoryBackend
+from memory_core.backend import Extractor, MemoryBackend
 from memory_core.capabilities import Capabilities
 from memory_core.embedding import Embedder
-from memory_core.errors import ConfigurationError, NotFoundError, TransportError
+from memory_core.errors import (
+    ConfigurationError,
+    NotFoundError,
+    TransportError,
+)
 from memory_core.models import (
     Conversation,
     Entity,
@@ -46,10 +49,6 @@ M = TypeVar("M", bound=BaseModel)
 ENV_ENDPOINT = "MEMORY_ENDPOINT"
 ENV_API_KEY = "MEMORY_API_KEY"
 ENV_WORKSPACE = "MEMORY_WORKSPACE_ID"
-UNSCOPED = (
-    "NAMS scopes data by conversation id, not by user; pass user_identifier to "
-    "create_conversation (sent as userId) or list_conversations (filters by it)"
-)
 
 
 def resolve_base_url(url: str | None) -> str:
@@ -143,6 +142,7 @@ class NamsBackend(MemoryBackend):
         default_messages_per_read=wire.MAX_PAGE,
         max_page_size=wire.MAX_PAGE,
         max_bulk_messages=wire.MAX_BULK,
+        max_search_hits=wire.MAX_PAGE,
     )
 
     def __init__(
@@ -259,17 +259,6 @@ class NamsBackend(MemoryBackend):
             user_identifier=header.user_id,
         )
 
-    @staticmethod
-    def _clamped(method: str, limit: int) -> int:
-        if limit <= wire.MAX_PAGE:
-            return limit
-        warnings.warn(
-            f"nams.{method}: limit={limit} clamped to {wire.MAX_PAGE} (the service maximum)",
-            CapabilityWarning,
-            stacklevel=4,
-        )
-        return wire.MAX_PAGE
-
     # ------------------------------------------------------------------ lifecycle
 
     async def _connect(self) -> None:
@@ -289,8 +278,6 @@ class NamsBackend(MemoryBackend):
     async def _add_message(self, req: rq.AddMessage) -> Message:
         """Only role and content travel. The response has no ``createdAt``: the returned
         message carries the client's clock at the time of the response."""
-        if req.target.user_identifier is not None:
-            self._drop("add_message", "user_identifier", UNSCOPED)
         handle = req.target.handle
         route = wire.path(wire.MESSAGES, conversation_id=handle)
         body = wire.MessageIn(role=req.role.value, content=req.content).to_wire()
@@ -307,8 +294,6 @@ class NamsBackend(MemoryBackend):
 
     async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
         """One bulk request per chunk of at most 100 (the contract cuts the chunks)."""
-        if req.target.user_identifier is not None:
-            self._drop("add_messages_batch", "user_identifier", UNSCOPED)
         handle = req.target.handle
         route = wire.path(wire.MESSAGES_BULK, conversation_id=handle)
         body = wire.BulkIn(
@@ -321,8 +306,6 @@ class NamsBackend(MemoryBackend):
     async def _create_conversation(self, req: rq.CreateConversation) -> Conversation:
         """The service issues the id; only ``userId`` and ``metadata`` are sent. The name
         the caller passed only fills ``Conversation.session_id``."""
-        if req.title is not None:
-            self._drop("create_conversation", "title", "keep the title in metadata")
         body = wire.ConversationCreate(
             user_id=req.target.user_identifier, metadata=req.metadata or None
         ).to_wire(omit_none=True)
@@ -334,17 +317,13 @@ class NamsBackend(MemoryBackend):
 
     async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
         """Header and newest ``limit`` messages from two requests, returned oldest first."""
-        if req.target.user_identifier is not None:
-            self._drop("get_conversation", "user_identifier", UNSCOPED)
         handle = req.target.handle
         route = wire.path(wire.CONVERSATION, conversation_id=handle)
         header = _parse(
             wire.ConversationOut, await self._call("GET", route, "get_conversation"), route
         )
         route = wire.path(wire.MESSAGES, conversation_id=handle)
-        payload = await self._call(
-            "GET", route, "get_conversation", params={"limit": min(req.limit, wire.MAX_PAGE)}
-        )
+        payload = await self._call("GET", route, "get_conversation", params={"limit": req.limit})
         page = payload.get("messages") if isinstance(payload, dict) else payload
         newest_first = self._messages(page, route, handle)
         return self._conversation(header, handle, newest_first[::-1])
@@ -372,19 +351,16 @@ class NamsBackend(MemoryBackend):
 
     async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
         """Sends only query and limit (≤ 200); keeps the service's ``score``."""
-        if req.user_identifier is not None:
-            self._drop("search_messages", "user_identifier", UNSCOPED)
         return await self._search(req)
 
     async def _search(self, req: rq.SearchMessages) -> list[Message]:
         assert req.target is not None  # search_global is False: the contract requires one
         handle = req.target.handle
         route = wire.path(wire.SEARCH, conversation_id=handle)
-        limit = self._clamped("search_messages", req.limit)
-        body = wire.SearchIn(query=req.query, limit=limit).to_wire()
+        body = wire.SearchIn(query=req.query, limit=req.limit).to_wire()
         payload = await self._call("POST", route, "search_messages", json=body)
         result = _parse(wire.SearchOut, payload, route)
-        return [self._from_wire(m, route, handle) for m in result.messages[:limit]]
+        return [self._from_wire(m, route, handle) for m in result.messages[: req.limit]]
 
     async def _get_context(self, req: rq.GetContext) -> str:
         """The context endpoint's reflections, observations and newest ``max_messages``
@@ -392,8 +368,6 @@ class NamsBackend(MemoryBackend):
 
         The endpoint takes no query; with a ``query`` the relevant messages come from the
         search endpoint (a second request), as on the other backends."""
-        if req.target.user_identifier is not None:
-            self._drop("get_context", "user_identifier", UNSCOPED)
         handle = req.target.handle
         route = wire.path(wire.CONTEXT, conversation_id=handle)
         context = _parse(wire.ContextOut, await self._call("GET", route, "get_context"), route)
@@ -404,14 +378,13 @@ class NamsBackend(MemoryBackend):
         if req.query:
             seen = {m.id for m in recent}
             search = rq.SearchMessages(
-                req.query,
-                req.target,
-                min(wire.MAX_PAGE, req.max_hits + len(seen)),
-                None,
-                {},
-                None,
-                None,
-                None,
+                query=req.query,
+                target=req.target,
+                limit=min(wire.MAX_PAGE, req.max_hits + len(seen)),
+                threshold=None,
+                metadata_filters={},
+                query_embedding=None,
+                scope=rq.UNSCOPED,
             )
             hits = await self._search(search)
             relevant = [m for m in hits if m.id not in seen][: req.max_hits]
@@ -424,14 +397,10 @@ class NamsBackend(MemoryBackend):
 
     async def _get_observations(self, target: rq.Target) -> list[dict[str, Any]]:
         """The service's observation dicts, as sent (camelCase)."""
-        if target.user_identifier is not None:
-            self._drop("get_observations", "user_identifier", UNSCOPED)
         return await self._listing(wire.OBSERVATIONS, "observations", target, "get_observations")
 
     async def _get_reflections(self, target: rq.Target) -> list[dict[str, Any]]:
         """The service's reflection dicts, as sent (camelCase)."""
-        if target.user_identifier is not None:
-            self._drop("get_reflections", "user_identifier", UNSCOPED)
         return await self._listing(wire.REFLECTIONS, "reflections", target, "get_reflections")
 
     async def _listing(
@@ -447,8 +416,6 @@ class NamsBackend(MemoryBackend):
         return items
 
     async def _get_extraction_status(self, target: rq.Target) -> ExtractionStatus:
-        if target.user_identifier is not None:
-            self._drop("get_extraction_status", "user_identifier", UNSCOPED)
         route = wire.path(wire.EXTRACTION_STATUS, conversation_id=target.handle)
         payload = await self._call("GET", route, "get_extraction_status")
         data = payload if isinstance(payload, dict) else {}
@@ -468,8 +435,6 @@ class NamsBackend(MemoryBackend):
 
     async def _clear_session(self, target: rq.Target) -> bool:
         """Deletes the whole conversation; a 404 means already gone (returns False)."""
-        if target.user_identifier is not None:
-            self._drop("clear_session", "user_identifier", UNSCOPED)
         route = wire.path(wire.CONVERSATION, conversation_id=target.handle)
         try:
             await self._call("DELETE", route, "clear_session")
@@ -494,8 +459,6 @@ class NamsBackend(MemoryBackend):
     async def _add_entity(self, req: rq.AddEntity) -> Entity:
         """Types travel lower case (``OBJECT``/``EVENT`` as ``custom``) and come back upper
         case. A ``resolution: "merged"`` answer returns the entity it merged into."""
-        if req.user_identifier is not None:
-            self._drop("add_entity", "user_identifier", UNSCOPED)
         body = wire.EntityIn.model_validate(
             {
                 "name": req.name,
@@ -508,12 +471,9 @@ class NamsBackend(MemoryBackend):
         return self._entity(item, req.name, req.type)
 
     async def _find_entities(self, req: rq.FindEntities) -> list[Entity]:
-        if req.user_identifier is not None:
-            self._drop("find_entities", "user_identifier", UNSCOPED)
-        limit = self._clamped("find_entities", req.limit)
-        body: dict[str, Any] = {"query": req.identifier, "limit": limit}
+        body: dict[str, Any] = {"query": req.identifier, "limit": req.limit}
         if req.type is not None:
             body["type"] = wire.entity_type_to_wire(req.type)
         payload = await self._call("POST", wire.ENTITIES_SEARCH, "find_entities", json=body)
         result = _parse(wire.EntitySearchOut, payload, wire.ENTITIES_SEARCH)
-        return [self._entity(e, e.name or "", "CUSTOM") for e in result.entities[:limit]]
+        return [self._entity(e, e.name or "", "CUSTOM") for e in result.entities[: req.limit]]

@@ -263,7 +263,8 @@ class NamsTransport:
             return TransportError(
                 f"{self.backend}: {method} {route} failed after it may have reached the "
                 f"server ({kind}); it was not resent. Check whether it was stored before "
-                "retrying."
+                "retrying.",
+                maybe_applied=True,
             )
         return TransportError(f"{self.backend}: {method} {route} failed ({kind}: {exc})")
 

@@ -32,6 +32,20 @@ class ConversationsSuite(SuiteBase):
             assert created.session_id == name and read.session_id == name
 
     @scenario(
+        "conversations.title_round_trips",
+        "a title given to create_conversation is stored and read back, beyond ASCII",
+        requires="conversation_titles",
+    )
+    async def test_conversations_title_round_trips(self, harness: Harness) -> None:
+        name = harness.unique()
+        title = "Trip to Zürich \u2014 caf\u00e9 \U0001f30d"
+        created = await harness.backend.create_conversation(session_id=name, title=title)
+        handle = name if harness.caps.client_chosen_ids else str(created.id)
+        harness.track(handle)
+        assert created.title == title
+        assert (await harness.backend.get_conversation(handle)).title == title
+
+    @scenario(
         "conversations.create_is_idempotent",
         "creating a session's conversation twice returns the same conversation",
         requires="client_chosen_ids",

@@ -16,7 +16,7 @@ import pytest
 
 from memory_core import EntityRef, MemoryBackend, NotFoundError
 
-from ..checks import invalid, refused, word
+from ..checks import capability_warnings, invalid, refused, word
 from ..harness import Harness
 from ..scenarios import scenario
 from .base import SuiteBase
@@ -45,6 +45,29 @@ async def _alice_session(harness: Harness) -> tuple[MemoryBackend, str, str, str
 
 class TenancySuite(SuiteBase):
     """Scenarios of area ``tenancy``."""
+
+    @scenario(
+        "tenancy.user_on_every_call",
+        "without multi_tenant, every call takes user_identifier without a warning, and "
+        "listing by that user finds the session",
+        requires="user_scoped_calls",
+    )
+    async def test_tenancy_user_on_every_call(self, harness: Harness) -> None:
+        user = harness.new_user()
+        handle = await harness.new_session(user=user, create=True)
+        term = word()
+        backend = harness.backend
+        with capability_warnings() as caught:
+            await backend.add_message(handle, "user", f"about {term}", user_identifier=user)
+            read = await backend.get_conversation(handle, user_identifier=user)
+            hits = await backend.search_messages(term, session_id=handle, user_identifier=user)
+            context = await backend.get_context(term, session_id=handle, user_identifier=user)
+            listed = await backend.list_conversations(limit=1000, user_identifier=user)
+        assert not caught, [str(w.message) for w in caught]
+        assert [m.content for m in read.messages] == [f"about {term}"]
+        assert [m.content for m in hits] == [f"about {term}"]
+        assert term in context
+        assert read.id in {c.id for c in listed}, "listing by user missed the user's session"
 
     @scenario(
         "tenancy.option_honest",

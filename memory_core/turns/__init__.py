@@ -28,14 +28,13 @@ recorded is reported in ``not_recorded`` and replays are recognised by the rules
 on :class:`TurnMemory`.
 """
 
-from .agent import MemoryAgent, with_memory
+from .agent import MemoryAgent, TurnContext, with_memory
 from .identifiers import MAX_IDENTIFIERS, cited_entities, extract_identifiers
 from .memory import DEFAULT_REPLAY_LOOKBACK, DEFAULT_RETRIEVAL_LIMIT, TurnMemory
 from .results import (
     OpenedTurn,
     Reply,
     TurnConflictError,
-    TurnContext,
     TurnIncompleteError,
     TurnNotOpenError,
     TurnResult,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, TypeAlias
 from uuid import uuid4
 
@@ -15,13 +16,30 @@ from ..backend import MemoryBackend
 from ..errors import (
     InvalidArgumentTypeError,
 )
-from ..models import Message
+from ..models import Entity, Message
 from ..validation import check_str
 from .identifiers import cited_entities
 from .memory import DEFAULT_RETRIEVAL_LIMIT, TurnMemory, check_turn_id
-from .results import EntityLike, OpenedTurn, Reply, TurnContext, TurnResult
+from .results import EntityLike, OpenedTurn, Reply, TurnResult
 
 # ---------------------------------------------------------------- the wrapper
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    """Passed to the agent by :func:`with_memory`: what memory knows for this turn."""
+
+    turn_id: str
+    conversation_id: str
+    retrieved: list[Entity]
+    user_message: Message
+    memory: TurnMemory
+
+    @property
+    def retrieved_entity_ids(self) -> list[str]:
+        """Ids of the retrieved entities, in retrieval order."""
+        return [entity.id for entity in self.retrieved]
+
 
 AgentResult: TypeAlias = str | Reply
 AgentFn: TypeAlias = Callable[[str, TurnContext], "AgentResult | Awaitable[AgentResult]"]

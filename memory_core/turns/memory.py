@@ -10,7 +10,6 @@ from typing import Any
 from uuid import uuid4
 
 import anyio
-import anyio.to_thread
 
 from ..backend import MemoryBackend
 from ..errors import (

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
 from ..errors import (
     InvalidRequestError,
@@ -11,9 +11,6 @@ from ..errors import (
     NotFoundError,
 )
 from ..models import Entity, EntityRef, Message
-
-if TYPE_CHECKING:
-    from .memory import TurnMemory
 
 Half: TypeAlias = Literal["user", "assistant"]
 EntityLike: TypeAlias = str | EntityRef | Entity
@@ -39,22 +36,6 @@ class OpenedTurn:
     replayed: bool
     assistant_message: Message | None = None
     not_recorded: tuple[str, ...] = ()
-
-    @property
-    def retrieved_entity_ids(self) -> list[str]:
-        """Ids of the retrieved entities, in retrieval order."""
-        return [entity.id for entity in self.retrieved]
-
-
-@dataclass(frozen=True)
-class TurnContext:
-    """Passed to the agent by :func:`with_memory`: what memory knows for this turn."""
-
-    turn_id: str
-    conversation_id: str
-    retrieved: list[Entity]
-    user_message: Message
-    memory: TurnMemory
 
     @property
     def retrieved_entity_ids(self) -> list[str]:

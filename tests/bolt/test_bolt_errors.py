@@ -16,6 +16,7 @@ from memory_core import (
     ConfigurationError,
     MemoryCoreError,
     NotSupportedError,
+    StoreError,
     TransportError,
     open_backend,
 )
@@ -48,8 +49,10 @@ def _server_error(code: str) -> neo.Neo4jError:
             if hasattr(neo, "ConnectionAcquisitionTimeoutError")  # driver 6
             else []
         ),
-        (_server_error("Neo.ClientError.Statement.SyntaxError"), MemoryCoreError),
-        (_server_error("Neo.ClientError.Schema.ConstraintValidationFailed"), MemoryCoreError),
+        (_server_error("Neo.ClientError.Statement.SyntaxError"), StoreError),
+        (_server_error("Neo.ClientError.Schema.ConstraintValidationFailed"), StoreError),
+        (neo.ResultConsumedError(None, "consumed"), StoreError),
+        (RuntimeError("driver bug"), StoreError),
         (ConnectionResetError("reset"), TransportError),
     ],
 )
@@ -58,10 +61,31 @@ def test_driver_errors_are_translated(exc: BaseException, expected: type[Excepti
     assert type(error) is expected
     assert str(error).startswith(WHERE)
     assert error.__cause__ is None
+    assert type(error) is not MemoryCoreError  # never the bare base class
+
+
+@pytest.mark.parametrize(
+    ("exc", "retryable"),
+    [
+        (neo.ServiceUnavailable("connection refused"), True),
+        (_server_error("Neo.TransientError.Transaction.DeadlockDetected"), True),
+        (_server_error("Neo.DatabaseError.General.UnknownError"), False),
+        (_server_error("Neo.ClientError.Security.Unauthorized"), False),
+        (_server_error("Neo.ClientError.Statement.SyntaxError"), False),
+        (ConnectionResetError("reset"), True),
+    ],
+)
+def test_errors_say_whether_a_retry_may_succeed(exc: BaseException, retryable: bool) -> None:
+    error = translate(exc, WHERE)
+    assert error.retryable is retryable
+    assert error.maybe_applied is False
 
 
 def test_incomplete_commit_says_the_write_may_have_happened() -> None:
-    assert "may or may not" in str(translate(neo.IncompleteCommit("x"), WHERE))
+    error = translate(neo.IncompleteCommit("x"), WHERE)
+    assert "may or may not" in str(error)
+    assert error.maybe_applied is True
+    assert error.retryable is True
 
 
 def _closed_port() -> int:

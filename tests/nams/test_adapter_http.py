@@ -402,8 +402,9 @@ async def test_dropped_connection_on_post_is_never_resent(
     cid = await new_conversation(memory)
     mark = nams_server.mark()
     nams_server.faults.set(drop=1, drop_mode=mode)
-    with pytest.raises(TransportError, match="may have reached the server"):
+    with pytest.raises(TransportError, match="may have reached the server") as info:
         await memory.add_message(cid, "user", "maybe stored")
+    assert info.value.maybe_applied is True
     await eventually(lambda: bool(requests(nams_server, mark, "POST", "/messages")))
     assert len(requests(nams_server, mark, "POST", "/messages")) == 1
     conversation = await memory.get_conversation(cid)

@@ -273,9 +273,10 @@ async def test_read_timeout_on_post_is_not_resent(
     memory: NamsBackend, api: respx.MockRouter
 ) -> None:
     route = api.post(f"/conversations/{CID}/messages").mock(side_effect=httpx.ReadTimeout("slow"))
-    with pytest.raises(TransportError, match="not resent"):
+    with pytest.raises(TransportError, match="not resent") as info:
         await memory.add_message(CID, "user", "x")
     assert route.call_count == 1
+    assert info.value.maybe_applied is True
 
 
 async def test_connect_error_on_post_is_retried(memory: NamsBackend, api: respx.MockRouter) -> None:

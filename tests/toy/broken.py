@@ -36,7 +36,7 @@ class KeepsOldest(ToyBackend):
     name: ClassVar[str] = "toy-keeps-oldest"
 
     async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
-        everything = rq.GetConversation(req.target, 10**9, req.since)
+        everything = rq.GetConversation(target=req.target, limit=10**9, since=req.since)
         conversation = await super()._get_conversation(everything)
         return conversation.model_copy(update={"messages": conversation.messages[: req.limit]})
 

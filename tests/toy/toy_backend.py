@@ -44,6 +44,7 @@ class ToyBackend(MemoryBackend):
     capabilities: ClassVar[Capabilities] = Capabilities(
         delete_message=True,
         conversation_summary=True,
+        conversation_titles=True,
         message_metadata=True,
         idempotency_keys=True,
         client_chosen_ids=True,
@@ -53,6 +54,7 @@ class ToyBackend(MemoryBackend):
         search_global=True,
         search_threshold=True,
         multi_tenant=True,
+        user_scoped_calls=True,
         trio=True,
         max_bulk_messages=50,
     )
@@ -130,7 +132,9 @@ class ToyBackend(MemoryBackend):
             for message in conversation.messages:
                 if message.idempotency_key == req.idempotency_key:
                     return message.model_copy(deep=True)
-        new = rq.NewMessage(req.role, req.content, req.metadata, None)
+        new = rq.NewMessage(
+            role=req.role, content=req.content, metadata=req.metadata, timestamp=None
+        )
         return self._append(conversation, new, req.idempotency_key).model_copy(deep=True)
 
     async def _add_messages(self, req: rq.AddMessages) -> list[Message]:

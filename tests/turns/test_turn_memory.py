@@ -91,7 +91,13 @@ async def test_refers_to_accepts_ids_refs_and_entities_deduplicated() -> None:
 
 
 async def test_no_mentions_means_skip_mode() -> None:
-    backend = FullFake()
+    extracted: list[str] = []
+
+    def extractor(text: str) -> list[EntityRef]:
+        extracted.append(text)
+        return [EntityRef(name="Acme", type="ORGANIZATION")]
+
+    backend = FullFake(extractor=extractor)
     memory = TurnMemory(backend, "c", "unit")
     calls: list[rq.AddMessage] = []
     original = backend._add_message
@@ -103,7 +109,8 @@ async def test_no_mentions_means_skip_mode() -> None:
     backend._add_message = spy  # type: ignore[method-assign]
     await memory.open_turn("t", "nothing to look up here")
     await memory.close_turn("t", "fine")
-    assert [c.extraction_mode for c in calls] == ["skip", "skip"]
+    assert len(calls) == 2
+    assert extracted == []  # skip mode: the backend's extractor never ran
     assert all(c.mentions == [] for c in calls)
 
 
