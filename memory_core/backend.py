@@ -75,6 +75,8 @@ UNSCOPED_WORKAROUND = (
 LIBRARY_PACKAGES = ("memory_core.", "backends.")
 # The optional hooks a capability flag promises. A subclass that declares the flag without
 # overriding every hook listed fails when it is defined (``__init_subclass__``).
+# Hooks with a working default that a backend may override for a better source.
+DEFAULTED_HOOKS = ("_get_context",)
 HOOKS_FOR_FLAG: dict[str, tuple[str, ...]] = {
     "delete_message": ("_delete_message",),
     "list_sessions": ("_list_sessions",),
@@ -231,9 +233,9 @@ class MemoryBackend(ABC):
 
     async def __aexit__(
         self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
+        _exc_type: type[BaseException] | None,
+        _exc: BaseException | None,
+        _tb: TracebackType | None,
     ) -> None:
         await self.close()
 

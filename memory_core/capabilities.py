@@ -34,7 +34,7 @@ FLAG_DOCS: dict[str, str] = {
     "entities": "add_entity / find_entities",
     "delete_entity": "delete an entity and its mentions",
     "multi_tenant": "multi_tenant=True scopes every call to user_identifier",
-    "user_scoped_calls": "every call takes user_identifier (elsewhere only create and list do)",
+    "user_scoped_calls": "every call takes user_identifier (implied by multi_tenant)",
     "trio": "runs under trio as well as asyncio",
 }
 
@@ -82,8 +82,9 @@ class Capabilities:
     max_search_hits: int | None = None
 
     def __post_init__(self) -> None:
-        if self.multi_tenant and not self.user_scoped_calls:
-            raise ValueError("multi_tenant=True needs user_scoped_calls=True")
+        # A backend that can scope every call to a tenant takes user_identifier everywhere.
+        if self.multi_tenant:
+            object.__setattr__(self, "user_scoped_calls", True)
 
     def supports(self, name: str) -> bool:
         """True when the flag ``name`` is set. Unknown names raise ``KeyError``."""

@@ -112,7 +112,6 @@ class BoltBackend(MemoryBackend):
         entities=True,
         delete_entity=True,
         multi_tenant=True,
-        user_scoped_calls=True,
         trio=False,
         max_messages_per_read=None,
         default_messages_per_read=1000,

@@ -61,7 +61,6 @@ class EmbeddedBackend(MemoryBackend):
         entities=True,
         delete_entity=True,
         multi_tenant=True,
-        user_scoped_calls=True,
         trio=True,
         max_messages_per_read=None,
         default_messages_per_read=1000,

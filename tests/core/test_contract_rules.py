@@ -49,9 +49,9 @@ def test_a_flag_with_its_hooks_is_accepted() -> None:
     assert honest.capabilities.delete_message
 
 
-def test_multi_tenant_needs_user_scoped_calls() -> None:
-    with pytest.raises(ValueError, match="user_scoped_calls"):
-        Capabilities(multi_tenant=True)
+def test_multi_tenant_implies_user_scoped_calls() -> None:
+    assert Capabilities(multi_tenant=True).user_scoped_calls is True
+    assert Capabilities().user_scoped_calls is False
 
 
 async def test_user_identifier_is_dropped_once_where_calls_are_not_user_scoped() -> None:

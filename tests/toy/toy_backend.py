@@ -13,7 +13,6 @@ reports those scenarios as not applicable. Register and run it::
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar
@@ -21,8 +20,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 from memory_core import Capabilities, Conversation, MemoryBackend, Message, NotFoundError
 from memory_core import requests as rq
-
-_WORDS = re.compile(r"\w+")
+from memory_core.scoring import coverage, query_terms
 
 
 @dataclass
@@ -54,7 +52,6 @@ class ToyBackend(MemoryBackend):
         search_global=True,
         search_threshold=True,
         multi_tenant=True,
-        user_scoped_calls=True,
         trio=True,
         max_bulk_messages=50,
     )
@@ -95,7 +92,9 @@ class ToyBackend(MemoryBackend):
         return uuid5(NAMESPACE_URL, f"toy:{target.tenant or ''}:{target.session_id}")
 
     @staticmethod
-    def _append(conversation: _Conversation, new: rq.NewMessage, key: str | None) -> Message:
+    def _append(
+        conversation: _Conversation, new: rq.NewMessage | rq.AddMessage, key: str | None
+    ) -> Message:
         now = datetime.now(UTC)
         if conversation.messages:  # timestamps never decrease
             now = max(now, conversation.messages[-1].created_at)
@@ -132,10 +131,7 @@ class ToyBackend(MemoryBackend):
             for message in conversation.messages:
                 if message.idempotency_key == req.idempotency_key:
                     return message.model_copy(deep=True)
-        new = rq.NewMessage(
-            role=req.role, content=req.content, metadata=req.metadata, timestamp=None
-        )
-        return self._append(conversation, new, req.idempotency_key).model_copy(deep=True)
+        return self._append(conversation, req, req.idempotency_key).model_copy(deep=True)
 
     async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
         conversation = self._get_or_create(req.target)
@@ -173,12 +169,11 @@ class ToyBackend(MemoryBackend):
             pool = [] if found is None else [found]
         else:
             pool = [c for c in self._store.values() if c.tenant == req.tenant]
-        terms = set(_WORDS.findall(req.query.lower()))
+        terms = query_terms(req.query)
         hits = []
         for conversation in pool:
             for message in conversation.messages:
-                words = set(_WORDS.findall(message.content.lower()))
-                score = len(terms & words) / len(terms) if terms else 0.0
+                score = coverage(terms, message.content)
                 if score > 0 and (req.threshold is None or score >= req.threshold):
                     hits.append(message.model_copy(update={"score": score}, deep=True))
         hits.sort(key=lambda m: m.score or 0.0, reverse=True)
