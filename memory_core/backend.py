@@ -11,12 +11,14 @@ implements the hooks; the hooks of capabilities it does not claim are never call
 from __future__ import annotations
 
 import inspect
+import sys
 import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Any, ClassVar, Literal, Protocol, Self
+from uuid import UUID
 
 import anyio
 
@@ -67,6 +69,29 @@ class CapabilityWarning(UserWarning):
     """An argument was dropped or clamped because the backend cannot honour it."""
 
 
+_LIBRARY_MODULES = ("memory_core", "backends")
+
+
+def _caller_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning point at the first frame outside memory-core
+    and its backends: the line of the caller's ``await backend.method(...)``, however deep
+    in the library the warning is raised (coroutine frames chain like plain calls)."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None:
+        module = str(frame.f_globals.get("__name__", ""))
+        if module.partition(".")[0] not in _LIBRARY_MODULES:
+            return level
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return 2
+
+
+def warn_capability(message: str) -> None:
+    """Issue a :class:`CapabilityWarning` attributed to the caller's line (see above)."""
+    warnings.warn(message, CapabilityWarning, stacklevel=_caller_stacklevel())
+
+
 class Extractor(Protocol):
     """Finds entity mentions in a message (``extraction_mode='auto'``)."""
 
@@ -106,7 +131,10 @@ class MemoryBackend(ABC):
     """
 
     name: ClassVar[str] = "abstract"
-    capabilities: ClassVar[Capabilities] = Capabilities()
+    # Declared once per class; a backend whose flags depend on an option (NAMS session
+    # names) sets its own per instance in ``__init__``, before calling this ``__init__``.
+    # Callers read ``backend.capabilities``: what THIS object does.
+    capabilities: Capabilities = Capabilities()
 
     def __init__(
         self,
@@ -218,11 +246,9 @@ class MemoryBackend(ABC):
             self._refuse(method, f"argument {argument!r} cannot be honoured", workaround)
         if (method, argument) not in self._warned:
             self._warned.add((method, argument))
-            warnings.warn(
+            warn_capability(
                 f"{self.name}.{method}: argument {argument!r} is not supported and was "
-                f"dropped. {workaround}",
-                CapabilityWarning,
-                stacklevel=4,
+                f"dropped. {workaround}"
             )
 
     def _tenant(self, user_identifier: Any) -> tuple[str | None, str | None]:
@@ -234,10 +260,19 @@ class MemoryBackend(ABC):
         return user, (user if self.multi_tenant else None)
 
     def _target(self, session_id: Any, conversation_id: Any, user_identifier: Any) -> rq.Target:
-        session = check_optional_str(session_id, "session_id")
-        conversation = (
-            None if conversation_id is None else check_uuid(conversation_id, "conversation_id")
-        )
+        if isinstance(session_id, UUID):
+            # A UUID is a conversation id (e.g. the Conversation.id a call returned), never
+            # a session name: it names that conversation, as conversation_id would, and
+            # still wins over a conversation_id given alongside.
+            session: str | None = None
+            conversation: UUID | None = session_id
+            if conversation_id is not None:
+                check_uuid(conversation_id, "conversation_id")
+        else:
+            session = check_optional_str(session_id, "session_id")
+            conversation = (
+                None if conversation_id is None else check_uuid(conversation_id, "conversation_id")
+            )
         if session is None and conversation is None:
             # Both a TypeError (what the reference raises for CRUD) and a ValueError (what
             # it raises for search and context).
@@ -254,11 +289,9 @@ class MemoryBackend(ABC):
         value = check_limit(limit)
         cap = caps.max_messages_per_read
         if cap is not None and value > cap:
-            warnings.warn(
+            warn_capability(
                 f"{self.name}.{method}: limit={value} clamped to {cap}; older messages cannot "
-                "be read from this backend",
-                CapabilityWarning,
-                stacklevel=3,
+                "be read from this backend"
             )
             return cap
         return value
@@ -294,7 +327,7 @@ class MemoryBackend(ABC):
 
     async def add_message(
         self,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         role: MessageRole | str | None = None,
         content: str | None = None,
         *,
@@ -350,7 +383,7 @@ class MemoryBackend(ABC):
 
     async def add_messages_batch(
         self,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         messages: list[dict[str, Any]] | None = None,
         *,
         conversation_id: Any = None,
@@ -403,7 +436,7 @@ class MemoryBackend(ABC):
 
     async def bulk_add_messages(
         self,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         messages: list[dict[str, Any]] | None = None,
         *,
         conversation_id: Any = None,
@@ -460,7 +493,7 @@ class MemoryBackend(ABC):
 
     async def create_conversation(
         self,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         *,
         conversation_id: Any = None,
         title: str | None = None,
@@ -482,7 +515,7 @@ class MemoryBackend(ABC):
 
     async def get_conversation(
         self,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         *,
         conversation_id: Any = None,
         limit: int | None = None,
@@ -545,7 +578,7 @@ class MemoryBackend(ABC):
         self,
         query: str,
         *,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         conversation_id: Any = None,
         limit: int = 10,
         threshold: float | None = None,
@@ -596,7 +629,7 @@ class MemoryBackend(ABC):
         self,
         query: str | None = None,
         *,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         conversation_id: Any = None,
         max_messages: int = 10,
         max_hits: int = 5,
@@ -616,7 +649,7 @@ class MemoryBackend(ABC):
 
     async def get_conversation_summary(
         self,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         *,
         conversation_id: Any = None,
         user_identifier: str | None = None,
@@ -651,7 +684,7 @@ class MemoryBackend(ABC):
 
     async def get_observations(
         self,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         *,
         conversation_id: Any = None,
         user_identifier: str | None = None,
@@ -664,7 +697,7 @@ class MemoryBackend(ABC):
 
     async def get_reflections(
         self,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         *,
         conversation_id: Any = None,
         user_identifier: str | None = None,
@@ -677,7 +710,7 @@ class MemoryBackend(ABC):
 
     async def get_extraction_status(
         self,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         *,
         conversation_id: Any = None,
         user_identifier: str | None = None,
@@ -694,7 +727,7 @@ class MemoryBackend(ABC):
 
     async def wait_for_extraction(
         self,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         *,
         conversation_id: Any = None,
         timeout: float = 60.0,
@@ -743,7 +776,7 @@ class MemoryBackend(ABC):
 
     async def clear_session(
         self,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         *,
         conversation_id: Any = None,
         user_identifier: str | None = None,

@@ -40,7 +40,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _capabilities(args: argparse.Namespace) -> int:
     backend = open_backend(args.url or default_url())
-    caps = type(backend).capabilities
+    caps = backend.capabilities
     if args.json:
         print(caps.to_json(backend=backend.name, url=redact_url(args.url or default_url())))
     else:
@@ -67,7 +67,7 @@ def _demo(args: argparse.Namespace) -> int:
             print("search 'tram':")
             for hit in await memory.search_messages("tram", session_id=session):
                 print(f"  {hit.score:.2f}  {hit.content}")
-            print(type(memory).capabilities.to_table())
+            print(memory.capabilities.to_table())
 
     anyio.run(run)
     return 0
