@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 from uuid import NAMESPACE_URL, UUID, uuid5
@@ -47,6 +47,8 @@ from .sessions import (
     DEFAULT_CACHE_SIZE,
     NameIndex,
     SessionNames,
+    header_id,
+    portable_id,
     session_name,
     visible_metadata,
 )
@@ -137,6 +139,18 @@ def _uuid(value: str) -> UUID:
 
 def _maybe_uuid(value: str | None) -> UUID | None:
     return None if value is None else _uuid(value)
+
+
+@dataclass(frozen=True)
+class _At:
+    """The conversation a call acts on: its server id (for routes), the id callers see
+    (``None``: the server's, as sent), the ``session_id`` to report, and its header when
+    the lookup fetched one."""
+
+    server_id: str
+    conversation_id: UUID | None
+    label: str
+    header: wire.ConversationOut | None
 
 
 def _parse(model: type[M], payload: Any, route: str) -> M:
@@ -275,11 +289,11 @@ class NamsBackend(MemoryBackend):
             method, route, operation=operation, params=params, json=json
         )
 
-    def _message(self, data: Any, route: str, session: str | None) -> Message:
-        return self._from_wire(_parse(wire.MessageOut, data, route), route, session)
+    def _message(self, data: Any, route: str, at: _At) -> Message:
+        return self._from_wire(_parse(wire.MessageOut, data, route), route, at)
 
     @staticmethod
-    def _from_wire(item: wire.MessageOut, route: str, session: str | None) -> Message:
+    def _from_wire(item: wire.MessageOut, route: str, at: _At) -> Message:
         try:
             role = MessageRole(item.role.lower())
         except ValueError:
@@ -288,16 +302,16 @@ class NamsBackend(MemoryBackend):
             id=_uuid(item.id),
             role=role,
             content=item.content,
-            conversation_id=_maybe_uuid(item.conversation_id),
-            session_id=session,
+            conversation_id=at.conversation_id or _maybe_uuid(item.conversation_id),
+            session_id=at.label,
             created_at=item.created_at or utcnow(),
             score=item.score,
         )
 
-    def _messages(self, items: Any, route: str, session: str | None) -> list[Message]:
+    def _messages(self, items: Any, route: str, at: _At) -> list[Message]:
         if not isinstance(items, list):
             raise TransportError(f"nams: unexpected response from {route} (messages)")
-        return [self._message(m, route, session) for m in items]
+        return [self._message(m, route, at) for m in items]
 
     def _conversation(
         self,
@@ -309,11 +323,13 @@ class NamsBackend(MemoryBackend):
         portable mode) else its id."""
         created = header.created_at or utcnow()
         metadata = header.metadata
+        conversation_id = _uuid(header.id)
         if self._names is not None:
             session = session or session_name(header)
             metadata = visible_metadata(metadata)
+            conversation_id = header_id(header) or conversation_id
         return Conversation(
-            id=_uuid(header.id),
+            id=conversation_id,
             session_id=session or header.id,
             messages=messages or [],
             created_at=created,
@@ -340,45 +356,49 @@ class NamsBackend(MemoryBackend):
             return
         self._drop(method, "user_identifier", UNSCOPED)
 
-    @staticmethod
-    def _label(target: rq.Target, conversation_id: str) -> str:
-        return target.session_id or conversation_id
-
     async def _on(
         self,
         target: rq.Target,
-        run: Callable[[str, wire.ConversationOut | None], Awaitable[T]],
+        run: Callable[[_At], Awaitable[T]],
         *,
         create: bool = False,
         missing: Callable[[], T] | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> T:
-        """Run ``run(conversation_id, header_or_None)`` on the conversation ``target``
-        names.
+        """Run ``run(at)`` on the conversation ``target`` names.
 
-        Server-id mode (or a ``conversation_id`` alone): the handle is the server id. In
-        portable mode a name is resolved (created when ``create``); a name naming nothing
-        returns ``missing()``. A 404 on a remembered name (deleted elsewhere) forgets it
-        and resolves once more.
+        Server-id mode: the handle is the server id. Portable mode: a name is resolved
+        (created when ``create``; a name naming nothing returns ``missing()``), a
+        ``conversation_id`` alone is a portable or server id (``NotFoundError`` when it
+        names nothing). A 404 on a remembered session (deleted elsewhere) forgets it and
+        resolves once more.
         """
         names = self._names
-        if names is None or target.session_id is None:
+        if names is None:
             try:
-                return await run(target.handle, None)
+                return await run(_At(target.handle, None, target.handle, None))
             except NotFoundError as exc:
-                if names is None and create:
+                if create:
                     raise NotFoundError(f"{exc}. {UNKNOWN_CONVERSATION}") from None
                 raise
         name, user = target.session_id, target.user_identifier
         for attempt in (0, 1):
-            found = await names.resolve(name, user, create=create, metadata=metadata)
+            if name is not None:
+                found = await names.resolve(name, user, create=create, metadata=metadata)
+            else:
+                assert target.conversation_id is not None
+                found = await names.resolve_id(target.conversation_id)
+                if found is None:
+                    raise NotFoundError(f"nams: no conversation {target.conversation_id}")
             if found is None:
                 assert missing is not None, "reads pass missing=, writes create=True"
                 return missing()
+            label = name or (session_name(found.header) if found.header else None)
+            at = _At(found.server_id, found.conversation_id, label or found.server_id, found.header)
             try:
-                return await run(found.conversation_id, found.header)
+                return await run(at)
             except NotFoundError:
-                names.forget(name, user)
+                names.forget(name, user, found.conversation_id)
                 if attempt:
                     raise
         raise AssertionError("unreachable")
@@ -387,9 +407,8 @@ class NamsBackend(MemoryBackend):
         """What reading an unknown portable name returns: an empty conversation whose id
         is stable for the (user, name) pair, as on embedded and Bolt. Nothing is created."""
         name = target.session_id or ""
-        user = target.user_identifier or ""
         return Conversation(
-            id=uuid5(NAMESPACE_URL, f"nams-session:{user}\0{name}"),
+            id=portable_id(name, target.user_identifier),
             session_id=name,
             user_identifier=target.user_identifier,
         )
@@ -423,16 +442,16 @@ class NamsBackend(MemoryBackend):
         self._unscoped("add_message", req.target)
         body = wire.MessageIn(role=req.role.value, content=req.content).to_wire()
 
-        async def post(cid: str, _: wire.ConversationOut | None) -> Message:
-            route = wire.path(wire.MESSAGES, conversation_id=cid)
+        async def post(at: _At) -> Message:
+            route = wire.path(wire.MESSAGES, conversation_id=at.server_id)
             payload = await self._call("POST", route, "add_message", json=body)
             created = _parse(wire.MessageCreated, payload, route)
             return Message(
                 id=_uuid(created.id),
                 role=req.role,
                 content=created.content,
-                conversation_id=_maybe_uuid(created.conversation_id),
-                session_id=self._label(req.target, cid),
+                conversation_id=at.conversation_id or _maybe_uuid(created.conversation_id),
+                session_id=at.label,
                 created_at=utcnow(),
             )
 
@@ -445,11 +464,11 @@ class NamsBackend(MemoryBackend):
             messages=[wire.MessageIn(role=m.role.value, content=m.content) for m in req.messages]
         ).to_wire()
 
-        async def post(cid: str, _: wire.ConversationOut | None) -> list[Message]:
-            route = wire.path(wire.MESSAGES_BULK, conversation_id=cid)
+        async def post(at: _At) -> list[Message]:
+            route = wire.path(wire.MESSAGES_BULK, conversation_id=at.server_id)
             payload = await self._call("POST", route, "add_messages_batch", json=body)
             items = payload.get("messages") if isinstance(payload, dict) else payload
-            return self._messages(items, route, self._label(req.target, cid))
+            return self._messages(items, route, at)
 
         return await self._on(req.target, post, create=True)
 
@@ -461,15 +480,7 @@ class NamsBackend(MemoryBackend):
         conversation is returned as stored (the service cannot update metadata)."""
         if req.title is not None:
             self._drop("create_conversation", "title", "keep the title in metadata")
-        if self._names is None or req.target.session_id is None:
-            if req.target.session_id is None and self._names is not None:
-                route = wire.path(wire.CONVERSATION, conversation_id=req.target.handle)
-                header = _parse(
-                    wire.ConversationOut,
-                    await self._call("GET", route, "create_conversation"),
-                    route,
-                )
-                return self._conversation(header, None)
+        if self._names is None:
             body = wire.ConversationCreate(
                 user_id=req.target.user_identifier, metadata=req.metadata or None
             ).to_wire(omit_none=True)
@@ -477,9 +488,10 @@ class NamsBackend(MemoryBackend):
             header = _parse(wire.ConversationOut, payload, wire.CONVERSATIONS)
             return self._conversation(header, None)
 
-        async def read(cid: str, header: wire.ConversationOut | None) -> Conversation:
+        async def read(at: _At) -> Conversation:
+            header = at.header
             if header is None:
-                route = wire.path(wire.CONVERSATION, conversation_id=cid)
+                route = wire.path(wire.CONVERSATION, conversation_id=at.server_id)
                 header = _parse(
                     wire.ConversationOut,
                     await self._call("GET", route, "create_conversation"),
@@ -496,19 +508,19 @@ class NamsBackend(MemoryBackend):
         (one request when a portable lookup just fetched the header)."""
         self._unscoped("get_conversation", req.target)
 
-        async def read(cid: str, header: wire.ConversationOut | None) -> Conversation:
-            label = self._label(req.target, cid)
+        async def read(at: _At) -> Conversation:
+            header = at.header
             if header is None:
-                route = wire.path(wire.CONVERSATION, conversation_id=cid)
+                route = wire.path(wire.CONVERSATION, conversation_id=at.server_id)
                 header = _parse(
                     wire.ConversationOut, await self._call("GET", route, "get_conversation"), route
                 )
-            route = wire.path(wire.MESSAGES, conversation_id=cid)
+            route = wire.path(wire.MESSAGES, conversation_id=at.server_id)
             payload = await self._call(
                 "GET", route, "get_conversation", params={"limit": min(req.limit, wire.MAX_PAGE)}
             )
             page = payload.get("messages") if isinstance(payload, dict) else payload
-            newest_first = self._messages(page, route, label)
+            newest_first = self._messages(page, route, at)
             return self._conversation(header, req.target.session_id, newest_first[::-1])
 
         return await self._on(
@@ -541,17 +553,16 @@ class NamsBackend(MemoryBackend):
         """Sends only query and limit (≤ 200); keeps the service's ``score``."""
         assert req.target is not None  # search_global is False: the contract requires one
         self._unscoped("search_messages", req.target)
-        return await self._on(req.target, lambda cid, _: self._search(req, cid), missing=lambda: [])
+        return await self._on(req.target, lambda at: self._search(req, at), missing=lambda: [])
 
-    async def _search(self, req: rq.SearchMessages, cid: str) -> list[Message]:
+    async def _search(self, req: rq.SearchMessages, at: _At) -> list[Message]:
         assert req.target is not None
-        route = wire.path(wire.SEARCH, conversation_id=cid)
+        route = wire.path(wire.SEARCH, conversation_id=at.server_id)
         limit = self._clamped("search_messages", req.limit)
         body = wire.SearchIn(query=req.query, limit=limit).to_wire()
         payload = await self._call("POST", route, "search_messages", json=body)
         result = _parse(wire.SearchOut, payload, route)
-        label = self._label(req.target, cid)
-        return [self._from_wire(m, route, label) for m in result.messages[:limit]]
+        return [self._from_wire(m, route, at) for m in result.messages[:limit]]
 
     async def _get_context(self, req: rq.GetContext) -> str:
         """The context endpoint's reflections, observations and newest ``max_messages``
@@ -562,16 +573,15 @@ class NamsBackend(MemoryBackend):
         self._unscoped("get_context", req.target)
         return await self._on(
             req.target,
-            lambda cid, _: self._context(req, cid),
+            lambda at: self._context(req, at),
             missing=lambda: format_context([], []),
         )
 
-    async def _context(self, req: rq.GetContext, cid: str) -> str:
-        label = self._label(req.target, cid)
-        route = wire.path(wire.CONTEXT, conversation_id=cid)
+    async def _context(self, req: rq.GetContext, at: _At) -> str:
+        route = wire.path(wire.CONTEXT, conversation_id=at.server_id)
         context = _parse(wire.ContextOut, await self._call("GET", route, "get_context"), route)
         recent = [
-            self._from_wire(m, route, label) for m in context.recent_messages[: req.max_messages]
+            self._from_wire(m, route, at) for m in context.recent_messages[: req.max_messages]
         ][::-1]
         relevant: list[Message] = []
         if req.query:
@@ -586,7 +596,7 @@ class NamsBackend(MemoryBackend):
                 None,
                 None,
             )
-            hits = await self._search(search, cid)
+            hits = await self._search(search, at)
             relevant = [m for m in hits if m.id not in seen][: req.max_hits]
         return format_context(
             recent,
@@ -608,8 +618,8 @@ class NamsBackend(MemoryBackend):
     async def _listing(
         self, template: str, key: str, target: rq.Target, operation: str
     ) -> list[dict[str, Any]]:
-        async def read(cid: str, _: wire.ConversationOut | None) -> list[dict[str, Any]]:
-            route = wire.path(template, conversation_id=cid)
+        async def read(at: _At) -> list[dict[str, Any]]:
+            route = wire.path(template, conversation_id=at.server_id)
             payload = await self._call("GET", route, operation)
             items = payload.get(key) if isinstance(payload, dict) else payload
             if items is None:
@@ -622,12 +632,10 @@ class NamsBackend(MemoryBackend):
 
     async def _get_extraction_status(self, target: rq.Target) -> ExtractionStatus:
         self._unscoped("get_extraction_status", target)
-        return await self._on(
-            target, lambda cid, _: self._extraction(cid), missing=lambda: ExtractionStatus()
-        )
+        return await self._on(target, self._extraction, missing=lambda: ExtractionStatus())
 
-    async def _extraction(self, cid: str) -> ExtractionStatus:
-        route = wire.path(wire.EXTRACTION_STATUS, conversation_id=cid)
+    async def _extraction(self, at: _At) -> ExtractionStatus:
+        route = wire.path(wire.EXTRACTION_STATUS, conversation_id=at.server_id)
         payload = await self._call("GET", route, "get_extraction_status")
         data = payload if isinstance(payload, dict) else {}
         messages = data.get("messages") or []
@@ -649,8 +657,8 @@ class NamsBackend(MemoryBackend):
         portable mode the name is forgotten, so the next write creates a new one."""
         self._unscoped("clear_session", target)
 
-        async def delete(cid: str, _: wire.ConversationOut | None) -> bool:
-            route = wire.path(wire.CONVERSATION, conversation_id=cid)
+        async def delete(at: _At) -> bool:
+            route = wire.path(wire.CONVERSATION, conversation_id=at.server_id)
             await self._call("DELETE", route, "clear_session")
             return True
 
@@ -659,8 +667,11 @@ class NamsBackend(MemoryBackend):
         except NotFoundError:
             return False
         finally:
-            if self._names is not None and target.session_id is not None:
-                self._names.forget(target.session_id, target.user_identifier)
+            if self._names is not None:
+                if target.session_id is not None:
+                    self._names.forget(target.session_id, target.user_identifier, None)
+                else:
+                    self._names.forget(None, None, target.conversation_id)
 
     # ------------------------------------------------------------------ entities
 

@@ -11,6 +11,10 @@ conversation through the hosted REST contract only.
   Cost: ``⌈conversations / 200⌉`` list requests cold, none warm.
 * A bounded in-process cache (LRU) and an optional SQLite index file (opt-in by path)
   remember ``(user, name) → conversation id``.
+* ``Conversation.id`` of a named conversation is ``uuid5(user, name)`` (:func:`portable_id`),
+  not the server id: stable before and after the first write, in every process, as on
+  the embedded and Bolt backends. Such an id given as ``conversation_id`` is found by the
+  same listing; a server id is accepted too.
 * Convergence: two creators racing on one new name both create a conversation, then list
   again; every conversation carrying the name is a candidate and the oldest (by
   ``createdAt``, then id) wins. A loser deletes its own conversation if it is still
@@ -28,7 +32,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from uuid import UUID
+from uuid import NAMESPACE_URL, UUID, uuid5
 
 import anyio
 
@@ -49,6 +53,24 @@ def _key(name: str, user: str | None) -> Key:
     return (user or "", name)
 
 
+def portable_id(name: str, user: str | None) -> UUID:
+    """The ``Conversation.id`` of session ``name`` of ``user`` in portable mode."""
+    return uuid5(NAMESPACE_URL, f"nams-session:{user or ''}\0{name}")
+
+
+def header_id(header: wire.ConversationOut) -> UUID | None:
+    """The portable id of a conversation that carries a name, else ``None``."""
+    name = session_name(header)
+    return None if name is None else portable_id(name, header.user_id)
+
+
+def _server_uuid(value: str) -> UUID:
+    try:
+        return UUID(value)
+    except ValueError:
+        return uuid5(NAMESPACE_URL, f"nams:{value}")
+
+
 def session_name(header: wire.ConversationOut) -> str | None:
     """The portable name a conversation carries, if the adapter created it."""
     value = header.metadata.get(SESSION_KEY)
@@ -67,26 +89,35 @@ def _age(header: wire.ConversationOut) -> tuple[datetime, str]:
     return (created, header.id)
 
 
+@dataclass(frozen=True)
+class Entry:
+    """A remembered conversation: its server id and the id callers see."""
+
+    server_id: str
+    conversation_id: UUID
+
+
 class NameCache:
-    """``(user, name) → conversation id``, least recently used dropped beyond ``size``."""
+    """``(user, name)`` (or a portable id) → :class:`Entry`; least recently used dropped
+    beyond ``size``."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._items: OrderedDict[Key, str] = OrderedDict()
+        self._items: OrderedDict[Any, Entry] = OrderedDict()
 
-    def get(self, key: Key) -> str | None:
+    def get(self, key: Any) -> Entry | None:
         found = self._items.get(key)
         if found is not None:
             self._items.move_to_end(key)
         return found
 
-    def put(self, key: Key, conversation_id: str) -> None:
-        self._items[key] = conversation_id
+    def put(self, key: Any, entry: Entry) -> None:
+        self._items[key] = entry
         self._items.move_to_end(key)
         while len(self._items) > self.size:
             self._items.popitem(last=False)
 
-    def pop(self, key: Key) -> None:
+    def pop(self, key: Any) -> None:
         self._items.pop(key, None)
 
     def __len__(self) -> int:
@@ -111,27 +142,28 @@ class NameIndex:
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute(
                     "CREATE TABLE IF NOT EXISTS session_names (scope TEXT NOT NULL, "
-                    "user TEXT NOT NULL, name TEXT NOT NULL, conversation_id TEXT NOT NULL, "
-                    "PRIMARY KEY (scope, user, name))"
+                    "user TEXT NOT NULL, name TEXT NOT NULL, server_id TEXT NOT NULL, "
+                    "conversation_id TEXT NOT NULL, PRIMARY KEY (scope, user, name))"
                 )
         except (OSError, sqlite3.Error) as exc:
             raise ConfigurationError(
                 f"nams backend: session_index {str(self.path)!r} cannot be used ({exc})"
             ) from None
 
-    def get(self, key: Key) -> str | None:
+    def get(self, key: Key) -> Entry | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT conversation_id FROM session_names WHERE scope=? AND user=? AND name=?",
+                "SELECT server_id, conversation_id FROM session_names "
+                "WHERE scope=? AND user=? AND name=?",
                 (self.scope, *key),
             ).fetchone()
-        return None if row is None else str(row[0])
+        return None if row is None else Entry(str(row[0]), UUID(str(row[1])))
 
-    def put(self, key: Key, conversation_id: str) -> None:
+    def put(self, key: Key, entry: Entry) -> None:
         with self._lock, self._db:
             self._db.execute(
-                "INSERT OR REPLACE INTO session_names VALUES (?, ?, ?, ?)",
-                (self.scope, *key, conversation_id),
+                "INSERT OR REPLACE INTO session_names VALUES (?, ?, ?, ?, ?)",
+                (self.scope, *key, entry.server_id, str(entry.conversation_id)),
             )
 
     def pop(self, key: Key) -> None:
@@ -148,12 +180,12 @@ class NameIndex:
 
 @dataclass(frozen=True)
 class Resolved:
-    """Where a name lives: the conversation id, its header when one was fetched, and
-    whether the answer came from the cache or index (so a 404 may mean it is stale)."""
+    """Where a session lives: its server id, the id callers see, and its header when the
+    lookup fetched one."""
 
-    conversation_id: str
+    server_id: str
+    conversation_id: UUID
     header: wire.ConversationOut | None
-    remembered: bool
 
 
 class SessionNames:
@@ -177,7 +209,7 @@ class SessionNames:
         if self.index is not None:
             self.index.close()
 
-    def _remembered(self, key: Key) -> str | None:
+    def _remembered(self, key: Key) -> Entry | None:
         found = self.cache.get(key)
         if found is None and self.index is not None:
             found = self.index.get(key)
@@ -185,17 +217,26 @@ class SessionNames:
                 self.cache.put(key, found)
         return found
 
-    def _remember(self, key: Key, conversation_id: str) -> None:
-        self.cache.put(key, conversation_id)
+    def _remember(self, key: Key, header: wire.ConversationOut) -> Resolved:
+        entry = Entry(header.id, header_id(header) or _server_uuid(header.id))
+        self.cache.put(key, entry)
+        self.cache.put(entry.conversation_id, entry)
         if self.index is not None:
-            self.index.put(key, conversation_id)
+            self.index.put(key, entry)
+        return Resolved(entry.server_id, entry.conversation_id, header)
 
-    def forget(self, name: str, user: str | None) -> None:
-        """Drop a name from the cache and index (after a 404 or a delete)."""
-        key = _key(name, user)
-        self.cache.pop(key)
-        if self.index is not None:
-            self.index.pop(key)
+    def forget(self, name: str | None, user: str | None, conversation_id: UUID | None) -> None:
+        """Drop a session from the cache and index (after a 404 or a delete)."""
+        if conversation_id is not None:
+            self.cache.pop(conversation_id)
+        if name is not None:
+            key = _key(name, user)
+            entry = self.cache.get(key)
+            if entry is not None:
+                self.cache.pop(entry.conversation_id)
+            self.cache.pop(key)
+            if self.index is not None:
+                self.index.pop(key)
 
     async def resolve(
         self,
@@ -210,18 +251,41 @@ class SessionNames:
         key = _key(name, user)
         known = self._remembered(key)
         if known is not None:
-            return Resolved(known, None, True)
+            return Resolved(known.server_id, known.conversation_id, None)
         async with self._lock:
             known = self._remembered(key)
             if known is not None:
-                return Resolved(known, None, True)
-            header = await self._by_id(name) or self._oldest(await self._scan(name, user), name)
+                return Resolved(known.server_id, known.conversation_id, None)
+            header = await self._by_id(name)
+            if header is None:
+                found = await self._scan(user, lambda c: session_name(c) == name or c.id == name)
+                header = self._oldest(found, name)
             if header is None and create:
                 header = await self._create(name, user, metadata or {})
             if header is None:
                 return None
-            self._remember(key, header.id)
-            return Resolved(header.id, header, False)
+            return self._remember(key, header)
+
+    async def resolve_id(self, conversation_id: UUID) -> Resolved | None:
+        """The conversation a ``conversation_id`` names: a portable id (see
+        :func:`portable_id`) or a server id; ``None`` when neither exists."""
+        known = self.cache.get(conversation_id)
+        if known is not None:
+            return Resolved(known.server_id, known.conversation_id, None)
+        async with self._lock:
+            text = str(conversation_id)
+            header = await self._by_id(text)
+            if header is None:
+                found = await self._scan(None, lambda c: header_id(c) == conversation_id)
+                header = self._oldest(found, text)
+            if header is None:
+                return None
+            name = session_name(header)
+            if name is None or header_id(header) != conversation_id:
+                entry = Entry(header.id, conversation_id)
+                self.cache.put(conversation_id, entry)
+                return Resolved(header.id, conversation_id, header)
+            return self._remember(_key(name, header.user_id), header)
 
     async def _by_id(self, name: str) -> wire.ConversationOut | None:
         """The conversation whose server id is ``name`` (only tried for UUID names)."""
@@ -236,8 +300,10 @@ class SessionNames:
             return None
         return wire.ConversationOut.model_validate(payload or {})
 
-    async def _scan(self, name: str, user: str | None) -> list[wire.ConversationOut]:
-        """Every listed conversation carrying ``name`` (or with ``name`` as its id)."""
+    async def _scan(
+        self, user: str | None, match: Callable[[wire.ConversationOut], bool]
+    ) -> list[wire.ConversationOut]:
+        """Every listed conversation (of ``user``, when given) that ``match`` accepts."""
         found: list[wire.ConversationOut] = []
         cursor: str | None = None
         while True:
@@ -248,7 +314,7 @@ class SessionNames:
                 params["userId"] = user
             payload = await self._call("GET", wire.CONVERSATIONS, "resolve_session", params=params)
             page = wire.ConversationPage.model_validate(payload or {})
-            found += [c for c in page.conversations if session_name(c) == name or c.id == name]
+            found += [c for c in page.conversations if match(c)]
             cursor = page.next_cursor
             if not page.conversations or not cursor:
                 return found
@@ -268,7 +334,7 @@ class SessionNames:
         ).to_wire(omit_none=True)
         payload = await self._call("POST", wire.CONVERSATIONS, "create_conversation", json=body)
         mine = wire.ConversationOut.model_validate(payload or {})
-        rivals = [c for c in await self._scan(name, user) if c.id != mine.id]
+        rivals = await self._scan(user, lambda c: session_name(c) == name and c.id != mine.id)
         winner = self._oldest([mine, *rivals], name)
         assert winner is not None
         if winner.id != mine.id:

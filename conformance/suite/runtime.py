@@ -21,7 +21,7 @@ class RuntimeSuite(SuiteBase):
 
     @scenario(
         "runtime.capabilities_consistent",
-        "capabilities are a frozen declaration, fixed for the object, whose limits agree with the flags",
+        "capabilities are frozen, fixed per backend object, and their limits agree with the flags",
     )
     async def test_runtime_capabilities_consistent(self, harness: Harness) -> None:
         caps = harness.caps
