@@ -52,15 +52,13 @@ from .sessions import (
     session_name,
     visible_metadata,
 )
-from .transport import NamsTransport, RetryPolicy, check_positive
+from .transport import ENV_API_KEY, ENV_WORKSPACE, NamsTransport, RetryPolicy, check_positive
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 SessionNamesMode = Literal["portable", "server"]
 
 ENV_ENDPOINT = "MEMORY_ENDPOINT"
-ENV_API_KEY = "MEMORY_API_KEY"
-ENV_WORKSPACE = "MEMORY_WORKSPACE_ID"
 UNSCOPED = (
     "NAMS scopes data by conversation id, not by user; pass user_identifier to "
     "create_conversation (sent as userId) or list_conversations (filters by it)"
@@ -553,12 +551,14 @@ class NamsBackend(MemoryBackend):
         """Sends only query and limit (≤ 200); keeps the service's ``score``."""
         assert req.target is not None  # search_global is False: the contract requires one
         self._unscoped("search_messages", req.target)
-        return await self._on(req.target, lambda at: self._search(req, at), missing=lambda: [])
+        target = req.target
+        req = replace(req, limit=self._clamped("search_messages", req.limit))
+        return await self._on(target, lambda at: self._search(req, at), missing=lambda: [])
 
     async def _search(self, req: rq.SearchMessages, at: _At) -> list[Message]:
         assert req.target is not None
         route = wire.path(wire.SEARCH, conversation_id=at.server_id)
-        limit = self._clamped("search_messages", req.limit)
+        limit = min(req.limit, wire.MAX_PAGE)
         body = wire.SearchIn(query=req.query, limit=limit).to_wire()
         payload = await self._call("POST", route, "search_messages", json=body)
         result = _parse(wire.SearchOut, payload, route)
