@@ -4,6 +4,7 @@ adapter's authentication errors name the setting to fill in."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from memory_core import AuthenticationError
-from tests.support.nams_server import NamsTestServer
+from tests.support.nams_server import API_KEY, NamsTestServer
 
 pytestmark = pytest.mark.nams
 
@@ -89,3 +90,28 @@ async def test_authentication_errors_name_the_setting(
             pass
     assert "no API key was given" in str(missing.value)
     assert "MEMORY_API_KEY" in str(missing.value)
+
+
+def test_version_and_health_check(
+    nams_server: NamsTestServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memory_core import __version__
+    from memory_core.cli import main
+
+    with pytest.raises(SystemExit) as version:
+        main(["--version"])
+    assert version.value.code == 0
+    assert capsys.readouterr().out.strip() == f"memory-core {__version__}"
+    assert main(["capabilities", "memory://", "--check"]) == 0
+    assert "ok: embedded" in capsys.readouterr().out
+    monkeypatch.setenv("MEMORY_API_KEY", "wrong-key")
+    assert main(["capabilities", nams_server.url, "--check"]) == 1
+    err = capsys.readouterr().err
+    assert "AuthenticationError" in err and "wrong-key" not in err
+    monkeypatch.setenv("MEMORY_API_KEY", API_KEY)
+    assert main(["capabilities", nams_server.url, "--check", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is True and report["backend"] == "nams"
+    # An unreachable store: exit 1, one line.
+    assert main(["capabilities", "nams+http://127.0.0.1:1/v1", "--check"]) == 1
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
