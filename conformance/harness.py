@@ -68,7 +68,7 @@ class Harness:
 
     async def __aenter__(self) -> Self:
         self.backend = await self.open()
-        self.caps = type(self.backend).capabilities
+        self.caps = self.backend.capabilities
         return self
 
     async def __aexit__(
@@ -125,7 +125,7 @@ class Harness:
         session would create it (needed to list it before anything is written).
         """
         target = backend or self.backend
-        caps = type(target).capabilities
+        caps = target.capabilities
         label = name or self.unique()
         if caps.client_chosen_ids:
             self._made.append(_Made(target, label, user))
@@ -183,7 +183,7 @@ class Harness:
         """A handle naming no conversation (a fresh name, or a random id where the store
         issues ids). Cleared at the end in case the backend creates it on write."""
         target = backend or self.backend
-        caps = type(target).capabilities
+        caps = target.capabilities
         handle = self.unique() if caps.client_chosen_ids else str(uuid4())
         self._made.append(_Made(target, handle, user))
         return handle
@@ -279,7 +279,7 @@ class Harness:
         by typed mentions or an extractor), where the backend can delete entities."""
         doomed = list(self._entities)
         for made in self._made:
-            if not type(made.backend).capabilities.delete_entity:
+            if not made.backend.capabilities.delete_entity:
                 continue
             try:
                 read = await made.backend.get_conversation(made.handle, user_identifier=made.user)
@@ -293,7 +293,7 @@ class Harness:
             ]
         seen: set[tuple[int, str]] = set()
         for backend, entity_id, user in doomed:
-            if not type(backend).capabilities.delete_entity or (id(backend), entity_id) in seen:
+            if not backend.capabilities.delete_entity or (id(backend), entity_id) in seen:
                 continue
             seen.add((id(backend), entity_id))
             try:

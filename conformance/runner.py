@@ -231,7 +231,7 @@ def _preflight(url: str) -> RunReport:
         backend = open_backend(url)
     except MemoryCoreError as exc:
         return RunReport(shown, "?", {}, errors=[f"cannot open {shown}: {exc}"])
-    report = RunReport(shown, backend.name, type(backend).capabilities.as_dict())
+    report = RunReport(shown, backend.name, backend.capabilities.as_dict())
     try:
         import anyio
 

@@ -11,7 +11,6 @@ implements the hooks; the hooks of capabilities it does not claim are never call
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
 import sys
 import warnings
@@ -20,6 +19,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from types import CodeType, TracebackType
 from typing import Any, ClassVar, Literal, Protocol, Self
+from uuid import UUID
 
 import anyio
 
@@ -72,7 +72,12 @@ UNSCOPED_WORKAROUND = (
     "this backend scopes data by conversation, not by user; pass user_identifier to "
     "create_conversation (it is recorded there) or list_conversations (it filters by it)"
 )
-LIBRARY_PACKAGES = ("memory_core.", "backends.")
+# Entities belong to a tenant only when the backend is opened multi-tenant.
+ENTITY_METHODS = frozenset({"add_entity", "find_entities", "delete_entity"})
+SHARED_ENTITIES = (
+    "entities are shared by every user of this store; open it with multi_tenant=True "
+    "(where the backend has it) to keep them per user"
+)
 # The optional hooks a capability flag promises. A subclass that declares the flag without
 # overriding every hook listed fails when it is defined (``__init_subclass__``).
 # Hooks with a working default that a backend may override for a better source.
@@ -89,6 +94,33 @@ HOOKS_FOR_FLAG: dict[str, tuple[str, ...]] = {
 BATCH_KEYS = frozenset({"role", "content", "metadata", "timestamp"})
 
 
+_LIBRARY_MODULES = ("memory_core", "backends")
+
+
+def _caller_stacklevel(backend: object | None) -> int:
+    """The ``stacklevel`` that makes a warning point at the first frame outside memory-core,
+    its backends and ``backend``'s own class (wherever that class is defined): the line of
+    the caller's ``await backend.method(...)``, however deep in the library the warning is
+    raised (coroutine frames chain through ``await`` like plain calls)."""
+    own: frozenset[CodeType] = frozenset()
+    if backend is not None:
+        own = _backend_code(type(backend))
+    frame = sys._getframe(1)  # warn_capability, which calls warnings.warn: stacklevel 1
+    level = 1
+    while frame is not None:
+        module = str(frame.f_globals.get("__name__", ""))
+        if module.partition(".")[0] not in _LIBRARY_MODULES and frame.f_code not in own:
+            return level
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return 2
+
+
+def warn_capability(message: str, backend: object | None = None) -> None:
+    """Issue a :class:`CapabilityWarning` attributed to the caller's line (see above)."""
+    warnings.warn(message, CapabilityWarning, stacklevel=_caller_stacklevel(backend))
+
+
 class Extractor(Protocol):
     """Finds entity mentions in a message (``extraction_mode='auto'``)."""
 
@@ -97,17 +129,21 @@ class Extractor(Protocol):
         ...
 
 
-@functools.cache
-def _backend_code(cls: type) -> frozenset[CodeType]:
+_BACKEND_CODE: dict[type[Any], frozenset[CodeType]] = {}
+
+
+def _backend_code(cls: type[Any]) -> frozenset[CodeType]:
     """The code objects of every function defined on ``cls`` and its bases: frames running
-    them are the backend's, wherever the class was defined."""
-    found: set[CodeType] = set()
-    for klass in cls.__mro__:
-        for value in vars(klass).values():
-            code = getattr(value, "__code__", None)
-            if isinstance(code, CodeType):
-                found.add(code)
-    return frozenset(found)
+    them are the backend's, wherever the class was defined (cached per class)."""
+    if cls not in _BACKEND_CODE:
+        found: set[CodeType] = set()
+        for klass in cls.__mro__:
+            for value in vars(klass).values():
+                code = getattr(value, "__code__", None)
+                if isinstance(code, CodeType):
+                    found.add(code)
+        _BACKEND_CODE[cls] = frozenset(found)
+    return _BACKEND_CODE[cls]
 
 
 class MemoryBackend(ABC):
@@ -133,7 +169,10 @@ class MemoryBackend(ABC):
     """
 
     name: ClassVar[str] = "abstract"
-    capabilities: ClassVar[Capabilities] = Capabilities()
+    # Declared once per class; a backend whose flags depend on an option (NAMS session
+    # names) sets its own per instance in ``__init__``, before calling this ``__init__``.
+    # Callers read ``backend.capabilities``: what THIS object does.
+    capabilities: Capabilities = Capabilities()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -259,32 +298,16 @@ class MemoryBackend(ABC):
         if not self.capabilities.supports(flag):
             self._refuse(method, f"not supported by the {self.name} backend", workaround)
 
-    def _caller_stacklevel(self) -> int:
-        """The ``stacklevel`` that makes a warning point at the caller's line: the first
-        frame outside memory-core, the backends and this backend's own modules (async
-        frames chain through ``await``, so the caller's coroutine is on the stack)."""
-        own = _backend_code(type(self))
-        frame = sys._getframe(1)  # the frame that calls warnings.warn: stacklevel 1
-        level = 1
-        while frame is not None:
-            module = str(frame.f_globals.get("__name__", ""))
-            if frame.f_code not in own and not module.startswith(LIBRARY_PACKAGES):
-                return level
-            frame = frame.f_back  # type: ignore[assignment]
-            level += 1
-        return 1
-
     def _drop(self, method: str, argument: str, workaround: str) -> None:
         """An argument the backend cannot honour: raise when strict, else warn once."""
         if self.strict:
             self._refuse(method, f"argument {argument!r} cannot be honoured", workaround)
         if (method, argument) not in self._warned:
             self._warned.add((method, argument))
-            warnings.warn(
+            warn_capability(
                 f"{self.name}.{method}: argument {argument!r} is not supported and was "
                 f"dropped. {workaround}",
-                CapabilityWarning,
-                stacklevel=self._caller_stacklevel(),
+                self,
             )
 
     def _scope(self, method: str, user_identifier: Any) -> rq.Scope:
@@ -295,22 +318,32 @@ class MemoryBackend(ABC):
             raise InvalidRequestError(
                 "is required when the backend is multi-tenant", argument="user_identifier"
             )
-        if (
-            user is not None
-            and not self.capabilities.user_scoped_calls
-            and method not in USER_FILTER_METHODS
-        ):
+        if user is None:
+            return rq.UNSCOPED
+        if not self.capabilities.user_scoped_calls and method not in USER_FILTER_METHODS:
             self._drop(method, "user_identifier", UNSCOPED_WORKAROUND)
+            return rq.UNSCOPED
+        if method in ENTITY_METHODS and not self.multi_tenant:
+            self._drop(method, "user_identifier", SHARED_ENTITIES)
             return rq.UNSCOPED
         return rq.Scope(user_identifier=user, tenant=user if self.multi_tenant else None)
 
     def _target(
         self, method: str, session_id: Any, conversation_id: Any, user_identifier: Any
     ) -> rq.Target:
-        session = check_optional_str(session_id, "session_id")
-        conversation = (
-            None if conversation_id is None else check_uuid(conversation_id, "conversation_id")
-        )
+        if isinstance(session_id, UUID):
+            # A UUID is a conversation id (e.g. the Conversation.id a call returned), never
+            # a session name: it names that conversation, as conversation_id would, and
+            # still wins over a conversation_id given alongside.
+            session: str | None = None
+            conversation: UUID | None = session_id
+            if conversation_id is not None:
+                check_uuid(conversation_id, "conversation_id")
+        else:
+            session = check_optional_str(session_id, "session_id")
+            conversation = (
+                None if conversation_id is None else check_uuid(conversation_id, "conversation_id")
+            )
         if session is None and conversation is None:
             # Both a TypeError (what the reference raises for CRUD) and a ValueError (what
             # it raises for search and context).
@@ -338,11 +371,7 @@ class MemoryBackend(ABC):
         """``value``, or ``cap`` with a :class:`CapabilityWarning` when it is larger."""
         if cap is None or value <= cap:
             return value
-        warnings.warn(
-            f"{self.name}.{method}: limit={value} clamped to {cap}; {why}",
-            CapabilityWarning,
-            stacklevel=self._caller_stacklevel(),
-        )
+        warn_capability(f"{self.name}.{method}: limit={value} clamped to {cap}; {why}", self)
         return cap
 
     def _search_limit(self, method: str, limit: Any) -> int:
@@ -380,7 +409,7 @@ class MemoryBackend(ABC):
 
     async def add_message(
         self,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         role: MessageRole | str | None = None,
         content: str | None = None,
         *,
@@ -439,7 +468,7 @@ class MemoryBackend(ABC):
 
     async def add_messages_batch(
         self,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         messages: list[dict[str, Any]] | None = None,
         *,
         conversation_id: Any = None,
@@ -494,7 +523,7 @@ class MemoryBackend(ABC):
 
     async def bulk_add_messages(
         self,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         messages: list[dict[str, Any]] | None = None,
         *,
         conversation_id: Any = None,
@@ -553,7 +582,7 @@ class MemoryBackend(ABC):
 
     async def create_conversation(
         self,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         *,
         conversation_id: Any = None,
         title: str | None = None,
@@ -580,7 +609,7 @@ class MemoryBackend(ABC):
 
     async def get_conversation(
         self,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         *,
         conversation_id: Any = None,
         limit: int | None = None,
@@ -652,7 +681,7 @@ class MemoryBackend(ABC):
         self,
         query: str,
         *,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         conversation_id: Any = None,
         limit: int = 10,
         threshold: float | None = None,
@@ -709,7 +738,7 @@ class MemoryBackend(ABC):
         self,
         query: str | None = None,
         *,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         conversation_id: Any = None,
         max_messages: int = 10,
         max_hits: int = 5,
@@ -731,7 +760,7 @@ class MemoryBackend(ABC):
 
     async def get_conversation_summary(
         self,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         *,
         conversation_id: Any = None,
         user_identifier: str | None = None,
@@ -770,7 +799,7 @@ class MemoryBackend(ABC):
 
     async def get_observations(
         self,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         *,
         conversation_id: Any = None,
         user_identifier: str | None = None,
@@ -783,7 +812,7 @@ class MemoryBackend(ABC):
 
     async def get_reflections(
         self,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         *,
         conversation_id: Any = None,
         user_identifier: str | None = None,
@@ -796,7 +825,7 @@ class MemoryBackend(ABC):
 
     async def get_extraction_status(
         self,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         *,
         conversation_id: Any = None,
         user_identifier: str | None = None,
@@ -813,7 +842,7 @@ class MemoryBackend(ABC):
 
     async def wait_for_extraction(
         self,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         *,
         conversation_id: Any = None,
         timeout: float = 60.0,
@@ -863,7 +892,7 @@ class MemoryBackend(ABC):
 
     async def clear_session(
         self,
-        session_id: str | None = None,
+        session_id: str | UUID | None = None,
         *,
         conversation_id: Any = None,
         user_identifier: str | None = None,

@@ -34,7 +34,7 @@ FLAG_DOCS: dict[str, str] = {
     "entities": "add_entity / find_entities",
     "delete_entity": "delete an entity and its mentions",
     "multi_tenant": "multi_tenant=True scopes every call to user_identifier",
-    "user_scoped_calls": "every call takes user_identifier (implied by multi_tenant)",
+    "user_scoped_calls": "calls naming a session take user_identifier (implied by multi_tenant)",
     "trio": "runs under trio as well as asyncio",
 }
 

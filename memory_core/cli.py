@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -16,6 +17,7 @@ from typing import Any
 
 import anyio
 
+from . import __version__
 from .errors import ConfigurationError, MemoryCoreError
 from .open import open_backend
 from .settings import default_url, redact_url
@@ -39,14 +41,52 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _capabilities(args: argparse.Namespace) -> int:
-    backend = open_backend(args.url or default_url())
-    caps = type(backend).capabilities
+    url = args.url or default_url()
+    backend = open_backend(url)
+    if args.check:
+        return _check(backend, url, args.json)
+    caps = backend.capabilities
     if args.json:
-        print(caps.to_json(backend=backend.name, url=redact_url(args.url or default_url())))
+        print(caps.to_json(backend=backend.name, url=redact_url(url)))
     else:
-        print(f"backend: {backend.name}  ({redact_url(args.url or default_url())})")
+        print(f"backend: {backend.name}  ({redact_url(url)})")
         print(caps.to_table())
     return 0
+
+
+def _check(backend: Any, url: str, as_json: bool) -> int:
+    """Connect (which authenticates where the backend has keys) and say whether it worked:
+    exit code 0 when reachable and authenticated, 1 otherwise."""
+
+    async def probe() -> None:
+        async with backend:
+            pass
+
+    error: str | None = None
+    try:
+        anyio.run(probe)
+    except MemoryCoreError as exc:
+        error = f"{type(exc).__name__}: {_one_line(exc)}"
+    if as_json:
+        print(
+            json.dumps(
+                {
+                    "backend": backend.name,
+                    "url": redact_url(url),
+                    "ok": error is None,
+                    "error": error,
+                }
+            )
+        )
+    elif error is None:
+        print(f"ok: {backend.name} at {redact_url(url)} is reachable and accepts the credentials")
+    else:
+        print(f"failed: {backend.name} at {redact_url(url)}: {error}", file=sys.stderr)
+    return 0 if error is None else 1
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -67,7 +107,7 @@ def _demo(args: argparse.Namespace) -> int:
             print("search 'tram':")
             for hit in await memory.search_messages("tram", session_id=session):
                 print(f"  {hit.score:.2f}  {hit.content}")
-            print(type(memory).capabilities.to_table())
+            print(memory.capabilities.to_table())
 
     anyio.run(run)
     return 0
@@ -87,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = _Parser(prog="memory-core", description="Agent conversation memory, one API.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on failure")
+    parser.add_argument("--version", action="version", version=f"memory-core {__version__}")
     subs = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     caps = subs.add_parser("capabilities", help="print a backend's capability flags and limits")
@@ -97,6 +138,12 @@ def build_parser() -> argparse.ArgumentParser:
         "the embedded store in your data directory)",
     )
     caps.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    caps.add_argument(
+        "--check",
+        action="store_true",
+        help="connect and report whether the backend is reachable and accepts the "
+        "credentials (exit 0 / 1; for health checks)",
+    )
     caps.set_defaults(handler=_capabilities)
 
     demo = subs.add_parser("demo", help="store, read and search a few messages")
@@ -138,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (MemoryCoreError, OSError) as exc:
         if debug:
             traceback.print_exc()
-        print(f"memory-core: error: {exc}", file=sys.stderr)
+        print(f"memory-core: error: {_one_line(exc)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -5,16 +5,21 @@ a bare ``nams://`` takes the base URL from ``MEMORY_ENDPOINT``. A URL without a 
 gets ``/v1``. Credentials never go in the URL: pass ``api_key=`` (else ``MEMORY_API_KEY``)
 and optionally ``workspace_id=`` (else ``MEMORY_WORKSPACE_ID``).
 
-The service issues conversation ids: create a conversation first and pass its
-``Conversation.id`` as ``session_id`` (or ``conversation_id``) afterwards. What differs
-from the embedded and Bolt backends is declared in :attr:`NamsBackend.capabilities`;
+The service issues conversation ids. By default (``session_names="portable"``) the
+caller names sessions as on every other backend and the adapter maps each name to one
+server conversation (:mod:`backends.nams.sessions`); with ``session_names="server"`` the
+reference behaviour holds: create a conversation first and pass its ``Conversation.id``
+as ``session_id`` (or ``conversation_id``) afterwards. What differs from the embedded and
+Bolt backends is declared in ``backend.capabilities`` (per instance: the two modes differ);
 the behaviour behind each difference is documented on the hook that implements it.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 from uuid import NAMESPACE_URL, UUID, uuid5
 
@@ -25,11 +30,7 @@ from memory_core import requests as rq
 from memory_core.backend import Extractor, MemoryBackend
 from memory_core.capabilities import Capabilities
 from memory_core.embedding import Embedder
-from memory_core.errors import (
-    ConfigurationError,
-    NotFoundError,
-    TransportError,
-)
+from memory_core.errors import ConfigurationError, NotFoundError, TransportError
 from memory_core.models import (
     Conversation,
     Entity,
@@ -42,13 +43,48 @@ from memory_core.settings import redact_url
 from memory_core.summary import format_context
 
 from . import wire
-from .transport import NamsTransport, RetryPolicy, check_positive
+from .sessions import (
+    DEFAULT_CACHE_SIZE,
+    NameIndex,
+    SessionNames,
+    header_id,
+    portable_id,
+    session_name,
+    visible_metadata,
+)
+from .transport import ENV_API_KEY, ENV_WORKSPACE, NamsTransport, RetryPolicy, check_positive
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+SessionNamesMode = Literal["portable", "server"]
 
 ENV_ENDPOINT = "MEMORY_ENDPOINT"
-ENV_API_KEY = "MEMORY_API_KEY"
-ENV_WORKSPACE = "MEMORY_WORKSPACE_ID"
+UNKNOWN_CONVERSATION = (
+    "with session_names='server' the service issues conversation ids: call "
+    "create_conversation() first and pass the returned Conversation.id, or open the "
+    "backend with session_names='portable' (the default) to name sessions yourself"
+)
+
+SERVER_CAPABILITIES = Capabilities(
+    observations=True,
+    reflections=True,
+    extraction_status=True,
+    entities=True,
+    trio=True,
+    max_messages_per_read=wire.MAX_PAGE,
+    default_messages_per_read=wire.MAX_PAGE,
+    max_page_size=wire.MAX_PAGE,
+    max_bulk_messages=wire.MAX_BULK,
+    max_search_hits=wire.MAX_PAGE,
+)
+"""``session_names="server"``: the reference behaviour (the service issues ids)."""
+PORTABLE_CAPABILITIES = replace(
+    SERVER_CAPABILITIES,
+    client_chosen_ids=True,
+    auto_create_conversation=True,
+    user_scoped_calls=True,  # a name is looked up, and created, per user
+)
+"""``session_names="portable"`` (the default): the caller names sessions."""
 
 
 def resolve_base_url(url: str | None) -> str:
@@ -103,6 +139,18 @@ def _maybe_uuid(value: str | None) -> UUID | None:
     return None if value is None else _uuid(value)
 
 
+@dataclass(frozen=True)
+class _At:
+    """The conversation a call acts on: its server id (for routes), the id callers see
+    (``None``: the server's, as sent), the ``session_id`` to report, and its header when
+    the lookup fetched one."""
+
+    server_id: str
+    conversation_id: UUID | None
+    label: str
+    header: wire.ConversationOut | None
+
+
 def _parse(model: type[M], payload: Any, route: str) -> M:
     try:
         return model.model_validate(payload if payload is not None else {})
@@ -125,25 +173,24 @@ class NamsBackend(MemoryBackend):
     (honour proxy and certificate variables, True; a loopback base URL — ``localhost``,
     127.0.0.0/8, ``::1`` — never goes through a proxy either way).
 
+    Session names: ``session_names`` is ``"portable"`` (default: the caller names
+    sessions; the name is kept in the conversation's metadata under
+    ``"memory_core_session"`` and found by listing conversations) or ``"server"`` (the
+    reference: ``session_id`` is the server-issued id). Portable-mode options:
+    ``session_cache_size`` (names remembered in process, 10,000) and ``session_index``
+    (a SQLite file path: remember names across processes; off by default).
+
     The service scopes data by conversation id: ``user_identifier`` is sent only by
-    ``create_conversation`` (as ``userId``) and ``list_conversations`` (a filter). Any
-    other method given one warns once (:class:`~memory_core.backend.CapabilityWarning`),
-    or raises :class:`~memory_core.errors.NotSupportedError` when ``strict=True``.
+    ``create_conversation`` (as ``userId``) and ``list_conversations`` (a filter); in
+    portable mode it also scopes the lookup of a session name (and is sent as ``userId``
+    when the first write creates the conversation). Any other use warns once
+    (:class:`~memory_core.backend.CapabilityWarning`), or raises
+    :class:`~memory_core.errors.NotSupportedError` when ``strict=True``.
     """
 
     name = "nams"
-    capabilities = Capabilities(
-        observations=True,
-        reflections=True,
-        extraction_status=True,
-        entities=True,
-        trio=True,
-        max_messages_per_read=wire.MAX_PAGE,
-        default_messages_per_read=wire.MAX_PAGE,
-        max_page_size=wire.MAX_PAGE,
-        max_bulk_messages=wire.MAX_BULK,
-        max_search_hits=wire.MAX_PAGE,
-    )
+    capabilities = PORTABLE_CAPABILITIES
+    server_capabilities = SERVER_CAPABILITIES
 
     def __init__(
         self,
@@ -159,12 +206,27 @@ class NamsBackend(MemoryBackend):
         max_retry_after: float = 60.0,
         http_transport: httpx.AsyncBaseTransport | None = None,
         trust_env: bool = True,
+        session_names: SessionNamesMode = "portable",
+        session_cache_size: int = DEFAULT_CACHE_SIZE,
+        session_index: str | os.PathLike[str] | None = None,
         strict: bool = False,
         multi_tenant: bool = False,
         embedder: Embedder | None = None,
         extractor: Extractor | None = None,
         summarizer: rq.Summarizer | None = None,
     ) -> None:
+        if session_names not in ("portable", "server"):
+            raise ConfigurationError("nams backend: session_names must be 'portable' or 'server'")
+        self.session_names: SessionNamesMode = session_names
+        self.capabilities = (
+            PORTABLE_CAPABILITIES if session_names == "portable" else SERVER_CAPABILITIES
+        )
+        if session_index is not None and not isinstance(session_index, str | os.PathLike):
+            raise ConfigurationError("nams backend: session_index must be a file path")
+        if session_index is not None and session_names != "portable":
+            raise ConfigurationError("nams backend: session_index needs session_names='portable'")
+        self._session_index = session_index
+        cache_size = check_positive(session_cache_size, "session_cache_size", integer=True)
         super().__init__(
             strict=strict,
             multi_tenant=multi_tenant,
@@ -199,6 +261,11 @@ class NamsBackend(MemoryBackend):
             trust_env=bool(trust_env),
             backend=self.name,
         )
+        self._names: SessionNames | None = (
+            SessionNames(self._call, cache_size=max(1, cache_size))
+            if session_names == "portable"
+            else None
+        )
 
     def describe(self) -> str:
         """The base URL and workspace; never the API key."""
@@ -220,11 +287,11 @@ class NamsBackend(MemoryBackend):
             method, route, operation=operation, params=params, json=json
         )
 
-    def _message(self, data: Any, route: str, session: str | None) -> Message:
-        return self._from_wire(_parse(wire.MessageOut, data, route), route, session)
+    def _message(self, data: Any, route: str, at: _At) -> Message:
+        return self._from_wire(_parse(wire.MessageOut, data, route), route, at)
 
     @staticmethod
-    def _from_wire(item: wire.MessageOut, route: str, session: str | None) -> Message:
+    def _from_wire(item: wire.MessageOut, route: str, at: _At) -> Message:
         try:
             role = MessageRole(item.role.lower())
         except ValueError:
@@ -233,104 +300,212 @@ class NamsBackend(MemoryBackend):
             id=_uuid(item.id),
             role=role,
             content=item.content,
-            conversation_id=_maybe_uuid(item.conversation_id),
-            session_id=session,
+            conversation_id=at.conversation_id or _maybe_uuid(item.conversation_id),
+            session_id=at.label,
             created_at=item.created_at or utcnow(),
             score=item.score,
         )
 
-    def _messages(self, items: Any, route: str, session: str | None) -> list[Message]:
+    def _messages(self, items: Any, route: str, at: _At) -> list[Message]:
         if not isinstance(items, list):
             raise TransportError(f"nams: unexpected response from {route} (messages)")
-        return [self._message(m, route, session) for m in items]
+        return [self._message(m, route, at) for m in items]
 
-    @staticmethod
     def _conversation(
-        header: wire.ConversationOut, session: str, messages: list[Message] | None = None
+        self,
+        header: wire.ConversationOut,
+        session: str | None,
+        messages: list[Message] | None = None,
     ) -> Conversation:
+        """A header as a Conversation; ``session`` None means "the name it carries" (in
+        portable mode) else its id."""
         created = header.created_at or utcnow()
+        metadata = header.metadata
+        conversation_id = _uuid(header.id)
+        if self._names is not None:
+            session = session or session_name(header)
+            metadata = visible_metadata(metadata)
+            conversation_id = header_id(header) or conversation_id
         return Conversation(
-            id=_uuid(header.id),
-            session_id=session,
+            id=conversation_id,
+            session_id=session or header.id,
             messages=messages or [],
             created_at=created,
             updated_at=header.updated_at,
-            metadata=header.metadata,
+            metadata=metadata,
             user_identifier=header.user_id,
+        )
+
+    async def _on(
+        self,
+        target: rq.Target,
+        run: Callable[[_At], Awaitable[T]],
+        *,
+        create: bool = False,
+        missing: Callable[[], T] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> T:
+        """Run ``run(at)`` on the conversation ``target`` names.
+
+        Server-id mode: the handle is the server id. Portable mode: a name is resolved
+        (created when ``create``; a name naming nothing returns ``missing()``), a
+        ``conversation_id`` alone is a portable or server id (``NotFoundError`` when it
+        names nothing). A 404 on a remembered session (deleted elsewhere) forgets it and
+        resolves once more.
+        """
+        names = self._names
+        if names is None:
+            try:
+                return await run(_At(target.handle, None, target.handle, None))
+            except NotFoundError as exc:
+                if create:
+                    raise NotFoundError(f"{exc}. {UNKNOWN_CONVERSATION}") from None
+                raise
+        name, user = target.session_id, target.user_identifier
+        for attempt in (0, 1):
+            if name is not None:
+                found = await names.resolve(name, user, create=create, metadata=metadata)
+            else:
+                assert target.conversation_id is not None
+                found = await names.resolve_id(target.conversation_id)
+                if found is None:
+                    raise NotFoundError(f"nams: no conversation {target.conversation_id}")
+            if found is None:
+                assert missing is not None, "reads pass missing=, writes create=True"
+                return missing()
+            label = name or (session_name(found.header) if found.header else None)
+            at = _At(found.server_id, found.conversation_id, label or found.server_id, found.header)
+            try:
+                return await run(at)
+            except NotFoundError:
+                names.forget(name, user, found.conversation_id)
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _missing_conversation(self, target: rq.Target) -> Conversation:
+        """What reading an unknown portable name returns: an empty conversation whose id
+        is stable for the (user, name) pair, as on embedded and Bolt. Nothing is created."""
+        name = target.session_id or ""
+        return Conversation(
+            id=portable_id(name, target.user_identifier),
+            session_id=name,
+            user_identifier=target.user_identifier,
         )
 
     # ------------------------------------------------------------------ lifecycle
 
     async def _connect(self) -> None:
-        """Open the pool and probe with one cheap request; close it again on failure."""
+        """Open the pool and probe with one cheap request; close it again on failure.
+        Opens the session index file when one was configured."""
         await self._http.open()
         try:
             await self._call("GET", wire.CONVERSATIONS, "connect", params={"limit": 1})
+            if self._names is not None and self._session_index is not None:
+                scope = f"{self.base_url} {self.workspace_id or ''}"
+                self._names.index = NameIndex(self._session_index, scope)
         except BaseException:
             await self._http.close()
             raise
 
     async def _close(self) -> None:
+        if self._names is not None:
+            self._names.close()
         await self._http.close()
 
     # ------------------------------------------------------------------ writes
 
     async def _add_message(self, req: rq.AddMessage) -> Message:
         """Only role and content travel. The response has no ``createdAt``: the returned
-        message carries the client's clock at the time of the response."""
-        handle = req.target.handle
-        route = wire.path(wire.MESSAGES, conversation_id=handle)
+        message carries the client's clock at the time of the response. In portable mode
+        the first write to a new name creates its conversation."""
         body = wire.MessageIn(role=req.role.value, content=req.content).to_wire()
-        payload = await self._call("POST", route, "add_message", json=body)
-        created = _parse(wire.MessageCreated, payload, route)
-        return Message(
-            id=_uuid(created.id),
-            role=req.role,
-            content=created.content,
-            conversation_id=_maybe_uuid(created.conversation_id),
-            session_id=handle,
-            created_at=utcnow(),
-        )
+
+        async def post(at: _At) -> Message:
+            route = wire.path(wire.MESSAGES, conversation_id=at.server_id)
+            payload = await self._call("POST", route, "add_message", json=body)
+            created = _parse(wire.MessageCreated, payload, route)
+            return Message(
+                id=_uuid(created.id),
+                role=req.role,
+                content=created.content,
+                conversation_id=at.conversation_id or _maybe_uuid(created.conversation_id),
+                session_id=at.label,
+                created_at=utcnow(),
+            )
+
+        return await self._on(req.target, post, create=True)
 
     async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
         """One bulk request per chunk of at most 100 (the contract cuts the chunks)."""
-        handle = req.target.handle
-        route = wire.path(wire.MESSAGES_BULK, conversation_id=handle)
         body = wire.BulkIn(
             messages=[wire.MessageIn(role=m.role.value, content=m.content) for m in req.messages]
         ).to_wire()
-        payload = await self._call("POST", route, "add_messages_batch", json=body)
-        items = payload.get("messages") if isinstance(payload, dict) else payload
-        return self._messages(items, route, handle)
+
+        async def post(at: _At) -> list[Message]:
+            route = wire.path(wire.MESSAGES_BULK, conversation_id=at.server_id)
+            payload = await self._call("POST", route, "add_messages_batch", json=body)
+            items = payload.get("messages") if isinstance(payload, dict) else payload
+            return self._messages(items, route, at)
+
+        return await self._on(req.target, post, create=True)
 
     async def _create_conversation(self, req: rq.CreateConversation) -> Conversation:
-        """The service issues the id; only ``userId`` and ``metadata`` are sent. The name
-        the caller passed only fills ``Conversation.session_id``."""
-        body = wire.ConversationCreate(
-            user_id=req.target.user_identifier, metadata=req.metadata or None
-        ).to_wire(omit_none=True)
-        payload = await self._call("POST", wire.CONVERSATIONS, "create_conversation", json=body)
-        header = _parse(wire.ConversationOut, payload, wire.CONVERSATIONS)
-        return self._conversation(header, req.target.handle)
+        """The service issues the id; only ``userId`` and ``metadata`` are sent.
+
+        Server-id mode: always a new conversation; the returned ``session_id`` is its id
+        (the handle to use). Portable mode: idempotent per name — the existing
+        conversation is returned as stored (the service cannot update metadata)."""
+        if self._names is None:
+            body = wire.ConversationCreate(
+                user_id=req.target.user_identifier, metadata=req.metadata or None
+            ).to_wire(omit_none=True)
+            payload = await self._call("POST", wire.CONVERSATIONS, "create_conversation", json=body)
+            header = _parse(wire.ConversationOut, payload, wire.CONVERSATIONS)
+            return self._conversation(header, None)
+
+        async def read(at: _At) -> Conversation:
+            header = at.header
+            if header is None:
+                route = wire.path(wire.CONVERSATION, conversation_id=at.server_id)
+                header = _parse(
+                    wire.ConversationOut,
+                    await self._call("GET", route, "create_conversation"),
+                    route,
+                )
+            return self._conversation(header, req.target.session_id)
+
+        return await self._on(req.target, read, create=True, metadata=req.metadata)
 
     # ------------------------------------------------------------------ reads
 
     async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
-        """Header and newest ``limit`` messages from two requests, returned oldest first."""
-        handle = req.target.handle
-        route = wire.path(wire.CONVERSATION, conversation_id=handle)
-        header = _parse(
-            wire.ConversationOut, await self._call("GET", route, "get_conversation"), route
+        """Header and newest ``limit`` messages from two requests, returned oldest first
+        (one request when a portable lookup just fetched the header)."""
+
+        async def read(at: _At) -> Conversation:
+            header = at.header
+            if header is None:
+                route = wire.path(wire.CONVERSATION, conversation_id=at.server_id)
+                header = _parse(
+                    wire.ConversationOut, await self._call("GET", route, "get_conversation"), route
+                )
+            route = wire.path(wire.MESSAGES, conversation_id=at.server_id)
+            payload = await self._call(
+                "GET", route, "get_conversation", params={"limit": req.limit}
+            )
+            page = payload.get("messages") if isinstance(payload, dict) else payload
+            newest_first = self._messages(page, route, at)
+            return self._conversation(header, req.target.session_id, newest_first[::-1])
+
+        return await self._on(
+            req.target, read, missing=lambda: self._missing_conversation(req.target)
         )
-        route = wire.path(wire.MESSAGES, conversation_id=handle)
-        payload = await self._call("GET", route, "get_conversation", params={"limit": req.limit})
-        page = payload.get("messages") if isinstance(payload, dict) else payload
-        newest_first = self._messages(page, route, handle)
-        return self._conversation(header, handle, newest_first[::-1])
 
     async def _list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
         """Follows the cursor in pages of at most 200 until ``limit`` are collected, a page
-        is empty or there is no next cursor."""
+        is empty or there is no next cursor. In portable mode ``session_id`` is the name a
+        conversation carries (its id when it has none)."""
         found: list[wire.ConversationOut] = []
         cursor: str | None = None
         while len(found) < req.limit:
@@ -347,20 +522,20 @@ class NamsBackend(MemoryBackend):
             cursor = page.next_cursor
             if not page.conversations or not cursor:
                 break
-        return [self._conversation(c, c.id) for c in found[: req.limit]]
+        return [self._conversation(c, None) for c in found[: req.limit]]
 
     async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
         """Sends only query and limit (≤ 200); keeps the service's ``score``."""
-        return await self._search(req)
-
-    async def _search(self, req: rq.SearchMessages) -> list[Message]:
         assert req.target is not None  # search_global is False: the contract requires one
-        handle = req.target.handle
-        route = wire.path(wire.SEARCH, conversation_id=handle)
+        return await self._on(req.target, lambda at: self._search(req, at), missing=lambda: [])
+
+    async def _search(self, req: rq.SearchMessages, at: _At) -> list[Message]:
+        assert req.target is not None
+        route = wire.path(wire.SEARCH, conversation_id=at.server_id)
         body = wire.SearchIn(query=req.query, limit=req.limit).to_wire()
         payload = await self._call("POST", route, "search_messages", json=body)
         result = _parse(wire.SearchOut, payload, route)
-        return [self._from_wire(m, route, handle) for m in result.messages[: req.limit]]
+        return [self._from_wire(m, route, at) for m in result.messages[: req.limit]]
 
     async def _get_context(self, req: rq.GetContext) -> str:
         """The context endpoint's reflections, observations and newest ``max_messages``
@@ -368,11 +543,17 @@ class NamsBackend(MemoryBackend):
 
         The endpoint takes no query; with a ``query`` the relevant messages come from the
         search endpoint (a second request), as on the other backends."""
-        handle = req.target.handle
-        route = wire.path(wire.CONTEXT, conversation_id=handle)
+        return await self._on(
+            req.target,
+            lambda at: self._context(req, at),
+            missing=lambda: format_context([], []),
+        )
+
+    async def _context(self, req: rq.GetContext, at: _At) -> str:
+        route = wire.path(wire.CONTEXT, conversation_id=at.server_id)
         context = _parse(wire.ContextOut, await self._call("GET", route, "get_context"), route)
         recent = [
-            self._from_wire(m, route, handle) for m in context.recent_messages[: req.max_messages]
+            self._from_wire(m, route, at) for m in context.recent_messages[: req.max_messages]
         ][::-1]
         relevant: list[Message] = []
         if req.query:
@@ -386,7 +567,7 @@ class NamsBackend(MemoryBackend):
                 query_embedding=None,
                 scope=rq.UNSCOPED,
             )
-            hits = await self._search(search)
+            hits = await self._search(search, at)
             relevant = [m for m in hits if m.id not in seen][: req.max_hits]
         return format_context(
             recent,
@@ -406,17 +587,23 @@ class NamsBackend(MemoryBackend):
     async def _listing(
         self, template: str, key: str, target: rq.Target, operation: str
     ) -> list[dict[str, Any]]:
-        route = wire.path(template, conversation_id=target.handle)
-        payload = await self._call("GET", route, operation)
-        items = payload.get(key) if isinstance(payload, dict) else payload
-        if items is None:
-            return []
-        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
-            raise TransportError(f"nams: unexpected response from {route} ({key})")
-        return items
+        async def read(at: _At) -> list[dict[str, Any]]:
+            route = wire.path(template, conversation_id=at.server_id)
+            payload = await self._call("GET", route, operation)
+            items = payload.get(key) if isinstance(payload, dict) else payload
+            if items is None:
+                return []
+            if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+                raise TransportError(f"nams: unexpected response from {route} ({key})")
+            return items
+
+        return await self._on(target, read, missing=lambda: [])
 
     async def _get_extraction_status(self, target: rq.Target) -> ExtractionStatus:
-        route = wire.path(wire.EXTRACTION_STATUS, conversation_id=target.handle)
+        return await self._on(target, self._extraction, missing=lambda: ExtractionStatus())
+
+    async def _extraction(self, at: _At) -> ExtractionStatus:
+        route = wire.path(wire.EXTRACTION_STATUS, conversation_id=at.server_id)
         payload = await self._call("GET", route, "get_extraction_status")
         data = payload if isinstance(payload, dict) else {}
         messages = data.get("messages") or []
@@ -434,13 +621,24 @@ class NamsBackend(MemoryBackend):
     # ------------------------------------------------------------------ deletes
 
     async def _clear_session(self, target: rq.Target) -> bool:
-        """Deletes the whole conversation; a 404 means already gone (returns False)."""
-        route = wire.path(wire.CONVERSATION, conversation_id=target.handle)
-        try:
+        """Deletes the whole conversation; a 404 means already gone (returns False). In
+        portable mode the name is forgotten, so the next write creates a new one."""
+
+        async def delete(at: _At) -> bool:
+            route = wire.path(wire.CONVERSATION, conversation_id=at.server_id)
             await self._call("DELETE", route, "clear_session")
+            return True
+
+        try:
+            return await self._on(target, delete, missing=lambda: False)
         except NotFoundError:
             return False
-        return True
+        finally:
+            if self._names is not None:
+                if target.session_id is not None:
+                    self._names.forget(target.session_id, target.user_identifier, None)
+                else:
+                    self._names.forget(None, None, target.conversation_id)
 
     # ------------------------------------------------------------------ entities
 

@@ -48,6 +48,8 @@ from memory_core.errors import (
 from . import wire
 
 log = logging.getLogger("backends.nams")
+ENV_API_KEY = "MEMORY_API_KEY"
+ENV_WORKSPACE = "MEMORY_WORKSPACE_ID"
 
 IDEMPOTENT = frozenset({"GET", "HEAD", "DELETE", "PUT", "OPTIONS"})
 # Never sent: safe to retry for any method.
@@ -287,8 +289,18 @@ class NamsTransport:
             text += f" {code}"
         if message:
             text += f": {message}"
-        if status in (401, 403):
-            return AuthenticationError(text)
+        if status == 401:
+            given = "the API key was refused" if self._api_key else "no API key was given"
+            return AuthenticationError(
+                f"{text} ({given}: set {ENV_API_KEY} or pass api_key=... with a key this "
+                "service accepts)"
+            )
+        if status == 403:
+            return AuthenticationError(
+                f"{text} (the API key may not act in this workspace: check "
+                f"{ENV_WORKSPACE} / workspace_id=, or use a key for it via {ENV_API_KEY} / "
+                "api_key=)"
+            )
         if status == 404:
             return NotFoundError(text)
         if status in (400, 409, 413, 422):

@@ -21,12 +21,13 @@ class RuntimeSuite(SuiteBase):
 
     @scenario(
         "runtime.capabilities_consistent",
-        "capabilities are a frozen class-level declaration whose limits agree with the flags",
+        "capabilities are frozen, fixed per backend object, and their limits agree with the flags",
     )
     async def test_runtime_capabilities_consistent(self, harness: Harness) -> None:
         caps = harness.caps
         assert isinstance(caps, Capabilities)
-        assert harness.backend.capabilities is type(harness.backend).capabilities
+        assert harness.backend.capabilities is harness.backend.capabilities
+        assert isinstance(type(harness.backend).capabilities, Capabilities)
         with pytest.raises(dataclasses.FrozenInstanceError):
             caps.delete_message = not caps.delete_message  # type: ignore[misc]
         for name in Capabilities.limit_names():
@@ -83,7 +84,7 @@ class RuntimeSuite(SuiteBase):
         self, conformance_backend_url: str, conformance_backend_options: dict[str, Any]
     ) -> None:
         backend = open_backend(conformance_backend_url, **conformance_backend_options)
-        if not type(backend).capabilities.trio:
+        if not backend.capabilities.trio:
             pytest.skip(f"{NOT_APPLICABLE}trio is False (the backend is asyncio-only)")
 
         async def exercise() -> list[str]:

@@ -1,6 +1,7 @@
 """The whole conformance suite through the NAMS adapter, over real HTTP to the
 NAMS-compatible server (uvicorn on 127.0.0.1), backed by (a) the embedded store and
-(b) the real Neo4j over Bolt.
+(b) the real Neo4j over Bolt, in both session modes: portable names (the default) and
+server-issued ids (``session_names="server"``, the reference behaviour).
 
 Every scenario runs in a fresh workspace of its own, so the store each scenario sees is
 empty and may be wiped (``throwaway_store``): nothing outside that workspace is touched.
@@ -18,16 +19,17 @@ from tests.support.nams_server import API_KEY, NamsTestServer
 pytestmark = pytest.mark.nams
 
 
-def _options() -> dict[str, Any]:
+def _options(session_names: str = "portable") -> dict[str, Any]:
     return {
         "api_key": API_KEY,
         "workspace_id": NamsTestServer.workspace("cf"),
         "trust_env": False,  # test traffic to 127.0.0.1 never goes through a proxy
+        "session_names": session_names,
     }
 
 
 class TestNamsOverEmbedded(ConformanceSuite):
-    """NAMS adapter → server → ``memory://``."""
+    """NAMS adapter (portable session names) → server → ``memory://``."""
 
     throwaway_store = True
 
@@ -42,7 +44,7 @@ class TestNamsOverEmbedded(ConformanceSuite):
 
 @pytest.mark.neo4j
 class TestNamsOverBolt(ConformanceSuite):
-    """NAMS adapter → server → Neo4j over Bolt."""
+    """NAMS adapter (portable session names) → server → Neo4j over Bolt."""
 
     throwaway_store = True
 
@@ -53,3 +55,32 @@ class TestNamsOverBolt(ConformanceSuite):
     @pytest.fixture
     def conformance_backend_options(self) -> dict[str, Any]:
         return _options()
+
+
+class TestNamsServerIdsOverEmbedded(ConformanceSuite):
+    """NAMS adapter with ``session_names="server"`` → server → ``memory://``."""
+
+    throwaway_store = True
+
+    @pytest.fixture
+    def conformance_backend_url(self, nams_server: NamsTestServer) -> str:
+        return nams_server.url
+
+    @pytest.fixture
+    def conformance_backend_options(self) -> dict[str, Any]:
+        return _options("server")
+
+
+@pytest.mark.neo4j
+class TestNamsServerIdsOverBolt(ConformanceSuite):
+    """NAMS adapter with ``session_names="server"`` → server → Neo4j over Bolt."""
+
+    throwaway_store = True
+
+    @pytest.fixture
+    def conformance_backend_url(self, nams_bolt_server: NamsTestServer) -> str:
+        return nams_bolt_server.url
+
+    @pytest.fixture
+    def conformance_backend_options(self) -> dict[str, Any]:
+        return _options("server")

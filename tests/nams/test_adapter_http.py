@@ -146,7 +146,9 @@ async def test_create_sends_only_user_and_metadata(memory: NamsBackend) -> None:
     conversation = await memory.create_conversation(
         "local-name", metadata={"team": "x", "n": [1, 2]}, user_identifier="alice"
     )
-    assert conversation.session_id == "local-name"
+    # Server-id mode: the returned session_id is the handle to use (the server id), not
+    # the name passed, which the service never sees.
+    assert conversation.session_id == str(conversation.id)
     read = await memory.get_conversation(str(conversation.id))
     assert read.id == conversation.id
     assert read.metadata == {"team": "x", "n": [1, 2]}

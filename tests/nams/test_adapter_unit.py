@@ -3,6 +3,7 @@ statuses the real server does not produce, URL encoding, request bodies, retry r
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
 from collections.abc import AsyncIterator, Iterator
@@ -61,7 +62,12 @@ def api() -> Iterator[respx.MockRouter]:
 @pytest.fixture
 async def memory(api: respx.MockRouter) -> AsyncIterator[NamsBackend]:
     backend = open_backend(
-        "nams+https://nams.test/v1", api_key="k-123", workspace_id="w", trust_env=False, **FAST
+        "nams+https://nams.test/v1",
+        api_key="k-123",
+        workspace_id="w",
+        trust_env=False,
+        session_names="server",
+        **FAST,
     )
     assert isinstance(backend, NamsBackend)
     async with backend:
@@ -220,7 +226,7 @@ async def test_create_sends_only_user_id_and_metadata(
     route = api.post("/conversations").respond(201, json=conversation(userId="u"))
     made = await memory.create_conversation("my-name", metadata={"x": 1}, user_identifier="u")
     assert body(route.calls.last) == {"userId": "u", "metadata": {"x": 1}}
-    assert made.session_id == "my-name" and str(made.id) == CID
+    assert made.session_id == CID and str(made.id) == CID
     await memory.create_conversation(conversation_id=CID)
     assert body(route.calls.last) == {}
 
@@ -364,11 +370,26 @@ def test_urls_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_capabilities_declared() -> None:
-    caps = NamsBackend.capabilities
+    caps = NamsBackend.server_capabilities
     assert caps.max_messages_per_read == 200 and caps.default_messages_per_read == 200
     assert caps.max_page_size == 200 and caps.max_bulk_messages == 100
     assert caps.observations and caps.reflections and caps.extraction_status and caps.entities
     assert caps.trio
     assert not (caps.client_chosen_ids or caps.delete_message or caps.message_metadata)
+    assert not caps.auto_create_conversation
+    server = open_backend("nams+https://h.test/v1", session_names="server")
+    assert server.capabilities is caps
+    assert not caps.user_scoped_calls and caps.max_search_hits == 200
+    # Portable names (the default) change exactly the naming flags: names are the caller's,
+    # created on first write, and looked up per user.
+    portable = open_backend("nams+https://h.test/v1")
+    assert portable.capabilities is NamsBackend.capabilities
+    assert portable.capabilities == dataclasses.replace(
+        caps, client_chosen_ids=True, auto_create_conversation=True, user_scoped_calls=True
+    )
+    with pytest.raises(ConfigurationError, match="session_names"):
+        open_backend("nams+https://h.test/v1", session_names="names")
+    with pytest.raises(ConfigurationError, match="session_index"):
+        open_backend("nams+https://h.test/v1", session_names="server", session_index="x.db")
     with pytest.raises(NotSupportedError):
         open_backend("nams+https://h.test/v1", multi_tenant=True)

@@ -75,7 +75,12 @@ def api() -> Iterator[respx.MockRouter]:
 
 async def _open(strict: bool = False) -> NamsBackend:
     backend = open_backend(
-        "nams+https://nams.test/v1", api_key="k", workspace_id="w", trust_env=False, strict=strict
+        "nams+https://nams.test/v1",
+        api_key="k",
+        workspace_id="w",
+        trust_env=False,
+        strict=strict,
+        session_names="server",
     )
     assert isinstance(backend, NamsBackend)
     await backend.connect()

@@ -93,9 +93,11 @@ class NamsTestServer:
 
     def backend(self, workspace: str | None = None, **options: Any) -> NamsBackend:
         """A ``NamsBackend`` for this server (unbound key, the given workspace, proxy
-        variables ignored)."""
+        variables ignored). Server-id mode unless ``session_names="portable"`` is passed:
+        most NAMS tests check the reference behaviour."""
         options.setdefault("api_key", API_KEY)
         options.setdefault("trust_env", False)
+        options.setdefault("session_names", "server")
         if workspace is not None:
             options.setdefault("workspace_id", workspace)
         backend = open_backend(self.url, **options)

@@ -3,7 +3,9 @@ served over any backend opened by URL.
 
 ``create_app("memory://", api_keys=["key"])`` returns the app; run it with any ASGI
 server, or with ``memory-core serve`` (:mod:`.cli`), which also supports dropped-connection
-faults. The OpenAPI document is at ``/openapi.json`` (interactive docs at ``/docs``).
+faults. The OpenAPI document is at ``/openapi.json``. There is no ``/docs`` page: Swagger UI
+would load its assets from a CDN and be blank offline; point any OpenAPI viewer at
+``/openapi.json`` instead.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from memory_core import (
     AuthenticationError,
     ConfigurationError,
     InvalidRequestError,
+    MemoryBackend,
     MemoryCoreError,
     NotFoundError,
     NotSupportedError,
@@ -33,7 +36,7 @@ from memory_core.requests import Summarizer
 from memory_core.settings import redact_url
 
 from .. import wire
-from .auth import ApiKeys, resolve_workspace
+from .auth import ApiKeys, AuthMiddleware, resolve_workspace
 from .errors import ApiError, CatchAllMiddleware, check_limit
 from .faults import FaultMiddleware, Faults, FaultSettings
 from .hosted import HostedMemory
@@ -304,6 +307,18 @@ async def _on_core_error(request: Request, exc: Exception) -> Response:
 # ---------------------------------------------------------------------- factory
 
 
+def open_store(backend_url: str, options: Mapping[str, Any] | None = None) -> MemoryBackend:
+    """The backing store (not yet connected), opened multi-tenant so workspaces stay
+    apart; a backend that cannot be multi-tenant is a :class:`ConfigurationError`."""
+    try:
+        return open_backend(backend_url, multi_tenant=True, **dict(options or {}))
+    except NotSupportedError as exc:
+        raise ConfigurationError(
+            f"{redact_url(backend_url)} cannot keep workspaces apart ({exc.message}); "
+            "the NAMS server needs a backend with multi_tenant support"
+        ) from None
+
+
 def create_app(
     backend_url: str = DEFAULT_BACKEND_URL,
     *,
@@ -339,18 +354,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         try:
-            backend = open_backend(backend_url, multi_tenant=True, **options)
-        except NotSupportedError as exc:
-            error = ConfigurationError(
-                f"{redact_url(backend_url)} cannot keep workspaces apart ({exc.message}); "
-                "the NAMS server needs a backend with multi_tenant support"
-            )
-            app.state.startup_error = error
-            raise error from None
-        except MemoryCoreError as exc:
-            app.state.startup_error = exc
-            raise
-        try:
+            backend = open_store(backend_url, options)
             await backend.connect()
         except MemoryCoreError as exc:
             app.state.startup_error = exc
@@ -371,7 +375,7 @@ def create_app(
         version="1",
         lifespan=lifespan,
         openapi_url="/openapi.json",
-        docs_url="/docs",
+        docs_url=None,
         redoc_url=None,
     )
     app.state.keys = keys
@@ -387,6 +391,7 @@ def create_app(
     app.add_exception_handler(RequestValidationError, _on_validation_error)
     app.add_exception_handler(MemoryCoreError, _on_core_error)
     app.add_middleware(CatchAllMiddleware)
+    app.add_middleware(AuthMiddleware, keys=keys)
     app.add_middleware(FaultMiddleware, faults=app.state.faults)
     app.add_middleware(RequestLogMiddleware, traffic=app.state.traffic)
     return app

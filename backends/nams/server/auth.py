@@ -6,6 +6,10 @@ KEY``; a missing or unknown key is ``401``. A key bound to a workspace always wo
 workspace: an ``X-Workspace-Id`` naming another one is ``403``. An unbound key works in the
 workspace ``X-Workspace-Id`` names, or in ``default`` without the header.
 
+:class:`AuthMiddleware` checks the key of every ``/v1`` and ``/_admin`` request before
+anything else of the request is looked at (route, body): a wrong key with a malformed body
+is ``401``, not ``400``.
+
 With no key configured at all the server runs open (any or no bearer token is accepted) —
 allowed only on a loopback host, see :func:`check_open_server`.
 """
@@ -18,6 +22,9 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.responses import JSONResponse
 
 from memory_core.errors import ConfigurationError
 
@@ -135,3 +142,31 @@ def check_open_server(keys: ApiKeys, host: str) -> None:
         raise ConfigurationError(
             f"refusing to serve on {host} without API keys: pass --api-key or set {ENV_KEYS}"
         )
+
+
+_PROTECTED = (wire.API_PREFIX, "/_admin")
+
+
+class AuthMiddleware:
+    """Authenticates API requests first; notes the workspace for the request log."""
+
+    def __init__(self, app: Any, keys: ApiKeys) -> None:
+        self.app = app
+        self.keys = keys
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if not any(path == p or path.startswith(p + "/") for p in _PROTECTED):
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        try:
+            workspace = resolve_workspace(
+                self.keys, headers.get("authorization"), headers.get(wire.WORKSPACE_HEADER.lower())
+            )
+        except ApiError as exc:
+            response = JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers)
+            await response(scope, receive, send)
+            return
+        scope.setdefault("state", {})["workspace"] = workspace
+        await self.app(scope, receive, send)

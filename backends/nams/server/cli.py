@@ -8,6 +8,10 @@ Examples::
 
 Keys also come from ``NAMS_SERVER_API_KEYS`` (comma-separated ``KEY`` or
 ``KEY=WORKSPACE``). Without any key the server only listens on a loopback address.
+
+The backing store is opened and connected once before the server starts: an unknown
+scheme or an unreachable store is one line on stderr and exit code 1 (the traceback only
+with ``--debug``), and the "NAMS API on …" line is printed only once the store answered.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from typing import Any
 from memory_core.errors import ConfigurationError
 from memory_core.settings import redact_url
 
-from .app import DEFAULT_BACKEND_URL, create_app
+from .app import DEFAULT_BACKEND_URL, create_app, open_store
 from .auth import ENV_KEYS, ApiKeys, check_open_server
 from .faults import Faults
 from .runner import bind, make_server
@@ -72,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="messages per observation (10)",
     )
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    p.add_argument("--debug", action="store_true", help="show tracebacks on failure")
     faults = p.add_argument_group("fault injection (for tests)")
     faults.add_argument(
         "--test-admin", action="store_true", help="enable /_admin/faults and /_admin/traffic"
@@ -132,7 +137,23 @@ def _load_callable(spec: str) -> Any:
 
 class _HideLifespanTraceback(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        return not record.getMessage().startswith("Exception in 'lifespan' protocol")
+        message = record.getMessage()
+        return not message.startswith(
+            ("Exception in 'lifespan' protocol", "Traceback (most recent call last)")
+        )
+
+
+def _check_store(backend_url: str) -> None:
+    """Open and connect the backing store once (then close it): raises its error."""
+
+    async def probe() -> None:
+        backend = open_store(backend_url)
+        try:
+            await backend.connect()
+        finally:
+            await backend.close()
+
+    asyncio.run(probe())
 
 
 def _configure_logging(level: str, debug: bool) -> None:
@@ -155,8 +176,10 @@ def main(argv: Sequence[str], *, debug: bool = False) -> int:
         return 2
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
+    debug = debug or args.debug
     keys = ApiKeys.from_env(args.api_key)
     check_open_server(keys, args.host)
+    _check_store(args.backend_url)
     faults = Faults(
         rate_limit=args.fail_429,
         retry_after=args.retry_after,
