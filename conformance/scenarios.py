@@ -49,6 +49,7 @@ AREAS: dict[str, str] = {
     "errors": "errors and bad input",
     "aliasing": "id aliasing",
     "runtime": "lifecycle and runtime",
+    "portability": "portability: one application, compared with the embedded reference",
 }
 
 NOT_APPLICABLE = "n/a: "

@@ -33,9 +33,13 @@ def table() -> str:
     caps: dict[str, Capabilities] = {
         name: backend_class(scheme).capabilities for name, scheme in COLUMNS.items()
     }
+    # NAMS declares its flags per session mode; the class shows the default (portable).
+    server_ids = getattr(backend_class("nams"), "server_capabilities", None)
+    if isinstance(server_ids, Capabilities):
+        caps["nams (server ids)"] = server_ids
     lines = [
-        "| capability | meaning | " + " | ".join(COLUMNS) + " |",
-        "| --- | --- | " + " | ".join("---" for _ in COLUMNS) + " |",
+        "| capability | meaning | " + " | ".join(caps) + " |",
+        "| --- | --- | " + " | ".join("---" for _ in caps) + " |",
     ]
     for name, meaning in {**FLAG_DOCS, **LIMIT_DOCS}.items():
         cells = " | ".join(_cell(getattr(c, name)) for c in caps.values())

@@ -15,6 +15,7 @@ from .fidelity import FidelitySuite
 from .idempotency import IdempotencySuite
 from .limits import LimitsSuite
 from .nams import NamsSuite
+from .portability import PortabilitySuite
 from .reads import ReadsSuite
 from .runtime import RuntimeSuite
 from .search import SearchSuite
@@ -44,6 +45,7 @@ AREA_SUITES = (
     ErrorsSuite,
     AliasingSuite,
     RuntimeSuite,
+    PortabilitySuite,
 )
 
 
