@@ -502,8 +502,9 @@ class MemoryBackend(ABC):
     ) -> Conversation:
         """Create a conversation, or return the existing one for this session.
 
-        Idempotent where the caller names sessions. On NAMS the server issues the id:
-        use the returned ``Conversation.id`` as ``session_id`` in later calls.
+        Idempotent where the caller names sessions (``client_chosen_ids``). Where the
+        store issues ids (NAMS with ``session_names="server"``) every call creates one:
+        use the returned ``Conversation.id`` (also its ``session_id``) in later calls.
         """
         target = self._target(session_id, conversation_id, user_identifier)
         heading = check_optional_str(title, "title")
