@@ -74,13 +74,15 @@ _LIBRARY_MODULES = ("memory_core", "backends")
 
 def _caller_stacklevel() -> int:
     """The ``stacklevel`` that makes a warning point at the first frame outside memory-core
-    and its backends: the line of the caller's ``await backend.method(...)``, however deep
-    in the library the warning is raised (coroutine frames chain like plain calls)."""
+    and any backend (a third-party one too: frames of a ``MemoryBackend`` method): the
+    line of the caller's ``await backend.method(...)``, however deep in the library the
+    warning is raised (coroutine frames chain like plain calls)."""
     frame = sys._getframe(1)
     level = 1
     while frame is not None:
         module = str(frame.f_globals.get("__name__", ""))
-        if module.partition(".")[0] not in _LIBRARY_MODULES:
+        inside = module.partition(".")[0] in _LIBRARY_MODULES
+        if not inside and not isinstance(frame.f_locals.get("self"), MemoryBackend):
             return level
         frame = frame.f_back  # type: ignore[assignment]
         level += 1
