@@ -17,7 +17,7 @@ import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from datetime import datetime
-from types import CodeType, TracebackType
+from types import TracebackType
 from typing import Any, ClassVar, Literal, Protocol, Self
 from uuid import UUID
 
@@ -97,28 +97,26 @@ BATCH_KEYS = frozenset({"role", "content", "metadata", "timestamp"})
 _LIBRARY_MODULES = ("memory_core", "backends")
 
 
-def _caller_stacklevel(backend: object | None) -> int:
-    """The ``stacklevel`` that makes a warning point at the first frame outside memory-core,
-    its backends and ``backend``'s own class (wherever that class is defined): the line of
-    the caller's ``await backend.method(...)``, however deep in the library the warning is
-    raised (coroutine frames chain through ``await`` like plain calls)."""
-    own: frozenset[CodeType] = frozenset()
-    if backend is not None:
-        own = _backend_code(type(backend))
-    frame = sys._getframe(1)  # warn_capability, which calls warnings.warn: stacklevel 1
+def _caller_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning point at the first frame outside memory-core
+    and any backend (a third-party one too: frames of a ``MemoryBackend`` method): the
+    line of the caller's ``await backend.method(...)``, however deep in the library the
+    warning is raised (coroutine frames chain like plain calls)."""
+    frame = sys._getframe(1)
     level = 1
     while frame is not None:
         module = str(frame.f_globals.get("__name__", ""))
-        if module.partition(".")[0] not in _LIBRARY_MODULES and frame.f_code not in own:
+        inside = module.partition(".")[0] in _LIBRARY_MODULES
+        if not inside and not isinstance(frame.f_locals.get("self"), MemoryBackend):
             return level
         frame = frame.f_back  # type: ignore[assignment]
         level += 1
     return 2
 
 
-def warn_capability(message: str, backend: object | None = None) -> None:
+def warn_capability(message: str) -> None:
     """Issue a :class:`CapabilityWarning` attributed to the caller's line (see above)."""
-    warnings.warn(message, CapabilityWarning, stacklevel=_caller_stacklevel(backend))
+    warnings.warn(message, CapabilityWarning, stacklevel=_caller_stacklevel())
 
 
 class Extractor(Protocol):
@@ -127,23 +125,6 @@ class Extractor(Protocol):
     def __call__(self, text: str) -> Any:
         """Return ``list[EntityRef]`` (or an awaitable of it)."""
         ...
-
-
-_BACKEND_CODE: dict[type[Any], frozenset[CodeType]] = {}
-
-
-def _backend_code(cls: type[Any]) -> frozenset[CodeType]:
-    """The code objects of every function defined on ``cls`` and its bases: frames running
-    them are the backend's, wherever the class was defined (cached per class)."""
-    if cls not in _BACKEND_CODE:
-        found: set[CodeType] = set()
-        for klass in cls.__mro__:
-            for value in vars(klass).values():
-                code = getattr(value, "__code__", None)
-                if isinstance(code, CodeType):
-                    found.add(code)
-        _BACKEND_CODE[cls] = frozenset(found)
-    return _BACKEND_CODE[cls]
 
 
 class MemoryBackend(ABC):
@@ -306,8 +287,7 @@ class MemoryBackend(ABC):
             self._warned.add((method, argument))
             warn_capability(
                 f"{self.name}.{method}: argument {argument!r} is not supported and was "
-                f"dropped. {workaround}",
-                self,
+                f"dropped. {workaround}"
             )
 
     def _scope(self, method: str, user_identifier: Any) -> rq.Scope:
@@ -371,7 +351,7 @@ class MemoryBackend(ABC):
         """``value``, or ``cap`` with a :class:`CapabilityWarning` when it is larger."""
         if cap is None or value <= cap:
             return value
-        warn_capability(f"{self.name}.{method}: limit={value} clamped to {cap}; {why}", self)
+        warn_capability(f"{self.name}.{method}: limit={value} clamped to {cap}; {why}")
         return cap
 
     def _search_limit(self, method: str, limit: Any) -> int:
@@ -591,8 +571,9 @@ class MemoryBackend(ABC):
     ) -> Conversation:
         """Create a conversation, or return the existing one for this session.
 
-        Idempotent where the caller names sessions. On NAMS the server issues the id:
-        use the returned ``Conversation.id`` as ``session_id`` in later calls.
+        Idempotent where the caller names sessions (``client_chosen_ids``). Where the
+        store issues ids (NAMS with ``session_names="server"``) every call creates one:
+        use the returned ``Conversation.id`` (also its ``session_id``) in later calls.
         """
         target = self._target("create_conversation", session_id, conversation_id, user_identifier)
         heading = check_optional_str(title, "title")

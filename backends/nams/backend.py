@@ -24,13 +24,18 @@ from urllib.parse import urlsplit, urlunsplit
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 import httpx
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from memory_core import requests as rq
 from memory_core.backend import Extractor, MemoryBackend
 from memory_core.capabilities import Capabilities
 from memory_core.embedding import Embedder
-from memory_core.errors import ConfigurationError, NotFoundError, TransportError
+from memory_core.errors import (
+    ConfigurationError,
+    InvalidRequestError,
+    NotFoundError,
+    TransportError,
+)
 from memory_core.models import (
     Conversation,
     Entity,
@@ -45,6 +50,7 @@ from memory_core.summary import format_context
 from . import wire
 from .sessions import (
     DEFAULT_CACHE_SIZE,
+    SESSION_KEY,
     NameIndex,
     SessionNames,
     header_id,
@@ -52,6 +58,7 @@ from .sessions import (
     session_name,
     visible_metadata,
 )
+from .sessions import parse as _parse
 from .transport import ENV_API_KEY, ENV_WORKSPACE, NamsTransport, RetryPolicy, check_positive
 
 M = TypeVar("M", bound=BaseModel)
@@ -149,16 +156,6 @@ class _At:
     conversation_id: UUID | None
     label: str
     header: wire.ConversationOut | None
-
-
-def _parse(model: type[M], payload: Any, route: str) -> M:
-    try:
-        return model.model_validate(payload if payload is not None else {})
-    except ValidationError as exc:
-        fields = sorted({".".join(str(p) for p in e["loc"]) for e in exc.errors()})
-        raise TransportError(
-            f"nams: unexpected response from {route} (fields: {', '.join(fields) or '?'})"
-        ) from None
 
 
 class NamsBackend(MemoryBackend):
@@ -463,6 +460,12 @@ class NamsBackend(MemoryBackend):
             payload = await self._call("POST", wire.CONVERSATIONS, "create_conversation", json=body)
             header = _parse(wire.ConversationOut, payload, wire.CONVERSATIONS)
             return self._conversation(header, None)
+
+        if SESSION_KEY in req.metadata:
+            raise InvalidRequestError(
+                f"the key {SESSION_KEY!r} is reserved for the session name in portable mode",
+                argument="metadata",
+            )
 
         async def read(at: _At) -> Conversation:
             header = at.header

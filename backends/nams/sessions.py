@@ -31,12 +31,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 import anyio
+from pydantic import BaseModel, ValidationError
 
-from memory_core.errors import ConfigurationError, NotFoundError
+from memory_core.errors import ConfigurationError, NotFoundError, TransportError
 
 from . import wire
 
@@ -44,9 +45,21 @@ SESSION_KEY = "memory_core_session"
 """The conversation-metadata key that holds the caller's session name."""
 DEFAULT_CACHE_SIZE = 10_000
 
+M = TypeVar("M", bound=BaseModel)
 Call = Callable[..., Awaitable[Any]]
 Key = tuple[str, str]
 _OLDEST = datetime.max.replace(tzinfo=UTC)
+
+
+def parse(model: type[M], payload: Any, route: str) -> M:
+    """A response body as ``model``; a body of another shape is a ``TransportError``."""
+    try:
+        return model.model_validate(payload if payload is not None else {})
+    except ValidationError as exc:
+        fields = sorted({".".join(str(p) for p in e["loc"]) for e in exc.errors()})
+        raise TransportError(
+            f"nams: unexpected response from {route} (fields: {', '.join(fields) or '?'})"
+        ) from None
 
 
 def _key(name: str, user: str | None) -> Key:
@@ -298,7 +311,7 @@ class SessionNames:
             payload = await self._call("GET", route, "resolve_session")
         except NotFoundError:
             return None
-        return wire.ConversationOut.model_validate(payload or {})
+        return parse(wire.ConversationOut, payload, route)
 
     async def _scan(
         self, user: str | None, match: Callable[[wire.ConversationOut], bool]
@@ -313,7 +326,7 @@ class SessionNames:
             if user is not None:
                 params["userId"] = user
             payload = await self._call("GET", wire.CONVERSATIONS, "resolve_session", params=params)
-            page = wire.ConversationPage.model_validate(payload or {})
+            page = parse(wire.ConversationPage, payload, wire.CONVERSATIONS)
             found += [c for c in page.conversations if match(c)]
             cursor = page.next_cursor
             if not page.conversations or not cursor:
@@ -333,7 +346,7 @@ class SessionNames:
             user_id=user, metadata={**metadata, SESSION_KEY: name}
         ).to_wire(omit_none=True)
         payload = await self._call("POST", wire.CONVERSATIONS, "create_conversation", json=body)
-        mine = wire.ConversationOut.model_validate(payload or {})
+        mine = parse(wire.ConversationOut, payload, wire.CONVERSATIONS)
         rivals = await self._scan(user, lambda c: session_name(c) == name and c.id != mine.id)
         winner = self._oldest([mine, *rivals], name)
         assert winner is not None

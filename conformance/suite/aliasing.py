@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Any
+from uuid import uuid4
 
 import pytest
 
-from memory_core import MissingIdentifierError, SessionRequiredError
+from memory_core import MissingIdentifierError, NotFoundError, SessionRequiredError
 
 from ..harness import Harness
 from ..scenarios import scenario
@@ -89,3 +90,22 @@ class AliasingSuite(SuiteBase):
             assert isinstance(info.value, SessionRequiredError)
         else:
             assert isinstance(await harness.backend.search_messages("query", limit=1), list)
+
+    @scenario(
+        "aliasing.uuid_session_id",
+        "a UUID given as session_id names that conversation, as conversation_id would",
+    )
+    async def test_aliasing_uuid_session_id(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        await harness.backend.add_message(handle, "user", "by handle")
+        conversation = await harness.backend.get_conversation(handle)
+        await harness.backend.add_message(conversation.id, "assistant", "by UUID")
+        read = await harness.backend.get_conversation(conversation.id)
+        assert read.id == conversation.id
+        assert [m.content for m in read.messages] == ["by handle", "by UUID"]
+        assert await harness.contents(handle) == ["by handle", "by UUID"]
+        hits = await harness.backend.search_messages("UUID", session_id=conversation.id)
+        assert [m.content for m in hits] == ["by UUID"]
+        assert "by UUID" in await harness.backend.get_context(session_id=conversation.id)
+        with pytest.raises(NotFoundError):
+            await harness.backend.add_message(uuid4(), "user", "nowhere")

@@ -20,7 +20,7 @@ import pytest
 
 from backends.nams import NamsBackend
 from backends.nams.sessions import SESSION_KEY, portable_id
-from memory_core import NotFoundError
+from memory_core import InvalidRequestError, NotFoundError
 from tests.support.nams_server import API_KEY, NamsTestServer
 
 pytestmark = [pytest.mark.nams, pytest.mark.anyio]
@@ -98,6 +98,11 @@ async def test_create_conversation_is_idempotent_and_keeps_metadata(
         assert first.id == second.id and first.session_id == "c1"
         assert second.metadata == {"team": "x"}  # the service cannot update metadata
         assert len(conversations_named(nams_server, workspace, "c1")) == 1
+        with pytest.raises(InvalidRequestError) as reserved:
+            await memory.create_conversation("c2", metadata={SESSION_KEY: "other"})
+        assert reserved.value.argument == "metadata"
+        assert conversations_named(nams_server, workspace, "other") == []
+        assert (await memory.list_conversations()) == [first.model_copy(update={"messages": []})]
 
 
 async def test_cold_lookup_costs_one_list_request_per_200_conversations(

@@ -3,6 +3,7 @@ asyncio or memory-core internals — whichever method raised it and however deep
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -10,8 +11,10 @@ from typing import Any
 
 import pytest
 
+from backends.embedded import EmbeddedBackend
 from backends.nams import NamsBackend
-from memory_core import CapabilityWarning, EntityRef
+from memory_core import CapabilityWarning, EntityRef, Message
+from memory_core import requests as rq
 from tests.support.nams_server import NamsTestServer
 
 pytestmark = [pytest.mark.nams, pytest.mark.anyio]
@@ -102,3 +105,24 @@ async def test_capability_warning_points_at_the_caller(
     assert found, f"{case}: no CapabilityWarning"
     for warning in found:
         assert warning.filename == __file__, f"{case}: points at {warning.filename}"
+
+
+class ThirdPartyBackend(EmbeddedBackend):
+    """A backend outside memory-core that drops an argument in its own hook."""
+
+    def __init__(self, url: str = "memory://", **options: Any) -> None:
+        super().__init__("memory://", **options)
+
+    async def _add_message(self, req: rq.AddMessage) -> Message:
+        self._drop("add_message", "extract_relations", "this store keeps no relations")
+        return await super()._add_message(req)
+
+
+async def test_a_third_party_backend_warning_points_at_the_caller_too() -> None:
+    async with ThirdPartyBackend() as memory:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            caller_line = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
+            await memory.add_message("s", "user", "x")
+    [warning] = [w for w in caught if issubclass(w.category, CapabilityWarning)]
+    assert (warning.filename, warning.lineno) == (__file__, caller_line)
