@@ -303,10 +303,10 @@ class NamsBackend(MemoryBackend):
             score=item.score,
         )
 
-    def _messages(self, items: Any, route: str, at: _At) -> list[Message]:
-        if not isinstance(items, list):
-            raise TransportError(f"nams: unexpected response from {route} (messages)")
-        return [self._message(m, route, at) for m in items]
+    def _messages(self, payload: Any, route: str, at: _At) -> list[Message]:
+        """The messages of a ``MessageList`` response, in the order sent."""
+        items = _parse(wire.MessageList, payload, route).messages
+        return [self._from_wire(m, route, at) for m in items]
 
     def _conversation(
         self,
@@ -442,8 +442,7 @@ class NamsBackend(MemoryBackend):
         async def post(at: _At) -> list[Message]:
             route = wire.path(wire.MESSAGES_BULK, conversation_id=at.server_id)
             payload = await self._call("POST", route, "add_messages_batch", json=body)
-            items = payload.get("messages") if isinstance(payload, dict) else payload
-            return self._messages(items, route, at)
+            return self._messages(payload, route, at)
 
         return await self._on(req.target, post, create=True)
 
@@ -497,8 +496,7 @@ class NamsBackend(MemoryBackend):
             payload = await self._call(
                 "GET", route, "get_conversation", params={"limit": req.limit}
             )
-            page = payload.get("messages") if isinstance(payload, dict) else payload
-            newest_first = self._messages(page, route, at)
+            newest_first = self._messages(payload, route, at)
             return self._conversation(header, req.target.session_id, newest_first[::-1])
 
         return await self._on(
@@ -580,25 +578,25 @@ class NamsBackend(MemoryBackend):
         )
 
     async def _get_observations(self, target: rq.Target) -> list[dict[str, Any]]:
-        """The service's observation dicts, as sent (camelCase)."""
-        return await self._listing(wire.OBSERVATIONS, "observations", target, "get_observations")
+        """The service's observations as camelCase dicts (checked against the wire model;
+        fields the service adds are kept)."""
+
+        async def read(at: _At) -> list[dict[str, Any]]:
+            route = wire.path(wire.OBSERVATIONS, conversation_id=at.server_id)
+            payload = await self._call("GET", route, "get_observations")
+            found = _parse(wire.ObservationList, payload, route).observations
+            return [item.to_wire(omit_none=True) for item in found]
+
+        return await self._on(target, read, missing=lambda: [])
 
     async def _get_reflections(self, target: rq.Target) -> list[dict[str, Any]]:
-        """The service's reflection dicts, as sent (camelCase)."""
-        return await self._listing(wire.REFLECTIONS, "reflections", target, "get_reflections")
+        """The service's reflections as camelCase dicts (as for observations)."""
 
-    async def _listing(
-        self, template: str, key: str, target: rq.Target, operation: str
-    ) -> list[dict[str, Any]]:
         async def read(at: _At) -> list[dict[str, Any]]:
-            route = wire.path(template, conversation_id=at.server_id)
-            payload = await self._call("GET", route, operation)
-            items = payload.get(key) if isinstance(payload, dict) else payload
-            if items is None:
-                return []
-            if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
-                raise TransportError(f"nams: unexpected response from {route} ({key})")
-            return items
+            route = wire.path(wire.REFLECTIONS, conversation_id=at.server_id)
+            payload = await self._call("GET", route, "get_reflections")
+            found = _parse(wire.ReflectionList, payload, route).reflections
+            return [item.to_wire(omit_none=True) for item in found]
 
         return await self._on(target, read, missing=lambda: [])
 
@@ -608,17 +606,10 @@ class NamsBackend(MemoryBackend):
     async def _extraction(self, at: _At) -> ExtractionStatus:
         route = wire.path(wire.EXTRACTION_STATUS, conversation_id=at.server_id)
         payload = await self._call("GET", route, "get_extraction_status")
-        data = payload if isinstance(payload, dict) else {}
-        messages = data.get("messages") or []
-        summary = data.get("summary") or {}
-        if not isinstance(messages, list) or not isinstance(summary, dict):
-            raise TransportError(f"nams: unexpected response from {route}")
-        try:
-            counts = {str(k): int(v) for k, v in summary.items()}
-        except (TypeError, ValueError):
-            raise TransportError(f"nams: unexpected summary from {route}") from None
+        found = _parse(wire.ExtractionStatusOut, payload, route)
         return ExtractionStatus(
-            messages=[m for m in messages if isinstance(m, dict)], summary=counts
+            messages=[item.to_wire(omit_none=True) for item in found.messages],
+            summary=found.summary,
         )
 
     # ------------------------------------------------------------------ deletes
@@ -672,9 +663,13 @@ class NamsBackend(MemoryBackend):
         return self._entity(item, req.name, req.type)
 
     async def _find_entities(self, req: rq.FindEntities) -> list[Entity]:
-        body: dict[str, Any] = {"query": req.identifier, "limit": req.limit}
-        if req.type is not None:
-            body["type"] = wire.entity_type_to_wire(req.type)
+        body = wire.EntitySearchIn.model_validate(
+            {
+                "query": req.identifier,
+                "limit": req.limit,
+                "type": None if req.type is None else wire.entity_type_to_wire(req.type),
+            }
+        ).to_wire(omit_none=True)
         payload = await self._call("POST", wire.ENTITIES_SEARCH, "find_entities", json=body)
         result = _parse(wire.EntitySearchOut, payload, wire.ENTITIES_SEARCH)
         return [self._entity(e, e.name or "", "CUSTOM") for e in result.entities[: req.limit]]

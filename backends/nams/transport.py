@@ -39,7 +39,6 @@ from memory_core.errors import (
     AuthenticationError,
     ConfigurationError,
     InvalidRequestError,
-    NotFoundError,
     NotSupportedError,
     RateLimitedError,
     TransportError,
@@ -289,36 +288,35 @@ class NamsTransport:
             text += f" {code}"
         if message:
             text += f": {message}"
-        if status == 401:
-            given = "the API key was refused" if self._api_key else "no API key was given"
-            return AuthenticationError(
-                f"{text} ({given}: set {ENV_API_KEY} or pass api_key=... with a key this "
-                "service accepts)"
-            )
-        if status == 403:
-            return AuthenticationError(
-                f"{text} (the API key may not act in this workspace: check "
-                f"{ENV_WORKSPACE} / workspace_id=, or use a key for it via {ENV_API_KEY} / "
-                "api_key=)"
-            )
-        if status == 404:
-            return NotFoundError(text)
-        if status in (400, 409, 413, 422):
+        kind = wire.error_for_status(status)
+        if kind is AuthenticationError:
+            return AuthenticationError(f"{text} ({self._credential_hint(status)})")
+        if kind is InvalidRequestError:
             return InvalidRequestError(
                 text,
                 argument="limit" if code == wire.ErrorCode.INVALID_LIMIT else None,
                 details={"status": status, "code": code, "details": details},
             )
-        if status in (405, 501):
+        if kind is NotSupportedError:
             return NotSupportedError(
                 self.backend,
                 operation,
                 f"the server does not support {method} {route} (HTTP {status})",
                 "check backend.capabilities; this service version lacks the endpoint",
             )
-        if status == 429:
+        if kind is RateLimitedError:
             return RateLimitedError(text, retry_after=retry_after)
-        return TransportError(text)
+        return kind(text)
+
+    def _credential_hint(self, status: int) -> str:
+        """What to fill in after a 401 or 403."""
+        if status == 401:
+            given = "the API key was refused" if self._api_key else "no API key was given"
+            return f"{given}: set {ENV_API_KEY} or pass api_key=... with a key this service accepts"
+        return (
+            f"the API key may not act in this workspace: check {ENV_WORKSPACE} / "
+            f"workspace_id=, or use a key for it via {ENV_API_KEY} / api_key="
+        )
 
 
 def _decode(response: httpx.Response, method: str, route: str) -> Any:

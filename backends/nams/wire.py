@@ -19,13 +19,24 @@ Conventions of the hosted service reproduced here:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 from urllib.parse import quote
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
+
+from memory_core.errors import (
+    AuthenticationError,
+    InvalidRequestError,
+    MemoryCoreError,
+    NotFoundError,
+    NotSupportedError,
+    RateLimitedError,
+    TransportError,
+)
 
 API_PREFIX = "/v1"
 
@@ -98,6 +109,58 @@ class ErrorCode(StrEnum):
     UNAVAILABLE = "service_unavailable"
     NOT_SUPPORTED = "not_supported"
     INTERNAL = "internal_error"
+
+
+@dataclass(frozen=True)
+class ErrorKind:
+    """One row of the error table: an HTTP status, the envelope's ``code`` and the
+    memory-core error the client raises for it. ``served`` rows are also how the server
+    answers a backing-store error of that class (others become 503: a store that refuses
+    the server's own credentials is the server's problem, not the caller's)."""
+
+    status: int
+    code: ErrorCode
+    error: type[MemoryCoreError]
+    served: bool = False
+
+
+ERRORS: tuple[ErrorKind, ...] = (
+    ErrorKind(404, ErrorCode.NOT_FOUND, NotFoundError, served=True),
+    ErrorKind(400, ErrorCode.INVALID_REQUEST, InvalidRequestError, served=True),
+    ErrorKind(501, ErrorCode.NOT_SUPPORTED, NotSupportedError, served=True),
+    ErrorKind(400, ErrorCode.INVALID_LIMIT, InvalidRequestError),
+    ErrorKind(400, ErrorCode.INVALID_CURSOR, InvalidRequestError),
+    ErrorKind(400, ErrorCode.BULK_TOO_LARGE, InvalidRequestError),
+    ErrorKind(401, ErrorCode.UNAUTHORIZED, AuthenticationError),
+    ErrorKind(403, ErrorCode.FORBIDDEN, AuthenticationError),
+    ErrorKind(405, ErrorCode.METHOD_NOT_ALLOWED, NotSupportedError),
+    ErrorKind(409, ErrorCode.INVALID_REQUEST, InvalidRequestError),
+    ErrorKind(413, ErrorCode.INVALID_REQUEST, InvalidRequestError),
+    ErrorKind(422, ErrorCode.INVALID_REQUEST, InvalidRequestError),
+    ErrorKind(429, ErrorCode.RATE_LIMITED, RateLimitedError),
+    ErrorKind(503, ErrorCode.UNAVAILABLE, TransportError),
+    ErrorKind(500, ErrorCode.INTERNAL, TransportError),
+)
+"""The one table from HTTP status to error code to memory-core error, read by the client
+transport (status → error) and by the server (backing-store error → status and code)."""
+
+UNAVAILABLE = ErrorKind(503, ErrorCode.UNAVAILABLE, TransportError)
+
+
+def error_for_status(status: int) -> type[MemoryCoreError]:
+    """The memory-core error the client raises for an HTTP error ``status``."""
+    for kind in ERRORS:
+        if kind.status == status:
+            return kind.error
+    return TransportError
+
+
+def answer_for(error: MemoryCoreError) -> ErrorKind:
+    """How the server answers a backing-store ``error``: its ``served`` row, else 503."""
+    for kind in ERRORS:
+        if kind.served and isinstance(error, kind.error):
+            return kind
+    return UNAVAILABLE
 
 
 def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
@@ -234,9 +297,15 @@ class MessageOut(WireModel):
 
 
 class MessageList(WireModel):
-    """``GET .../messages`` (newest first) and the bulk write response (in order)."""
+    """``GET .../messages`` (newest first) and the bulk write response (in order). A bare
+    JSON list of messages is read as the same thing."""
 
     messages: list[MessageOut] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_list(cls, data: Any) -> Any:
+        return {"messages": data} if isinstance(data, list) else data
 
 
 class BulkIn(WireModel):
@@ -260,7 +329,10 @@ class SearchOut(WireModel):
 
 
 class ObservationOut(WireModel):
-    """A server-side observation over a window of messages."""
+    """A server-side observation over a window of messages (fields the service adds are
+    kept, so callers see them)."""
+
+    model_config = ConfigDict(extra="allow")
 
     id: str
     conversation_id: str | None = None
@@ -271,7 +343,9 @@ class ObservationOut(WireModel):
 
 
 class ReflectionOut(WireModel):
-    """A server-side reflection over a conversation."""
+    """A server-side reflection over a conversation (unknown fields are kept)."""
+
+    model_config = ConfigDict(extra="allow")
 
     id: str
     conversation_id: str | None = None
@@ -296,7 +370,9 @@ class ContextOut(WireModel):
 
 
 class ExtractionItem(WireModel):
-    """Extraction progress of one message."""
+    """Extraction progress of one message (unknown fields are kept)."""
+
+    model_config = ConfigDict(extra="allow")
 
     id: str
     conversation_id: str | None = None

@@ -24,7 +24,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from memory_core import (
     AuthenticationError,
     ConfigurationError,
-    InvalidRequestError,
     MemoryBackend,
     MemoryCoreError,
     NotFoundError,
@@ -291,17 +290,19 @@ async def _on_validation_error(request: Request, exc: Exception) -> Response:
 
 async def _on_core_error(request: Request, exc: Exception) -> Response:
     """Errors of the backing store, translated; nothing of the request is echoed."""
-    if isinstance(exc, NotFoundError):
-        return _error(404, wire.ErrorCode.NOT_FOUND, "not found")
-    if isinstance(exc, InvalidRequestError):
-        return _error(400, wire.ErrorCode.INVALID_REQUEST, str(exc))
+    assert isinstance(exc, MemoryCoreError)
+    kind = wire.answer_for(exc)
+    if kind.error is NotFoundError:
+        return _error(kind.status, kind.code, "not found")
     if isinstance(exc, NotSupportedError):
-        return _error(501, wire.ErrorCode.NOT_SUPPORTED, exc.message)
+        return _error(kind.status, kind.code, exc.message)
+    if kind.served:
+        return _error(kind.status, kind.code, str(exc))
     if isinstance(exc, RateLimitedError | AuthenticationError):
         log.error("backing store refused: %s", type(exc).__name__)
     else:
         log.error("backing store failed: %s", exc)
-    return _error(503, wire.ErrorCode.UNAVAILABLE, "the backing store is unavailable")
+    return _error(kind.status, kind.code, "the backing store is unavailable")
 
 
 # ---------------------------------------------------------------------- factory
