@@ -18,7 +18,13 @@ import anyio.to_thread
 
 from ..backend import CapabilityWarning, MemoryBackend
 from ..capabilities import Capabilities
-from ..errors import ConfigurationError, InvalidArgumentTypeError, NotSupportedError
+from ..errors import (
+    ConfigurationError,
+    InvalidArgumentTypeError,
+    NotFoundError,
+    NotSupportedError,
+)
+from ..models import Message
 from ..sync import SyncMemoryBackend
 
 Memory = MemoryBackend | SyncMemoryBackend
@@ -75,6 +81,21 @@ class MemoryBridge:
             return await anyio.to_thread.run_sync(func)
         return await getattr(self.memory, method)(*args, **kwargs)
 
+    def messages(self, **read: Any) -> list[Message]:
+        """``get_conversation(**read).messages``; a session the store does not know (NAMS
+        before its first write or after a clear) has no messages."""
+        try:
+            return list(self.call("get_conversation", **read).messages)
+        except NotFoundError:
+            return []
+
+    async def amessages(self, **read: Any) -> list[Message]:
+        """The async form of :meth:`messages`."""
+        try:
+            return list((await self.acall("get_conversation", **read)).messages)
+        except NotFoundError:
+            return []
+
     def require(self, flag: str, method: str, workaround: str) -> None:
         """Raise ``NotSupportedError`` when the backend lacks ``flag``."""
         if not self.capabilities.supports(flag):
@@ -115,3 +136,34 @@ async def astart_session(memory: Memory, name: str | None = None, **options: Any
     chosen = name or f"session-{uuid4().hex}"
     created = await bridge.acall("create_conversation", session_id=chosen, **options)
     return chosen if bridge.capabilities.client_chosen_ids else str(created.id)
+
+
+def read_all_limit(bridge: MemoryBridge) -> int | None:
+    """The ``limit`` that reads a whole session: ``None`` (the backend default) where reads
+    are capped, else a limit above any real conversation length."""
+    if bridge.capabilities.max_messages_per_read is not None:
+        return None
+    return 2**31
+
+
+def warn_if_truncated(bridge: MemoryBridge, method: str, count: int) -> None:
+    """A full read that came back exactly at the backend's read cap may miss older
+    messages: say so (strict: raise) rather than lose them silently."""
+    cap = bridge.capabilities.max_messages_per_read
+    if cap is None or count < cap or bridge.capabilities.full_history:
+        return
+    if bridge.strict:
+        raise NotSupportedError(
+            bridge.name,
+            method,
+            f"only the newest {cap} messages can be read; older ones are unreachable",
+            "pass a limit, or use a backend with full_history",
+        )
+    if "truncated" not in bridge._warned:
+        bridge._warned.add("truncated")
+        warnings.warn(
+            f"{bridge.name}.{method}: only the newest {cap} messages can be read from this "
+            "backend; older ones are unreachable",
+            CapabilityWarning,
+            stacklevel=4,
+        )
