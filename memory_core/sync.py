@@ -151,6 +151,7 @@ class SyncMemoryBackend:
         try:
             # Built on the loop thread so everything the backend creates belongs to it.
             self._backend: MemoryBackend = portal.call(factory)
+            self._portal_thread: int = portal.call(threading.get_ident)
         except BaseException:
             self._stack.close()
             raise
@@ -189,8 +190,19 @@ class SyncMemoryBackend:
         state = "closed" if self._closed else "open"
         return f"<SyncMemoryBackend {self._backend.describe()} {state}>"
 
-    def _call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if _in_event_loop_thread():
+    def _call(
+        self,
+        name: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        *,
+        allow_loop_thread: bool = False,
+    ) -> Any:
+        # allow_loop_thread: for frameworks that run their sync hooks on their own loop's
+        # thread (blocking it is their design); never on the portal's own thread.
+        if threading.get_ident() == self._portal_thread or (
+            not allow_loop_thread and _in_event_loop_thread()
+        ):
             raise SyncCallInEventLoopError(
                 f"memory_core.sync: {name}() blocks and was called from a thread that runs "
                 "an event loop; await the async backend's method instead, or call it from a "

@@ -62,6 +62,16 @@ class MemoryBridge:
         """Call ``method`` and block until it returns."""
         if isinstance(self.memory, SyncMemoryBackend):
             return getattr(self.memory, method)(*args, **kwargs)
+        return self._call_async_backend(method, args, kwargs)
+
+    def call_in_hook(self, method: str, /, *args: Any, **kwargs: Any) -> Any:
+        """Like :meth:`call`, also from a framework's own event-loop thread (for frameworks
+        whose sync hooks run there and may block it, as their own stores do)."""
+        if isinstance(self.memory, SyncMemoryBackend):
+            return self.memory._call(method, args, kwargs, allow_loop_thread=True)
+        return self._call_async_backend(method, args, kwargs)
+
+    def _call_async_backend(self, method: str, args: Any, kwargs: Any) -> Any:
         func = functools.partial(getattr(self.memory, method), *args, **kwargs)
         try:
             return anyio.from_thread.run(func)
@@ -81,11 +91,13 @@ class MemoryBridge:
             return await anyio.to_thread.run_sync(func)
         return await getattr(self.memory, method)(*args, **kwargs)
 
-    def messages(self, **read: Any) -> list[Message]:
+    def messages(self, *, hook: bool = False, **read: Any) -> list[Message]:
         """``get_conversation(**read).messages``; a session the store does not know (NAMS
-        before its first write or after a clear) has no messages."""
+        before its first write or after a clear) has no messages. ``hook``: called from
+        a framework's sync hook (see :meth:`call_in_hook`)."""
+        call = self.call_in_hook if hook else self.call
         try:
-            return list(self.call("get_conversation", **read).messages)
+            return list(call("get_conversation", **read).messages)
         except NotFoundError:
             return []
 
@@ -110,8 +122,8 @@ class MemoryBridge:
         if what not in self._warned:
             self._warned.add(what)
             warnings.warn(
-                f"{self.name}.{method}: {what} cannot be kept by this backend (no "
-                f"message_metadata); only role and content are stored. {workaround}",
+                f"{self.name}.{method}: {what} cannot be kept by this backend; only role "
+                f"and text are stored. {workaround}",
                 CapabilityWarning,
                 stacklevel=stacklevel,
             )

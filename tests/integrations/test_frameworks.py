@@ -355,3 +355,90 @@ def test_llamaindex_chat_engine_run_reads_and_writes_memory(sync_store: SyncStor
     assert [stored[0].content, stored[2].content] == ["My name is Ana", "What is my name?"]
     fresh = ChatMemoryBuffer.from_defaults(chat_store=store, chat_store_key=key)
     assert fresh.get_all()[0].content == "My name is Ana"
+
+
+# ---------------------------------------------------------------- Strands
+
+
+def _scripted_strands_model(replies: list[str], seen: list[int]) -> Any:
+    """A Strands model that streams canned replies and records how many messages it got
+    (Strands ships no test model)."""
+    from strands.models.model import Model
+
+    class Scripted(Model):
+        def update_config(self, **model_config: Any) -> None:
+            pass
+
+        def get_config(self) -> Any:
+            return {}
+
+        async def structured_output(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError
+            yield {}
+
+        async def stream(self, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
+            seen.append(len(messages))
+            text = replies[len(seen) - 1]
+            yield {"messageStart": {"role": "assistant"}}
+            yield {"contentBlockStart": {"start": {}}}
+            yield {"contentBlockDelta": {"delta": {"text": text}}}
+            yield {"contentBlockStop": {}}
+            yield {"messageStop": {"stopReason": "end_turn"}}
+
+    return Scripted()
+
+
+@pytest.mark.filterwarnings("ignore::memory_core.CapabilityWarning")  # NAMS keeps text only
+def test_strands_agent_run_reads_and_writes_memory(sync_store: SyncStore) -> None:
+    pytest.importorskip("strands", reason="extra 'strands' not installed")
+    from strands import Agent
+
+    from memory_core.integrations.strands import MemorySessionManager
+
+    session = sync_store.session("strands")
+    seen: list[int] = []
+    model = _scripted_strands_model(["Hello Ana.", "You are Ana."], seen)
+    first = Agent(
+        model=model,
+        callback_handler=None,
+        session_manager=MemorySessionManager(sync_store.memory, session),
+    )
+    first("I am Ana.")
+    # a new agent (a new process) restores the conversation from memory
+    second = Agent(
+        model=model,
+        callback_handler=None,
+        session_manager=MemorySessionManager(sync_store.memory, session),
+    )
+    assert len(second.messages) == 2
+    answer = second("Who am I?")
+    assert str(answer).strip() == "You are Ana."
+    assert seen == [1, 3]
+    stored = sync_store.memory.get_conversation(session).messages
+    assert [(m.role.value, m.content) for m in stored] == [
+        ("user", "I am Ana."),
+        ("assistant", "Hello Ana."),
+        ("user", "Who am I?"),
+        ("assistant", "You are Ana."),
+    ]
+    if sync_store.memory.capabilities.message_metadata:
+        assert second.messages[1] == first.messages[1]
+
+
+def test_strands_redaction_needs_delete_message(sync_store: SyncStore) -> None:
+    pytest.importorskip("strands", reason="extra 'strands' not installed")
+    from memory_core.integrations.strands import MemorySessionManager
+
+    session = sync_store.session("strands-redact")
+    manager = MemorySessionManager(sync_store.memory, session)
+    manager.append_message({"role": "user", "content": [{"text": "my card is 4111"}]}, None)
+    redacted = {"role": "user", "content": [{"text": "[redacted]"}]}
+    if sync_store.memory.capabilities.delete_message:
+        manager.redact_latest_message(redacted, None)  # type: ignore[arg-type]
+        stored = sync_store.memory.get_conversation(session).messages
+        assert [m.content for m in stored] == ["[redacted]"]
+    else:
+        with pytest.raises(NotSupportedError, match="delete_message"):
+            manager.redact_latest_message(redacted, None)  # type: ignore[arg-type]
+        stored = sync_store.memory.get_conversation(session).messages
+        assert [m.content for m in stored] == ["my card is 4111"]
