@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 pytest.importorskip("mcp", reason="extra 'mcp' not installed")
@@ -99,3 +102,50 @@ async def test_nams_tools_follow_capabilities(nams_server: Any) -> None:
         hits = await call(session, "search_messages", query="tram", session_id=session_id)
         assert [h["content"] for h in hits["messages"]] == ["tram 28"]
         assert (await call(session, "clear_session", session_id=session_id))["deleted"] is True
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def test_streamable_http_on_loopback(tmp_path: Path) -> None:
+    from mcp.client.streamable_http import streamable_http_client
+
+    port = _free_port()
+    url = f"sqlite:///{tmp_path / 'http.db'}"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "memory_core.cli", "mcp", url, "--http", "--port", str(port)],
+        cwd=str(Path(__file__).resolve().parents[2]),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        with anyio.fail_after(60):
+            while True:
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=1):
+                        break
+                except OSError:
+                    assert server.poll() is None, server.stderr.read()  # type: ignore[union-attr]
+                    await anyio.sleep(0.2)
+        async with (
+            streamable_http_client(f"http://127.0.0.1:{port}/mcp") as streams,
+            ClientSession(streams[0], streams[1]) as session,
+        ):
+            await session.initialize()
+            await call(session, "add_message", session_id="h", role="user", content="over http")
+            recent = await call(session, "recent_messages", session_id="h")
+            assert [m["content"] for m in recent["messages"]] == ["over http"]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_http_refuses_a_non_loopback_host(anyio_backend: str) -> None:
+    from memory_core.cli import main
+
+    code = await anyio.to_thread.run_sync(main, ["mcp", "memory://", "--http", "--host", "0.0.0.0"])
+    assert code == 1
