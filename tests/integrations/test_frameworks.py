@@ -216,6 +216,69 @@ async def test_openai_agents_session(sync_store: SyncStore) -> None:
     assert await session.pop_item() is None if caps.delete_message else True
 
 
+def _scripted_agents_model(replies: list[str], seen: list[list[Any]]) -> Any:
+    """An Agents SDK model with canned replies that records its input (the SDK ships no
+    test model)."""
+    from agents.items import ModelResponse
+    from agents.models.interface import Model
+    from agents.usage import Usage
+    from openai.types.responses import ResponseOutputMessage, ResponseOutputText
+
+    class Scripted(Model):
+        async def get_response(self, system_instructions: Any, input: Any, *a: Any, **k: Any):
+            seen.append(list(input) if isinstance(input, list) else [input])
+            text = ResponseOutputText(
+                type="output_text", text=replies[len(seen) - 1], annotations=[]
+            )
+            message = ResponseOutputMessage(
+                id=f"msg_{len(seen)}",
+                type="message",
+                role="assistant",
+                status="completed",
+                content=[text],
+            )
+            return ModelResponse(output=[message], usage=Usage(), response_id=None)
+
+        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError
+
+    return Scripted()
+
+
+@pytest.mark.anyio
+async def test_openai_agents_runner_reads_and_writes_memory(sync_store: SyncStore) -> None:
+    pytest.importorskip("agents", reason="extra 'openai-agents' not installed")
+    from agents import Agent, RunConfig, Runner
+
+    from memory_core.integrations.openai_agents import MemorySession
+
+    session_id = await anyio.to_thread.run_sync(sync_store.session, "oa-run")
+    session = MemorySession(sync_store.memory, session_id)
+    seen: list[list[Any]] = []
+    agent = Agent(name="a", model=_scripted_agents_model(["Hello Ana.", "Ana."], seen))
+    offline = RunConfig(tracing_disabled=True)  # never export traces anywhere
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CapabilityWarning)  # NAMS keeps text only
+        await Runner.run(agent, "I am Ana.", session=session, run_config=offline)
+        result = await Runner.run(agent, "Who am I?", session=session, run_config=offline)
+    assert result.final_output == "Ana."
+    assert len(seen[1]) == 3  # the second run read the first exchange from memory
+    items = await session.get_items()
+    assert len(items) == 4
+    if sync_store.memory.capabilities.message_metadata:
+        assert items[1]["id"] == "msg_1"  # type: ignore[typeddict-item]
+        assert items[1]["content"][0]["text"] == "Hello Ana."  # type: ignore[typeddict-item,index]
+    stored = await anyio.to_thread.run_sync(
+        lambda: sync_store.memory.get_conversation(session_id).messages
+    )
+    assert [(m.role.value, m.content) for m in stored] == [
+        ("user", "I am Ana."),
+        ("assistant", "Hello Ana."),
+        ("user", "Who am I?"),
+        ("assistant", "Ana."),
+    ]
+
+
 # ---------------------------------------------------------------- Pydantic AI
 
 
