@@ -208,6 +208,7 @@ class MemoryRetriever(BaseRetriever):
     _bridge: MemoryBridge = PrivateAttr()
 
     def model_post_init(self, context: Any, /) -> None:
+        super().model_post_init(context)
         self._bridge = MemoryBridge(self.memory)
 
     def _search_args(self, query: str) -> dict[str, Any]:

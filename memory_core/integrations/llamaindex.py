@@ -68,6 +68,7 @@ class MemoryChatStore(BaseChatStore):
     _bridge: MemoryBridge = PrivateAttr()
 
     def model_post_init(self, context: Any, /) -> None:
+        super().model_post_init(context)
         self._bridge = MemoryBridge(self.memory)
 
     @classmethod
