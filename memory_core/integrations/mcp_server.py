@@ -1,8 +1,9 @@
 """An MCP server over any backend: ``memory-core mcp URL``.
 
 ``pip install "memory-core[mcp]"``. Stdio transport by default; ``--http`` serves streamable
-HTTP on a loopback address only. Tools (each offered only where the backend's capability
-flags allow it; descriptions state the backend's limits):
+HTTP on a loopback address only; ``--user USER`` opens the store multi-tenant and scopes
+every tool call to that user (one server per user). Tools (each offered only where the
+backend's capability flags allow it; descriptions state the backend's limits):
 
 ``add_message``, ``recent_messages``, ``search_messages``, ``get_context``,
 ``list_sessions`` (needs ``list_sessions``), ``clear_session``, and ``start_session`` where
@@ -68,9 +69,12 @@ def tool_names(backend: MemoryBackend) -> list[str]:
     return names
 
 
-def build_server(backend: MemoryBackend, *, name: str = "memory-core") -> MCPServer:
+def build_server(
+    backend: MemoryBackend, *, name: str = "memory-core", user_identifier: str | None = None
+) -> MCPServer:
     """An MCP server whose tools call ``backend`` (connected on first use, closed with the
-    server's lifespan)."""
+    server's lifespan). ``user_identifier`` scopes every call to that user (required when
+    the backend is multi-tenant)."""
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
@@ -88,7 +92,7 @@ def build_server(backend: MemoryBackend, *, name: str = "memory-core") -> MCPSer
         lifespan=lifespan,
     )
     wanted = set(tool_names(backend))
-    for tool, description in _tools(backend).items():
+    for tool, description in _tools(backend, user_identifier).items():
         if tool.__name__ in wanted:
             server.add_tool(_reported(tool), name=tool.__name__, description=description)
     return server
@@ -108,7 +112,7 @@ def _reported(tool: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[An
     return run
 
 
-def _tools(backend: MemoryBackend) -> dict[Any, str]:
+def _tools(backend: MemoryBackend, user: str | None) -> dict[Any, str]:
     caps = backend.capabilities
     metadata_note = (
         "metadata (a JSON object) is stored with the message."
@@ -128,34 +132,40 @@ def _tools(backend: MemoryBackend) -> dict[Any, str]:
             raise NotSupportedError(
                 backend.name, "add_message", "metadata cannot be stored", "omit metadata"
             )
-        stored = await backend.add_message(session_id, role, content, metadata=metadata)
+        stored = await backend.add_message(
+            session_id, role, content, metadata=metadata, user_identifier=user
+        )
         return _message(stored)
 
     async def recent_messages(session_id: str, limit: int = 20) -> dict[str, Any]:
-        conversation = await backend.get_conversation(session_id, limit=limit)
+        conversation = await backend.get_conversation(session_id, limit=limit, user_identifier=user)
         return {"session_id": session_id, "messages": [_message(m) for m in conversation.messages]}
 
     async def search_messages(
         query: str, session_id: str | None = None, limit: int = 10
     ) -> dict[str, Any]:
-        hits = await backend.search_messages(query, session_id=session_id, limit=limit)
+        hits = await backend.search_messages(
+            query, session_id=session_id, limit=limit, user_identifier=user
+        )
         return {"messages": [_message(m) for m in hits]}
 
     async def get_context(
         session_id: str, query: str | None = None, max_messages: int = 10
     ) -> dict[str, Any]:
-        text = await backend.get_context(query, session_id=session_id, max_messages=max_messages)
+        text = await backend.get_context(
+            query, session_id=session_id, max_messages=max_messages, user_identifier=user
+        )
         return {"context": text}
 
     async def list_sessions(prefix: str | None = None, limit: int = 50) -> dict[str, Any]:
-        rows = await backend.list_sessions(prefix=prefix, limit=limit)
+        rows = await backend.list_sessions(prefix=prefix, limit=limit, user_identifier=user)
         return {"sessions": [r.model_dump(mode="json") for r in rows]}
 
     async def clear_session(session_id: str) -> dict[str, Any]:
-        return {"deleted": await backend.clear_session(session_id)}
+        return {"deleted": await backend.clear_session(session_id, user_identifier=user)}
 
     async def start_session(name: str | None = None) -> dict[str, Any]:
-        return {"session_id": await astart_session(backend, name)}
+        return {"session_id": await astart_session(backend, name, user_identifier=user)}
 
     search_scope = (
         "Without session_id it searches every session."
@@ -209,6 +219,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="loopback address (HTTP)")
     parser.add_argument("--port", type=int, default=8765, help="port (HTTP; default 8765)")
     parser.add_argument("--strict", action="store_true", help="open the backend strict")
+    parser.add_argument(
+        "--user",
+        help="open the store multi-tenant and scope every tool call to this user",
+    )
 
 
 def main(argv: Sequence[str], *, debug: bool = False) -> int:
@@ -220,8 +234,10 @@ def main(argv: Sequence[str], *, debug: bool = False) -> int:
     args = parser.parse_args(list(argv))
     url = args.url or default_url()
     host = _loopback(args.host) if args.http else args.host
-    backend = open_backend(url, strict=args.strict)
-    server = build_server(backend, name=f"memory-core ({redact_url(url)})")
+    options: dict[str, Any] = {"multi_tenant": True} if args.user else {}
+    backend = open_backend(url, strict=args.strict, **options)
+    label = f"memory-core ({redact_url(url)})"
+    server = build_server(backend, name=label, user_identifier=args.user)
     if args.http:
         anyio.run(lambda: server.run_streamable_http_async(host=host, port=args.port))
     else:

@@ -29,10 +29,12 @@ pytestmark = pytest.mark.anyio
 
 
 @asynccontextmanager
-async def mcp_session(url: str, env: dict[str, str] | None = None) -> AsyncIterator[ClientSession]:
+async def mcp_session(
+    url: str, env: dict[str, str] | None = None, extra_args: list[str] | None = None
+) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "memory_core.cli", "mcp", url],
+        args=["-m", "memory_core.cli", "mcp", url, *(extra_args or [])],
         env={**os.environ, **(env or {})},
         cwd=str(Path(__file__).resolve().parents[2]),
     )
@@ -149,3 +151,14 @@ async def test_http_refuses_a_non_loopback_host(anyio_backend: str) -> None:
 
     code = await anyio.to_thread.run_sync(main, ["mcp", "memory://", "--http", "--host", "0.0.0.0"])
     assert code == 1
+
+
+async def test_user_option_scopes_every_call(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'tenants.db'}"
+    for user in ("ana", "bo"):
+        async with mcp_session(url, extra_args=["--user", user]) as session:
+            await call(session, "add_message", session_id="shared", role="user", content=user)
+    async with open_backend(url, multi_tenant=True) as memory:
+        for user in ("ana", "bo"):
+            conversation = await memory.get_conversation("shared", user_identifier=user)
+            assert [m.content for m in conversation.messages] == [user]
