@@ -94,7 +94,7 @@ class MemoryChatStore(BaseChatStore):
                 item["metadata"] = {METADATA_KEY: exact}
             elif ChatMessage(role=_BACK[role], content=text).model_dump(mode="json") != exact:
                 self._bridge.degrade(
-                    "add_message", "ChatMessage fields beyond role and text", _LOSSLESS, 5
+                    "add_message", "ChatMessage fields beyond role and text", _LOSSLESS, 4
                 )
             items.append(item)
         return items

@@ -27,7 +27,9 @@ def _writes(store: SyncStore, expected_lossy: bool, action: Any) -> list[Any]:
         warnings.simplefilter("always")
         result = action()
     lossy = expected_lossy and not store.memory.capabilities.message_metadata
-    assert len(_capability_warnings(seen)) == (1 if lossy else 0), [str(w.message) for w in seen]
+    said = _capability_warnings(seen)
+    assert len(said) == (1 if lossy else 0), [str(w.message) for w in seen]
+    assert all(w.filename == __file__ for w in said)  # points at the caller's line
     return result if isinstance(result, list) else []
 
 
