@@ -155,10 +155,13 @@ async def test_http_refuses_a_non_loopback_host(anyio_backend: str) -> None:
 
 async def test_user_option_scopes_every_call(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'tenants.db'}"
-    for user in ("ana", "bo"):
-        async with mcp_session(url, extra_args=["--user", user]) as session:
-            await call(session, "add_message", session_id="shared", role="user", content=user)
+    async with open_backend(url, multi_tenant=True) as memory:
+        await memory.add_message("shared", "user", "bo's", user_identifier="bo")
+    async with mcp_session(url, extra_args=["--user", "ana"]) as session:
+        await call(session, "add_message", session_id="shared", role="user", content="ana's")
+        recent = await call(session, "recent_messages", session_id="shared")
+        assert [m["content"] for m in recent["messages"]] == ["ana's"]  # not bo's
     async with open_backend(url, multi_tenant=True) as memory:
         for user in ("ana", "bo"):
             conversation = await memory.get_conversation("shared", user_identifier=user)
-            assert [m.content for m in conversation.messages] == [user]
+            assert [m.content for m in conversation.messages] == [f"{user}'s"]
