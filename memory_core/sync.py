@@ -214,6 +214,12 @@ class SyncMemoryBackend:
         method = getattr(self._backend, name)
         try:
             return self._portal.call(_run_capturing, sink, method, args, kwargs)
+        except RuntimeError:
+            if self._closed:  # closed by another thread while this call was starting
+                raise TransportError(
+                    f"{self._backend.name} backend is closed; open a new one"
+                ) from None
+            raise
         finally:
             for message, category in sink:
                 # _call <- generated method <- the caller's line
