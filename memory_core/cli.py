@@ -27,8 +27,9 @@ from .settings import default_url, redact_url
 EXTERNAL_COMMANDS: dict[str, tuple[str, str]] = {
     "conformance": ("conformance.runner", "run the conformance suite against backend URLs"),
     "serve": ("backends.nams.server.cli", "serve the NAMS REST API over any backend"),
+    "mcp": ("memory_core.integrations.mcp_server", "serve a backend over MCP (stdio or HTTP)"),
 }
-EXTRA_FOR = {"serve": "server", "conformance": "conformance"}
+EXTRA_FOR = {"serve": "server", "conformance": "conformance", "mcp": "mcp"}
 
 
 class UsageError(Exception):

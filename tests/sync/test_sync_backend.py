@@ -1,0 +1,166 @@
+"""The blocking facade on every backend: same API, errors and warnings; thread safety."""
+
+from __future__ import annotations
+
+import inspect
+import threading
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+
+import anyio
+import anyio.to_thread
+import pytest
+
+from memory_core import (
+    CapabilityWarning,
+    InvalidRequestError,
+    MemoryBackend,
+    NotSupportedError,
+    TransportError,
+)
+from memory_core.sync import (
+    SyncCallInEventLoopError,
+    SyncMemoryBackend,
+    open_backend,
+    sync_method_names,
+)
+from tests.support.sync_stores import SyncStore
+
+
+def test_every_async_method_has_a_blocking_twin_with_the_same_signature() -> None:
+    names = sync_method_names()
+    assert {"add_message", "get_conversation", "search_messages", "clear_session"} <= set(names)
+    for name in names:
+        blocking = getattr(SyncMemoryBackend, name)
+        assert not inspect.iscoroutinefunction(blocking), name
+        assert inspect.signature(blocking) == inspect.signature(getattr(MemoryBackend, name))
+        if name != "close":  # close also stops the portal thread
+            assert blocking.__doc__ == getattr(MemoryBackend, name).__doc__
+
+
+def test_round_trip_and_errors(sync_store: SyncStore) -> None:
+    memory = sync_store.memory
+    session = sync_store.session()
+    first = memory.add_message(session, "user", "hello portal")
+    memory.add_message(session_id=session, role="assistant", content="hi back")
+    conversation = memory.get_conversation(session)
+    assert [m.content for m in conversation.messages] == ["hello portal", "hi back"]
+    assert conversation.messages[0].id == first.id
+    hits = memory.search_messages("portal", session_id=session)
+    assert [h.content for h in hits] == ["hello portal"]
+    with pytest.raises(InvalidRequestError) as caught:
+        memory.add_message(session, "robot", "never stored")
+    assert caught.value.argument == "role"
+    assert len(memory.get_conversation(session).messages) == 2
+    assert memory.clear_session(session) is True
+
+
+def test_missing_capability_raises_the_same_error(sync_store: SyncStore) -> None:
+    memory = sync_store.memory
+    if memory.capabilities.list_sessions:
+        assert isinstance(memory.list_sessions(limit=5), list)
+    else:
+        with pytest.raises(NotSupportedError) as caught:
+            memory.list_sessions()
+        assert caught.value.method == "list_sessions"
+
+
+def test_warnings_point_at_the_callers_line(sync_store: SyncStore) -> None:
+    memory = sync_store.memory
+    session = sync_store.session()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        line = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
+        memory.add_message(session, "user", "with metadata", metadata={"k": 1})
+    dropped = [w for w in seen if issubclass(w.category, CapabilityWarning)]
+    if memory.capabilities.message_metadata:
+        assert dropped == []
+        assert memory.get_conversation(session).messages[0].metadata == {"k": 1}
+    else:
+        assert len(dropped) == 1
+        assert dropped[0].filename == __file__
+        assert dropped[0].lineno == line
+
+
+def test_strict_raises_where_a_warning_would_be_given(sync_store: SyncStore) -> None:
+    strict = sync_store.open(strict=True)
+    session = sync_store.session()
+    if strict.capabilities.message_metadata:
+        strict.add_message(session, "user", "kept", metadata={"k": [1, True]})
+        assert strict.get_conversation(session).messages[0].metadata == {"k": [1, True]}
+    else:
+        with pytest.raises(NotSupportedError):
+            strict.add_message(session, "user", "never stored", metadata={"k": 1})
+        assert strict.get_conversation(session).messages == []
+
+
+def test_thread_pool_stress_loses_nothing(sync_store: SyncStore) -> None:
+    memory = sync_store.memory
+    sessions = [sync_store.session(f"stress{i}") for i in range(3)]
+    writers, per_writer = 6, 20
+
+    def write(writer: int) -> list[str]:
+        session = sessions[writer % len(sessions)]
+        texts = [f"w{writer}-m{i}" for i in range(per_writer)]
+        for text in texts:
+            memory.add_message(session, "user", text)
+            memory.get_conversation(session, limit=5)  # reads interleave with writes
+        return texts
+
+    with ThreadPoolExecutor(max_workers=writers) as pool:
+        written = list(pool.map(write, range(writers)))
+    for index, session in enumerate(sessions):
+        stored = [m.content for m in memory.get_conversation(session).messages]
+        expected = [
+            t for w, texts in enumerate(written) if w % len(sessions) == index for t in texts
+        ]
+        assert sorted(stored) == sorted(expected)
+        for w in range(index, writers, len(sessions)):  # each writer's order is kept
+            mine = [t for t in stored if t.startswith(f"w{w}-")]
+            assert mine == written[w]
+
+
+def test_one_portal_thread_for_every_call(sync_store: SyncStore) -> None:
+    memory = sync_store.memory
+    session = sync_store.session()
+    memory.add_message(session, "user", "first")
+    threads = {t.ident for t in threading.enumerate()}
+    for i in range(5):
+        memory.add_message(session, "user", f"m{i}")
+    assert {t.ident for t in threading.enumerate()} == threads  # no thread or loop per call
+    portals = [t for t in threading.enumerate() if t.name == "memory-core-portal"]
+    assert len(portals) == len(sync_store.opened)
+
+
+@pytest.mark.anyio
+async def test_event_loop_thread_is_refused_worker_thread_works(sync_store: SyncStore) -> None:
+    memory = sync_store.memory
+    session = await anyio.to_thread.run_sync(sync_store.session)
+    with pytest.raises(SyncCallInEventLoopError, match="await the async backend"):
+        memory.add_message(session, "user", "blocked")
+    stored = await anyio.to_thread.run_sync(
+        lambda: memory.add_message(session, "user", "from a worker thread")
+    )
+    assert stored.content == "from a worker thread"
+    assert (
+        len(await anyio.to_thread.run_sync(lambda: memory.get_conversation(session).messages)) == 1
+    )
+
+
+def test_close_is_idempotent_and_calls_after_close_are_refused(tmp_path: object) -> None:
+    with open_backend("memory://") as memory:
+        memory.add_message("s", "user", "x")
+        assert "open" in repr(memory)
+    memory.close()
+    assert "closed" in repr(memory)
+    with pytest.raises(TransportError, match="closed"):
+        memory.get_conversation("s")
+    assert not [t for t in threading.enumerate() if t.name == "memory-core-portal"]
+
+
+def test_configuration_errors_are_raised_and_no_thread_is_left() -> None:
+    from memory_core import ConfigurationError
+
+    with pytest.raises(ConfigurationError):
+        open_backend("memory://", no_such_option=1)
+    assert not [t for t in threading.enumerate() if t.name == "memory-core-portal"]
