@@ -16,9 +16,10 @@ from uuid import uuid4
 import anyio.from_thread
 import anyio.to_thread
 
-from ..backend import CapabilityWarning, MemoryBackend
+from ..backend import MemoryBackend
 from ..capabilities import Capabilities
 from ..errors import (
+    CapabilityWarning,
     ConfigurationError,
     InvalidArgumentTypeError,
     NotFoundError,
