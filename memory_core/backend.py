@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import Any, ClassVar, Literal, Protocol, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Self
 
 import anyio
 
@@ -58,6 +58,9 @@ from .validation import (
     check_uuid,
     parse_uuid,
 )
+
+if TYPE_CHECKING:
+    from .transfer.hooks import BulkTransfer
 
 ExtractionMode = Literal["auto", "skip", "explicit"]
 BATCH_KEYS = frozenset({"role", "content", "metadata", "timestamp"})
@@ -884,3 +887,12 @@ class MemoryBackend(ABC):
 
     async def _delete_entity(self, req: rq.DeleteEntity) -> bool:
         raise self._unimplemented("delete_entity")
+
+    # ------------------------------------------------------------------ transfer
+
+    def _bulk_transfer(self) -> BulkTransfer | None:
+        """Optional fast path of :mod:`memory_core.transfer`: an object that reads and
+        writes archive records directly, keeping ids, sequence numbers and timestamps
+        (see :class:`memory_core.transfer.BulkTransfer`). ``None`` (the default) means
+        transfers go through the public methods."""
+        return None
