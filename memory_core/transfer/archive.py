@@ -58,9 +58,10 @@ def read_records(
         if not line.strip():
             continue
         try:
-            record = _parse(line, number)
-            if not seen_header and record["record"] != "header":
+            value = _parse(line, number)
+            if not seen_header and (not isinstance(value, dict) or value.get("record") != "header"):
                 raise ArchiveError("the archive does not start with a header record", line=number)
+            record = check_record(value, number)
         except ArchiveError as exc:
             if not skip_bad or not seen_header:
                 raise
@@ -81,9 +82,8 @@ def read_records(
         raise ArchiveError("the archive is empty (no header record)", line=None)
 
 
-def _parse(line: str, number: int) -> Record:
+def _parse(line: str, number: int) -> Any:
     try:
-        value: Any = json.loads(line)
+        return json.loads(line)
     except ValueError as exc:
         raise ArchiveError(f"not JSON ({exc.args[0] if exc.args else exc})", line=number) from None
-    return check_record(value, number)
