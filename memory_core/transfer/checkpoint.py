@@ -22,6 +22,7 @@ class Progress:
 
     target: str
     done: int
+    base: int = 0
 
 
 class Checkpoint:
@@ -40,7 +41,7 @@ class Checkpoint:
                 try:
                     item = json.loads(line)
                     self.entries[str(item["conversation"])] = Progress(
-                        str(item["target"]), int(item["done"])
+                        str(item["target"]), int(item["done"]), int(item.get("base", 0))
                     )
                 except (ValueError, KeyError, TypeError):
                     continue  # a line torn by a kill
@@ -48,15 +49,16 @@ class Checkpoint:
     def get(self, conversation: str) -> Progress | None:
         return self.entries.get(conversation)
 
-    def record(self, conversation: str, target: str, done: int) -> None:
-        """Note progress (in memory, and in the file when there is one)."""
-        self.entries[conversation] = Progress(target, done)
+    def record(self, conversation: str, target: str, done: int, base: int = 0) -> None:
+        """Note progress (in memory, and in the file when there is one). ``base`` is how
+        many messages the target conversation had before this import wrote to it."""
+        self.entries[conversation] = Progress(target, done, base)
         if self.path is None:
             return
         if self._out is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._out = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
-        line = {"conversation": conversation, "target": target, "done": done}
+        line = {"conversation": conversation, "target": target, "done": done, "base": base}
         self._out.write(json.dumps(line) + "\n")
         self._out.flush()
 

@@ -44,6 +44,7 @@ class _Current:
     handle: str | None
     user: str | None = None
     done: int = 0
+    base: int = 0
     to_skip: int = 0
     resumed: bool = False
     reason: str = ""
@@ -98,11 +99,20 @@ class PublicWriter:
             report.skip("conversation", "already created (checkpoint)")
             self.state.conversations[archive_id] = progress.target
             return _Current(
-                archive_id, progress.target, scoped, progress.done, progress.done, resumed=True
+                archive_id,
+                progress.target,
+                scoped,
+                done=progress.done,
+                base=progress.base,
+                to_skip=progress.done,
+                resumed=True,
             )
+        base = 0
         if self.caps.client_chosen_ids:
             handle = record["session_id"]
-            if self.state.on_conflict != "new-ids":
+            if self.state.on_conflict == "new-ids":
+                base = await self._count(handle, scoped)
+            else:
                 existing = await backend.get_conversation(handle, limit=1, user_identifier=scoped)
                 if existing.messages and self.state.on_conflict == "skip":
                     report.skip("conversation", "the session already has messages in the target")
@@ -136,8 +146,16 @@ class PublicWriter:
                 report.lose(f"conversation.{name}", "the public API sets it")
         report.copy("conversation")
         self.state.conversations[archive_id] = handle
-        self.checkpoint.record(archive_id, handle, 0)
-        return _Current(archive_id, handle, scoped)
+        self.checkpoint.record(archive_id, handle, 0, base)
+        return _Current(archive_id, handle, scoped, base=base)
+
+    async def _count(self, handle: str, user: str | None) -> int:
+        """Messages the target conversation holds (as many as can be read)."""
+        cap = self.caps.max_messages_per_read
+        found = await self.backend.get_conversation(
+            handle, limit=cap or 10**9, user_identifier=user
+        )
+        return len(found.messages)
 
     # ------------------------------------------------------------------ messages
 
@@ -194,15 +212,23 @@ class PublicWriter:
 
     async def _reconcile(self, current: _Current, pending: list[_Pending]) -> list[_Pending]:
         """Skip the leading archive messages the target already has: written by the run
-        that died before it could note them. The target's newest messages must equal the
-        archive's last noted ones followed by those (role and content)."""
+        that died before it could note them. Counted exactly when the whole conversation
+        can be read; otherwise the target's newest messages must equal the archive's last
+        noted ones followed by those (role and content)."""
         assert current.handle is not None
-        cap = self.caps.max_messages_per_read or 1000
+        limit = min(self.caps.max_messages_per_read or 1000, 1000)
         tail = (
             await self.backend.get_conversation(
-                current.handle, limit=min(cap, 1000), user_identifier=current.user
+                current.handle, limit=limit, user_identifier=current.user
             )
         ).messages
+        if len(tail) < limit:
+            extra = len(tail) - current.base - current.done
+            if 0 < extra <= len(pending):
+                self.report.skip("message", "already in the target (found on resume)", extra)
+                self._done(current, extra)
+                return pending[extra:]
+            return pending
         before = list(current.recent)
         for k in range(min(len(pending), len(tail)), 0, -1):
             expected = before + [p.record for p in pending[:k]]
@@ -216,7 +242,7 @@ class PublicWriter:
     def _done(self, current: _Current, count: int) -> None:
         assert current.handle is not None
         current.done += count
-        self.checkpoint.record(current.archive_id, current.handle, current.done)
+        self.checkpoint.record(current.archive_id, current.handle, current.done, current.base)
 
     async def _write_one(self, current: _Current, item: _Pending) -> None:
         record = item.record
