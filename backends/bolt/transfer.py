@@ -26,7 +26,7 @@ from memory_core.transfer import records as rec
 from memory_core.transfer.records import Record, parse_stamp
 
 from . import cypher
-from .records import dump_metadata, storable_embedding, to_conversation, to_entity, to_message
+from .records import dump_metadata, to_conversation, to_entity, to_message
 from .session import Connection, rows
 
 PAGE = 1000
@@ -182,6 +182,12 @@ RETURN row.i AS i, had
 
 def _when(value: str | None) -> datetime | None:
     return None if value is None else parse_stamp(value)
+
+
+def _vector(values: list[float] | None) -> list[float] | None:
+    """Embeddings are kept as given, zero vectors too (search skips those; dropping
+    them would lose them on the way back)."""
+    return None if values is None else [float(x) for x in values]
 
 
 def _scope(conversation_id: str, key: str | None) -> str | None:
@@ -457,7 +463,7 @@ class _Importer:
                     "id": record["id"],
                     "role": record["role"],
                     "content": record["content"],
-                    "embedding": storable_embedding(record.get("embedding")),
+                    "embedding": _vector(record.get("embedding")),
                     "metadata": dump_metadata(record["metadata"]),
                     "timestamp": when,
                     "seq": seq,
