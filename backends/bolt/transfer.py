@@ -96,7 +96,8 @@ OPTIONAL MATCH (byid:Conversation {id: $id})
 OPTIONAL MATCH (same:Conversation {session_id: $session_id})
 WHERE ($tenant IS NULL OR same.user_identifier = $tenant)
 WITH byid, same ORDER BY (same.id = $id) DESC, same.created_at DESC
-RETURN byid {.id, .session_id, .user_identifier} AS byid, head(collect(same.id)) AS same
+RETURN byid {.id, .session_id, .user_identifier} AS byid,
+       head(collect(same {.id, .user_identifier})) AS same
 """
 
 CREATE_CONVERSATION = """
@@ -395,7 +396,16 @@ class _Importer:
             self.tally.skip("conversation", "its id belongs to another session in the target")
             self.conversations[archive_id] = None
             return
-        existing = byid["id"] if byid is not None else found["same"]
+        match = byid if byid is not None else found["same"]
+        stored = None if match is None else match.get("user_identifier")
+        user = record["user_identifier"]
+        if stored is not None and user is not None and stored != user:
+            # Two users' sessions of one name (a multi-tenant archive into a single-tenant
+            # store) are never merged.
+            self.tally.skip("conversation", "its session belongs to another user in the target")
+            self.conversations[archive_id] = None
+            return
+        existing = None if match is None else match["id"]
         if existing is not None and self.state.on_conflict == "skip":
             self.conversations[archive_id] = existing
             self.tally.skip("conversation", "already in the target")

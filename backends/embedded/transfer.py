@@ -259,6 +259,10 @@ class _Importer:
                 (tenant, record["session_id"]),
             ).fetchone()
         )
+        if row is not None and _other_user(row["user_identifier"], record["user_identifier"]):
+            tally.skip("conversation", "its session belongs to another user in the target")
+            state.conversations[archive_id] = None
+            return
         if row is not None and state.on_conflict == "skip":
             state.conversations[archive_id] = row["id"]
             tally.skip("conversation", "already in the target")
@@ -352,6 +356,12 @@ class _Importer:
                 tally.skip("mention", "already in the target")
         else:
             tally.skip("mention", "its message was not carried")
+
+
+def _other_user(stored: str | None, archived: str | None) -> bool:
+    """Two different users' conversations with one session name (possible when a
+    multi-tenant archive goes into a single-tenant store) are never merged."""
+    return stored is not None and archived is not None and stored != archived
 
 
 def _delete_conversation(conn: sqlite3.Connection, conversation_id: str) -> None:

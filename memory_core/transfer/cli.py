@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 
+from ..backend import MemoryBackend
 from ..open import open_backend
 from ..settings import redact_url
 from .copy import copy_memory
@@ -81,6 +82,11 @@ def _users(args: argparse.Namespace) -> list[str] | None:
     return [u.strip() for u in args.users.split(",") if u.strip()]
 
 
+def hooked(target: MemoryBackend, args: argparse.Namespace) -> bool:
+    """True when the import goes through the target's bulk hook (no checkpoint needed)."""
+    return target._bulk_transfer() is not None and args.on_conflict != "new-ids"
+
+
 def _checkpoint(args: argparse.Namespace, source: str, target: str) -> Path:
     if args.checkpoint:
         return Path(args.checkpoint)
@@ -131,7 +137,7 @@ def _import(args: argparse.Namespace) -> int:
                 args.file,
                 on_conflict=args.on_conflict,
                 skip_bad=args.skip_bad,
-                checkpoint=None if backend._bulk_transfer() else checkpoint,
+                checkpoint=None if hooked(backend, args) else checkpoint,
                 on_progress=tick,
             )
 
@@ -146,14 +152,13 @@ def _copy(args: argparse.Namespace) -> int:
             open_backend(args.src_url, multi_tenant=args.src_multi_tenant) as source,
             open_backend(args.dst_url, multi_tenant=args.dst_multi_tenant) as target,
         ):
-            hooked = target._bulk_transfer() is not None and args.on_conflict != "new-ids"
             return await copy_memory(
                 source,
                 target,
                 users=_users(args),
                 session_prefix=args.session_prefix,
                 on_conflict=args.on_conflict,
-                checkpoint=None if hooked else checkpoint,
+                checkpoint=None if hooked(target, args) else checkpoint,
                 on_progress=tick,
             )
 

@@ -142,3 +142,18 @@ async def test_progress_is_reported_as_messages_are_written() -> None:
 
         report = await copy_memory(source, target, on_progress=tick)
         assert seen and seen[-1] == report.messages_done == MESSAGES
+
+
+async def test_two_users_sessions_of_one_name_are_never_merged() -> None:
+    async with (
+        open_backend("memory://", multi_tenant=True) as source,
+        open_backend("memory://") as target,
+    ):
+        await source.add_message("same-name", "user", "alice's", user_identifier="alice")
+        await source.add_message("same-name", "user", "bob's", user_identifier="bob")
+        report = await copy_memory(source, target)
+        reason = "its session belongs to another user in the target"
+        assert report.skipped[("conversation", reason)] == 1
+        conversation = await target.get_conversation("same-name")
+        assert [m.content for m in conversation.messages] == ["alice's"]
+        assert conversation.user_identifier == "alice"
