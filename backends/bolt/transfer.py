@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import AsyncIterator
 from datetime import datetime
-from itertools import pairwise
 from typing import Any
 
 from neo4j import AsyncManagedTransaction
@@ -139,32 +138,29 @@ MATCH (m:Message {idempotency_scope: scope})
 RETURN scope
 """
 
-CREATE_MESSAGES = """
+# Appends ``$rows`` (in order) after the tail ``$tail`` (null: the conversation is empty)
+# and updates the conversation's counters, in one statement.
+APPEND_MESSAGES = """
 MATCH (c:Conversation {id: $cid})
-UNWIND $rows AS row
+OPTIONAL MATCH (t:Message {id: $tail})
+UNWIND range(0, size($rows) - 1) AS i
+WITH c, t, i, $rows[i] AS row
 CREATE (m:Message {
     id: row.id, role: row.role, content: row.content, embedding: row.embedding,
     metadata: row.metadata, timestamp: row.timestamp, seq: row.seq, conversation_id: c.id,
     idempotency_key: row.key, idempotency_scope: row.scope
 })
 CREATE (c)-[:HAS_MESSAGE]->(m)
-"""
-
-LINK_CHAIN = """
-UNWIND $pairs AS pair
-MATCH (a:Message {id: pair[0]}), (b:Message {id: pair[1]})
-CREATE (a)-[:NEXT_MESSAGE]->(b)
-"""
-
-LINK_FIRST = """
-MATCH (c:Conversation {id: $cid}), (m:Message {id: $first})
-CREATE (c)-[:FIRST_MESSAGE]->(m)
-"""
-
-UPDATE_CONVERSATION = """
-MATCH (c:Conversation {id: $cid})
+WITH c, t, i, m ORDER BY i
+WITH c, t, collect(m) AS ms
+FOREACH (first IN CASE WHEN t IS NULL THEN [head(ms)] ELSE [] END |
+    CREATE (c)-[:FIRST_MESSAGE]->(first))
+WITH c, ms, CASE WHEN t IS NULL THEN ms ELSE [t] + ms END AS chain
+FOREACH (j IN range(0, size(chain) - 2) |
+    FOREACH (p IN [chain[j]] | FOREACH (n IN [chain[j + 1]] |
+        CREATE (p)-[:NEXT_MESSAGE]->(n))))
 SET c.next_seq = $next_seq,
-    c.message_count = CASE WHEN $sequenced THEN coalesce(c.message_count, 0) + $added
+    c.message_count = CASE WHEN $sequenced THEN coalesce(c.message_count, 0) + size(ms)
                            ELSE -1 END,
     c.updated_at = CASE WHEN c.updated_at IS NULL OR c.updated_at < $latest THEN $latest
                         ELSE c.updated_at END
@@ -278,10 +274,12 @@ class BoltTransfer:
     # ------------------------------------------------------------------ import
 
     async def import_records(self, records: list[Record], state: ImportState) -> None:
-        tally = TransferReport()
-        writer = _Importer(state, tally, self.multi_tenant, records)
+        writer = _Importer(state, self.multi_tenant, records)
         await self.conn.write(writer.run)
-        state.report.merge(tally)
+        # Committed: publish what the last (successful) attempt did.
+        state.conversations.update(writer.conversations)
+        state.entities.update(writer.entities)
+        state.report.merge(writer.tally)
 
 
 def _ordered(mentions: list[dict[str, Any]]) -> list[tuple[int, str]]:
@@ -301,15 +299,16 @@ def _ordered(mentions: list[dict[str, Any]]) -> list[tuple[int, str]]:
 
 class _Importer:
     """One batch in one write transaction. The managed transaction may be retried by
-    the driver, so every run starts from a fresh tally and copies of the id maps."""
+    the driver, so every attempt starts from a fresh tally and copies of the id maps;
+    the caller publishes them once the transaction has committed."""
 
-    def __init__(
-        self, state: ImportState, tally: TransferReport, multi_tenant: bool, records: list[Record]
-    ) -> None:
+    def __init__(self, state: ImportState, multi_tenant: bool, records: list[Record]) -> None:
         self.state = state
-        self.final = tally
         self.multi_tenant = multi_tenant
         self.records = records
+        self.tally = TransferReport()
+        self.conversations: dict[str, str | None] = {}
+        self.entities: dict[str, str | None] = {}
 
     def tenant(self, record: Record) -> tuple[bool, str | None]:
         """(placeable, tenant): a multi-tenant target needs a user on every record."""
@@ -331,10 +330,6 @@ class _Importer:
             await self.conversation(tx, record)
         await self.messages(tx, by_kind.get("message", []))
         await self.mentions(tx, by_kind.get("mention", []))
-        # Committed only if this returns: publish the results of this (last) attempt.
-        self.state.conversations.update(self.conversations)
-        self.state.entities.update(self.entities)
-        self.final.merge(self.tally)
 
     async def entity(self, tx: AsyncManagedTransaction, record: Record) -> None:
         placeable, tenant = self.tenant(record)
@@ -446,10 +441,10 @@ class _Importer:
             elsewhere if self.state.on_conflict == "overwrite" else set()
         )
         scopes = [_scope(cid, r.get("idempotency_key")) for r in group]
-        taken = {
-            r["scope"]
-            for r in await rows(tx, EXISTING_SCOPES, scopes=[s for s in scopes if s is not None])
-        }
+        keyed = [s for s in scopes if s is not None]
+        taken = (
+            {r["scope"] for r in await rows(tx, EXISTING_SCOPES, scopes=keyed)} if keyed else set()
+        )
         for message_id in elsewhere - present:
             await rows(tx, cypher.DELETE_MESSAGE, message_id=message_id, tenant=None)
         floor: int = state["next_seq"]
@@ -483,19 +478,14 @@ class _Importer:
             )
         if not batch:
             return
-        await rows(tx, CREATE_MESSAGES, cid=cid, rows=batch)
-        ids = [m["id"] for m in batch]
-        chain = ([state["tail"]] if state["tail"] else []) + ids
-        await rows(tx, LINK_CHAIN, pairs=[[a, b] for a, b in pairwise(chain)])
-        if state["tail"] is None:
-            await rows(tx, LINK_FIRST, cid=cid, first=ids[0])
         await rows(
             tx,
-            UPDATE_CONVERSATION,
+            APPEND_MESSAGES,
             cid=cid,
+            tail=state["tail"],
+            rows=batch,
             next_seq=floor,
             sequenced=state["sequenced"],
-            added=len(batch),
             latest=latest,
         )
         self.tally.copy("message", len(batch))

@@ -15,7 +15,7 @@ from .records import Record
 from .report import TransferReport
 
 ON_CONFLICT: tuple[OnConflict, ...] = ("skip", "overwrite", "new-ids")
-HOOK_BATCH = 500
+HOOK_BATCH = 1000
 
 Numbered = tuple[int | None, Record]
 

@@ -71,3 +71,36 @@ async def test_overwrite_on_bolt_replaces_a_changed_conversation(bolt_url: str) 
         await bolt.add_message("chat-2", "user", "only in bolt")
         await copy_memory(source, bolt, on_conflict="overwrite")
         assert await export_lines(bolt) == first
+
+
+async def test_a_conversation_another_library_wrote_is_exported_in_its_order(
+    bolt_url: str,
+) -> None:
+    from uuid import uuid4
+
+    from neo4j import GraphDatabase
+
+    conversation_id = str(uuid4())
+    with GraphDatabase.driver(bolt_url) as driver:
+        driver.execute_query(
+            """
+            CREATE (c:Conversation {id: $cid, session_id: 'foreign', title: 'theirs',
+                                    created_at: datetime('2025-01-01T00:00:00Z')})
+            WITH c
+            UNWIND range(0, 2) AS i
+            CREATE (c)-[:HAS_MESSAGE]->(:Message {
+                id: randomUUID(), role: 'user', content: 'written ' + toString(2 - i),
+                timestamp: datetime('2025-01-01T00:00:00Z') + duration({seconds: 2 - i})
+            })
+            """,
+            cid=conversation_id,
+        )
+    async with open_backend(bolt_url) as bolt, open_backend("memory://") as back:
+        lines = await export_lines(bolt)
+        messages = of_kind(lines, "message")
+        assert [m["content"] for m in messages] == ["written 0", "written 1", "written 2"]
+        assert [m["seq"] for m in messages] == [1, 2, 3]
+        await copy_memory(bolt, back)
+        conversation = await back.get_conversation("foreign")
+        assert [m.content for m in conversation.messages] == ["written 0", "written 1", "written 2"]
+        assert conversation.title == "theirs"
