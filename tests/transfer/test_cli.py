@@ -96,3 +96,39 @@ def test_the_terminal_display_is_one_updating_line_with_a_bar() -> None:
     assert text.startswith("\r[") and "#" in text
     assert text.endswith("\n") and text.count("\n") == 1
     assert "10 messages" in text
+
+
+def test_copy_of_chosen_users_between_multi_tenant_stores(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'tenants.db'}"
+
+    async def fill() -> None:
+        async with open_backend(url, multi_tenant=True) as backend:
+            for user in ("alice", "bob", "carol"):
+                await backend.add_message(
+                    f"{user}-chat", "user", f"hi from {user}", user_identifier=user
+                )
+
+    anyio.run(fill)
+    target = f"sqlite:///{tmp_path / 'two.db'}"
+    result = run(
+        "copy",
+        url,
+        target,
+        "--users",
+        "alice,bob",
+        "--src-multi-tenant",
+        "--dst-multi-tenant",
+        "--quiet",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "copied: 2 conversations, 2 messages" in result.stdout
+
+    async def check() -> None:
+        async with open_backend(target, multi_tenant=True) as backend:
+            alice = await backend.get_conversation("alice-chat", user_identifier="alice")
+            assert [m.content for m in alice.messages] == ["hi from alice"]
+            assert await backend.list_sessions(user_identifier="carol") == []
+            assert await backend.list_sessions(user_identifier="bob") != []
+
+    anyio.run(check)

@@ -77,6 +77,18 @@ async def test_embedded_to_nams_and_back_within_the_reported_limits(
         end = of_kind(out, "end")[0]
         assert [t["exported"] for t in end["truncated"]] == [200]
 
+        # And back into an embedded store: the session names are the original ones.
+        async with open_backend("memory://") as home:
+            returned = await copy_memory(nams, home)
+            assert [t["exported"] for t in returned.truncated] == [200]
+            for name in original:
+                conversation = await home.get_conversation(name)
+                assert conversation.title == original[name]["title"]
+                want = [
+                    m["content"] for m in messages if m["conversation_id"] == original[name]["id"]
+                ]
+                assert [m.content for m in conversation.messages] == want[-200:]
+
 
 class _Stop(Exception):
     pass
