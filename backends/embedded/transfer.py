@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import AsyncIterator, Callable
+from functools import partial
 from typing import TypeVar
 
 from memory_core.transfer import ImportState, TransferReport
@@ -69,10 +70,11 @@ class EmbeddedTransfer:
         after = ""
         while True:
             rows = await self._read(
-                lambda c, a=after: c.execute(  # type: ignore[misc]
+                partial(
+                    _fetch,
                     "SELECT * FROM entities WHERE tenant = ? AND id > ? ORDER BY id LIMIT ?",
-                    (tenant, a, PAGE),
-                ).fetchall()
+                    [tenant, after, PAGE],
+                )
             )
             for row in rows:
                 yield rec.entity(to_entity(row), owner)
@@ -97,11 +99,7 @@ class EmbeddedTransfer:
         sql += " ORDER BY c.session_id LIMIT ?"
         after: str | None = ""
         while after is not None:
-            rows = await self._read(
-                lambda c, a=after: c.execute(  # type: ignore[misc]
-                    sql, [params[0], a, *params[1:], PAGE]
-                ).fetchall()
-            )
+            rows = await self._read(partial(_fetch, sql, [params[0], after, *params[1:], PAGE]))
             after = rows[-1]["session_id"] if len(rows) == PAGE else None
             for row in rows:
                 yield rec.conversation(to_conversation(row), row["n"], False)
@@ -111,7 +109,9 @@ class EmbeddedTransfer:
     async def _messages(self, conversation_id: str) -> AsyncIterator[Record]:
         after = -(2**63)
         while True:
-            page = await self._read(lambda c, a=after: _message_page(c, conversation_id, a))
+            page = await self._read(
+                partial(_message_page, conversation_id=conversation_id, after=after)
+            )
             for row, mentions in page:
                 yield rec.message(to_message(row), conversation_id, row["seq"])
                 for entity_id, position in mentions:
@@ -129,8 +129,12 @@ class EmbeddedTransfer:
         state.report.merge(tally)
 
 
+def _fetch(sql: str, params: list[object], conn: sqlite3.Connection) -> list[sqlite3.Row]:
+    return conn.execute(sql, params).fetchall()
+
+
 def _message_page(
-    conn: sqlite3.Connection, conversation_id: str, after: int
+    conn: sqlite3.Connection, *, conversation_id: str, after: int
 ) -> list[tuple[sqlite3.Row, list[tuple[str, int]]]]:
     rows = conn.execute(
         f"SELECT {MESSAGE_COLUMNS} FROM messages m JOIN conversations c "

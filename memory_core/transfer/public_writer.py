@@ -179,7 +179,7 @@ class PublicWriter:
         current = self.current
         pending = current.pending[-1] if current is not None and current.pending else None
         if pending is None or pending.record["id"] != record["message_id"]:
-            self.report.skip("mention", "its message was not written")
+            self.report.skip("mention", "its message was not written in this run")
             return
         target = self.state.entities.get(record["entity_id"])
         if target is None:
