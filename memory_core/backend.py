@@ -18,7 +18,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import Any, ClassVar, Literal, Protocol, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Self
 from uuid import UUID
 
 import anyio
@@ -64,6 +64,9 @@ from .validation import (
     parse_uuid,
 )
 
+if TYPE_CHECKING:
+    from .transfer.hooks import BulkTransfer
+
 ExtractionMode = Literal["auto", "skip", "explicit"]
 # Calls that take a user_identifier on every backend: creating a conversation records it,
 # listing conversations filters by it. Elsewhere it needs ``user_scoped_calls``.
@@ -81,7 +84,7 @@ SHARED_ENTITIES = (
 # The optional hooks a capability flag promises. A subclass that declares the flag without
 # overriding every hook listed fails when it is defined (``__init_subclass__``).
 # Hooks with a working default that a backend may override for a better source.
-DEFAULTED_HOOKS = ("_get_context",)
+DEFAULTED_HOOKS = ("_get_context", "_bulk_transfer")
 HOOKS_FOR_FLAG: dict[str, tuple[str, ...]] = {
     "delete_message": ("_delete_message",),
     "list_sessions": ("_list_sessions",),
@@ -1078,3 +1081,12 @@ class MemoryBackend(ABC):
         """``delete_entity``: delete the entity of ``req.scope`` and the mentions linking
         messages to it (the messages stay). False when there is no such entity."""
         raise self._unimplemented("delete_entity")
+
+    # ------------------------------------------------------------------ transfer
+
+    def _bulk_transfer(self) -> BulkTransfer | None:
+        """Optional fast path of :mod:`memory_core.transfer`: an object that reads and
+        writes archive records directly, keeping ids, sequence numbers and timestamps
+        (see :class:`memory_core.transfer.BulkTransfer`). ``None`` (the default) means
+        transfers go through the public methods."""
+        return None

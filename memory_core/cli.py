@@ -124,6 +124,19 @@ def _external(name: str) -> Any:
         ) from None
 
 
+# ---------------------------------------------------------------- transfer (issue 14)
+
+
+def _add_transfer_commands(subs: Any) -> None:
+    """``export``, ``import`` and ``copy`` (see :mod:`memory_core.transfer.cli`)."""
+    from .transfer.cli import add_commands
+
+    add_commands(subs)
+
+
+# ---------------------------------------------------------------- parser
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = _Parser(prog="memory-core", description="Agent conversation memory, one API.")
@@ -150,6 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo = subs.add_parser("demo", help="store, read and search a few messages")
     demo.add_argument("url", nargs="?", help="backend URL (default as for capabilities)")
     demo.set_defaults(handler=_demo)
+
+    _add_transfer_commands(subs)
 
     for name, (_, help_text) in EXTERNAL_COMMANDS.items():
         sub = subs.add_parser(name, help=help_text, add_help=False)

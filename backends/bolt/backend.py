@@ -36,6 +36,7 @@ from .records import (
 )
 from .search import search
 from .session import Connection, Rows
+from .transfer import BoltTransfer
 
 
 class BoltBackend(MemoryBackend):
@@ -343,6 +344,10 @@ class BoltBackend(MemoryBackend):
             cypher.scoped(req.tenant).delete_entity, entity_id=req.entity_id, tenant=req.tenant
         )
         return bool(found and found[0]["found"])
+
+    def _bulk_transfer(self) -> BoltTransfer:
+        """The fast, lossless path of :mod:`memory_core.transfer`."""
+        return BoltTransfer(self._conn, self.multi_tenant)
 
 
 # Neo4j's range indexes hold keys of at most 8 KiB; stay well below it.

@@ -18,6 +18,7 @@ from memory_core import requests as rq
 from . import conversations, entities, messages, search
 from .location import parse_location
 from .store import Store
+from .transfer import EmbeddedTransfer
 
 
 class EmbeddedBackend(MemoryBackend):
@@ -131,3 +132,7 @@ class EmbeddedBackend(MemoryBackend):
 
     async def _delete_entity(self, req: rq.DeleteEntity) -> bool:
         return await self._store.call(lambda conn: entities.delete_entity(conn, req), write=True)
+
+    def _bulk_transfer(self) -> EmbeddedTransfer:
+        """The fast, lossless path of :mod:`memory_core.transfer`."""
+        return EmbeddedTransfer(self._store, self.multi_tenant)

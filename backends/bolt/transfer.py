@@ -1,0 +1,517 @@
+"""The bulk transfer hook of the Bolt backend (see :mod:`memory_core.transfer`).
+
+Export reads in pages (entities by id, conversations by session id, messages by ``seq``
+on the ``Message(conversation_id, seq)`` index), each page in its own read transaction.
+A conversation another library wrote (no ``seq``) is read in its timestamp order and
+numbered 1, 2, …. Import writes a batch of records in one write transaction, in four
+phases (entities, conversations, messages, mentions: every record only refers to kinds
+of an earlier phase), keeping ids, sequence numbers, timestamps, embeddings,
+idempotency keys and the order of a message's mentions (``MENTIONS.position``). The
+graph it writes is the one the backend itself writes: HAS_MESSAGE, FIRST_MESSAGE,
+NEXT_MESSAGE chain, ``next_seq``/``message_count``, User nodes, entity labels and keys.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncIterator
+from datetime import datetime
+from typing import Any
+
+from neo4j import AsyncManagedTransaction
+
+from memory_core.transfer import ImportState, TransferReport
+from memory_core.transfer import records as rec
+from memory_core.transfer.records import Record, parse_stamp
+
+from . import cypher
+from .records import dump_metadata, to_conversation, to_entity, to_message
+from .session import Connection, rows
+
+PAGE = 1000
+
+TENANTS = """
+CALL () {
+    MATCH (c:Conversation) WHERE c.user_identifier IS NOT NULL RETURN c.user_identifier AS t
+  UNION
+    MATCH (e:Entity) WHERE e.tenant IS NOT NULL RETURN e.tenant AS t
+}
+RETURN t ORDER BY t
+"""
+
+ENTITY_PAGE = """
+MATCH (e:Entity) WHERE e.id > $after AND ($tenant IS NULL OR e.tenant = $tenant)
+WITH e ORDER BY e.id LIMIT $limit
+RETURN e {.*} AS entity
+"""
+
+CONVERSATION_PAGE = """
+MATCH (c:Conversation)
+WHERE ($tenant IS NULL OR c.user_identifier = $tenant)
+  AND ($users IS NULL OR c.user_identifier IN $users)
+  AND ($prefix IS NULL OR c.session_id STARTS WITH $prefix)
+WITH c ORDER BY c.session_id, c.id SKIP $skip LIMIT $limit
+WITH c, COUNT { (c)-[:HAS_MESSAGE]->() } AS n
+RETURN c {.*} AS conversation, n, coalesce(c.message_count, 0) = n AS sequenced
+"""
+
+MENTION_LIST = (
+    "[(m)-[r:MENTIONS]->(e:Entity) | {id: e.id, name: toLower(e.name), position: r.position}]"
+)
+
+SEQUENCED_PAGE = f"""
+MATCH (m:Message)
+WHERE m.conversation_id = $cid AND m.seq IS NOT NULL AND m.seq > $after
+WITH m ORDER BY m.conversation_id, m.seq LIMIT $limit
+RETURN m {{.*}} AS message, m.seq AS seq, {MENTION_LIST} AS mentions
+"""
+
+FOREIGN_PAGE = f"""
+MATCH (:Conversation {{id: $cid}})-[:HAS_MESSAGE]->(m:Message)
+WITH m ORDER BY m.timestamp, m.seq, m.id SKIP $skip LIMIT $limit
+RETURN m {{.*}} AS message, null AS seq, {MENTION_LIST} AS mentions
+"""
+
+# ---------------------------------------------------------------------------- import
+
+FIND_ENTITY = """
+OPTIONAL MATCH (byid:Entity {id: $id})
+OPTIONAL MATCH (same:Entity {name: $name, type: $type})
+WHERE byid IS NULL AND (($tenant IS NULL AND same.tenant IS NULL) OR same.tenant = $tenant)
+RETURN byid {.id, .tenant} AS byid, head(collect(same.id)) AS same
+"""
+
+WRITE_ENTITY = f"""
+MERGE (e:Entity {{id: $id}})
+SET e.name = $name, e.type = $type, e.description = $description,
+    e.created_at = $created_at, e.updated_at = $updated_at, e.tenant = $tenant,
+    e.confidence = coalesce(e.confidence, 1.0)
+SET {cypher.ENTITY_KEYS}
+{cypher.TYPE_LABELS_FOREACH}
+"""
+
+FIND_CONVERSATION = """
+OPTIONAL MATCH (byid:Conversation {id: $id})
+OPTIONAL MATCH (same:Conversation {session_id: $session_id})
+WHERE ($tenant IS NULL OR same.user_identifier = $tenant)
+WITH byid, same ORDER BY (same.id = $id) DESC, same.created_at DESC
+RETURN byid {.id, .session_id, .user_identifier} AS byid,
+       head(collect(same {.id, .user_identifier})) AS same
+"""
+
+CREATE_CONVERSATION = """
+CREATE (c:Conversation {
+    id: $id, session_id: $session_id, title: $title, metadata: $metadata,
+    created_at: $created_at, updated_at: $updated_at, next_seq: 0, message_count: 0,
+    user_identifier: $user
+})
+FOREACH (user IN CASE WHEN $user IS NULL THEN [] ELSE [$user] END |
+    MERGE (u:User {identifier: user})
+    ON CREATE SET u.id = user, u.created_at = $created_at
+    MERGE (u)-[:HAS_CONVERSATION]->(c)
+)
+"""
+
+CONVERSATION_STATE = """
+MATCH (c:Conversation {id: $cid})
+WITH c, coalesce(c.message_count, 0) = COUNT { (c)-[:HAS_MESSAGE]->() } AS sequenced
+RETURN coalesce(c.next_seq, 0) AS next_seq, sequenced, head(COLLECT {
+    WITH c, sequenced WHERE sequenced
+    MATCH (t:Message) WHERE t.conversation_id = c.id AND t.seq IS NOT NULL
+    RETURN t.id AS id ORDER BY t.conversation_id DESC, t.seq DESC LIMIT 1
+  UNION ALL
+    WITH c, sequenced WHERE NOT sequenced
+    MATCH (c)-[:HAS_MESSAGE]->(t:Message) WHERE NOT (t)-[:NEXT_MESSAGE]->()
+    RETURN t.id AS id ORDER BY t.timestamp DESC, t.id DESC LIMIT 1
+}) AS tail
+"""
+
+EXISTING_MESSAGES = """
+UNWIND $ids AS id
+MATCH (m:Message {id: id})
+RETURN m.id AS id, m.conversation_id AS cid
+"""
+
+EXISTING_SCOPES = """
+UNWIND $scopes AS scope
+MATCH (m:Message {idempotency_scope: scope})
+RETURN scope
+"""
+
+# Appends ``$rows`` (in order) after the tail ``$tail`` (null: the conversation is empty)
+# and updates the conversation's counters, in one statement.
+APPEND_MESSAGES = """
+MATCH (c:Conversation {id: $cid})
+OPTIONAL MATCH (t:Message {id: $tail})
+UNWIND range(0, size($rows) - 1) AS i
+WITH c, t, i, $rows[i] AS row
+CREATE (m:Message {
+    id: row.id, role: row.role, content: row.content, embedding: row.embedding,
+    metadata: row.metadata, timestamp: row.timestamp, seq: row.seq, conversation_id: c.id,
+    idempotency_key: row.key, idempotency_scope: row.scope
+})
+CREATE (c)-[:HAS_MESSAGE]->(m)
+WITH c, t, i, m ORDER BY i
+WITH c, t, collect(m) AS ms
+FOREACH (first IN CASE WHEN t IS NULL THEN [head(ms)] ELSE [] END |
+    CREATE (c)-[:FIRST_MESSAGE]->(first))
+WITH c, ms, CASE WHEN t IS NULL THEN ms ELSE [t] + ms END AS chain
+FOREACH (j IN range(0, size(chain) - 2) |
+    FOREACH (p IN [chain[j]] | FOREACH (n IN [chain[j + 1]] |
+        CREATE (p)-[:NEXT_MESSAGE]->(n))))
+SET c.next_seq = $next_seq,
+    c.message_count = CASE WHEN $sequenced THEN coalesce(c.message_count, 0) + size(ms)
+                           ELSE -1 END,
+    c.updated_at = CASE WHEN c.updated_at IS NULL OR c.updated_at < $latest THEN $latest
+                        ELSE c.updated_at END
+"""
+
+LINK_MENTIONS = """
+UNWIND $rows AS row
+MATCH (m:Message {id: row.message_id})
+MATCH (e:Entity {id: row.entity_id})
+WITH row, m, e, EXISTS { (m)-[:MENTIONS]->(e) } AS had
+MERGE (m)-[r:MENTIONS]->(e)
+ON CREATE SET r.confidence = 1.0, r.position = row.position
+RETURN row.i AS i, had
+"""
+
+
+def _when(value: str | None) -> datetime | None:
+    return None if value is None else parse_stamp(value)
+
+
+def _vector(values: list[float] | None) -> list[float] | None:
+    """Embeddings are kept as given, zero vectors too (search skips those; dropping
+    them would lose them on the way back)."""
+    return None if values is None else [float(x) for x in values]
+
+
+def _scope(conversation_id: str, key: str | None) -> str | None:
+    if key is None:
+        return None
+    return f"{conversation_id}:{hashlib.sha256(key.encode()).hexdigest()}"
+
+
+class BoltTransfer:
+    """Reads and writes archive records straight from and to the graph."""
+
+    def __init__(self, conn: Connection, multi_tenant: bool) -> None:
+        self.conn = conn
+        self.multi_tenant = multi_tenant
+
+    # ------------------------------------------------------------------ export
+
+    async def export_records(
+        self, users: list[str] | None, session_prefix: str | None, report: TransferReport
+    ) -> AsyncIterator[Record]:
+        tenants: list[str | None] = [None]
+        if self.multi_tenant:
+            if users is not None:
+                tenants = list(users)
+            else:
+                tenants = [r["t"] for r in await self.conn.run_read(TENANTS)]
+        for tenant in tenants:
+            async for record in self._entities(tenant):
+                yield record
+            only = None if self.multi_tenant else users
+            async for record in self._conversations(tenant, session_prefix, only):
+                yield record
+
+    async def _entities(self, tenant: str | None) -> AsyncIterator[Record]:
+        after = ""
+        while True:
+            page = await self.conn.run_read(ENTITY_PAGE, after=after, tenant=tenant, limit=PAGE)
+            for row in page:
+                yield rec.entity(to_entity(row["entity"]), tenant)
+            if len(page) < PAGE:
+                return
+            after = page[-1]["entity"]["id"]
+
+    async def _conversations(
+        self, tenant: str | None, prefix: str | None, users: list[str] | None
+    ) -> AsyncIterator[Record]:
+        skip = 0
+        while True:
+            page = await self.conn.run_read(
+                CONVERSATION_PAGE,
+                tenant=tenant,
+                users=users,
+                prefix=prefix,
+                skip=skip,
+                limit=PAGE,
+            )
+            for row in page:
+                conversation = to_conversation(row["conversation"])
+                yield rec.conversation(conversation, row["n"], False)
+                async for record in self._messages(str(conversation.id), row["sequenced"]):
+                    yield record
+            if len(page) < PAGE:
+                return
+            skip += len(page)
+
+    async def _messages(self, cid: str, sequenced: bool) -> AsyncIterator[Record]:
+        after, skip = -(2**63), 0
+        while True:
+            if sequenced:
+                page = await self.conn.run_read(SEQUENCED_PAGE, cid=cid, after=after, limit=PAGE)
+            else:
+                page = await self.conn.run_read(FOREIGN_PAGE, cid=cid, skip=skip, limit=PAGE)
+            for number, row in enumerate(page, start=skip + 1):
+                props = dict(row["message"])
+                props.pop("mentions", None)
+                message = to_message(props, conversation_id=cid)
+                seq = row["seq"] if row["seq"] is not None else number
+                yield rec.message(message, cid, seq)
+                for position, entity_id in _ordered(row["mentions"]):
+                    yield rec.mention(str(message.id), entity_id, position)
+            if len(page) < PAGE:
+                return
+            skip += len(page)
+            if sequenced:
+                after = page[-1]["seq"]
+
+    # ------------------------------------------------------------------ import
+
+    async def import_records(self, records: list[Record], state: ImportState) -> None:
+        writer = _Importer(state, self.multi_tenant, records)
+        await self.conn.write(writer.run)
+        # Committed: publish what the last (successful) attempt did.
+        state.conversations.update(writer.conversations)
+        state.entities.update(writer.entities)
+        state.report.merge(writer.tally)
+
+
+def _ordered(mentions: list[dict[str, Any]]) -> list[tuple[int, str]]:
+    """A message's mentions in their stored order (``position``; mentions written
+    without one, by name as the backend reads them), numbered 0, 1, …."""
+    ranked = sorted(
+        mentions,
+        key=lambda m: (
+            m["position"] is None,
+            m["position"] or 0,
+            m["name"] or "",
+            m["id"] or "",
+        ),
+    )
+    return [(i, str(m["id"])) for i, m in enumerate(ranked)]
+
+
+class _Importer:
+    """One batch in one write transaction. The managed transaction may be retried by
+    the driver, so every attempt starts from a fresh tally and copies of the id maps;
+    the caller publishes them once the transaction has committed."""
+
+    def __init__(self, state: ImportState, multi_tenant: bool, records: list[Record]) -> None:
+        self.state = state
+        self.multi_tenant = multi_tenant
+        self.records = records
+        self.tally = TransferReport()
+        self.conversations: dict[str, str | None] = {}
+        self.entities: dict[str, str | None] = {}
+
+    def tenant(self, record: Record) -> tuple[bool, str | None]:
+        """(placeable, tenant): a multi-tenant target needs a user on every record."""
+        if not self.multi_tenant:
+            return True, None
+        user = record["user_identifier"]
+        return (isinstance(user, str) and bool(user)), user
+
+    async def run(self, tx: AsyncManagedTransaction) -> None:
+        self.tally = TransferReport()
+        self.conversations = dict(self.state.conversations)
+        self.entities = dict(self.state.entities)
+        by_kind: dict[str, list[Record]] = {}
+        for record in self.records:
+            by_kind.setdefault(record["record"], []).append(record)
+        for record in by_kind.get("entity", []):
+            await self.entity(tx, record)
+        for record in by_kind.get("conversation", []):
+            await self.conversation(tx, record)
+        await self.messages(tx, by_kind.get("message", []))
+        await self.mentions(tx, by_kind.get("mention", []))
+
+    async def entity(self, tx: AsyncManagedTransaction, record: Record) -> None:
+        placeable, tenant = self.tenant(record)
+        archive_id = record["id"]
+        if not placeable:
+            self.tally.skip("entity", "no user_identifier and the target is multi-tenant")
+            self.entities[archive_id] = None
+            return
+        [found] = await rows(
+            tx,
+            FIND_ENTITY,
+            id=archive_id,
+            name=record["name"],
+            type=record["type"],
+            tenant=tenant,
+        )
+        byid = found["byid"]
+        if byid is not None and byid.get("tenant") != tenant and self.multi_tenant:
+            self.tally.skip("entity", "its id belongs to another tenant in the target")
+            self.entities[archive_id] = None
+            return
+        if byid is None and found["same"] is not None:
+            self.entities[archive_id] = found["same"]
+            self.tally.skip("entity", "an entity with this name and type is already in the target")
+            return
+        self.entities[archive_id] = archive_id
+        if byid is not None and self.state.on_conflict != "overwrite":
+            self.tally.skip("entity", "already in the target")
+            return
+        created = _when(record.get("created_at"))
+        await rows(
+            tx,
+            WRITE_ENTITY,
+            id=archive_id,
+            name=record["name"],
+            type=record["type"],
+            description=record.get("description"),
+            created_at=created,
+            updated_at=_when(record.get("updated_at")) or created,
+            tenant=tenant,
+        )
+        self.tally.copy("entity")
+
+    async def conversation(self, tx: AsyncManagedTransaction, record: Record) -> None:
+        placeable, tenant = self.tenant(record)
+        archive_id = record["id"]
+        if not placeable:
+            self.tally.skip("conversation", "no user_identifier and the target is multi-tenant")
+            self.conversations[archive_id] = None
+            return
+        [found] = await rows(
+            tx, FIND_CONVERSATION, id=archive_id, session_id=record["session_id"], tenant=tenant
+        )
+        byid = found["byid"]
+        if byid is not None and (
+            byid["session_id"] != record["session_id"]
+            or (self.multi_tenant and byid.get("user_identifier") != tenant)
+        ):
+            self.tally.skip("conversation", "its id belongs to another session in the target")
+            self.conversations[archive_id] = None
+            return
+        match = byid if byid is not None else found["same"]
+        stored = None if match is None else match.get("user_identifier")
+        user = record["user_identifier"]
+        if stored is not None and user is not None and stored != user:
+            # Two users' sessions of one name (a multi-tenant archive into a single-tenant
+            # store) are never merged.
+            self.tally.skip("conversation", "its session belongs to another user in the target")
+            self.conversations[archive_id] = None
+            return
+        existing = None if match is None else match["id"]
+        if existing is not None and self.state.on_conflict == "skip":
+            self.conversations[archive_id] = existing
+            self.tally.skip("conversation", "already in the target")
+            return
+        if existing is not None:
+            await rows(tx, cypher.CLEAR_SESSION_ID, conversation_id=existing, tenant=None)
+        created = _when(record["created_at"])
+        await rows(
+            tx,
+            CREATE_CONVERSATION,
+            id=archive_id,
+            session_id=record["session_id"],
+            title=record.get("title"),
+            metadata=dump_metadata(record["metadata"]),
+            created_at=created,
+            updated_at=_when(record.get("updated_at")) or created,
+            user=record["user_identifier"],
+        )
+        self.conversations[archive_id] = archive_id
+        self.tally.copy("conversation")
+
+    async def messages(self, tx: AsyncManagedTransaction, records: list[Record]) -> None:
+        groups: dict[str, list[Record]] = {}
+        for record in records:
+            target = self.conversations.get(record["conversation_id"])
+            if target is None:
+                self.tally.skip("message", "its conversation was not carried")
+                continue
+            groups.setdefault(target, []).append(record)
+        for cid, group in groups.items():
+            await self.append(tx, cid, group)
+
+    async def append(self, tx: AsyncManagedTransaction, cid: str, group: list[Record]) -> None:
+        [state] = await rows(tx, CONVERSATION_STATE, cid=cid)
+        found = await rows(tx, EXISTING_MESSAGES, ids=[r["id"] for r in group])
+        elsewhere = {r["id"] for r in found if r["cid"] != cid}
+        present = {r["id"] for r in found} - (
+            elsewhere if self.state.on_conflict == "overwrite" else set()
+        )
+        scopes = [_scope(cid, r.get("idempotency_key")) for r in group]
+        keyed = [s for s in scopes if s is not None]
+        taken = (
+            {r["scope"] for r in await rows(tx, EXISTING_SCOPES, scopes=keyed)} if keyed else set()
+        )
+        for message_id in elsewhere - present:
+            await rows(tx, cypher.DELETE_MESSAGE, message_id=message_id, tenant=None)
+        floor: int = state["next_seq"]
+        batch: list[dict[str, Any]] = []
+        latest: datetime | None = None
+        for record, scope in zip(group, scopes, strict=True):
+            if record["id"] in present:
+                self.tally.skip("message", "already in the target")
+                continue
+            if scope is not None and scope in taken:
+                self.tally.skip("message", "its idempotency key is already in the conversation")
+                continue
+            if scope is not None:
+                taken.add(scope)
+            seq = max(record["seq"], floor)
+            floor = seq + 1
+            when = parse_stamp(record["created_at"])
+            latest = when if latest is None or when > latest else latest
+            batch.append(
+                {
+                    "id": record["id"],
+                    "role": record["role"],
+                    "content": record["content"],
+                    "embedding": _vector(record.get("embedding")),
+                    "metadata": dump_metadata(record["metadata"]),
+                    "timestamp": when,
+                    "seq": seq,
+                    "key": record.get("idempotency_key"),
+                    "scope": scope,
+                }
+            )
+        if not batch:
+            return
+        await rows(
+            tx,
+            APPEND_MESSAGES,
+            cid=cid,
+            tail=state["tail"],
+            rows=batch,
+            next_seq=floor,
+            sequenced=state["sequenced"],
+            latest=latest,
+        )
+        self.tally.copy("message", len(batch))
+
+    async def mentions(self, tx: AsyncManagedTransaction, records: list[Record]) -> None:
+        links = []
+        for i, record in enumerate(records):
+            entity_id = self.entities.get(record["entity_id"])
+            if entity_id is None:
+                self.tally.lose("mention", "its entity was not carried")
+                continue
+            links.append(
+                {
+                    "i": i,
+                    "message_id": record["message_id"],
+                    "entity_id": entity_id,
+                    "position": record["position"],
+                }
+            )
+        if not links:
+            return
+        done = await rows(tx, LINK_MENTIONS, rows=links)
+        had = sum(1 for r in done if r["had"])
+        self.tally.copy("mention", len(done) - had)
+        if had:
+            self.tally.skip("mention", "already in the target", had)
+        missing = len(links) - len(done)
+        if missing:
+            self.tally.skip("mention", "its message was not carried", missing)

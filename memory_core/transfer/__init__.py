@@ -1,0 +1,49 @@
+"""Move memory between backends: a portable archive, export, import and copy.
+
+The archive is JSON Lines (gzip when the file name ends in ``.gz``), one record per
+line — ``header``, ``entity``, ``conversation``, ``message``, ``mention``, ``end`` — as
+described by the JSON Schema shipped in ``schema.json`` (:func:`schema`). See the README
+section "Moving memory between backends".
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+from .archive import read_records
+from .copy import copy_memory
+from .errors import ArchiveError
+from .export import SESSION_KEY, export_memory, iter_records
+from .hooks import BulkTransfer, ImportState, OnConflict
+from .importer import ON_CONFLICT, import_memory
+from .records import FORMAT, FORMAT_VERSION, check_record
+from .report import TransferReport
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) every archive record follows."""
+    text = resources.files(__name__).joinpath("schema.json").read_text(encoding="utf-8")
+    value: dict[str, Any] = json.loads(text)
+    return value
+
+
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "ON_CONFLICT",
+    "SESSION_KEY",
+    "ArchiveError",
+    "BulkTransfer",
+    "ImportState",
+    "OnConflict",
+    "TransferReport",
+    "check_record",
+    "copy_memory",
+    "export_memory",
+    "import_memory",
+    "iter_records",
+    "read_records",
+    "schema",
+]

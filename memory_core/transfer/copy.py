@@ -1,0 +1,43 @@
+"""Backend to backend without a file in between (:func:`copy_memory`)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+
+from ..backend import MemoryBackend
+from .archive import PathLike
+from .export import iter_records
+from .hooks import OnConflict
+from .importer import Numbered, check_on_conflict, write_records
+from .report import TransferReport
+
+
+async def copy_memory(
+    source: MemoryBackend,
+    target: MemoryBackend,
+    *,
+    users: list[str] | None = None,
+    session_prefix: str | None = None,
+    on_conflict: OnConflict = "skip",
+    checkpoint: PathLike | None = None,
+    on_progress: Callable[[TransferReport], None] | None = None,
+) -> TransferReport:
+    """Stream the memory of ``source`` into ``target``: :func:`export_memory` piped into
+    :func:`import_memory`, with bounded memory. Re-running an interrupted copy (same
+    arguments, same ``checkpoint`` for targets without a bulk hook) completes it with
+    exactly one copy of every message. The report also lists what the source could not
+    read (truncated conversations, unlisted entities)."""
+    mode = check_on_conflict(on_conflict)
+    read = TransferReport()
+    report = TransferReport(on_progress=on_progress)
+
+    async def numbered() -> AsyncIterator[Numbered]:
+        async for record in iter_records(
+            source, users=users, session_prefix=session_prefix, report=read
+        ):
+            yield None, record
+
+    await write_records(target, numbered(), mode, report, checkpoint)
+    report.truncated.extend(read.truncated)
+    report.unreadable.extend(read.unreadable)
+    return report

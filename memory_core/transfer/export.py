@@ -1,0 +1,230 @@
+"""Reading a backend into archive records (:func:`export_memory`, :func:`iter_records`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
+from typing import IO, Any
+
+from ..backend import MemoryBackend
+from ..errors import InvalidRequestError, MemoryCoreError
+from ..models import Conversation
+from ..validation import check_optional_str
+from . import records as rec
+from .archive import PathLike, dump_line, open_text
+from .records import Record
+from .report import TransferReport
+
+# Where a conversation's session name (and title) is kept on a target that issues its
+# own conversation ids (NAMS), so that an export from there gives the names back.
+SESSION_KEY = "memory_core_transfer"
+LIST_PAGE = 500
+ALL = 10**9
+
+
+def check_users(users: Any) -> list[str] | None:
+    """``users`` as a list of non-empty strings (or ``None``)."""
+    if users is None:
+        return None
+    if isinstance(users, str) or not isinstance(users, list | tuple):
+        raise InvalidRequestError("must be a list of user identifiers", argument="users")
+    checked = [check_optional_str(u, "users") for u in users]
+    if not all(checked):
+        raise InvalidRequestError("user identifiers must be non-empty strings", argument="users")
+    return [u for u in checked if u]
+
+
+async def iter_records(
+    backend: MemoryBackend,
+    *,
+    users: list[str] | None = None,
+    session_prefix: str | None = None,
+    report: TransferReport | None = None,
+) -> AsyncIterator[Record]:
+    """Every archive record of ``backend`` (header first, end last), streamed.
+
+    Uses the backend's bulk hook when it has one, else the public contract.
+    """
+    chosen = check_users(users)
+    prefix = check_optional_str(session_prefix, "session_prefix")
+    report = report if report is not None else TransferReport()
+    await backend.connect()
+    yield rec.header(
+        backend.name,
+        backend.describe(),
+        backend.capabilities,
+        backend.multi_tenant,
+        chosen,
+        prefix,
+    )
+    counts: Counter[str] = Counter()
+    hook = backend._bulk_transfer()
+    source = (
+        hook.export_records(chosen, prefix, report)
+        if hook is not None
+        else _public_records(backend, chosen, prefix, report)
+    )
+    async for record in source:
+        kind = record["record"]
+        counts[kind] += 1
+        report.copy(kind)
+        yield record
+    for kind in ("entity", "conversation", "message", "mention"):
+        counts.setdefault(kind, 0)
+    yield rec.end(counts, report.truncated, report.unreadable)
+
+
+async def export_memory(
+    backend: MemoryBackend,
+    sink: PathLike | IO[str],
+    *,
+    users: list[str] | None = None,
+    session_prefix: str | None = None,
+    on_progress: Callable[[TransferReport], None] | None = None,
+) -> TransferReport:
+    """Write the memory of ``backend`` to ``sink`` as a JSON Lines archive and report.
+
+    ``sink`` is a path (gzip-compressed when it ends in ``.gz``) or an open text stream.
+    ``users`` limits the export to those users (required for a multi-tenant backend
+    without a bulk hook: the public API cannot list users); ``session_prefix`` to
+    sessions whose name starts with it. Memory use is bounded by one page of records
+    (one conversation when reading through the public API).
+    """
+    report = TransferReport(on_progress=on_progress)
+    if isinstance(sink, str | bytes) or hasattr(sink, "__fspath__"):
+        with open_text(sink, "w") as out:
+            await _write(backend, out, users, session_prefix, report)
+    else:
+        await _write(backend, sink, users, session_prefix, report)
+    return report
+
+
+async def _write(
+    backend: MemoryBackend,
+    out: IO[str],
+    users: list[str] | None,
+    prefix: str | None,
+    report: TransferReport,
+) -> None:
+    async for record in iter_records(backend, users=users, session_prefix=prefix, report=report):
+        out.write(dump_line(record))
+
+
+# ---------------------------------------------------------------------------- public path
+
+
+async def _public_records(
+    backend: MemoryBackend, users: list[str] | None, prefix: str | None, report: TransferReport
+) -> AsyncIterator[Record]:
+    caps = backend.capabilities
+    if backend.multi_tenant and not users:
+        raise InvalidRequestError(
+            "a multi-tenant backend cannot list its users through the public API; pass users=[...]",
+            argument="users",
+        )
+    if caps.entities:
+        report.unreadable.append(
+            "entities no message mentions (the public API cannot list entities)"
+        )
+    seen: set[str] = set()
+    scopes: list[str | None] = list(users) if users else [None]
+    for user in scopes:
+        async for handle in _handles(backend, user, prefix):
+            async for record in _conversation_records(backend, handle, user, seen, report):
+                yield record
+
+
+async def _handles(
+    backend: MemoryBackend, user: str | None, prefix: str | None
+) -> AsyncIterator[str]:
+    """Session handles in scope, by ``list_sessions`` pages where the backend has it."""
+    if backend.capabilities.list_sessions:
+        offset = 0
+        while True:
+            page = await backend.list_sessions(
+                prefix=prefix,
+                limit=LIST_PAGE,
+                offset=offset,
+                order_by="session_id",
+                order_dir="asc",
+                user_identifier=user,
+            )
+            for row in page:
+                yield row.session_id
+            if len(page) < LIST_PAGE:
+                return
+            offset += len(page)
+    headers = await backend.list_conversations(limit=ALL, user_identifier=user)
+    for header in sorted(headers, key=lambda c: _named(c).session_id):
+        if prefix is None or _named(header).session_id.startswith(prefix):
+            yield header.session_id
+
+
+def _named(conversation: Conversation) -> Conversation:
+    """A conversation with the session name and title a transfer kept in its metadata."""
+    kept = conversation.metadata.get(SESSION_KEY)
+    if not isinstance(kept, dict) or not isinstance(kept.get("session_id"), str):
+        return conversation
+    metadata = {k: v for k, v in conversation.metadata.items() if k != SESSION_KEY}
+    title = kept.get("title") if isinstance(kept.get("title"), str) else conversation.title
+    return conversation.model_copy(
+        update={"session_id": kept["session_id"], "title": title, "metadata": metadata}
+    )
+
+
+async def _conversation_records(
+    backend: MemoryBackend,
+    handle: str,
+    user: str | None,
+    seen: set[str],
+    report: TransferReport,
+) -> AsyncIterator[Record]:
+    caps = backend.capabilities
+    scoped = user if backend.multi_tenant else None
+    cap = caps.max_messages_per_read
+    conversation = await backend.get_conversation(handle, limit=cap or ALL, user_identifier=scoped)
+    conversation = _named(conversation)
+    messages = conversation.messages
+    truncated = not caps.full_history and cap is not None and len(messages) >= cap
+    if truncated:
+        report.truncated.append(
+            {
+                "session_id": conversation.session_id,
+                "conversation_id": str(conversation.id),
+                "exported": len(messages),
+            }
+        )
+    conv_id = str(conversation.id)
+    yield rec.conversation(conversation, len(messages), truncated, user)
+    for seq, message in enumerate(messages, start=1):
+        for ref in message.mentions:
+            if ref.id and ref.id not in seen:
+                seen.add(ref.id)
+                yield await _entity_record(backend, ref.id, ref.name, ref.type, user)
+        yield rec.message(message, conv_id, seq)
+        for position, ref in enumerate(message.mentions):
+            if ref.id:
+                yield rec.mention(str(message.id), ref.id, position)
+
+
+async def _entity_record(
+    backend: MemoryBackend, entity_id: str, name: str | None, kind: str | None, user: str | None
+) -> Record:
+    scoped = user if backend.multi_tenant else None
+    try:
+        found = await backend.find_entities(entity_id, 1, user_identifier=scoped)
+    except MemoryCoreError:
+        found = []
+    for entity in found:
+        if entity.id == entity_id:
+            return rec.entity(entity, scoped)
+    return {
+        "record": "entity",
+        "id": entity_id,
+        "user_identifier": scoped,
+        "name": name or "",
+        "type": kind or "CUSTOM",
+        "description": None,
+        "created_at": None,
+        "updated_at": None,
+    }

@@ -1,0 +1,22 @@
+"""Fixtures of the transfer tests: a Neo4j emptied before each test that uses it."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.neo4j_fixtures import Neo4jHandle, neo4j_wipe
+
+
+@pytest.fixture
+def bolt_url(neo4j_server: Neo4jHandle) -> str:
+    """The run's Neo4j, empty (an external ``NEO4J_URI`` server is never wiped: the
+    tests then rely on their unique session names)."""
+    if not neo4j_server.external:
+        neo4j_wipe(neo4j_server.uri, neo4j_server.auth)
+    return neo4j_server.uri
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "neo4j_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.neo4j)

@@ -1,0 +1,103 @@
+"""A store with every kind of thing an archive carries, and helpers to compare archives."""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from memory_core import EntityRef, MemoryBackend
+from memory_core.transfer import export_memory
+
+BASE = datetime(2026, 5, 20, 9, 30, 0, 123457, tzinfo=UTC)
+
+# What populate() writes (per user), for checking reports.
+MESSAGES = 10
+WITH_METADATA = 5
+WITH_KEYS = 3
+MENTIONS = 3
+
+
+async def populate(backend: MemoryBackend, user: str | None = None, tag: str = "") -> None:
+    """Two sessions with titles, metadata, turn metadata, idempotency keys, caller
+    timestamps to the microsecond, awkward content, mentions and an unmentioned entity."""
+    scoped = user if backend.multi_tenant else None
+    s1, s2 = f"{tag}chat-1", f"{tag}chat-2"
+    await backend.create_conversation(
+        s1,
+        title="Trip planning",
+        metadata={"channel": "email", "nested": {"list": [1, 2.5, True, None]}},
+        user_identifier=user,
+    )
+    await backend.add_messages_batch(
+        s1,
+        [
+            {
+                "role": "system",
+                "content": "You are helpful.",
+                "timestamp": BASE,
+            },
+            {
+                "role": "user",
+                "content": 'emoji 👩‍👩‍👧 tab\t quote" backslash\\ nul\x00 end',
+                "metadata": {"lang": "en"},
+                "timestamp": BASE + timedelta(microseconds=1),
+            },
+            {"role": "assistant", "content": "", "timestamp": BASE + timedelta(seconds=1)},
+        ],
+        user_identifier=scoped,
+    )
+    await backend.add_entity(
+        "Acme Corp", "ORGANIZATION", description="a customer", user_identifier=scoped
+    )
+    await backend.add_message(
+        s1,
+        "user",
+        "Book Lisbon with Ada for Acme Corp",
+        metadata={"turn_key": f"{s1}:1:user", "turn_id": "1", "platform": "test"},
+        idempotency_key=f"conversation-{s1}-1-user",
+        extraction_mode="explicit",
+        explicit_mentions=[
+            EntityRef(name="Lisbon", type="LOCATION"),
+            EntityRef(name="Ada", type="PERSON"),
+            EntityRef(name="Acme Corp"),
+        ],
+        user_identifier=scoped,
+    )
+    await backend.add_message(
+        s1,
+        "assistant",
+        "Done. " + "long " * 3000,
+        metadata={"turn_key": f"{s1}:1:assistant"},
+        idempotency_key=f"conversation-{s1}-1-assistant",
+        user_identifier=scoped,
+    )
+    await backend.add_message(
+        s2, "tool", "tool output", idempotency_key="plain-key", user_identifier=scoped
+    )
+    await backend.add_messages_batch(
+        s2,
+        [
+            {"role": "user", "content": f"line {i}", "metadata": {"i": i}}
+            for i in range(WITH_METADATA - 3)
+        ]
+        + [{"role": "assistant", "content": "same"}, {"role": "assistant", "content": "same"}],
+        user_identifier=scoped,
+    )
+    await backend.add_entity("Unmentioned", "CONCEPT", user_identifier=scoped)
+
+
+async def export_lines(backend: MemoryBackend, **options: Any) -> list[str]:
+    """The archive of ``backend`` as lines, without the header (which names the source)."""
+    out = io.StringIO()
+    await export_memory(backend, out, **options)
+    return [line for line in out.getvalue().splitlines() if '"record":"header"' not in line]
+
+
+def records(lines: list[str]) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in lines]
+
+
+def of_kind(lines: list[str], kind: str) -> list[dict[str, Any]]:
+    return [r for r in records(lines) if r["record"] == kind]
