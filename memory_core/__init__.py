@@ -24,6 +24,7 @@ from .errors import (
     RateLimitedError,
     TransportError,
 )
+from .limits import DEFAULT_LIMITS, Limits
 from .models import (
     Conversation,
     ConversationSummary,
@@ -54,6 +55,7 @@ from .turns import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_LIMITS",
     "AuthenticationError",
     "Capabilities",
     "CapabilityWarning",
@@ -69,6 +71,7 @@ __all__ = [
     "HashingEmbedder",
     "InvalidArgumentTypeError",
     "InvalidRequestError",
+    "Limits",
     "MemoryAgent",
     "MemoryBackend",
     "MemoryCoreError",

@@ -12,7 +12,16 @@ from typing import Any
 
 
 class MemoryCoreError(Exception):
-    """Base class of every error raised by memory-core."""
+    """Base class of every error raised by memory-core.
+
+    ``written`` is set on an error from ``add_messages_batch`` / ``bulk_add_messages`` on
+    a backend that cannot write a whole call atomically (NAMS: chunks of 100): how many
+    messages of the call were acknowledged as stored before the failure (a chunk whose
+    request failed in transit may have been stored too). It is ``None`` on every other
+    error, including a failed batch on an atomic backend (nothing of it was stored).
+    """
+
+    written: int | None = None
 
 
 class NotSupportedError(MemoryCoreError):
