@@ -425,24 +425,12 @@ class MemoryBackend(ABC):
             stored = await self._add_messages(rq.AddMessages(target, items))
             _report(stored, size, on_batch_complete, on_progress)
             return stored
-        return await self._add_in_chunks(
-            target, items, min(size, cap), on_batch_complete, on_progress
-        )
-
-    async def _add_in_chunks(
-        self,
-        target: rq.Target,
-        items: list[rq.NewMessage],
-        size: int,
-        on_batch_complete: rq.BatchCallback | None,
-        on_progress: rq.ProgressCallback | None,
-    ) -> list[Message]:
-        """One request per chunk; a failure says how many messages were stored."""
-        stored: list[Message] = []
-        for number, start in enumerate(range(0, len(items), size)):
+        # One request per chunk (inline: a hook's warnings count frames up to the caller).
+        stored = []
+        for number, start in enumerate(range(0, len(items), min(size, cap))):
             try:
                 chunk = await self._add_messages(
-                    rq.AddMessages(target, items[start : start + size])
+                    rq.AddMessages(target, items[start : start + min(size, cap)])
                 )
             except MemoryCoreError as exc:
                 exc.written = len(stored)

@@ -94,6 +94,7 @@ class ErrorCode(StrEnum):
     INVALID_LIMIT = "invalid_limit"
     INVALID_CURSOR = "invalid_cursor"
     BULK_TOO_LARGE = "bulk_too_large"
+    PAYLOAD_TOO_LARGE = "payload_too_large"
     RATE_LIMITED = "rate_limited"
     UNAVAILABLE = "service_unavailable"
     NOT_SUPPORTED = "not_supported"
