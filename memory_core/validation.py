@@ -120,10 +120,15 @@ def check_int(value: Any, argument: str, *, minimum: int) -> int:
             f"must be an int, got {type(value).__name__}", argument=argument
         )
     if value < minimum:
-        raise InvalidRequestError(f"must be >= {minimum}, got {value}", argument=argument)
+        raise InvalidRequestError(f"must be >= {minimum}, got {_show(value)}", argument=argument)
     if value > MAX_INT:
-        raise InvalidRequestError(f"must be <= {MAX_INT}, got {value}", argument=argument)
-    return value
+        raise InvalidRequestError(f"must be <= {MAX_INT}, got {_show(value)}", argument=argument)
+    return int(value)
+
+
+def _show(value: int) -> str:
+    # An int of thousands of digits cannot even be turned into text (Python's limit).
+    return str(value) if value.bit_length() <= 256 else f"an integer of {value.bit_length()} bits"
 
 
 def check_limit(value: Any, argument: str = "limit") -> int:
@@ -254,8 +259,9 @@ def check_threshold(value: Any, argument: str = "threshold") -> float | None:
         raise InvalidArgumentTypeError(
             f"must be a number, got {type(value).__name__}", argument=argument
         )
-    if not 0.0 <= float(value) <= 1.0:
-        raise InvalidRequestError(f"must be within 0..1, got {value}", argument=argument)
+    if not 0 <= value <= 1:  # compared as is: float() of a huge int overflows
+        shown = _show(value) if isinstance(value, int) else repr(value)
+        raise InvalidRequestError(f"must be within 0..1, got {shown}", argument=argument)
     return float(value)
 
 
