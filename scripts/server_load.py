@@ -52,7 +52,9 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server(backend_url: str, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(
+    backend_url: str, env: dict[str, str], log: Any = subprocess.DEVNULL
+) -> tuple[subprocess.Popen[bytes], str]:
     """One ``memory-core serve`` process; returns it and its base URL once it answers."""
     port = free_port()
     process = subprocess.Popen(
@@ -71,7 +73,7 @@ def start_server(backend_url: str, env: dict[str, str]) -> tuple[subprocess.Pope
         env={**env, "NAMS_SERVER_API_KEYS": KEY},
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=log,
     )
     root = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
@@ -256,14 +258,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=20, help="requests per client (20)")
     parser.add_argument("--max-seconds", type=float, default=300, help="time bound (300)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--server-log", type=Path, help="append the servers' warnings here")
     args = parser.parse_args(argv)
     env = dict(os.environ)
     with ExitStack() as stack:
         url = backend_url(args, stack, env)
+        log = stack.enter_context(args.server_log.open("ab")) if args.server_log else None
         processes = []
         bases = []
         for _ in range(args.servers):
-            process, base = start_server(url, env)
+            process, base = start_server(url, env, log or subprocess.DEVNULL)
             processes.append(process)
             bases.append(base)
         try:

@@ -26,7 +26,7 @@ TASKS = 50
 
 def per_task(kind: str) -> int:
     """Messages each task writes: 100, except a shorter CI run on the server stores."""
-    return 100 if FULL or kind == "embedded" else 20
+    return 100 if FULL or kind == "embedded" else 10
 
 
 def stored_rows(subject: Subject, handle: str) -> list[tuple[str, int]]:
@@ -109,7 +109,7 @@ def _process_writer(url: str, name: str, count: int) -> None:
 def test_four_processes_on_one_file(tmp_path: Path) -> None:
     path = tmp_path / "shared.db"
     url = f"sqlite:///{path}"
-    count = 100 if FULL else 50
+    count = 100 if FULL else 30
     context = multiprocessing.get_context("spawn")
     names = [f"p{n}" for n in range(4)]
     processes = [context.Process(target=_process_writer, args=(url, n, count)) for n in names]

@@ -43,7 +43,7 @@ def check(report: dict[str, Any], clients: int, requests: int) -> None:
 
 
 def test_load_over_sqlite() -> None:
-    check(run_load("--clients", "24", "--requests", "8"), 24, 8)
+    check(run_load("--clients", "16", "--requests", "6"), 16, 6)
 
 
 @pytest.mark.neo4j
