@@ -7,6 +7,7 @@ exact: rows or nodes and relationships with every property, sorted.
 
 from __future__ import annotations
 
+import atexit
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,16 +29,21 @@ def dump_sqlite(path: Path) -> list[str]:
         conn.close()
 
 
+_drivers: dict[str, Any] = {}
+
+
 def dump_neo4j(uri: str, auth: Any) -> list[str]:
     """Every node (labels, properties) and relationship (type, end ids), sorted."""
-    with GraphDatabase.driver(uri, auth=auth) as driver:
-        nodes, _, _ = driver.execute_query(
-            "MATCH (n) RETURN labels(n) AS labels, properties(n) AS props"
-        )
-        rels, _, _ = driver.execute_query(
-            "MATCH (a)-[r]->(b) RETURN type(r) AS type, properties(r) AS props, "
-            "a.id AS a, b.id AS b, elementId(a) AS ea, elementId(b) AS eb"
-        )
+    driver = _drivers.get(uri)
+    if driver is None:
+        driver = _drivers[uri] = GraphDatabase.driver(uri, auth=auth)
+        atexit.register(driver.close)
+    nodes, _, _ = driver.execute_query(
+        "MATCH (n) RETURN labels(n) AS labels, properties(n) AS props"
+    )
+    rels, _, _ = driver.execute_query(
+        "MATCH (a)-[r]->(b) RETURN type(r) AS type, properties(r) AS props, a.id AS a, b.id AS b"
+    )
     out = [repr((sorted(r["labels"]), sorted(r["props"].items()))) for r in nodes]
     out += [repr((r["type"], sorted(r["props"].items()), r["a"], r["b"])) for r in rels]
     return sorted(out)

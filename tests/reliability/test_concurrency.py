@@ -26,7 +26,9 @@ TASKS = 50
 
 def per_task(kind: str) -> int:
     """Messages each task writes: 100, except a shorter CI run on the server stores."""
-    return 100 if FULL or kind == "embedded" else 10
+    if FULL or kind == "embedded":
+        return 100
+    return 10 if kind == "nams" else 5
 
 
 def stored_rows(subject: Subject, handle: str) -> list[tuple[str, int]]:
