@@ -77,6 +77,10 @@ def operation(data: st.DataObject, handles: list[str]) -> tuple[str, dict[str, A
                 "delete_message",
                 "add_entity",
                 "find_entities",
+                "delete_entity",
+                "clear_session",
+                "get_conversation_summary",
+                "bulk_add_messages",
             ]
         ),
         "method",
@@ -90,7 +94,11 @@ def operation(data: st.DataObject, handles: list[str]) -> tuple[str, dict[str, A
             "metadata": draw(s.mostly(s.good_metadata, s.metadata)),
             "idempotency_key": draw(s.mostly(st.none(), s.any_text)),
         }
-    elif name == "add_messages_batch":
+    elif name in ("clear_session", "get_conversation_summary"):
+        args = {"session_id": session}
+    elif name == "delete_entity":
+        args = {"entity_id": draw(s.mostly(s.plain_text, s.ids))}
+    elif name in ("add_messages_batch", "bulk_add_messages"):
         item = st.fixed_dictionaries(
             {
                 "role": s.mostly(st.just("user"), s.roles),
