@@ -347,7 +347,16 @@ class MemoryBackend(ABC):
         extract = check_bool(extract_entities, "extract_entities")
         check_bool(extract_relations, "extract_relations")
         embed = check_bool(generate_embedding, "generate_embedding")
-        key = check_optional_identifier(idempotency_key, "idempotency_key", self.limits)
+        key = (
+            None
+            if idempotency_key is None
+            else check_str(
+                idempotency_key,
+                "idempotency_key",
+                allow_empty=False,
+                max_chars=self.limits.max_content_chars,
+            )
+        )
         caps = self.capabilities
         if meta and not caps.message_metadata:
             self._drop("add_message", "metadata", "keep metadata in your application")

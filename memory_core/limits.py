@@ -14,13 +14,15 @@ from dataclasses import dataclass, fields
 from .errors import ConfigurationError
 
 LIMIT_DOCS: dict[str, str] = {
-    "max_content_chars": "characters of one message's content (and an entity description)",
+    "max_content_chars": (
+        "characters of one message's content (and of an entity description or an idempotency key)"
+    ),
     "max_metadata_bytes": "UTF-8 bytes of metadata (or metadata_filters) as compact JSON",
     "max_metadata_depth": "nesting depth of metadata: dicts and lists inside each other",
     "max_query_chars": "characters of a search or context query",
     "max_identifier_bytes": (
-        "UTF-8 bytes of an identifier: session_id, user_identifier, idempotency_key, "
-        "title, entity names and ids, find_entities identifier, list_sessions prefix"
+        "UTF-8 bytes of an identifier: session_id, user_identifier, title, entity names "
+        "and ids, find_entities identifier, list_sessions prefix"
     ),
 }
 

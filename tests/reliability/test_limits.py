@@ -74,7 +74,7 @@ OVERSIZED: list[tuple[str, Call, str]] = [
     (
         "idempotency key",
         lambda b, s: b.add_message(
-            s, "user", "hi", idempotency_key="k" * (L.max_identifier_bytes + 1)
+            s, "user", "hi", idempotency_key="k" * (L.max_content_chars + 1)
         ),
         "idempotency_key",
     ),
