@@ -27,6 +27,7 @@ from .errors import (
     StoreError,
     TransportError,
 )
+from .limits import DEFAULT_LIMITS, Limits
 from .models import (
     Conversation,
     ConversationSummary,
@@ -57,6 +58,7 @@ from .turns import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_LIMITS",
     "AuthenticationError",
     "Capabilities",
     "CapabilityWarning",
@@ -72,6 +74,7 @@ __all__ = [
     "HashingEmbedder",
     "InvalidArgumentTypeError",
     "InvalidRequestError",
+    "Limits",
     "MemoryAgent",
     "MemoryBackend",
     "MemoryCoreError",

@@ -31,11 +31,13 @@ from .errors import (
     ConfigurationError,
     InvalidArgumentTypeError,
     InvalidRequestError,
+    MemoryCoreError,
     MissingIdentifierError,
     NotSupportedError,
     SessionRequiredError,
     TransportError,
 )
+from .limits import DEFAULT_LIMITS, Limits
 from .models import (
     Conversation,
     ConversationSummary,
@@ -52,10 +54,11 @@ from .validation import (
     check_datetime,
     check_entity_refs,
     check_entity_type,
+    check_identifier,
     check_int,
     check_limit,
     check_metadata,
-    check_optional_str,
+    check_optional_identifier,
     check_order,
     check_role,
     check_str,
@@ -130,6 +133,20 @@ class Extractor(Protocol):
         ...
 
 
+def _report(
+    stored: list[Message],
+    size: int,
+    on_batch_complete: rq.BatchCallback | None,
+    on_progress: rq.ProgressCallback | None,
+) -> None:
+    """Run the batch callbacks for messages already stored, ``size`` at a time."""
+    for number, start in enumerate(range(0, len(stored), size)):
+        if on_batch_complete is not None:
+            on_batch_complete(number, stored[start : start + size])
+        if on_progress is not None:
+            on_progress(min(start + size, len(stored)), len(stored))
+
+
 class MemoryBackend(ABC):
     """Conversation memory behind one async API.
 
@@ -150,6 +167,9 @@ class MemoryBackend(ABC):
         a callable ``text -> list[EntityRef]`` run for ``extraction_mode='auto'``.
     ``summarizer``
         a callable ``list[Message] -> str`` (sync or async) for conversation summaries.
+    ``limits``
+        a :class:`~memory_core.limits.Limits`: sizes of content, metadata, queries and
+        identifiers (default :data:`~memory_core.limits.DEFAULT_LIMITS`).
     """
 
     name: ClassVar[str] = "abstract"
@@ -184,8 +204,12 @@ class MemoryBackend(ABC):
         embedder: Embedder | None = None,
         extractor: Extractor | None = None,
         summarizer: rq.Summarizer | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.strict = check_bool(strict, "strict")
+        if limits is not None and not isinstance(limits, Limits):
+            raise ConfigurationError("limits must be a memory_core.Limits")
+        self.limits = limits or DEFAULT_LIMITS
         self.multi_tenant = check_bool(multi_tenant, "multi_tenant")
         caps = self.capabilities
         if multi_tenant and not caps.multi_tenant:
@@ -296,7 +320,9 @@ class MemoryBackend(ABC):
     def _scope(self, method: str, user_identifier: Any) -> rq.Scope:
         """The caller's scope. A ``user_identifier`` the backend cannot honour on this
         method (no ``user_scoped_calls``) is dropped: a warning, or strict: refused."""
-        user = check_optional_str(user_identifier, "user_identifier")
+        user = check_optional_identifier(
+            user_identifier, "user_identifier", self.limits, plain=True
+        )
         if self.multi_tenant and user is None:
             raise InvalidRequestError(
                 "is required when the backend is multi-tenant", argument="user_identifier"
@@ -323,7 +349,7 @@ class MemoryBackend(ABC):
             if conversation_id is not None:
                 check_uuid(conversation_id, "conversation_id")
         else:
-            session = check_optional_str(session_id, "session_id")
+            session = check_optional_identifier(session_id, "session_id", self.limits, plain=True)
             conversation = (
                 None if conversation_id is None else check_uuid(conversation_id, "conversation_id")
             )
@@ -368,7 +394,7 @@ class MemoryBackend(ABC):
             raise InvalidRequestError(
                 f"{mode!r} is not one of 'auto', 'skip', 'explicit'", argument="extraction_mode"
             )
-        refs = check_entity_refs(explicit)
+        refs = check_entity_refs(explicit, limits=self.limits)
         if refs and mode != "explicit":
             raise InvalidRequestError(
                 "is only used with extraction_mode='explicit'", argument="explicit_mentions"
@@ -380,7 +406,7 @@ class MemoryBackend(ABC):
             found = self.extractor(content)
             if inspect.isawaitable(found):
                 found = await found
-            return check_entity_refs(found, "extractor result")
+            return check_entity_refs(found, "extractor result", self.limits)
         return refs
 
     async def _embed(self, texts: list[str], wanted: bool) -> list[list[float]] | None:
@@ -419,12 +445,21 @@ class MemoryBackend(ABC):
         """
         target = self._target("add_message", session_id, conversation_id, user_identifier)
         role_ = check_role(role)
-        text = check_str(content, "content")
-        meta = check_metadata(metadata)
+        text = check_str(content, "content", max_chars=self.limits.max_content_chars)
+        meta = check_metadata(metadata, "metadata", self.limits)
         extract = check_bool(extract_entities, "extract_entities")
         check_bool(extract_relations, "extract_relations")
         embed = check_bool(generate_embedding, "generate_embedding")
-        key = check_optional_str(idempotency_key, "idempotency_key")
+        key = (
+            None
+            if idempotency_key is None
+            else check_str(
+                idempotency_key,
+                "idempotency_key",
+                allow_empty=False,
+                max_chars=self.limits.max_content_chars,
+            )
+        )
         caps = self.capabilities
         if meta and not caps.message_metadata:
             self._drop("add_message", "metadata", "keep metadata in your application")
@@ -465,9 +500,13 @@ class MemoryBackend(ABC):
     ) -> list[Message]:
         """Store message dicts (``role``, ``content``, optional ``metadata``, ``timestamp``).
 
-        Written in order, one transaction (or request) per batch of ``batch_size`` (capped
-        by the backend's ``max_bulk_messages``). ``on_progress(done, total)`` and
-        ``on_batch_complete(batch_number, stored)`` run after each batch.
+        Every message is checked before anything is written. Where the backend has no
+        ``max_bulk_messages`` the whole call is one transaction (all or nothing) and the
+        callbacks run after it, once per ``batch_size`` messages. Otherwise (NAMS) it is
+        one request per batch of ``batch_size`` (capped by ``max_bulk_messages``), the
+        callbacks run after each, and an error carries ``written``: how many messages
+        were stored before it. ``on_progress(done, total)`` and
+        ``on_batch_complete(batch_number, stored)``.
         ``extract_relations`` is accepted for compatibility and checked, but unused.
         """
         target = self._target("add_messages_batch", session_id, conversation_id, user_identifier)
@@ -490,13 +529,22 @@ class MemoryBackend(ABC):
                 dataclasses.replace(m, embedding=v) for m, v in zip(items, vectors, strict=True)
             ]
         cap = self.capabilities.max_bulk_messages
-        size = min(size, cap) if cap else size
         await self._ready()
-        stored: list[Message] = []
-        for number, start in enumerate(range(0, len(items), size)):
-            chunk = await self._add_messages(
-                rq.AddMessages(target=target, messages=items[start : start + size])
-            )
+        if cap is None:
+            # The store can take the whole call in one transaction: all or nothing.
+            stored = await self._add_messages(rq.AddMessages(target=target, messages=items))
+            _report(stored, size, on_batch_complete, on_progress)
+            return stored
+        step = min(size, cap)
+        stored = []
+        for number, start in enumerate(range(0, len(items), step)):
+            try:
+                chunk = await self._add_messages(
+                    rq.AddMessages(target=target, messages=items[start : start + step])
+                )
+            except MemoryCoreError as exc:
+                exc.written = len(stored)
+                raise
             stored.extend(chunk)
             if on_batch_complete is not None:
                 on_batch_complete(number, chunk)
@@ -543,8 +591,10 @@ class MemoryBackend(ABC):
                     argument=where,
                 )
             role = check_role(raw.get("role"), f"{where}.role")
-            content = check_str(raw.get("content"), f"{where}.content")
-            meta = check_metadata(raw.get("metadata"), f"{where}.metadata")
+            content = check_str(
+                raw.get("content"), f"{where}.content", max_chars=self.limits.max_content_chars
+            )
+            meta = check_metadata(raw.get("metadata"), f"{where}.metadata", self.limits)
             stamp = raw.get("timestamp")
             when = None if stamp is None else check_datetime(stamp, f"{where}.timestamp")
             if meta and not caps.message_metadata:
@@ -579,8 +629,8 @@ class MemoryBackend(ABC):
         use the returned ``Conversation.id`` (also its ``session_id``) in later calls.
         """
         target = self._target("create_conversation", session_id, conversation_id, user_identifier)
-        heading = check_optional_str(title, "title")
-        meta = check_metadata(metadata)
+        heading = check_optional_identifier(title, "title", self.limits)
+        meta = check_metadata(metadata, "metadata", self.limits)
         if heading is not None and not self.capabilities.conversation_titles:
             self._drop("create_conversation", "title", "keep the title in metadata")
             heading = None
@@ -644,7 +694,11 @@ class MemoryBackend(ABC):
         broken by session_id ascending so paging with ``offset`` is stable.
         """
         self._require("list_sessions", "list_sessions", "use list_conversations")
-        head = None if prefix is None else check_str(prefix, "prefix")
+        head = (
+            None
+            if prefix is None
+            else check_str(prefix, "prefix", max_chars=self.limits.max_identifier_bytes)
+        )
         count = check_limit(limit)
         skip = check_int(offset, "offset", minimum=0)
         field, direction = check_order(order_by, order_dir)
@@ -679,10 +733,10 @@ class MemoryBackend(ABC):
         below it. ``metadata_filters`` keeps messages whose top-level metadata keys equal
         the given values exactly; a backend that cannot filter raises rather than ignore.
         """
-        text = check_str(query, "query", allow_empty=False)
+        text = check_str(query, "query", allow_empty=False, max_chars=self.limits.max_query_chars)
         count = self._search_limit("search_messages", limit)
         cut = check_threshold(threshold)
-        filters = check_metadata(metadata_filters, "metadata_filters")
+        filters = check_metadata(metadata_filters, "metadata_filters", self.limits)
         caps = self.capabilities
         target: rq.Target | None = None
         if session_id is not None or conversation_id is not None:
@@ -734,7 +788,11 @@ class MemoryBackend(ABC):
         (:class:`~memory_core.errors.MissingIdentifierError`) without a session.
         """
         target = self._target("get_context", session_id, conversation_id, user_identifier)
-        text = None if query is None else check_str(query, "query")
+        text = (
+            None
+            if query is None
+            else check_str(query, "query", max_chars=self.limits.max_query_chars)
+        )
         recent = check_limit(max_messages, "max_messages")
         hits = check_limit(max_hits, "max_hits")
         await self._ready()
@@ -899,9 +957,13 @@ class MemoryBackend(ABC):
     ) -> Entity:
         """Create an entity, or return the existing one with this name and type."""
         self._require("entities", "add_entity", "keep entities in your application")
-        label = check_str(name, "name", allow_empty=False)
+        label = check_identifier(name, "name", self.limits)
         kind = check_entity_type(type)
-        about = None if description is None else check_str(description, "description")
+        about = (
+            None
+            if description is None
+            else check_str(description, "description", max_chars=self.limits.max_content_chars)
+        )
         scope = self._scope("add_entity", user_identifier)
         await self._ready()
         return await self._add_entity(
@@ -919,7 +981,7 @@ class MemoryBackend(ABC):
         """Entities whose id equals ``identifier`` or whose name equals it ignoring case
         (exact matches first; a backend may add close matches after them)."""
         self._require("entities", "find_entities", "keep entities in your application")
-        ident = check_str(identifier, "identifier", allow_empty=False)
+        ident = check_identifier(identifier, "identifier", self.limits)
         count = self._search_limit("find_entities", limit)
         kind = None if type is None else check_entity_type(type)
         scope = self._scope("find_entities", user_identifier)
@@ -932,7 +994,7 @@ class MemoryBackend(ABC):
         """Delete an entity and the mentions that link messages to it (the messages stay).
         False when no entity of the caller has this id."""
         self._require("delete_entity", "delete_entity", "keep entities; they are only linked")
-        ident = check_str(entity_id, "entity_id", allow_empty=False)
+        ident = check_identifier(entity_id, "entity_id", self.limits)
         scope = self._scope("delete_entity", user_identifier)
         await self._ready()
         return await self._delete_entity(rq.DeleteEntity(entity_id=ident, scope=scope))

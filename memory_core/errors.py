@@ -24,10 +24,18 @@ class MemoryCoreError(Exception):
         for a write: the store may or may not have applied it (the connection was lost
         after the request was sent). Retry it only with an ``idempotency_key``, or check
         first. False means nothing was written.
+    ``written``
+        set on an error from ``add_messages_batch`` / ``bulk_add_messages`` on a backend
+        that cannot write a whole call atomically (NAMS: chunks of 100): how many messages
+        of the call were acknowledged as stored before the failure (a chunk whose request
+        failed in transit may have been stored too: see ``maybe_applied``). ``None`` on
+        every other error, including a failed batch on an atomic backend (nothing of it
+        was stored).
     """
 
     retryable: bool = False
     maybe_applied: bool = False
+    written: int | None = None
 
     def __init__(
         self, *args: object, retryable: bool | None = None, maybe_applied: bool | None = None

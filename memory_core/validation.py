@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
+from pydantic import ValidationError as PydanticValidationError
+
 from .errors import InvalidArgumentTypeError, InvalidRequestError
+from .limits import DEFAULT_LIMITS, Limits
 from .models import EntityRef, EntityType, MessageRole
 
 ORDER_FIELDS = ("updated_at", "created_at", "message_count", "session_id")
 MAX_INT = 2**63 - 1  # the largest limit/offset every store (Neo4j's 64-bit ints) can take
+# C0, DEL and C1 control characters: never part of a session id or user identifier.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def _check_encodable(value: str, argument: str) -> None:
@@ -32,16 +38,48 @@ def _check_encodable(value: str, argument: str) -> None:
         ) from None
 
 
-def check_str(value: Any, argument: str, *, allow_empty: bool = True) -> str:
-    """A ``str`` (not bytes, not None)."""
+def check_str(
+    value: Any, argument: str, *, allow_empty: bool = True, max_chars: int | None = None
+) -> str:
+    """A ``str`` (not bytes, not None), at most ``max_chars`` characters when given."""
     if not isinstance(value, str):
         raise InvalidArgumentTypeError(
             f"must be a str, got {type(value).__name__}", argument=argument
         )
+    if max_chars is not None and len(value) > max_chars:
+        raise InvalidRequestError(
+            f"must be at most {max_chars} characters, got {len(value)}", argument=argument
+        )
     if not allow_empty and not value.strip():
         raise InvalidRequestError("must not be empty", argument=argument)
     _check_encodable(value, argument)
-    return value
+    return str(value)
+
+
+def check_identifier(
+    value: Any, argument: str, limits: Limits = DEFAULT_LIMITS, *, plain: bool = False
+) -> str:
+    """A non-empty ``str`` of at most ``limits.max_identifier_bytes`` bytes of UTF-8.
+
+    ``plain`` also refuses control characters (NUL, newlines, escapes): session ids and
+    user identifiers name tenants and conversations, and must never be ambiguous.
+    """
+    text = check_str(value, argument, allow_empty=False)
+    cap = limits.max_identifier_bytes
+    if len(text) > cap or (len(text) * 4 > cap and len(text.encode("utf-8")) > cap):
+        raise InvalidRequestError(f"must be at most {cap} bytes of UTF-8", argument=argument)
+    if plain and _CONTROL.search(text):
+        raise InvalidRequestError(
+            "must not contain control characters (NUL, newline, escape ...)", argument=argument
+        )
+    return text
+
+
+def check_optional_identifier(
+    value: Any, argument: str, limits: Limits = DEFAULT_LIMITS, *, plain: bool = False
+) -> str | None:
+    """``None``, or an identifier as :func:`check_identifier` accepts it."""
+    return None if value is None else check_identifier(value, argument, limits, plain=plain)
 
 
 def check_optional_str(value: Any, argument: str) -> str | None:
@@ -82,10 +120,15 @@ def check_int(value: Any, argument: str, *, minimum: int) -> int:
             f"must be an int, got {type(value).__name__}", argument=argument
         )
     if value < minimum:
-        raise InvalidRequestError(f"must be >= {minimum}, got {value}", argument=argument)
+        raise InvalidRequestError(f"must be >= {minimum}, got {_show(value)}", argument=argument)
     if value > MAX_INT:
-        raise InvalidRequestError(f"must be <= {MAX_INT}, got {value}", argument=argument)
-    return value
+        raise InvalidRequestError(f"must be <= {MAX_INT}, got {_show(value)}", argument=argument)
+    return int(value)
+
+
+def _show(value: int) -> str:
+    # An int of thousands of digits cannot even be turned into text (Python's limit).
+    return str(value) if value.bit_length() <= 256 else f"an integer of {value.bit_length()} bits"
 
 
 def check_limit(value: Any, argument: str = "limit") -> int:
@@ -119,41 +162,69 @@ def check_role(value: Any, argument: str = "role") -> MessageRole:
         ) from None
 
 
-def check_metadata(value: Any, argument: str = "metadata") -> dict[str, Any]:
-    """``None`` → ``{}``; otherwise a dict with str keys that JSON can carry exactly."""
+def check_metadata(
+    value: Any, argument: str = "metadata", limits: Limits = DEFAULT_LIMITS
+) -> dict[str, Any]:
+    """``None`` → ``{}``; otherwise a dict with str keys that JSON can carry exactly, at
+    most ``limits.max_metadata_depth`` levels deep and ``limits.max_metadata_bytes`` bytes
+    as compact JSON. Returned as plain dicts and lists (any ``Mapping`` becomes a dict,
+    a tuple a list)."""
     if value is None:
         return {}
     if not isinstance(value, Mapping):
         raise InvalidArgumentTypeError(
             f"must be a dict, got {type(value).__name__}", argument=argument
         )
-    _check_json(value, argument)
-    return dict(value)
+    try:
+        plain = _plain_json(value, argument, limits.max_metadata_depth, 1)
+    except RecursionError:
+        raise InvalidRequestError("is nested too deeply", argument=argument) from None
+    try:
+        text = json.dumps(plain, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except ValueError:
+        # An integer too long to write as text (Python's int/str conversion limit).
+        raise InvalidRequestError(
+            "holds an integer too large to store", argument=argument
+        ) from None
+    cap = limits.max_metadata_bytes
+    if len(text) > cap or len(text.encode("utf-8")) > cap:
+        raise InvalidRequestError(f"must be at most {cap} bytes as JSON", argument=argument)
+    assert isinstance(plain, dict)
+    return plain
 
 
-def _check_json(value: Any, argument: str) -> None:
+def _plain_json(value: Any, argument: str, max_depth: int, depth: int) -> Any:
+    """``value`` as plain JSON types; containers deeper than ``max_depth`` are refused
+    before they are walked, so the walk never recurses further than the limit."""
+    if isinstance(value, Mapping | list | tuple) and depth > max_depth:
+        raise InvalidRequestError(f"must be at most {max_depth} levels deep", argument=argument)
     if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
         for key, item in value.items():
             if not isinstance(key, str):
                 raise InvalidRequestError(
                     f"keys must be str, got {type(key).__name__}", argument=argument
                 )
             _check_encodable(key, argument)
-            _check_json(item, argument)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            _check_json(item, argument)
-    elif isinstance(value, str):
+            out[str(key)] = _plain_json(item, argument, max_depth, depth + 1)
+        return out
+    if isinstance(value, list | tuple):
+        return [_plain_json(item, argument, max_depth, depth + 1) for item in value]
+    if isinstance(value, str):
         _check_encodable(value, argument)
-    elif isinstance(value, float):
+        return str(value)
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
         if not math.isfinite(value):
             raise InvalidRequestError("NaN and infinity cannot be stored", argument=argument)
-    elif value is not None and not isinstance(value, str | int | bool):
-        raise InvalidRequestError(
-            f"{type(value).__name__} values are not JSON (use str, int, float, bool, "
-            "None, list, dict)",
-            argument=argument,
-        )
+        return float(value)
+    raise InvalidRequestError(
+        f"{type(value).__name__} values are not JSON (use str, int, float, bool, None, list, dict)",
+        argument=argument,
+    )
 
 
 def check_datetime(value: Any, argument: str) -> datetime:
@@ -169,9 +240,15 @@ def check_datetime(value: Any, argument: str) -> datetime:
         raise InvalidArgumentTypeError(
             f"must be a datetime, got {type(value).__name__}", argument=argument
         )
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    try:
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+    except (OverflowError, ValueError):
+        # e.g. datetime.max with a negative UTC offset: not a representable UTC instant
+        raise InvalidRequestError(
+            "is out of range once converted to UTC", argument=argument
+        ) from None
 
 
 def check_threshold(value: Any, argument: str = "threshold") -> float | None:
@@ -182,8 +259,9 @@ def check_threshold(value: Any, argument: str = "threshold") -> float | None:
         raise InvalidArgumentTypeError(
             f"must be a number, got {type(value).__name__}", argument=argument
         )
-    if not 0.0 <= float(value) <= 1.0:
-        raise InvalidRequestError(f"must be within 0..1, got {value}", argument=argument)
+    if not 0 <= value <= 1:  # compared as is: float() of a huge int overflows
+        shown = _show(value) if isinstance(value, int) else repr(value)
+        raise InvalidRequestError(f"must be within 0..1, got {shown}", argument=argument)
     return float(value)
 
 
@@ -199,7 +277,9 @@ def check_entity_type(value: Any, argument: str = "type") -> str:
         ) from None
 
 
-def check_entity_refs(value: Any, argument: str = "explicit_mentions") -> list[EntityRef]:
+def check_entity_refs(
+    value: Any, argument: str = "explicit_mentions", limits: Limits = DEFAULT_LIMITS
+) -> list[EntityRef]:
     """A list of ``EntityRef`` (or dicts / bare names); each must carry an id or a name."""
     if value is None:
         return []
@@ -214,7 +294,12 @@ def check_entity_refs(value: Any, argument: str = "explicit_mentions") -> list[E
         elif isinstance(item, str):
             ref = EntityRef(name=item)
         elif isinstance(item, Mapping):
-            ref = EntityRef.model_validate(dict(item))
+            try:
+                ref = EntityRef.model_validate(dict(item))
+            except PydanticValidationError:
+                raise InvalidRequestError(
+                    "each dict needs str 'id', 'name' or 'type' only", argument=argument
+                ) from None
         else:
             raise InvalidArgumentTypeError(
                 f"items must be EntityRef, dict or str, got {type(item).__name__}",
@@ -225,6 +310,8 @@ def check_entity_refs(value: Any, argument: str = "explicit_mentions") -> list[E
         for text in (ref.id, ref.name):
             if text is not None:
                 _check_encodable(text, argument)
+                if text.strip():
+                    check_identifier(text, argument, limits)
         if ref.type is not None:
             ref = ref.model_copy(update={"type": check_entity_type(ref.type, argument)})
         refs.append(ref)

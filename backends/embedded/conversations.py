@@ -3,7 +3,10 @@
 Every function runs inside a transaction opened by :class:`~.store.Store` and takes the
 connection first. A session's conversation id is ``uuid5(NAMESPACE, tenant + NUL +
 session_id)``, so the empty conversation of a session that has no row yet has the same id
-on every call and keeps it once the first write creates the row.
+on every call and keeps it once the first write creates the row. The pair is unambiguous
+because the contract refuses control characters (NUL among them) in session ids and user
+identifiers, and no caller can create a conversation under a version-5 id, so no tenant
+can claim the id of another tenant's session.
 """
 
 from __future__ import annotations
@@ -88,7 +91,7 @@ def insert(
     ).fetchone()
     if taken is not None:
         raise InvalidRequestError(
-            f"{conversation_id} cannot be used: the id or session {session_id!r} is taken",
+            f"{conversation_id} cannot be used: that id, or session {session_id!r}, is taken",
             argument="conversation_id",
         )
     conn.execute(
@@ -134,6 +137,7 @@ def create(conn: sqlite3.Connection, req: rq.CreateConversation) -> Conversation
             session_id = target.session_id
         else:
             assert target.conversation_id is not None
+            _claimable(target.conversation_id)
             conversation_id, session_id = target.conversation_id, str(target.conversation_id)
         row = insert(conn, target, conversation_id, session_id, req.title, req.metadata, now)
         return to_conversation(row)
@@ -224,6 +228,18 @@ def clear(conn: sqlite3.Connection, target: rq.Target) -> bool:
     conn.execute("DELETE FROM messages WHERE conversation_id = ?", (row["id"],))
     conn.execute("DELETE FROM conversations WHERE id = ?", (row["id"],))
     return True
+
+
+def _claimable(conversation_id: UUID) -> None:
+    """A caller-chosen id must not be one derived from a session: those are version-5
+    UUIDs anyone can compute, and claiming one (for any tenant) would block the first
+    write of the session it belongs to."""
+    if conversation_id.version == 5:
+        raise InvalidRequestError(
+            "version-5 UUIDs are reserved for the ids of sessions; create the conversation "
+            "by session_id, or choose a random (version 4) UUID",
+            argument="conversation_id",
+        )
 
 
 def _unknown(target: rq.Target) -> NotFoundError:

@@ -105,6 +105,7 @@ class ErrorCode(StrEnum):
     INVALID_LIMIT = "invalid_limit"
     INVALID_CURSOR = "invalid_cursor"
     BULK_TOO_LARGE = "bulk_too_large"
+    PAYLOAD_TOO_LARGE = "payload_too_large"
     RATE_LIMITED = "rate_limited"
     UNAVAILABLE = "service_unavailable"
     NOT_SUPPORTED = "not_supported"
@@ -135,7 +136,7 @@ ERRORS: tuple[ErrorKind, ...] = (
     ErrorKind(403, ErrorCode.FORBIDDEN, AuthenticationError),
     ErrorKind(405, ErrorCode.METHOD_NOT_ALLOWED, NotSupportedError),
     ErrorKind(409, ErrorCode.INVALID_REQUEST, InvalidRequestError),
-    ErrorKind(413, ErrorCode.INVALID_REQUEST, InvalidRequestError),
+    ErrorKind(413, ErrorCode.PAYLOAD_TOO_LARGE, InvalidRequestError),
     ErrorKind(422, ErrorCode.INVALID_REQUEST, InvalidRequestError),
     ErrorKind(429, ErrorCode.RATE_LIMITED, RateLimitedError),
     ErrorKind(503, ErrorCode.UNAVAILABLE, TransportError),
@@ -153,6 +154,14 @@ def error_for_status(status: int) -> type[MemoryCoreError]:
         if kind.status == status:
             return kind.error
     return TransportError
+
+
+def code_for_status(status: int) -> ErrorCode:
+    """The envelope ``code`` the server sends with an HTTP error ``status`` it raises."""
+    for kind in ERRORS:
+        if kind.status == status:
+            return kind.code
+    return ErrorCode.INVALID_REQUEST
 
 
 def answer_for(error: MemoryCoreError) -> ErrorKind:

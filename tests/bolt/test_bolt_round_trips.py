@@ -120,9 +120,10 @@ async def test_multi_tenant_add_message_with_mentions_is_one_statement(
     assert len(stored.mentions) == 2 and entity.id in [r.id for r in stored.mentions]
 
 
-async def test_batches_are_one_unwind_statement_each(
+async def test_a_batch_call_is_one_unwind_statement(
     bolt: BoltBackend, recorder: Recorder, unique: Unique
 ) -> None:
+    """The whole call is one transaction (all or nothing), whatever ``batch_size`` is."""
     session = unique("s")
     await bolt.add_message(session, "user", "existing")
     recorder.clear()
@@ -130,8 +131,8 @@ async def test_batches_are_one_unwind_statement_each(
         session, [{"role": "user", "content": f"b{i}"} for i in range(250)], batch_size=100
     )
     assert [m.content for m in stored] == [f"b{i}" for i in range(250)]
-    assert recorder.transactions == ["write"] * 3
-    assert len(recorder.statements) == 3
+    assert recorder.transactions == ["write"]
+    assert len(recorder.statements) == 1
     assert all("UNWIND range(0, size($messages) - 1)" in s for s in recorder.statements)
 
 

@@ -58,6 +58,22 @@ def test_server_answers_store_errors_from_the_table(
     assert (kind.status, kind.code) == (status, code)
 
 
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [
+        (400, wire.ErrorCode.INVALID_REQUEST),
+        (401, wire.ErrorCode.UNAUTHORIZED),
+        (404, wire.ErrorCode.NOT_FOUND),
+        (405, wire.ErrorCode.METHOD_NOT_ALLOWED),
+        (413, wire.ErrorCode.PAYLOAD_TOO_LARGE),
+        (429, wire.ErrorCode.RATE_LIMITED),
+        (503, wire.ErrorCode.UNAVAILABLE),
+    ],
+)
+def test_server_codes_come_from_the_table(status: int, code: wire.ErrorCode) -> None:
+    assert wire.code_for_status(status) is code
+
+
 def test_what_the_server_answers_the_client_reads_back_as_the_same_error() -> None:
     for kind in wire.ERRORS:
         if kind.served:

@@ -39,24 +39,23 @@ from .auth import ApiKeys, AuthMiddleware, resolve_workspace
 from .errors import ApiError, CatchAllMiddleware, check_limit
 from .faults import FaultMiddleware, Faults, FaultSettings
 from .hosted import HostedMemory
+from .limits import (
+    BodyLimitMiddleware,
+    ServerLimits,
+    check_content,
+    check_conversation_metadata,
+    check_name,
+    check_query,
+)
+from .logsafe import escape
 from .traffic import RequestLogMiddleware, Traffic
 
 DEFAULT_BACKEND_URL = "memory://"
 log = logging.getLogger("backends.nams.server")
 
 _bearer = HTTPBearer(auto_error=False, description="an API key of this server")
-_STATUS_CODES = {
-    400: wire.ErrorCode.INVALID_REQUEST,
-    401: wire.ErrorCode.UNAUTHORIZED,
-    403: wire.ErrorCode.FORBIDDEN,
-    404: wire.ErrorCode.NOT_FOUND,
-    405: wire.ErrorCode.METHOD_NOT_ALLOWED,
-    429: wire.ErrorCode.RATE_LIMITED,
-    501: wire.ErrorCode.NOT_SUPPORTED,
-    503: wire.ErrorCode.UNAVAILABLE,
-}
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    status: {"model": wire.ErrorOut} for status in (400, 401, 403, 404, 429, 503)
+    status: {"model": wire.ErrorOut} for status in (400, 401, 403, 404, 413, 429, 503)
 }
 
 
@@ -83,8 +82,14 @@ async def _hosted(request: Request) -> HostedMemory:
     return hosted
 
 
+async def _limits(request: Request) -> ServerLimits:
+    limits: ServerLimits = request.app.state.limits
+    return limits
+
+
 Workspace = Annotated[str, Depends(_workspace)]
 Hosted = Annotated[HostedMemory, Depends(_hosted)]
+Limited = Annotated[ServerLimits, Depends(_limits)]
 PageLimit = Annotated[int | None, Query(ge=1, le=wire.MAX_PAGE, description="1..200")]
 
 
@@ -96,11 +101,16 @@ def _api_router() -> APIRouter:
 
     @router.post(wire.CONVERSATIONS, status_code=201, tags=["conversations"])
     async def create_conversation(
-        workspace: Workspace, hosted: Hosted, body: wire.ConversationCreate | None = None
+        workspace: Workspace,
+        hosted: Hosted,
+        limits: Limited,
+        body: wire.ConversationCreate | None = None,
     ) -> wire.ConversationOut:
         """Create a conversation; the server issues its id."""
         body = body or wire.ConversationCreate()
-        return await hosted.create_conversation(workspace, body.user_id, body.metadata)
+        check_name(limits, body.user_id, "userId")
+        metadata = check_conversation_metadata(limits, body.metadata)
+        return await hosted.create_conversation(workspace, body.user_id, metadata)
 
     @router.get(wire.CONVERSATIONS, tags=["conversations"])
     async def list_conversations(
@@ -142,16 +152,25 @@ def _api_router() -> APIRouter:
         wire.MESSAGES, status_code=201, response_model_exclude_none=True, tags=["messages"]
     )
     async def add_message(
-        conversation_id: str, body: wire.MessageIn, workspace: Workspace, hosted: Hosted
+        conversation_id: str,
+        body: wire.MessageIn,
+        workspace: Workspace,
+        hosted: Hosted,
+        limits: Limited,
     ) -> wire.MessageCreated:
         """Append a message (the response has no ``createdAt``)."""
+        check_content(limits, body.content)
         return await hosted.add_message(workspace, conversation_id, body)
 
     @router.post(
         wire.MESSAGES_BULK, status_code=201, response_model_exclude_none=True, tags=["messages"]
     )
     async def add_messages(
-        conversation_id: str, body: wire.BulkIn, workspace: Workspace, hosted: Hosted
+        conversation_id: str,
+        body: wire.BulkIn,
+        workspace: Workspace,
+        hosted: Hosted,
+        limits: Limited,
     ) -> wire.MessageList:
         """Append 1..100 messages in order."""
         if not 1 <= len(body.messages) <= wire.MAX_BULK:
@@ -160,15 +179,22 @@ def _api_router() -> APIRouter:
                 wire.ErrorCode.BULK_TOO_LARGE if body.messages else wire.ErrorCode.INVALID_REQUEST,
                 f"a bulk write carries 1..{wire.MAX_BULK} messages, got {len(body.messages)}",
             )
+        for i, message in enumerate(body.messages):
+            check_content(limits, message.content, f"messages[{i}].content")
         items = await hosted.add_messages(workspace, conversation_id, body.messages)
         return wire.MessageList(messages=items)
 
     @router.post(wire.SEARCH, response_model_exclude_none=True, tags=["messages"])
     async def search_messages(
-        conversation_id: str, body: wire.SearchIn, workspace: Workspace, hosted: Hosted
+        conversation_id: str,
+        body: wire.SearchIn,
+        workspace: Workspace,
+        hosted: Hosted,
+        limits: Limited,
     ) -> wire.SearchOut:
         """Messages of this conversation matching ``query``, best first, with a score."""
         count = check_limit(body.limit, wire.DEFAULT_SEARCH_LIMIT)
+        check_query(limits, body.query)
         if not body.query.strip():
             raise ApiError(400, wire.ErrorCode.INVALID_REQUEST, "query must not be empty")
         return await hosted.search(workspace, conversation_id, body.query, count)
@@ -203,19 +229,23 @@ def _api_router() -> APIRouter:
 
     @router.post(wire.ENTITIES, status_code=201, tags=["entities"])
     async def add_entity(
-        body: wire.EntityIn, workspace: Workspace, hosted: Hosted
+        body: wire.EntityIn, workspace: Workspace, hosted: Hosted, limits: Limited
     ) -> wire.EntityOut:
         """Create an entity, or merge into the existing one with that name and type."""
         if not body.name.strip():
             raise ApiError(400, wire.ErrorCode.INVALID_REQUEST, "name must not be empty")
+        check_name(limits, body.name, "name")
+        if body.description is not None:
+            check_content(limits, body.description, "description")
         return await hosted.add_entity(workspace, body)
 
     @router.post(wire.ENTITIES_SEARCH, tags=["entities"])
     async def search_entities(
-        body: wire.EntitySearchIn, workspace: Workspace, hosted: Hosted
+        body: wire.EntitySearchIn, workspace: Workspace, hosted: Hosted, limits: Limited
     ) -> wire.EntitySearchOut:
         """Entities whose id or name (ignoring case) equals ``query``."""
         count = check_limit(body.limit, wire.DEFAULT_SEARCH_LIMIT)
+        check_query(limits, body.query)
         if not body.query.strip():
             raise ApiError(400, wire.ErrorCode.INVALID_REQUEST, "query must not be empty")
         return await hosted.search_entities(workspace, body.query, body.type, count)
@@ -272,7 +302,7 @@ async def _on_api_error(request: Request, exc: Exception) -> Response:
 
 async def _on_http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
-    code = _STATUS_CODES.get(exc.status_code, wire.ErrorCode.INVALID_REQUEST)
+    code = wire.code_for_status(exc.status_code)
     message = exc.detail if isinstance(exc.detail, str) else "request failed"
     return _error(exc.status_code, code, message, **(exc.headers or {}))
 
@@ -301,7 +331,7 @@ async def _on_core_error(request: Request, exc: Exception) -> Response:
     if isinstance(exc, RateLimitedError | AuthenticationError):
         log.error("backing store refused: %s", type(exc).__name__)
     else:
-        log.error("backing store failed: %s", exc)
+        log.error("backing store failed: %s", escape(str(exc)))
     return _error(kind.status, kind.code, "the backing store is unavailable")
 
 
@@ -330,6 +360,7 @@ def create_app(
     faults: Faults | None = None,
     traffic: Traffic | None = None,
     admin: bool = False,
+    limits: ServerLimits | None = None,
 ) -> FastAPI:
     """The NAMS-compatible app over the backend ``backend_url`` names.
 
@@ -339,6 +370,8 @@ def create_app(
     when it stops. ``summarizer`` (``list[Message] -> str``) enables observations (one per
     ``observation_window`` messages) and reflections. ``admin`` adds the test-only
     ``/_admin`` routes; ``faults`` and ``traffic`` are also on ``app.state``.
+    ``limits`` (default: :meth:`ServerLimits.from_env`) bounds request bodies and fields;
+    the backing store is opened with matching library limits.
     """
     if isinstance(api_keys, ApiKeys):
         keys = api_keys
@@ -350,7 +383,8 @@ def create_app(
         raise ConfigurationError("observation_window must be an int >= 1")
     if observation_window < 1:
         raise ConfigurationError("observation_window must be an int >= 1")
-    options = dict(backend_options or {})
+    limits = limits or ServerLimits.from_env()
+    options = {"limits": limits.library(), **(backend_options or {})}
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -380,6 +414,7 @@ def create_app(
         redoc_url=None,
     )
     app.state.keys = keys
+    app.state.limits = limits
     app.state.faults = faults or Faults()
     app.state.traffic = traffic or Traffic()
     app.state.hosted = None
@@ -391,7 +426,10 @@ def create_app(
     app.add_exception_handler(StarletteHTTPException, _on_http_error)
     app.add_exception_handler(RequestValidationError, _on_validation_error)
     app.add_exception_handler(MemoryCoreError, _on_core_error)
+    # The last added runs first: log, faults, then the key (401 before anything else is
+    # looked at), then the body size, then the handlers.
     app.add_middleware(CatchAllMiddleware)
+    app.add_middleware(BodyLimitMiddleware, limit=limits.max_body_bytes)
     app.add_middleware(AuthMiddleware, keys=keys)
     app.add_middleware(FaultMiddleware, faults=app.state.faults)
     app.add_middleware(RequestLogMiddleware, traffic=app.state.traffic)

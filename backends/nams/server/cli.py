@@ -7,7 +7,10 @@ Examples::
     memory-core serve --backend-url bolt://localhost:7687 --host 0.0.0.0 --api-key k1
 
 Keys also come from ``NAMS_SERVER_API_KEYS`` (comma-separated ``KEY`` or
-``KEY=WORKSPACE``). Without any key the server only listens on a loopback address.
+``KEY=WORKSPACE``): the recommended way, since a ``--api-key`` value is visible to every
+local user in the process list (``/proc/PID/cmdline``); ``--api-key`` prints a warning
+saying so. Without any key the server only listens on a loopback address. Size limits
+(``--max-body-bytes`` …, or ``NAMS_SERVER_MAX_*``) are in :mod:`.limits`.
 
 The backing store is opened and connected once before the server starts: an unknown
 scheme or an unreachable store is one line on stderr and exit code 1 (the traceback only
@@ -30,6 +33,9 @@ from memory_core.settings import redact_url
 from .app import DEFAULT_BACKEND_URL, create_app, open_store
 from .auth import ENV_KEYS, ApiKeys, check_open_server
 from .faults import Faults
+from .limits import ENV as LIMIT_ENV
+from .limits import ServerLimits
+from .logsafe import EscapingFormatter
 from .runner import bind, make_server
 
 DEFAULT_PORT = 8765
@@ -77,6 +83,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     p.add_argument("--debug", action="store_true", help="show tracebacks on failure")
+    sizes = p.add_argument_group("limits (413/400 beyond them; defaults as in the README)")
+    for name, variable in LIMIT_ENV.items():
+        default = getattr(ServerLimits(), name)
+        sizes.add_argument(
+            "--" + name.replace("_", "-"),
+            type=int,
+            default=None,
+            metavar="N",
+            help=f"{default} (also {variable})",
+        )
     faults = p.add_argument_group("fault injection (for tests)")
     faults.add_argument(
         "--test-admin", action="store_true", help="enable /_admin/faults and /_admin/traffic"
@@ -157,11 +173,9 @@ def _check_store(backend_url: str) -> None:
 
 
 def _configure_logging(level: str, debug: bool) -> None:
-    logging.basicConfig(
-        level=level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(EscapingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level.upper(), handlers=[handler])
     if not debug:
         logging.getLogger("uvicorn.error").addFilter(_HideLifespanTraceback())
 
@@ -177,7 +191,15 @@ def main(argv: Sequence[str], *, debug: bool = False) -> int:
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
     debug = debug or args.debug
+    if args.api_key:
+        print(
+            f"memory-core serve: warning: --api-key values are visible to other local users "
+            f"(process list); set {ENV_KEYS} instead",
+            file=sys.stderr,
+            flush=True,
+        )
     keys = ApiKeys.from_env(args.api_key)
+    limits = ServerLimits.from_env(**{name: getattr(args, name) for name in LIMIT_ENV})
     check_open_server(keys, args.host)
     _check_store(args.backend_url)
     faults = Faults(
@@ -196,6 +218,7 @@ def main(argv: Sequence[str], *, debug: bool = False) -> int:
         observation_window=args.observation_window,
         faults=faults,
         admin=args.test_admin,
+        limits=limits,
     )
     _configure_logging(args.log_level, debug)
     sock = bind(args.host, args.port)

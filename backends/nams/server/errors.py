@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from .. import wire
+from .logsafe import escape
 
 log = logging.getLogger("backends.nams.server")
 _Message = MutableMapping[str, Any]
@@ -82,7 +83,9 @@ class CatchAllMiddleware:
         except Exception:
             if scope["type"] != "http" or started:
                 raise
-            log.exception("unhandled error in %s %s", scope["method"], scope["path"])
+            log.exception(
+                "unhandled error in %s %s", escape(scope["method"]), escape(scope["path"])
+            )
             body = json.dumps(wire.error_body(wire.ErrorCode.INTERNAL, "internal error"))
             await send(
                 {

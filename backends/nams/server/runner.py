@@ -53,6 +53,9 @@ def bind(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         raise ConfigurationError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    except OverflowError:
+        sock.close()
+        raise ConfigurationError(f"cannot listen on {host}:{port}: ports are 0-65535") from None
     sock.listen(128)
     sock.set_inheritable(True)
     return sock

@@ -1,7 +1,8 @@
 """One log line per request, and an in-memory record of recent requests for tests.
 
 The log line names the method, path, status, duration and workspace — never the API key,
-a header value or any message content. Tests read :class:`Traffic` (``app.state.traffic``
+a header value or any message content — with control characters escaped (a client's
+``%0D%0A`` cannot forge a line). Tests read :class:`Traffic` (``app.state.traffic``
 or ``GET /_admin/traffic``) to count requests and TCP connections (the client address of
 a request identifies its connection).
 """
@@ -16,6 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .faults import ASGIApp, Message, Receive, Scope, Send
+from .logsafe import escape
 
 log = logging.getLogger("backends.nams.server")
 
@@ -99,9 +101,9 @@ class RequestLogMiddleware:
         self.traffic.add(record)
         log.info(
             "%s %s %s %.1fms workspace=%s",
-            record.method,
-            record.path,
+            escape(record.method),
+            escape(record.path),
             "dropped" if status is None else status,
             duration,
-            record.workspace or "-",
+            escape(record.workspace or "-"),
         )

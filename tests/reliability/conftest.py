@@ -1,0 +1,76 @@
+"""Backends for the reliability tests: embedded always, Bolt and NAMS on real servers.
+
+``subject`` is parametrised over the three kinds (see :class:`.subjects.Subject`): a
+SQLite file, the run's Neo4j, and a private NAMS server of this directory over a SQLite
+file. Each test works in sessions of its own, so tests never see each other's data.
+
+``RELIABILITY_PROFILE=full`` runs the long versions (more messages, more examples); the
+default ``ci`` profile keeps the directory short on 2 cores.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory_core import open_backend
+from tests.support.nams_server import NamsTestServer, start_nams_server
+
+from .subjects import Subject
+
+FULL = os.environ.get("RELIABILITY_PROFILE", "ci") == "full"
+KINDS = ["embedded", "bolt", "nams"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "[bolt" in item.name or "neo4j_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.neo4j)
+        if "[nams" in item.name:
+            item.add_marker(pytest.mark.nams)
+
+
+@pytest.fixture(scope="session")
+def reliability_nams(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NamsTestServer]:
+    """A NAMS server of its own over a SQLite file (so its store can be dumped)."""
+    path = tmp_path_factory.mktemp("nams") / "backing.db"
+    server = start_nams_server(f"sqlite:///{path}")
+    server.backing_path = path  # type: ignore[attr-defined]
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+async def open_subject(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path, **options: Any
+) -> Subject:
+    """A connected :class:`Subject` of ``kind``."""
+    if kind == "embedded":
+        path = tmp_path / "store.db"
+        subject = Subject(kind, open_backend(f"sqlite:///{path}", **options), sqlite_path=path)
+    elif kind == "bolt":
+        server = request.getfixturevalue("neo4j_server")
+        auth = {} if server.auth is None else {"auth": server.auth}
+        backend = open_backend(server.uri, **auth, **options)
+        subject = Subject(kind, backend, neo4j=(server.uri, server.auth))
+    else:
+        nams: NamsTestServer = request.getfixturevalue("reliability_nams")
+        backend = nams.backend(NamsTestServer.workspace("rel"), **options)
+        subject = Subject(kind, backend, sqlite_path=nams.backing_path)  # type: ignore[attr-defined]
+    await subject.backend.connect()
+    return subject
+
+
+@pytest.fixture(params=KINDS)
+async def subject(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Subject]:
+    """A connected backend of each kind, with a dump of its store."""
+    opened = await open_subject(request.param, request, tmp_path)
+    try:
+        yield opened
+    finally:
+        await opened.backend.close()

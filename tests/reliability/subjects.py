@@ -1,0 +1,79 @@
+"""A backend under test plus the means to read its whole store (for before/after checks).
+
+The dump reads the store from outside the backend: a second SQLite connection on the
+file (embedded, and the NAMS server's backing file), a direct Cypher query (Bolt). It is
+exact: rows or nodes and relationships with every property, sorted.
+"""
+
+from __future__ import annotations
+
+import atexit
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+
+import anyio
+from neo4j import GraphDatabase
+
+from memory_core import MemoryBackend
+
+
+def dump_sqlite(path: Path) -> list[str]:
+    """Every row of every table of the database file (WAL included), as SQL text."""
+    conn = sqlite3.connect(path)
+    try:
+        return list(conn.iterdump())
+    finally:
+        conn.close()
+
+
+_drivers: dict[str, Any] = {}
+
+
+def dump_neo4j(uri: str, auth: Any) -> list[str]:
+    """Every node (labels, properties) and relationship (type, end ids), sorted."""
+    driver = _drivers.get(uri)
+    if driver is None:
+        driver = _drivers[uri] = GraphDatabase.driver(uri, auth=auth)
+        atexit.register(driver.close)
+    nodes, _, _ = driver.execute_query(
+        "MATCH (n) RETURN labels(n) AS labels, properties(n) AS props"
+    )
+    rels, _, _ = driver.execute_query(
+        "MATCH (a)-[r]->(b) RETURN type(r) AS type, properties(r) AS props, a.id AS a, b.id AS b"
+    )
+    out = [repr((sorted(r["labels"]), sorted(r["props"].items()))) for r in nodes]
+    out += [repr((r["type"], sorted(r["props"].items()), r["a"], r["b"])) for r in rels]
+    return sorted(out)
+
+
+@dataclass
+class Subject:
+    """An open backend of one kind and a dump of its store."""
+
+    kind: str
+    backend: MemoryBackend
+    sqlite_path: Path | None = None
+    neo4j: tuple[str, Any] | None = None
+    tag: str = field(default_factory=lambda: uuid4().hex[:10])
+
+    async def dump(self) -> list[str]:
+        if self.sqlite_path is not None:
+            return await anyio.to_thread.run_sync(dump_sqlite, self.sqlite_path)
+        assert self.neo4j is not None
+        return await anyio.to_thread.run_sync(dump_neo4j, *self.neo4j)
+
+    def name(self, kind: str = "s") -> str:
+        """A session (or user) name no other test uses."""
+        return f"rel-{kind}-{self.tag}-{uuid4().hex[:8]}"
+
+    async def session(self, name: str | None = None) -> str:
+        """A handle to write to: the name itself where the caller names sessions, else
+        the id the store issued for a conversation created under that name."""
+        name = name or self.name()
+        if self.backend.capabilities.client_chosen_ids:
+            return name
+        created = await self.backend.create_conversation(session_id=name)
+        return str(created.id)
