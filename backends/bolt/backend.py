@@ -26,6 +26,7 @@ from memory_core import requests as rq
 from . import cypher
 from .config import POOL_OPTIONS, parse_config
 from .records import (
+    batch_messages,
     dump_metadata,
     session_uuid,
     storable_embedding,
@@ -208,9 +209,11 @@ class BoltBackend(MemoryBackend):
     async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
         items = []
         all_ids: list[str] = []
+        with_mentions = False
         for message in req.messages:
             mentions = _mention_params(message.mentions, req.target.tenant)
             all_ids.extend(mentions["mention_ids"])
+            with_mentions = with_mentions or bool(message.mentions)
             items.append(
                 {
                     "id": str(uuid4()),
@@ -227,11 +230,12 @@ class BoltBackend(MemoryBackend):
             **_conversation_params(req.target, None, {}),
             "messages": items,
             "mention_ids": all_ids,
+            "with_mentions": with_mentions,
         }
         statements = cypher.scoped(req.target.tenant)
         query = statements.add_batch_session if req.target.session_id else statements.add_batch_id
         found = await self._conn.run_write(query, **params)
-        return _stored(found, req.target)
+        return batch_messages(found, items, req.target, _missing)
 
     async def _create_conversation(self, req: rq.CreateConversation) -> Conversation:
         params = {

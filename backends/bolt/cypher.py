@@ -248,13 +248,13 @@ SET conv.next_seq = seq0 + size(ms),
 FOREACH (first IN CASE WHEN last IS NULL THEN [head(ms)] ELSE [] END |
     CREATE (conv)-[:FIRST_MESSAGE]->(first))
 {LINK_USER}
-WITH conv, ms, CASE WHEN last IS NULL THEN ms ELSE [last] + ms END AS chain
+WITH conv, seq0, base, ms, CASE WHEN last IS NULL THEN ms ELSE [last] + ms END AS chain
 FOREACH (j IN range(0, size(chain) - 2) |
     FOREACH (p IN [chain[j]] | FOREACH (n IN [chain[j + 1]] |
         CREATE (p)-[:NEXT_MESSAGE]->(n))))
-WITH conv, ms
-UNWIND ms AS m
-RETURN conv, m, true AS created
+WITH conv, seq0, base, ms
+RETURN conv, seq0, base,
+       CASE WHEN $with_mentions THEN [m IN ms | {MENTIONS}] END AS mentions
 """
 
 
@@ -265,6 +265,22 @@ RETURN c IS NOT NULL AS found,
        conv {{.*}} AS conversation,
        CASE WHEN m IS NULL THEN null ELSE {MESSAGE_PROJECTION} END AS message,
        created
+"""
+    return f"{resolve}\nOPTIONAL CALL (c) {{\n{target}\n{body}\n}}\n{result}"
+
+
+# A batch returns one row with only what the caller cannot know: the conversation's id
+# and session, the first sequence number and the store's base timestamp (message ``i``
+# without a timestamp of its own gets ``base + i`` microseconds), and the mentions each
+# message links when any were asked for. The messages themselves are built from the
+# input: returning every stored node made the driver unpack three DateTimes per row and
+# cost more than the write.
+def _write_batch(resolve: str, target: str, body: str, scope: EntityScope) -> str:
+    result = f"""
+RETURN c IS NOT NULL AS found,
+       {scope.missing_ids()} AS missing,
+       conv {{.id, .session_id}} AS conversation,
+       seq0, base, mentions
 """
     return f"{resolve}\nOPTIONAL CALL (c) {{\n{target}\n{body}\n}}\n{result}"
 
@@ -546,8 +562,8 @@ class Scoped:
         return cls(
             add_message_session=_write(RESOLVE_SESSION, get_or_create, one, scope),
             add_message_id=_write(RESOLVE_ID, existing, one, scope),
-            add_batch_session=_write(RESOLVE_SESSION, get_or_create, batch, scope),
-            add_batch_id=_write(RESOLVE_ID, existing, batch, scope),
+            add_batch_session=_write_batch(RESOLVE_SESSION, get_or_create, batch, scope),
+            add_batch_id=_write_batch(RESOLVE_ID, existing, batch, scope),
             add_entity=_add_entity(scope),
             find_entities=_find_entities(scope),
             delete_entity=_delete_entity(scope),
