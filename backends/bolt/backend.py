@@ -35,7 +35,7 @@ from .records import (
     to_message,
     to_session,
 )
-from .search import search
+from .search import fetch_size, search
 from .session import Connection, Rows
 
 
@@ -300,7 +300,7 @@ class BoltBackend(MemoryBackend):
         async def work(tx: AsyncManagedTransaction) -> list[Message]:
             return await search(tx, req, index)
 
-        return await self._conn.read(work)
+        return await self._conn.read(work, fetch_size=fetch_size(req.limit))
 
     # ------------------------------------------------------------------ deletes
 

@@ -460,12 +460,17 @@ WHERE $tenant IS NULL OR c.user_identifier = $tenant
 
 # ---------------------------------------------------------------------------- searching
 
-TEXT_HITS = """
+# Text hits in scope, best Lucene score first, streamed: the caller scores them on the
+# shared scale as they arrive and stops reading once no later hit can enter its top
+# ``limit`` (the rest is discarded on the server, never sent).
+TEXT_STREAM = f"""
 CALL db.index.fulltext.queryNodes($index, $lucene) YIELD node AS m, score
 MATCH (c:Conversation)-[:HAS_MESSAGE]->(m)
 WHERE ($conversation_id IS NULL OR c.id = $conversation_id)
   AND ($tenant IS NULL OR c.user_identifier = $tenant)
-RETURN m.id AS id, score, m.metadata AS metadata, m.content AS content
+WITH m, c, score ORDER BY score DESC
+RETURN {MESSAGE_PROJECTION} AS message, c.id AS conversation_id, c.session_id AS session_id,
+       score
 """
 
 # Exact cosine over one conversation (zero vectors are skipped: cosine is undefined).
