@@ -15,6 +15,12 @@ always finishes (commit or rollback) before the task is cancelled.
   ``BEGIN`` … ``COMMIT`` snapshot. In WAL mode SQLite lets those readers run at the same
   time as each other and as the writer, so a slow read never holds up an unrelated read
   or a write.
+* **Threads.** Under asyncio a write runs on the store's own writer thread and a read on
+  one of a few reader threads (``concurrent.futures`` executors kept warm for the life of
+  the store): the hop costs less than a general worker pool, and the writer's connection
+  is always used from the same thread. Under other event loops (trio) anyio's worker
+  threads are used. Either way a task cancelled while its call runs is cancelled only
+  once the transaction has finished.
 * **``memory://``** stays one connection behind the one lock: a private in-memory
   database is only visible to the connection that opened it, and a shared-cache database
   would bring table-level locking (readers blocked by writers with ``SQLITE_LOCKED``),
@@ -24,14 +30,17 @@ always finishes (commit or rollback) before the task is cancelled.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sqlite3
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import TypeVar
 
 import anyio.to_thread
+import sniffio
 
 from memory_core import MemoryCoreError, TransportError
 
@@ -56,18 +65,42 @@ class Store:
         self._conn: sqlite3.Connection | None = None
         self._pool_lock = threading.Lock()
         self._idle: list[sqlite3.Connection] = []
+        self._writer_thread: ThreadPoolExecutor | None = None
+        self._reader_threads: ThreadPoolExecutor | None = None
 
     async def open(self) -> None:
         """Open the database file (creating parent folders) and create the schema."""
-        await anyio.to_thread.run_sync(self._open)
+        if self._writer_thread is None:
+            self._writer_thread = ThreadPoolExecutor(1, "memory-core-sqlite-writer")
+            self._reader_threads = ThreadPoolExecutor(MAX_IDLE_READERS, "memory-core-sqlite-reader")
+        await self._in_thread(self._open, write=True)
 
     async def close(self) -> None:
         """Close the connections once running work has finished."""
-        await anyio.to_thread.run_sync(self._close)
+        await self._in_thread(self._close, write=True)
+        threads = (self._writer_thread, self._reader_threads)
+        self._writer_thread = self._reader_threads = None
+        for pool in threads:
+            if pool is not None:
+                pool.shutdown(wait=False)
 
     async def call(self, work: Work[T], *, write: bool) -> T:
         """Run ``work(conn)`` in a worker thread inside one transaction."""
-        return await anyio.to_thread.run_sync(partial(self.run, work, write=write))
+        return await self._in_thread(partial(self.run, work, write=write), write=write)
+
+    async def _in_thread(self, fn: Callable[[], T], *, write: bool) -> T:
+        pool = self._writer_thread if write else self._reader_threads
+        if pool is None or sniffio.current_async_library() != "asyncio":
+            return await anyio.to_thread.run_sync(fn)
+        future = asyncio.get_running_loop().run_in_executor(pool, fn)
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            # Not abandoned: the transaction commits or rolls back before the task ends.
+            while not future.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.wait([future])
+            raise
 
     def run(self, work: Work[T], *, write: bool) -> T:
         """Run ``work(conn)`` in one transaction (blocking): writes, and every call on

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable
+from uuid import uuid4
 
 import anyio
 import pytest
@@ -138,3 +139,37 @@ async def test_a_huge_query_searches_without_error(memory: EmbeddedBackend) -> N
     hits = await memory.search_messages(query, session_id="s")
     assert [m.content for m in hits] == ["needle in a haystack"]
     assert hits[0].score is not None and 0 < hits[0].score < 0.01
+
+
+async def test_a_cancelled_call_finishes_its_transaction_first(db_url: str) -> None:
+    """Cancelling a task whose write is running waits for the commit: nothing is left
+    half-done, and the cancellation is delivered after it."""
+    async with EmbeddedBackend(db_url) as backend:
+        entered, release = threading.Event(), threading.Event()
+        events: list[str] = []
+
+        def slow_write(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO conversations (id, tenant, session_id, created_at, updated_at) "
+                "VALUES (?, '', 'cancelled-but-committed', 0, 0)",
+                (str(uuid4()),),
+            )
+            entered.set()
+            release.wait(DEADLINE)
+            events.append("committed")
+
+        async def writer() -> None:
+            try:
+                await backend._store.call(slow_write, write=True)
+            except anyio.get_cancelled_exc_class():
+                events.append("cancelled")
+                raise
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(writer)
+            await anyio.to_thread.run_sync(entered.wait, DEADLINE)
+            tg.cancel_scope.cancel()
+            release.set()
+        assert events == ["committed", "cancelled"]
+        sessions = await backend.list_sessions()
+        assert [s.session_id for s in sessions] == ["cancelled-but-committed"]
