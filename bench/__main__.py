@@ -39,6 +39,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=None, help="repeats per workload (>= 5)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the results")
     parser.add_argument("--note", default="", help="a line for the report (e.g. the load)")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        default=None,
+        help="an earlier latest.json whose other backends' results are kept in the report",
+    )
     args = parser.parse_args(argv)
     chosen = [b.strip() for b in args.only.split(",") if b.strip()]
     unknown = set(chosen) - set(BACKENDS)
@@ -52,8 +58,10 @@ def main(argv: list[str] | None = None) -> int:
         sizes = replace(sizes, repeats=args.repeats)
     command = "python -m bench " + " ".join(argv if argv is not None else sys.argv[1:])
     result = asyncio.run(run(sizes, name, chosen, command.strip(), args.note))
-    from .report import write
+    from .report import keep, write
 
+    if args.keep is not None:
+        result = keep(result, args.keep)
     json_path, md_path = write(result, args.out)
     print(f"wrote {json_path} and {md_path}")
     return 0

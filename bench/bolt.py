@@ -7,7 +7,10 @@ maintain the peer's extra ``Message`` indexes). The floor is the official driver
 the minimal Cypher for the same work in managed transactions: a single ``CREATE`` of the
 message linked to its conversation; an ``UNWIND`` of the batch doing the same; the
 newest-100 rows by the ``(conversation_id, seq)`` index; the full-text and vector index
-queries with the same limit. Floor nodes carry labels of their own and are deleted.
+queries with the same limit. Floor writes create the same ``:Conversation`` /
+``:Message`` nodes with the properties a read needs (so the same indexes, full-text
+included, are maintained) but none of the bookkeeping: no get-or-create, no tail lookup,
+no ``NEXT_MESSAGE`` chain, no mentions, nothing returned. They are deleted at the end.
 """
 
 from __future__ import annotations
@@ -29,16 +32,11 @@ from .common import SEARCH_QUERY, Counter, agent_turns, latency_metrics, rows
 from .core import FLOOR, OURS, PEER, Workload, measure, timed
 from .sizes import Sizes
 
-FLOOR_CONVERSATION = "BenchFloorConversation"
-
 
 def auth() -> tuple[str, str] | None:
     """``NEO4J_USERNAME`` / ``NEO4J_PASSWORD`` when set (the test server has no auth)."""
     user, password = os.environ.get("NEO4J_USERNAME"), os.environ.get("NEO4J_PASSWORD")
     return (user, password) if user and password else None
-
-
-FLOOR_MESSAGE = "BenchFloorMessage"
 
 
 class Peer:
@@ -105,8 +103,10 @@ async def _schema_names(uri: str) -> set[tuple[str, str]]:
 class Floor:
     """The raw driver doing the same work with minimal Cypher."""
 
-    def __init__(self, uri: str) -> None:
+    def __init__(self, uri: str, prefix: str) -> None:
         self.driver = neo4j.AsyncGraphDatabase.driver(uri, auth=auth())
+        self.prefix = prefix
+        self.seq: dict[str, int] = {}
 
     async def write(self, query: str, **params: Any) -> Any:
         async def work(tx: neo4j.AsyncManagedTransaction) -> Any:
@@ -124,57 +124,69 @@ class Floor:
         async with self.driver.session() as session:
             return await session.execute_read(work)
 
-    async def conversation(self) -> str:
+    async def conversation(self, session: str) -> str:
         cid = str(uuid4())
-        await self.write(f"CREATE (:{FLOOR_CONVERSATION} {{id: $id}})", id=cid)
+        self.seq[cid] = 0
+        await self.write(
+            "CREATE (:Conversation {id: $id, session_id: $session, created_at: datetime()})",
+            id=cid,
+            session=session,
+        )
         return cid
 
     async def add_one(self, cid: str, content: str) -> None:
+        self.seq[cid] += 1
         await self.write(
-            f"MATCH (c:{FLOOR_CONVERSATION} {{id: $cid}}) "
-            f"CREATE (c)-[:HAS_MESSAGE]->(:{FLOOR_MESSAGE} {{id: $id, role: 'user', "
-            "content: $content, timestamp: datetime()})",
+            "MATCH (c:Conversation {id: $cid}) "
+            "CREATE (c)-[:HAS_MESSAGE]->(:Message {id: $id, role: 'user', content: $content, "
+            "timestamp: datetime(), conversation_id: $cid, seq: $seq})",
             cid=cid,
             id=str(uuid4()),
             content=content,
+            seq=self.seq[cid],
         )
 
     async def add_many(self, cid: str, batch: list[dict[str, Any]]) -> None:
-        items = [{"id": str(uuid4()), **row} for row in batch]
+        start = self.seq[cid]
+        self.seq[cid] += len(batch)
+        items = [{"id": str(uuid4()), "seq": start + i, **row} for i, row in enumerate(batch)]
         await self.write(
-            f"MATCH (c:{FLOOR_CONVERSATION} {{id: $cid}}) UNWIND $items AS item "
-            f"CREATE (c)-[:HAS_MESSAGE]->(:{FLOOR_MESSAGE} {{id: item.id, role: item.role, "
-            "content: item.content, timestamp: datetime()})",
+            "MATCH (c:Conversation {id: $cid}) UNWIND $items AS item "
+            "CREATE (c)-[:HAS_MESSAGE]->(:Message {id: item.id, role: item.role, "
+            "content: item.content, timestamp: datetime(), conversation_id: $cid, "
+            "seq: item.seq})",
             cid=cid,
             items=items,
         )
 
     async def close(self, prefix: str) -> None:
-        """Delete the floor's nodes and every conversation (with its messages) whose
-        session starts with ``prefix`` (ours and the peer's), in auto-commit batches."""
+        """:meth:`purge` and close the driver."""
+        await self.purge(prefix)
+        await self.driver.close()
+
+    async def purge(self, prefix: str) -> None:
+        """Delete every conversation (with its messages) whose session starts with
+        ``prefix`` (ours, the peer's and the floor's), in auto-commit batches."""
         async with self.driver.session() as session:
             for query in (
-                f"MATCH (n) WHERE n:{FLOOR_CONVERSATION} OR n:{FLOOR_MESSAGE} "
-                "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS",
                 "MATCH (c:Conversation)-[:HAS_MESSAGE]->(m) WHERE c.session_id STARTS WITH "
                 "$prefix CALL (m) { DETACH DELETE m } IN TRANSACTIONS OF 5000 ROWS",
                 "MATCH (c:Conversation) WHERE c.session_id STARTS WITH $prefix "
                 "CALL (c) { DETACH DELETE c } IN TRANSACTIONS OF 5000 ROWS",
             ):
                 await (await session.run(query, prefix=prefix)).consume()
-        await self.driver.close()
 
 
 async def run(uri: str, sizes: Sizes, log: Callable[[str], None]) -> list[dict[str, Any]]:
     """Every Bolt workload; report entries. Sessions are cleared at the end."""
     peer = Peer(uri)
     memory = await peer.open()
-    floor = Floor(uri)
+    tag = uuid4().hex[:8]
+    floor = Floor(uri, f"bench-{tag}-")
     backend = open_backend(uri)
     assert isinstance(backend, BoltBackend)
     sessions: list[str] = []
     peer_sessions: list[str] = []
-    tag = uuid4().hex[:8]
     try:
         async with backend:
             entries = [
@@ -186,6 +198,8 @@ async def run(uri: str, sizes: Sizes, log: Callable[[str], None]) -> list[dict[s
                         backend, memory, floor, sizes, size, tag, sessions, peer_sessions, log
                     )
                 )
+            # Reads and searches run on a store without the batches' 100k+ messages.
+            await floor.purge(f"bench-{tag}-")
             entries += await _reads_and_searches(
                 backend, memory, floor, sizes, tag, sessions, peer_sessions, log
             )
@@ -231,7 +245,7 @@ async def _single_add(backend, memory, floor, sizes, tag, sessions, peer_session
         return latency_metrics(spent)
 
     async def raw(r: int) -> dict[str, float]:
-        cid = await floor.conversation()
+        cid = await floor.conversation(f"bench-{tag}-floor-{r}-{uuid4().hex[:6]}")
         spent = [await timed(floor.add_one, cid, f"single {i}") for i in range(sizes.singles)]
         return latency_metrics(spent)
 
@@ -262,7 +276,7 @@ async def _batch(backend, memory, floor, sizes, size, tag, sessions, peer_sessio
         return {"ms": ms, "msgs_per_s": sizes.batch_total / ms * 1000}
 
     async def raw(r: int) -> dict[str, float]:
-        cid = await floor.conversation()
+        cid = await floor.conversation(f"bench-{tag}-floor-{r}-{uuid4().hex[:6]}")
 
         async def load() -> None:
             for k in range(0, len(data), size):

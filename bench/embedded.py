@@ -84,19 +84,26 @@ class Floor:
 async def run(sizes: Sizes, log: Callable[[str], None]) -> list[dict[str, Any]]:
     """Every embedded workload; report entries."""
     with tempfile.TemporaryDirectory(prefix="memory-core-bench-") as folder:
-        store = Path(folder) / "bench.db"
-        floor = Floor(Path(folder) / "floor.db")
+        root = Path(folder)
+        floor = Floor(root / "floor.db")
+        # Writes, reads and listings each get a store of their own, so a search over
+        # "a 10k-message store" really searches 10k messages.
+        async with EmbeddedBackend(f"sqlite:///{root / 'writes.db'}") as backend:
+            entries = [await _single_add(backend, floor, sizes, log)]
+            for size in sizes.batch_sizes:
+                entries.append(await _batch(backend, floor, sizes, size, log))
+        floor.conn.close()
+        store = root / "reads.db"
         async with EmbeddedBackend(f"sqlite:///{store}") as backend:
             reader = _connect(store)
-            entries = [
-                await _single_add(backend, floor, sizes, log),
-                *[await _batch(backend, floor, sizes, size, log) for size in sizes.batch_sizes],
-            ]
             entries += await _reads_and_searches(backend, reader, sizes, log)
+            reader.close()
+        store = root / "lists.db"
+        async with EmbeddedBackend(f"sqlite:///{store}") as backend:
+            reader = _connect(store)
             entries.append(await _list_conversations(backend, reader, sizes, log))
             entries.append(await _agent(backend, sizes, log))
             reader.close()
-        floor.conn.close()
     return entries
 
 

@@ -20,6 +20,23 @@ def write(result: dict[str, Any], folder: Path) -> tuple[Path, Path]:
     return json_path, md_path
 
 
+def keep(result: dict[str, Any], earlier: Path) -> dict[str, Any]:
+    """``result`` plus the workloads of ``earlier`` (a latest.json) for the backends this
+    run skipped; the meta of both runs is kept (``meta.kept``)."""
+    old = json.loads(earlier.read_text(encoding="utf-8"))
+    ran = set(result["meta"]["backends"])
+    kept = [w for w in old["workloads"] if w["backend"] not in ran]
+    merged = dict(result)
+    merged["workloads"] = kept + result["workloads"]
+    merged["meta"] = {**result["meta"], "kept": old["meta"]}
+    merged["meta"]["backends"] = sorted(ran | {w["backend"] for w in kept})
+    merged["skipped"] = [b for b in result["skipped"] if b not in merged["meta"]["backends"]]
+    merged["peak_rss_mb"] = {**old["peak_rss_mb"], **result["peak_rss_mb"]}
+    if merged["meta"]["neo4j_version"] == "not run":
+        merged["meta"]["neo4j_version"] = old["meta"].get("neo4j_version", "not run")
+    return merged
+
+
 def _fig(stats: dict[str, float] | None, ratio: bool = False) -> str:
     if not stats:
         return "—"
@@ -28,6 +45,17 @@ def _fig(stats: dict[str, float] | None, ratio: bool = False) -> str:
         return "—"
     unit = "x" if ratio else ""
     return f"{med:.3g}{unit} ({low:.3g} to {high:.3g})"
+
+
+def _kept_lines(meta: dict[str, Any]) -> list[str]:
+    kept = meta.get("kept")
+    if not kept:
+        return []
+    return [
+        f"Results of backends not run this time come from `{kept['command']}` at "
+        f"{kept['finished']} (load average {kept['load_start']} to {kept['load_end']}).",
+        "",
+    ]
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -42,6 +70,7 @@ def markdown(result: dict[str, Any]) -> str:
         f"Machine: {meta['machine']}. Load average at start {meta['load_start']}, "
         f"at end {meta['load_end']}. {meta['note']}",
         "",
+        *_kept_lines(meta),
         f"Peer: neo4j-agent-memory {meta['peer_version']} (no embedder, no extraction). "
         f"Neo4j {meta['neo4j_version']}; SQLite {meta['sqlite_version']}; "
         f"Python {meta['python']}.",

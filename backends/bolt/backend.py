@@ -199,10 +199,7 @@ class BoltBackend(MemoryBackend):
             "mentions": mentions,
             "mention_ids": mentions["mention_ids"],
         }
-        statements = cypher.scoped(tenant)
-        query = (
-            statements.add_message_session if req.target.session_id else statements.add_message_id
-        )
+        query = cypher.scoped(tenant).message(bool(req.target.session_id), bool(req.mentions))
         found = await self._conn.run_write(query, **params)
         return _stored(found, req.target)[0]
 
@@ -232,8 +229,7 @@ class BoltBackend(MemoryBackend):
             "mention_ids": all_ids,
             "with_mentions": with_mentions,
         }
-        statements = cypher.scoped(req.target.tenant)
-        query = statements.add_batch_session if req.target.session_id else statements.add_batch_id
+        query = cypher.scoped(req.target.tenant).batch(bool(req.target.session_id), with_mentions)
         found = await self._conn.run_write(query, **params)
         return batch_messages(found, items, req.target, _missing)
 

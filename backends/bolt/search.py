@@ -20,6 +20,7 @@ score, so it must itself be among the top ``limit`` vector hits.
 from __future__ import annotations
 
 import heapq
+import math
 from typing import Any
 
 from neo4j import AsyncManagedTransaction
@@ -42,14 +43,19 @@ async def search(
     tx: AsyncManagedTransaction, req: rq.SearchMessages, vector_index: str | None
 ) -> list[Message]:
     """The ranked messages for ``req`` (best first, each with ``score``)."""
+    vector = req.query_embedding
+    with_vector = vector is not None and any(vector)
+    target = req.target
+    if not with_vector and target is not None and target.session_id is not None:
+        # Text only, in a session: resolving the session is part of the one statement.
+        return await _text_top(tx, req, None, session=target)
     conversation_id: str | None = None
-    if req.target is not None:
-        conversation_id = await _resolve(tx, req.target)
+    if target is not None:
+        conversation_id = await _resolve(tx, target)
         if conversation_id is None:
             return []
     top = await _text_top(tx, req, conversation_id)
-    vector = req.query_embedding
-    if vector is None or not any(vector):
+    if not with_vector:
         return top
     hits = {str(m.id): m.score or 0.0 for m in top}
     if conversation_id is not None:
@@ -65,9 +71,13 @@ async def search(
     return await _load(tx, ranked[: req.limit])
 
 
+TEXT_K_MAX = 2**31 - 1
+
+
 def fetch_size(limit: int) -> int:
-    """Records per network fetch for a search: a little more than ``limit``, since the
-    text stream is usually stopped just after its first ``limit`` rows."""
+    """Records per network fetch for a search, and the first number of index hits asked
+    for: a little more than ``limit``, since the text stream usually stops just after
+    its first ``limit`` rows."""
     return min(max(2 * limit + 8, 32), 1000)
 
 
@@ -77,50 +87,39 @@ def _ceiling(raw: float) -> float:
 
 
 async def _text_top(
-    tx: AsyncManagedTransaction, req: rq.SearchMessages, conversation_id: str | None
+    tx: AsyncManagedTransaction,
+    req: rq.SearchMessages,
+    conversation_id: str | None,
+    *,
+    session: rq.Target | None = None,
 ) -> list[Message]:
     """The best ``limit`` text hits on the shared scale, best first.
 
     Hits stream in descending Lucene score ``s``, and no hit can score above
     ``0.5 + 0.5 * s / (1 + s)``; so once ``limit`` hits are kept and the worst of them
     reaches that ceiling for the next row, no later row can enter (ties keep Lucene's
-    order) and the rest of the stream is discarded on the server. Metadata filters are
-    applied (exactly, in Python) before a hit counts.
+    order) and the rest of the stream is discarded on the server. The index is asked for
+    its best ``k`` hits, and for four times as many whenever those ran out first (hits
+    of other conversations, filtered or low-coverage hits). Metadata filters are applied
+    (exactly, in Python) before a hit counts.
     """
     query = lucene_query(req.query)
     if query is None:
         return []
-    terms = query_terms(req.query)
-    filters, threshold = req.metadata_filters, req.threshold
-    result = await tx.run(
-        cypher.TEXT_STREAM,
-        index=FULLTEXT_INDEX,
-        lucene=query,
-        conversation_id=conversation_id,
-        tenant=req.tenant,
-    )
-    kept: list[tuple[float, int, dict[str, Any]]] = []  # a min-heap: the worst on top
-    position = 0
-    async for record in result:
-        raw = max(float(record["score"]), 0.0)
-        ceiling = _ceiling(raw)
-        if (len(kept) >= req.limit and kept[0][0] >= ceiling) or (
-            threshold is not None and ceiling < threshold
-        ):
+    params: dict[str, Any] = {"index": FULLTEXT_INDEX, "lucene": query, "tenant": req.tenant}
+    if session is not None:
+        statement = cypher.TEXT_STREAM_SESSION
+        params["session_id"] = session.session_id
+        params["own_id"] = str(session_uuid(session.tenant, session.handle))
+    else:
+        statement = cypher.TEXT_STREAM
+        params["conversation_id"] = conversation_id
+    k = fetch_size(req.limit)
+    while True:
+        kept, complete = await _scan(tx, req, statement, {**params, "k": k})
+        if complete or k >= TEXT_K_MAX:
             break
-        props = record["message"]
-        position += 1
-        if filters and not metadata_matches(props.get("metadata"), filters):
-            continue
-        score = text_score(terms, props.get("content") or "", raw)
-        if threshold is not None and score < threshold:
-            continue
-        entry = (score, -position, record.data())
-        if len(kept) < req.limit:
-            heapq.heappush(kept, entry)
-        elif entry[:2] > kept[0][:2]:
-            heapq.heapreplace(kept, entry)
-    await result.consume()
+        k *= 4
     kept.sort(key=lambda entry: (-entry[0], -entry[1]))
     return [
         to_message(
@@ -131,6 +130,50 @@ async def _text_top(
         )
         for score, _, row in kept
     ]
+
+
+Kept = list[tuple[float, int, dict[str, Any]]]
+
+
+async def _scan(
+    tx: AsyncManagedTransaction, req: rq.SearchMessages, statement: str, params: dict[str, Any]
+) -> tuple[Kept, bool]:
+    """One pass over the best ``k`` hits: the kept ones (a min-heap of (score,
+    -position, row)), and whether they are final (stopped early, or the index has no
+    more than ``k`` hits)."""
+    terms = query_terms(req.query)
+    filters, threshold = req.metadata_filters, req.threshold
+    result = await tx.run(statement, params)
+    kept: Kept = []
+    seen = 0
+    previous = math.inf
+    in_order = True
+    stopped = False
+    async for record in result:
+        seen += 1
+        raw = max(float(record["score"]), 0.0)
+        in_order = in_order and raw <= previous
+        previous = raw
+        ceiling = _ceiling(raw)
+        if in_order and (
+            (len(kept) >= req.limit and kept[0][0] >= ceiling)
+            or (threshold is not None and ceiling < threshold)
+        ):
+            stopped = True
+            break
+        props = record["message"]
+        if props is None or (filters and not metadata_matches(props.get("metadata"), filters)):
+            continue
+        score = text_score(terms, props.get("content") or "", raw)
+        if threshold is not None and score < threshold:
+            continue
+        entry = (score, -seen, record.data())
+        if len(kept) < req.limit:
+            heapq.heappush(kept, entry)
+        elif entry[:2] > kept[0][:2]:
+            heapq.heapreplace(kept, entry)
+    await result.consume()
+    return kept, stopped or seen < params["k"]
 
 
 async def _resolve(tx: AsyncManagedTransaction, target: rq.Target) -> str | None:

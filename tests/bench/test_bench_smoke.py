@@ -76,8 +76,7 @@ async def test_bench_leaves_no_peer_schema_and_no_data_behind(
     driver = neo4j.AsyncGraphDatabase.driver(neo4j_server.uri, auth=neo4j_server.auth)
     try:
         records, _, _ = await driver.execute_query(
-            "MATCH (n) WHERE n:BenchFloorConversation OR n:BenchFloorMessage "
-            "OR (n:Conversation AND n.session_id STARTS WITH 'bench-') RETURN count(n) AS n"
+            "MATCH (n:Conversation) WHERE n.session_id STARTS WITH 'bench-' RETURN count(n) AS n"
         )
     finally:
         await driver.close()
