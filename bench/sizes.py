@@ -12,22 +12,25 @@ class Sizes:
     that the harness works."""
 
     repeats: int = 5
-    singles: int = 300  # add_message calls per repeat (p50/p95 over them)
-    batch_total: int = 10_000  # messages per batch-ingest repeat
+    singles: int = 200  # add_message calls per repeat (p50/p95 over them)
+    batch_total: int = 5_000  # messages per batch-ingest repeat
     batch_sizes: tuple[int, ...] = (100, 500)
     read_points: tuple[int, ...] = (1_000, 10_000)  # newest-100 at these lengths
-    reads: int = 50  # reads per point per repeat
+    reads: int = 20  # reads per point per repeat
     search_points: tuple[int, ...] = (10_000,)  # text search over these store sizes
-    searches: int = 10
+    searches: int = 5
     conversations: int = 1_000  # list_conversations over this many
     list_limit: int = 1_000
-    turns: int = 50  # agent turns through the turn protocol
+    turns: int = 30  # agent turns through the turn protocol
     vector_dimensions: int = 64
 
 
 DEFAULT = Sizes()
 FULL = Sizes(
     singles=1_000,
+    batch_total=10_000,
+    reads=50,
+    searches=10,
     read_points=(1_000, 10_000, 100_000),
     search_points=(10_000, 100_000),
     conversations=5_000,

@@ -14,6 +14,7 @@ Scope (tenant, conversation) and metadata filters are applied in SQL before rank
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import sqlite3
@@ -24,7 +25,7 @@ from memory_core import requests as rq
 from memory_core.scoring import query_terms, text_score
 
 from . import conversations, messages
-from .codec import sql_int, unpack_vector
+from .codec import unpack_vector
 from .fts import fts_query
 
 FROM_SCOPE = "FROM messages m JOIN conversations c ON c.id = m.conversation_id"
@@ -86,6 +87,23 @@ ORDER BY score DESC, num ASC LIMIT ?
 """
 
 
+# Text-only search streams the hits in bm25 order (best first; ties by ``num``) and
+# stops reading once no later hit can enter the top ``limit``: a hit with raw relevance
+# s scores at most 0.5 + 0.5 * s / (1 + s) (full coverage). SQLite still ranks every
+# match by bm25 in C, but only the hits read are scored in Python.
+_TEXT_STREAM = """
+WITH hits AS MATERIALIZED (
+    SELECT rowid AS num, bm25(messages_fts) AS rank FROM messages_fts
+    WHERE messages_fts MATCH ?
+)
+SELECT m.num, m.content, -hits.rank AS raw
+FROM hits CROSS JOIN messages m ON m.num = hits.num
+JOIN conversations c ON c.id = m.conversation_id
+WHERE {where}
+ORDER BY hits.rank ASC, m.num ASC
+"""
+
+
 def _ranked_text_hits(
     conn: sqlite3.Connection,
     query: str,
@@ -93,12 +111,32 @@ def _ranked_text_hits(
     where: str,
     params: list[object],
 ) -> list[tuple[int, float]]:
-    """The best ``req.limit`` text hits at or above the threshold, best first."""
-    _score_function(conn, req.query)
-    sql = _TEXT_HITS.replace("{where}", where)
-    limit = sql_int(req.limit)
-    found = conn.execute(sql, [query, *params, req.threshold, req.threshold, limit])
-    return [(row[0], row[1]) for row in found]
+    """The best ``req.limit`` text hits at or above the threshold, best first (equal
+    scores in bm25 order)."""
+    terms = query_terms(req.query)
+    threshold = req.threshold
+    kept: list[tuple[float, int, int]] = []  # a min-heap of (score, -position, num)
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    rows = cursor.execute(_TEXT_STREAM.replace("{where}", where), [query, *params])
+    for position, (num, content, raw) in enumerate(rows):
+        strength = max(raw, 0.0)
+        ceiling = 0.5 + 0.5 * strength / (1.0 + strength)
+        if (len(kept) >= req.limit and kept[0][0] >= ceiling) or (
+            threshold is not None and ceiling < threshold
+        ):
+            break
+        score = text_score(terms, content, raw)
+        if threshold is not None and score < threshold:
+            continue
+        entry = (score, -position, num)
+        if len(kept) < req.limit:
+            heapq.heappush(kept, entry)
+        elif entry[:2] > kept[0][:2]:
+            heapq.heapreplace(kept, entry)
+    cursor.close()
+    kept.sort(key=lambda entry: (-entry[0], -entry[1]))
+    return [(num, score) for score, _, num in kept]
 
 
 def _text_hits(
