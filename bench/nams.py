@@ -91,7 +91,7 @@ async def _single_add(
     log: Callable[[str], None],
 ) -> dict[str, Any]:
     async def ours(r: int) -> dict[str, float]:
-        cid = await _conversation(client)
+        cid = str((await backend.create_conversation(f"single-{r}")).id)
         spent = [
             await timed(backend.add_message, cid, "user", f"single {i}")
             for i in range(sizes.singles)
@@ -130,7 +130,7 @@ async def _batch(
     data = rows(sizes.batch_total)
 
     async def ours(r: int) -> dict[str, float]:
-        cid = await _conversation(client)
+        cid = str((await backend.create_conversation(f"batch-{r}")).id)
         ms = await timed(backend.add_messages_batch, cid, data, batch_size=BULK)
         return {"ms": ms, "msgs_per_s": sizes.batch_total / ms * 1000}
 
