@@ -327,7 +327,7 @@ async def _reads_and_searches(backend, memory, floor, sizes, tag, sessions, peer
 async def _newest(backend, memory, floor, session, peer_session, cid, point, sizes, log):  # type: ignore[no-untyped-def]
     query = (
         "MATCH (m:Message) WHERE m.conversation_id = $cid AND m.seq IS NOT NULL "
-        "RETURN m {.*} AS m ORDER BY m.conversation_id DESC, m.seq DESC LIMIT 100"
+        "WITH m ORDER BY m.conversation_id DESC, m.seq DESC LIMIT 100 RETURN m {.*} AS message"
     )
 
     async def ours(r: int) -> dict[str, float]:
