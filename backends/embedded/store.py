@@ -92,7 +92,10 @@ class Store:
         pool = self._writer_thread if write else self._reader_threads
         if pool is None or sniffio.current_async_library() != "asyncio":
             return await anyio.to_thread.run_sync(fn)
-        future = asyncio.get_running_loop().run_in_executor(pool, fn)
+        try:
+            future = asyncio.get_running_loop().run_in_executor(pool, fn)
+        except RuntimeError:  # the pool was shut down (closing, or interpreter exit)
+            return await anyio.to_thread.run_sync(fn)
         try:
             return await asyncio.shield(future)
         except asyncio.CancelledError:
