@@ -296,7 +296,9 @@ class BoltBackend(MemoryBackend):
         async def work(tx: AsyncManagedTransaction) -> list[Message]:
             return await search(tx, req, index)
 
-        return await self._conn.read(work, fetch_size=fetch_size(req.limit))
+        # Small fetches let a text-only search stop early; vector hits are read whole.
+        size = fetch_size(req.limit) if req.query_embedding is None else None
+        return await self._conn.read(work, fetch_size=size)
 
     # ------------------------------------------------------------------ deletes
 

@@ -75,10 +75,10 @@ TEXT_K_MAX = 2**31 - 1
 
 
 def fetch_size(limit: int) -> int:
-    """Records per network fetch for a search, and the first number of index hits asked
-    for: a little more than ``limit``, since the text stream usually stops just after
-    its first ``limit`` rows."""
-    return min(max(2 * limit + 8, 32), 1000)
+    """The first number of index hits asked for, and the records per network fetch of a
+    text-only search: a little more than ``limit``, since the text stream usually stops
+    just after its first ``limit`` rows."""
+    return min(limit + 4, 1000)
 
 
 def _ceiling(raw: float) -> float:
