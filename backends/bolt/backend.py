@@ -26,6 +26,7 @@ from memory_core import requests as rq
 from . import cypher
 from .config import POOL_OPTIONS, parse_config
 from .records import (
+    batch_messages,
     dump_metadata,
     session_uuid,
     storable_embedding,
@@ -34,7 +35,7 @@ from .records import (
     to_message,
     to_session,
 )
-from .search import search
+from .search import fetch_size, search
 from .session import Connection, Rows
 from .transfer import BoltTransfer
 
@@ -200,19 +201,18 @@ class BoltBackend(MemoryBackend):
             "mentions": mentions,
             "mention_ids": mentions["mention_ids"],
         }
-        statements = cypher.scoped(tenant)
-        query = (
-            statements.add_message_session if req.target.session_id else statements.add_message_id
-        )
+        query = cypher.scoped(tenant).message(bool(req.target.session_id), bool(req.mentions))
         found = await self._conn.run_write(query, **params)
         return _stored(found, req.target)[0]
 
     async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
         items = []
         all_ids: list[str] = []
+        with_mentions = False
         for message in req.messages:
             mentions = _mention_params(message.mentions, req.target.tenant)
             all_ids.extend(mentions["mention_ids"])
+            with_mentions = with_mentions or bool(message.mentions)
             items.append(
                 {
                     "id": str(uuid4()),
@@ -229,11 +229,11 @@ class BoltBackend(MemoryBackend):
             **_conversation_params(req.target, None, {}),
             "messages": items,
             "mention_ids": all_ids,
+            "with_mentions": with_mentions,
         }
-        statements = cypher.scoped(req.target.tenant)
-        query = statements.add_batch_session if req.target.session_id else statements.add_batch_id
+        query = cypher.scoped(req.target.tenant).batch(bool(req.target.session_id), with_mentions)
         found = await self._conn.run_write(query, **params)
-        return _stored(found, req.target)
+        return batch_messages(found, items, req.target, _missing)
 
     async def _create_conversation(self, req: rq.CreateConversation) -> Conversation:
         params = {
@@ -298,7 +298,9 @@ class BoltBackend(MemoryBackend):
         async def work(tx: AsyncManagedTransaction) -> list[Message]:
             return await search(tx, req, index)
 
-        return await self._conn.read(work)
+        # Small fetches let a text-only search stop early; vector hits are read whole.
+        size = fetch_size(req.limit) if req.query_embedding is None else None
+        return await self._conn.read(work, fetch_size=size)
 
     # ------------------------------------------------------------------ deletes
 

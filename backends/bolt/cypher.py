@@ -195,7 +195,8 @@ CALL (m, {source}) {{
 """
 
 
-def _append_one(scope: EntityScope) -> str:
+def _append_one(scope: EntityScope, mentions: bool = True) -> str:
+    link = _link_mentions("mentions", scope) if mentions else ""
     return f"""
 OPTIONAL MATCH (dup:Message {{idempotency_scope: conv.id + ':' + $key_hash}})
 CALL (conv, dup) {{
@@ -219,14 +220,15 @@ CALL (conv, dup) {{
         CREATE (conv)-[:FIRST_MESSAGE]->(m))
     {LINK_USER}
     WITH m, $mentions AS mentions
-    {_link_mentions("mentions", scope)}
+    {link}
     RETURN m, true AS created
 }}
 RETURN conv, m, created
 """
 
 
-def _append_batch(scope: EntityScope) -> str:
+def _append_batch(scope: EntityScope, mentions: bool = True) -> str:
+    link = _link_mentions("msg", scope) if mentions else ""
     return f"""
 {LOCK_AND_FIND_TAIL}
 UNWIND range(0, size($messages) - 1) AS i
@@ -238,7 +240,7 @@ CREATE (m:Message {{
 }})
 CREATE (conv)-[:HAS_MESSAGE]->(m)
 WITH conv, sequenced, last, seq0, base, i, m, msg
-{_link_mentions("msg", scope)}
+{link}
 WITH conv, sequenced, last, seq0, base, i, m ORDER BY i
 WITH conv, sequenced, last, seq0, base, collect(m) AS ms
 SET conv.next_seq = seq0 + size(ms),
@@ -248,13 +250,13 @@ SET conv.next_seq = seq0 + size(ms),
 FOREACH (first IN CASE WHEN last IS NULL THEN [head(ms)] ELSE [] END |
     CREATE (conv)-[:FIRST_MESSAGE]->(first))
 {LINK_USER}
-WITH conv, ms, CASE WHEN last IS NULL THEN ms ELSE [last] + ms END AS chain
+WITH conv, seq0, base, ms, CASE WHEN last IS NULL THEN ms ELSE [last] + ms END AS chain
 FOREACH (j IN range(0, size(chain) - 2) |
     FOREACH (p IN [chain[j]] | FOREACH (n IN [chain[j + 1]] |
         CREATE (p)-[:NEXT_MESSAGE]->(n))))
-WITH conv, ms
-UNWIND ms AS m
-RETURN conv, m, true AS created
+WITH conv, seq0, base, ms
+RETURN conv, seq0, base,
+       CASE WHEN $with_mentions THEN [m IN ms | {MENTIONS}] END AS mentions
 """
 
 
@@ -265,6 +267,22 @@ RETURN c IS NOT NULL AS found,
        conv {{.*}} AS conversation,
        CASE WHEN m IS NULL THEN null ELSE {MESSAGE_PROJECTION} END AS message,
        created
+"""
+    return f"{resolve}\nOPTIONAL CALL (c) {{\n{target}\n{body}\n}}\n{result}"
+
+
+# A batch returns one row with only what the caller cannot know: the conversation's id
+# and session, the first sequence number and the store's base timestamp (message ``i``
+# without a timestamp of its own gets ``base + i`` microseconds), and the mentions each
+# message links when any were asked for. The messages themselves are built from the
+# input: returning every stored node made the driver unpack three DateTimes per row and
+# cost more than the write.
+def _write_batch(resolve: str, target: str, body: str, scope: EntityScope) -> str:
+    result = f"""
+RETURN c IS NOT NULL AS found,
+       {scope.missing_ids()} AS missing,
+       conv {{.id, .session_id}} AS conversation,
+       seq0, base, mentions
 """
     return f"{resolve}\nOPTIONAL CALL (c) {{\n{target}\n{body}\n}}\n{result}"
 
@@ -444,13 +462,33 @@ WHERE $tenant IS NULL OR c.user_identifier = $tenant
 
 # ---------------------------------------------------------------------------- searching
 
-TEXT_HITS = """
-CALL db.index.fulltext.queryNodes($index, $lucene) YIELD node AS m, score
-MATCH (c:Conversation)-[:HAS_MESSAGE]->(m)
-WHERE ($conversation_id IS NULL OR c.id = $conversation_id)
-  AND ($tenant IS NULL OR c.user_identifier = $tenant)
-RETURN m.id AS id, score, m.metadata AS metadata, m.content AS content
+# The best ``$k`` full-text hits, best Lucene score first, streamed; a hit outside the
+# scope comes back with a null message (so the caller can tell whether the index ran
+# out). The caller scores hits on the shared scale as they arrive and stops reading once
+# no later hit can enter its top ``limit``; the rest is never computed (Cypher runs
+# lazily, one fetch at a time) nor sent. If ``$k`` hits were not enough it asks again
+# for more. The procedure yields hits in descending score and nothing after it
+# reorders them, so there is no ORDER BY (the caller checks the order as it reads).
+_TEXT_STREAM = f"""
+CALL db.index.fulltext.queryNodes($index, $lucene, {{limit: $k}}) YIELD node AS m, score
+OPTIONAL MATCH (c:Conversation)-[:HAS_MESSAGE]->(m)
+WHERE {{scope}}
+RETURN CASE WHEN c IS NULL THEN null ELSE {MESSAGE_PROJECTION} END AS message,
+       c.id AS conversation_id, c.session_id AS session_id, score
 """
+_TENANT_SCOPE = "($tenant IS NULL OR c.user_identifier = $tenant)"
+
+# Across the tenant's conversations, or in one known conversation (``$conversation_id``).
+TEXT_STREAM = _TEXT_STREAM.replace(
+    "{scope}", f"($conversation_id IS NULL OR c.id = $conversation_id) AND {_TENANT_SCOPE}"
+)
+
+# In a session's conversation, resolved in the same statement (no rows when it has none).
+TEXT_STREAM_SESSION = (
+    RESOLVE_SESSION
+    + "WITH c.id AS scope_id WHERE scope_id IS NOT NULL\n"
+    + _TEXT_STREAM.replace("{scope}", f"c.id = scope_id AND {_TENANT_SCOPE}")
+)
 
 # Exact cosine over one conversation (zero vectors are skipped: cosine is undefined).
 VECTOR_HITS_CONVERSATION = """
@@ -529,12 +567,18 @@ RETURN found
 
 @dataclass(frozen=True)
 class Scoped:
-    """The statements whose text depends on the :class:`EntityScope`."""
+    """The statements whose text depends on the :class:`EntityScope`. The ``plain_*``
+    variants write messages that mention nothing: without the three mention subqueries
+    that would otherwise run (on empty lists) for every message."""
 
     add_message_session: str
     add_message_id: str
     add_batch_session: str
     add_batch_id: str
+    plain_message_session: str
+    plain_message_id: str
+    plain_batch_session: str
+    plain_batch_id: str
     add_entity: str
     find_entities: str
     delete_entity: str
@@ -542,16 +586,33 @@ class Scoped:
     @classmethod
     def build(cls, scope: EntityScope) -> Scoped:
         one, batch = _append_one(scope), _append_batch(scope)
+        plain_one, plain_batch = _append_one(scope, False), _append_batch(scope, False)
         get_or_create, existing = _get_or_create(scope), _existing(scope)
         return cls(
             add_message_session=_write(RESOLVE_SESSION, get_or_create, one, scope),
             add_message_id=_write(RESOLVE_ID, existing, one, scope),
-            add_batch_session=_write(RESOLVE_SESSION, get_or_create, batch, scope),
-            add_batch_id=_write(RESOLVE_ID, existing, batch, scope),
+            add_batch_session=_write_batch(RESOLVE_SESSION, get_or_create, batch, scope),
+            add_batch_id=_write_batch(RESOLVE_ID, existing, batch, scope),
+            plain_message_session=_write(RESOLVE_SESSION, get_or_create, plain_one, scope),
+            plain_message_id=_write(RESOLVE_ID, existing, plain_one, scope),
+            plain_batch_session=_write_batch(RESOLVE_SESSION, get_or_create, plain_batch, scope),
+            plain_batch_id=_write_batch(RESOLVE_ID, existing, plain_batch, scope),
             add_entity=_add_entity(scope),
             find_entities=_find_entities(scope),
             delete_entity=_delete_entity(scope),
         )
+
+    def message(self, session: bool, mentions: bool) -> str:
+        """The ``add_message`` statement for a session or id target."""
+        if mentions:
+            return self.add_message_session if session else self.add_message_id
+        return self.plain_message_session if session else self.plain_message_id
+
+    def batch(self, session: bool, mentions: bool) -> str:
+        """The batch statement for a session or id target."""
+        if mentions:
+            return self.add_batch_session if session else self.add_batch_id
+        return self.plain_batch_session if session else self.plain_batch_id
 
 
 GLOBAL = Scoped.build(GLOBAL_ENTITIES)

@@ -9,12 +9,23 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import UUID, uuid5
 
-from memory_core import Conversation, Entity, EntityRef, Message, MessageRole, SessionInfo
+from neo4j.time import Duration
+
+from memory_core import (
+    Conversation,
+    Entity,
+    EntityRef,
+    Message,
+    MessageRole,
+    NotFoundError,
+    SessionInfo,
+)
+from memory_core.models import trusted
 from memory_core.summary import preview
 from memory_core.validation import metadata_json
 
@@ -146,3 +157,62 @@ def to_entity(props: Mapping[str, Any]) -> Entity:
         created_at=to_datetime(props.get("created_at")) or datetime.now(UTC),
         updated_at=to_datetime(props.get("updated_at")),
     )
+
+
+def batch_messages(
+    found: list[dict[str, Any]],
+    items: list[dict[str, Any]],
+    target: Any,
+    missing: Callable[[Any], Exception],
+) -> list[Message]:
+    """The messages a batch stored, built from its parameters ``items`` and the one row
+    the batch statement returns (see ``cypher._write_batch``): equal to what a read of
+    them returns, without the store sending them back."""
+    [row] = found
+    if row["missing"]:
+        unknown = ", ".join(sorted(set(row["missing"])))
+        raise NotFoundError(f"explicit_mentions: no entity has id {unknown}; nothing was written")
+    conversation = row["conversation"]
+    if conversation is None:
+        raise missing(target)
+    conversation_id = UUID(str(conversation["id"]))
+    session_id = conversation.get("session_id")
+    stamps = _store_stamps(row["base"], len(items))
+    mentions = row["mentions"]
+    messages = []
+    for i, item in enumerate(items):
+        given = item["timestamp"]
+        metadata = item["metadata"]
+        messages.append(
+            trusted(
+                Message,
+                {
+                    "id": UUID(item["id"]),
+                    "created_at": stamps[i] if given is None else given.astimezone(UTC),
+                    "updated_at": None,
+                    "embedding": item["embedding"],
+                    "metadata": {} if metadata is None else load_metadata(metadata),
+                    "role": MessageRole(item["role"]),
+                    "content": item["content"],
+                    "conversation_id": conversation_id,
+                    "session_id": session_id,
+                    "tool_calls": None,
+                    "score": None,
+                    "idempotency_key": None,
+                    "mentions": [] if mentions is None else to_refs(mentions[i]),
+                },
+            )
+        )
+    return messages
+
+
+def _store_stamps(base: Any, count: int) -> list[datetime]:
+    """``base + i`` microseconds for each message, as a read returns them: exact in
+    Python unless ``base`` has nanoseconds (a timestamp another writer stored), when
+    Neo4j's own arithmetic is repeated."""
+    if getattr(base, "nanosecond", 0) % 1000 == 0:
+        start = to_datetime(base)
+        assert start is not None
+        return [start + timedelta(microseconds=i) for i in range(count)]
+    stamps = [to_datetime(base + Duration(microseconds=i)) for i in range(count)]
+    return [s for s in stamps if s is not None]

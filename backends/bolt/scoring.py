@@ -31,10 +31,7 @@ def lucene_query(text: str) -> str | None:
     c, and, d). Terms without a letter or digit are dropped; ``None`` means nothing is
     left to search for.
     """
-    terms: list[str] = []
-    for token in text.split():
-        if _HAS_WORD.search(token) and token not in terms:
-            terms.append(token)
+    terms = [token for token in dict.fromkeys(text.split()) if _HAS_WORD.search(token)]
     if not terms:
         return None
     return " OR ".join('"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in terms)

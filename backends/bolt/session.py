@@ -80,19 +80,22 @@ class Connection:
             with contextlib.suppress(*DRIVER_ERRORS):
                 await driver.close()
 
-    def _session(self, mode: str) -> neo4j.AsyncSession:
+    def _session(self, mode: str, fetch_size: int | None = None) -> neo4j.AsyncSession:
         if self._driver is None:
             raise ConfigurationError(f"{self.where}: not connected")
+        extra = {} if fetch_size is None else {"fetch_size": fetch_size}
         return self._driver.session(
             database=self.config.database,
             default_access_mode=mode,
             bookmark_manager=self._bookmarks,
+            **extra,
         )
 
-    async def read(self, work: Work[T]) -> T:
-        """Run ``work`` in a managed read transaction."""
+    async def read(self, work: Work[T], *, fetch_size: int | None = None) -> T:
+        """Run ``work`` in a managed read transaction (``fetch_size``: records per network
+        fetch when ``work`` may stop reading a result early)."""
         try:
-            async with self._session(neo4j.READ_ACCESS) as session:
+            async with self._session(neo4j.READ_ACCESS, fetch_size) as session:
                 return await session.execute_read(work)
         except DRIVER_ERRORS as exc:
             raise translate(exc, self.where) from None

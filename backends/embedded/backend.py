@@ -28,8 +28,11 @@ class EmbeddedBackend(MemoryBackend):
     gone when it is closed. ``sqlite:///relative.db`` / ``sqlite:////absolute.db`` is a
     file (parent folders are created) in WAL mode that survives reopening and can be
     shared by several processes. SQLite runs in worker threads, one transaction per
-    call, serialised through a single connection (see :mod:`backends.embedded.store`),
-    so the event loop never blocks and it works under asyncio and trio.
+    call, so the event loop never blocks and it works under asyncio and trio. Writes go
+    one at a time through one connection; reads of a file store run on reader
+    connections of their own, concurrently with each other and with a write (WAL);
+    ``memory://`` serialises everything through its one connection (see
+    :mod:`backends.embedded.store`).
 
     Options (besides the common ones of :class:`~memory_core.MemoryBackend`):
 

@@ -12,6 +12,7 @@ import struct
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from uuid import UUID, SafeUUID
 
 from memory_core import ConfigurationError
 from memory_core.validation import metadata_json
@@ -51,10 +52,19 @@ def dump_json(value: Mapping[str, Any]) -> str:
 
 def load_json(text: str | None) -> dict[str, Any]:
     """Stored metadata JSON → dict (``None`` → ``{}``)."""
-    if not text:
+    if not text or text == "{}":
         return {}
     value = json.loads(text)
     return value if isinstance(value, dict) else {}
+
+
+def stored_uuid(text: str) -> UUID:
+    """A UUID the store wrote (canonical ``8-4-4-4-12`` hex) → ``UUID``, without the
+    general parser's checks (which cost as much as building the whole message)."""
+    value = object.__new__(UUID)
+    object.__setattr__(value, "int", int(text.replace("-", ""), 16))
+    object.__setattr__(value, "is_safe", SafeUUID.unknown)
+    return value
 
 
 def pack_vector(vector: Sequence[float] | None) -> bytes | None:

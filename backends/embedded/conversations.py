@@ -160,15 +160,26 @@ def create(conn: sqlite3.Connection, req: rq.CreateConversation) -> Conversation
     return to_conversation(row)
 
 
-def touch(
-    conn: sqlite3.Connection, row: sqlite3.Row, next_seq: int, user: str | None, now: int
-) -> None:
-    """After writing messages: advance the sequence and ``updated_at`` (never backwards)."""
-    conn.execute(
-        "UPDATE conversations SET next_seq = ?, updated_at = MAX(updated_at, ?), "
-        "user_identifier = COALESCE(user_identifier, ?) WHERE id = ?",
-        (next_seq, now, user, row["id"]),
-    )
+def advance(
+    conn: sqlite3.Connection, target: rq.Target, count: int, now: int
+) -> sqlite3.Row | None:
+    """Before writing ``count`` messages: reserve their sequence numbers and advance
+    ``updated_at`` (never backwards); the updated row, or ``None`` when there is none.
+
+    This UPDATE also takes the row's place in the write transaction first, so it is the
+    one statement every append starts with.
+    """
+    tenant = tenant_key(target.tenant)
+    if target.session_id is not None:
+        where, key = "tenant = ? AND session_id = ?", target.session_id
+    else:
+        where, key = "tenant = ? AND id = ?", str(target.conversation_id)
+    row: sqlite3.Row | None = conn.execute(
+        "UPDATE conversations SET next_seq = next_seq + ?, updated_at = MAX(updated_at, ?), "
+        f"user_identifier = COALESCE(user_identifier, ?) WHERE {where} RETURNING *",
+        (count, now, target.user_identifier, tenant, key),
+    ).fetchone()
+    return row
 
 
 def list_conversations(conn: sqlite3.Connection, req: rq.ListConversations) -> list[Conversation]:

@@ -15,11 +15,10 @@ def fts_query(text: str) -> str | None:
     parentheses are never operators. NUL separates terms. Terms with no letter or digit
     are dropped (they index to nothing); ``None`` means nothing is left to search for.
     """
-    terms: list[str] = []
-    # FTS5 parses the query as a C string: a NUL would end it mid-term.
-    for token in text.replace("\x00", " ").split():
-        if _HAS_WORD.search(token) and token not in terms:
-            terms.append(token)
+    # FTS5 parses the query as a C string: a NUL would end it mid-term. A dict keeps the
+    # first occurrence of each term in linear time.
+    tokens = dict.fromkeys(text.replace("\x00", " ").split())
+    terms = [token for token in tokens if _HAS_WORD.search(token)]
     if not terms:
         return None
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)

@@ -17,6 +17,11 @@ class Location:
     url: str
     path: Path | None
 
+    @property
+    def in_memory(self) -> bool:
+        """A private in-process database (``memory://``): one connection sees it."""
+        return self.path is None
+
 
 def parse_location(url: object) -> Location:
     """``memory://`` → private in-memory store; ``sqlite:///rel.db`` or ``sqlite:////abs.db``

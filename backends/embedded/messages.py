@@ -11,14 +11,24 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
-from uuid import UUID, uuid4
+from uuid import uuid4
 
-from memory_core import Conversation, EntityRef, Message, MessageRole
+from memory_core import Conversation, Message, MessageRole
 from memory_core import requests as rq
+from memory_core.models import trusted
 
 from . import conversations, entities
-from .codec import dump_json, from_micros, load_json, now_micros, pack_vector, sql_int, to_micros
-from .rows import MESSAGE_COLUMNS, to_conversation, to_message
+from .codec import (
+    dump_json,
+    from_micros,
+    load_json,
+    now_micros,
+    pack_vector,
+    sql_int,
+    stored_uuid,
+    to_micros,
+)
+from .rows import HAS_MENTIONS, ID, MESSAGE_COLUMNS, MessageReader, to_conversation
 
 SELECT_MESSAGES = (
     f"SELECT {MESSAGE_COLUMNS} FROM messages m JOIN conversations c ON c.id = m.conversation_id"
@@ -26,35 +36,38 @@ SELECT_MESSAGES = (
 
 
 def add_message(conn: sqlite3.Connection, req: rq.AddMessage) -> Message:
-    """The ``add_message`` hook; a replayed idempotency key returns the stored message."""
+    """The ``add_message`` hook; a replayed idempotency key returns the stored message.
+
+    Without a key or mentions this is two statements between BEGIN and COMMIT: the
+    conversation row is advanced (``UPDATE … RETURNING``) and the message inserted
+    (``INSERT … RETURNING`` its timestamp).
+    """
     target = req.target
     now = now_micros()
-    row = conversations.require(conn, target)
-    if row is not None and req.idempotency_key is not None:
-        stored = _by_key(conn, row["id"], req.idempotency_key)
-        if stored is not None:
-            return stored
+    if req.idempotency_key is not None:
+        found = conversations.require(conn, target)
+        if found is not None:
+            stored = _by_key(conn, found["id"], req.idempotency_key)
+            if stored is not None:
+                return stored
+    row = _advance(conn, target, 1, now)
     tenant = conversations.tenant_key(target.tenant)
-    linked = entities.resolve(conn, tenant, req.mentions, now)
-    if row is None:
-        row = conversations.ensure(conn, target, now)
-    writer = _Writer(conn, row, now)
-    message = writer.write(
+    linked = entities.resolve(conn, tenant, req.mentions, now) if req.mentions else []
+    writer = _Writer(conn, row, now, 1)
+    return writer.write(
         req.role, req.content, req.metadata, None, req.embedding, req.idempotency_key, linked
     )
-    writer.finish(target.user_identifier)
-    return message
 
 
 def add_messages(conn: sqlite3.Connection, req: rq.AddMessages) -> list[Message]:
     """The ``add_messages`` hook: one batch, one transaction, in order."""
     now = now_micros()
     tenant = conversations.tenant_key(req.target.tenant)
-    row = conversations.ensure(conn, req.target, now)
-    writer = _Writer(conn, row, now)
+    row = _advance(conn, req.target, len(req.messages), now)
+    writer = _Writer(conn, row, now, len(req.messages))
     stored = []
     for item in req.messages:
-        linked = entities.resolve(conn, tenant, item.mentions, now)
+        linked = entities.resolve(conn, tenant, item.mentions, now) if item.mentions else []
         stored.append(
             writer.write(
                 item.role,
@@ -66,23 +79,42 @@ def add_messages(conn: sqlite3.Connection, req: rq.AddMessages) -> list[Message]
                 linked,
             )
         )
-    writer.finish(req.target.user_identifier)
     return stored
 
 
-class _Writer:
-    """Appends messages to one conversation inside the current transaction."""
+def _advance(conn: sqlite3.Connection, target: rq.Target, count: int, now: int) -> sqlite3.Row:
+    """Reserve ``count`` sequence numbers of the target's conversation (created for a
+    session that has none; an unknown ``conversation_id`` raises NotFoundError)."""
+    row = conversations.advance(conn, target, count, now)
+    if row is None:
+        conversations.ensure(conn, target, now)
+        row = conversations.advance(conn, target, count, now)
+        assert row is not None
+    return row
 
-    def __init__(self, conn: sqlite3.Connection, conversation: sqlite3.Row, now: int) -> None:
+
+# The store stamps a message max(now, the previous message's time): never backwards.
+_INSERT = (
+    "INSERT INTO messages (id, conversation_id, seq, role, content, metadata, created_at, "
+    "embedding, idempotency_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, coalesce(?7, max(?8, "
+    "coalesce((SELECT created_at FROM messages WHERE conversation_id = ?2 "
+    "ORDER BY seq DESC LIMIT 1), 0))), ?9, ?10) RETURNING created_at"
+)
+
+
+class _Writer:
+    """Appends messages to one conversation inside the current transaction, given its
+    row as :func:`conversations.advance` returned it after reserving ``count`` numbers."""
+
+    def __init__(
+        self, conn: sqlite3.Connection, conversation: sqlite3.Row, now: int, count: int
+    ) -> None:
         self.conn = conn
-        self.conversation = conversation
         self.now = now
-        self.seq = conversation["next_seq"]
-        previous = conn.execute(
-            "SELECT created_at FROM messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1",
-            (conversation["id"],),
-        ).fetchone()
-        self.last = previous[0] if previous is not None else None
+        self.seq = conversation["next_seq"] - count
+        self.conversation_key = conversation["id"]
+        self.conversation_id = stored_uuid(conversation["id"])
+        self.session_id = conversation["session_id"]
 
     def write(
         self,
@@ -94,62 +126,69 @@ class _Writer:
         key: str | None,
         linked: Sequence[sqlite3.Row],
     ) -> Message:
-        if timestamp is not None:
-            stamp = to_micros(timestamp)
-        else:
-            stamp = self.now if self.last is None else max(self.now, self.last)
         message_id = uuid4()
         meta_text = dump_json(metadata)
-        self.conn.execute(
-            "INSERT INTO messages (id, conversation_id, seq, role, content, metadata, "
-            "created_at, embedding, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [stamp] = self.conn.execute(
+            _INSERT,
             (
                 str(message_id),
-                self.conversation["id"],
+                self.conversation_key,
                 self.seq,
                 role.value,
                 content,
                 meta_text,
-                stamp,
+                None if timestamp is None else to_micros(timestamp),
+                self.now,
                 pack_vector(embedding),
                 key,
             ),
-        )
-        entities.link(self.conn, str(message_id), linked)
+        ).fetchone()
+        if linked:
+            entities.link(self.conn, str(message_id), linked)
         self.seq += 1
-        self.last = stamp
         # Built from what was stored (metadata re-read from its JSON) so it equals a read.
-        return Message(
-            id=message_id,
-            created_at=from_micros(stamp),
-            embedding=None if embedding is None else [float(x) for x in embedding],
-            metadata=load_json(meta_text),
-            role=role,
-            content=content,
-            conversation_id=UUID(self.conversation["id"]),
-            session_id=self.conversation["session_id"],
-            idempotency_key=key,
-            mentions=entities.refs(linked),
+        return trusted(
+            Message,
+            {
+                "id": message_id,
+                "created_at": from_micros(stamp),
+                "updated_at": None,
+                "embedding": None if embedding is None else [float(x) for x in embedding],
+                "metadata": load_json(meta_text),
+                "role": role,
+                "content": content,
+                "conversation_id": self.conversation_id,
+                "session_id": self.session_id,
+                "tool_calls": None,
+                "score": None,
+                "idempotency_key": key,
+                "mentions": entities.refs(linked),
+            },
         )
-
-    def finish(self, user: str | None) -> None:
-        conversations.touch(self.conn, self.conversation, self.seq, user, self.now)
 
 
 def _by_key(conn: sqlite3.Connection, conversation_id: str, key: str) -> Message | None:
-    row = conn.execute(
+    rows = fetch(
+        conn,
         f"{SELECT_MESSAGES} WHERE m.conversation_id = ? AND m.idempotency_key = ?",
         (conversation_id, key),
-    ).fetchone()
-    if row is None:
-        return None
-    return load(conn, [row])[0]
+    )
+    return load(conn, rows)[0] if rows else None
 
 
-def load(conn: sqlite3.Connection, rows: Sequence[sqlite3.Row]) -> list[Message]:
-    """Rows selected with :data:`SELECT_MESSAGES` → messages with their mentions."""
-    mentions: dict[str, list[EntityRef]] = entities.mentions_of(conn, [r["id"] for r in rows])
-    return [to_message(row, mentions.get(row["id"])) for row in rows]
+def fetch(conn: sqlite3.Connection, sql: str, params: Sequence[object]) -> list[tuple[Any, ...]]:
+    """Rows of a :data:`SELECT_MESSAGES` query, as plain tuples (cheaper than Row)."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    return cursor.execute(sql, params).fetchall()
+
+
+def load(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> list[Message]:
+    """Rows from :func:`fetch` → messages with their mentions (looked up only for the
+    messages that have some)."""
+    mentioned = [row[ID] for row in rows if row[HAS_MENTIONS]]
+    read = MessageReader(entities.mentions_of(conn, mentioned) if mentioned else None)
+    return [read(row) for row in rows]
 
 
 def get_conversation(conn: sqlite3.Connection, req: rq.GetConversation) -> Conversation:
@@ -165,7 +204,7 @@ def get_conversation(conn: sqlite3.Connection, req: rq.GetConversation) -> Conve
         params.append(to_micros(req.since))
     sql += " ORDER BY m.seq DESC LIMIT ?"
     params.append(sql_int(req.limit))
-    rows = conn.execute(sql, params).fetchall()
+    rows = fetch(conn, sql, params)
     rows.reverse()
     return to_conversation(row, load(conn, rows))
 

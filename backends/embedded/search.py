@@ -14,6 +14,7 @@ Scope (tenant, conversation) and metadata filters are applied in SQL before rank
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import sqlite3
@@ -40,12 +41,12 @@ def search(conn: sqlite3.Connection, req: rq.SearchMessages) -> list[Message]:
     if req.query_embedding is None:
         if query is None:
             return []
-        scored = _text_hits(conn, query, req.query, where, params)
+        ranked = _ranked_text_hits(conn, query, req, where, params)
     else:
         scored = _hybrid_hits(conn, query, req.query, req.query_embedding, where, params)
-    ranked = sorted(scored.items(), key=lambda hit: (-hit[1], hit[0]))
-    if req.threshold is not None:
-        ranked = [hit for hit in ranked if hit[1] >= req.threshold]
+        ranked = sorted(scored.items(), key=lambda hit: (-hit[1], hit[0]))
+        if req.threshold is not None:
+            ranked = [hit for hit in ranked if hit[1] >= req.threshold]
     return _load(conn, ranked[: req.limit])
 
 
@@ -66,21 +67,95 @@ def _scope(conn: sqlite3.Connection, req: rq.SearchMessages) -> tuple[str, list[
     return where, params
 
 
+# FTS drives the query: the MATERIALIZED CTE runs the MATCH once (with bm25), and each
+# hit then finds its message by primary key. Written as a plain join, SQLite's planner
+# may put the FTS table in the inner loop and run the MATCH once per message. Every hit
+# is scored in SQL (coverage can rank a lower-bm25 hit above a higher one, so a LIMIT
+# on bm25 order alone could drop a better hit), then threshold, order and limit apply.
+_TEXT_HITS = """
+WITH hits AS MATERIALIZED (
+    SELECT rowid AS num, bm25(messages_fts) AS rank FROM messages_fts
+    WHERE messages_fts MATCH ?
+), scored AS (
+    SELECT m.num AS num, mc_text_score(m.content, -hits.rank) AS score
+    FROM hits CROSS JOIN messages m ON m.num = hits.num
+    JOIN conversations c ON c.id = m.conversation_id
+    WHERE {where}
+)
+SELECT num, score FROM scored WHERE ? IS NULL OR score >= ?
+ORDER BY score DESC, num ASC LIMIT ?
+"""
+
+
+# Text-only search streams the hits in bm25 order (best first; ties by ``num``) and
+# stops reading once no later hit can enter the top ``limit``: a hit with raw relevance
+# s scores at most 0.5 + 0.5 * s / (1 + s) (full coverage). SQLite still ranks every
+# match by bm25 in C, but only the hits read are scored in Python.
+_TEXT_STREAM = """
+WITH hits AS MATERIALIZED (
+    SELECT rowid AS num, bm25(messages_fts) AS rank FROM messages_fts
+    WHERE messages_fts MATCH ?
+)
+SELECT m.num, m.content, -hits.rank AS raw
+FROM hits CROSS JOIN messages m ON m.num = hits.num
+JOIN conversations c ON c.id = m.conversation_id
+WHERE {where}
+ORDER BY hits.rank ASC, m.num ASC
+"""
+
+
+def _ranked_text_hits(
+    conn: sqlite3.Connection,
+    query: str,
+    req: rq.SearchMessages,
+    where: str,
+    params: list[object],
+) -> list[tuple[int, float]]:
+    """The best ``req.limit`` text hits at or above the threshold, best first (equal
+    scores in bm25 order)."""
+    terms = query_terms(req.query)
+    threshold = req.threshold
+    kept: list[tuple[float, int, int]] = []  # a min-heap of (score, -position, num)
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    rows = cursor.execute(_TEXT_STREAM.replace("{where}", where), [query, *params])
+    for position, (num, content, raw) in enumerate(rows):
+        strength = max(raw, 0.0)
+        ceiling = 0.5 + 0.5 * strength / (1.0 + strength)
+        if (len(kept) >= req.limit and kept[0][0] >= ceiling) or (
+            threshold is not None and ceiling < threshold
+        ):
+            break
+        score = text_score(terms, content, raw)
+        if threshold is not None and score < threshold:
+            continue
+        entry = (score, -position, num)
+        if len(kept) < req.limit:
+            heapq.heappush(kept, entry)
+        elif entry[:2] > kept[0][:2]:
+            heapq.heapreplace(kept, entry)
+    cursor.close()
+    kept.sort(key=lambda entry: (-entry[0], -entry[1]))
+    return [(num, score) for score, _, num in kept]
+
+
 def _text_hits(
     conn: sqlite3.Connection, query: str, text: str, where: str, params: list[object]
 ) -> dict[int, float]:
-    # Every hit is scored: coverage can rank a lower-bm25 hit above a higher one, so an
-    # SQL LIMIT on bm25 order could drop a better hit.
-    sql = (
-        f"SELECT m.num, m.content, bm25(messages_fts) AS rank {FROM_SCOPE} "
-        "JOIN messages_fts ON messages_fts.rowid = m.num "
-        f"WHERE messages_fts MATCH ? AND {where}"
-    )
+    """Every text hit in scope with its score (for hybrid ranking)."""
+    _score_function(conn, text)
+    sql = _TEXT_HITS.replace("{where}", where)
+    found = conn.execute(sql, [query, *params, None, None, -1])
+    return {row[0]: row[1] for row in found}
+
+
+def _score_function(conn: sqlite3.Connection, text: str) -> None:
+    """Register ``mc_text_score(content, raw)`` for this query's words on ``conn`` (the
+    connection serves one call at a time, so the registration is this call's)."""
     terms = query_terms(text)
-    return {
-        row["num"]: text_score(terms, row["content"], -row["rank"])
-        for row in conn.execute(sql, [query, *params])
-    }
+    conn.create_function(
+        "mc_text_score", 2, lambda content, raw: text_score(terms, content, raw), deterministic=True
+    )
 
 
 def _hybrid_hits(
@@ -121,6 +196,11 @@ def _load(conn: sqlite3.Connection, ranked: list[tuple[int, float]]) -> list[Mes
         nums = [num for num, _ in ranked[start : start + chunk]]
         marks = ",".join("?" * len(nums))
         sql = f"{messages.SELECT_MESSAGES} WHERE m.num IN ({marks})"
-        rows = conn.execute(sql, nums).fetchall()
-        by_num.update(zip((r["num"] for r in rows), messages.load(conn, rows), strict=True))
-    return [by_num[num].model_copy(update={"score": score}) for num, score in ranked]
+        rows = messages.fetch(conn, sql, nums)
+        by_num.update(zip((r[0] for r in rows), messages.load(conn, rows), strict=True))
+    found = []
+    for num, score in ranked:
+        message = by_num[num]
+        message.__dict__["score"] = score  # built for this call only: set, not copied
+        found.append(message)
+    return found

@@ -1,27 +1,46 @@
-"""One SQLite connection, one lock, and transactions run in worker threads.
+"""SQLite connections, locking, and transactions run in worker threads.
 
-Concurrency model: the backend owns a single ``sqlite3`` connection (opened with
-``check_same_thread=False``) and a ``threading.Lock``. Every operation is a plain function
-``work(conn)`` that :meth:`Store.call` runs in an anyio worker thread; the thread takes the
-lock and runs ``work`` inside one transaction (``BEGIN IMMEDIATE`` for writes, so another
-process writing the same file waits ``busy_timeout`` instead of failing half-way). The
-event loop never blocks on SQLite, the code works under asyncio and trio, and concurrent
-tasks are serialised: each write sees the previous one committed, so sequence numbers,
-idempotency checks and get-or-create are race-free. Worker threads are not abandoned on
-cancellation, so a transaction always finishes (commit or rollback) before the task is
-cancelled.
+Concurrency model. Every operation is a plain function ``work(conn)`` that
+:meth:`Store.call` runs in an anyio worker thread inside one transaction (``BEGIN
+IMMEDIATE`` for writes, so another process writing the same file waits ``busy_timeout``
+instead of failing half-way). The event loop never blocks on SQLite, the code works under
+asyncio and trio, and worker threads are not abandoned on cancellation, so a transaction
+always finishes (commit or rollback) before the task is cancelled.
+
+* **Writes** go through one writer connection and a ``threading.Lock``: each write sees
+  the previous one committed, so sequence numbers, idempotency checks and get-or-create
+  are race-free.
+* **Reads of a file store** do not take that lock. Each read borrows a reader connection
+  from a small pool (opened on demand, ``PRAGMA query_only``) and runs in its own
+  ``BEGIN`` … ``COMMIT`` snapshot. In WAL mode SQLite lets those readers run at the same
+  time as each other and as the writer, so a slow read never holds up an unrelated read
+  or a write.
+* **Threads.** Under asyncio a write runs on the store's own writer thread and a read on
+  one of a few reader threads (``concurrent.futures`` executors kept warm for the life of
+  the store): the hop costs less than a general worker pool, and the writer's connection
+  is always used from the same thread. Under other event loops (trio) anyio's worker
+  threads are used. Either way a task cancelled while its call runs is cancelled only
+  once the transaction has finished.
+* **``memory://``** stays one connection behind the one lock: a private in-memory
+  database is only visible to the connection that opened it, and a shared-cache database
+  would bring table-level locking (readers blocked by writers with ``SQLITE_LOCKED``),
+  which is worse than a queue. It is the store for tests and throwaway sessions; use a
+  file for concurrent work.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sqlite3
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import TypeVar
 
 import anyio.to_thread
+import sniffio
 
 from memory_core import MemoryCoreError, TransportError
 
@@ -32,53 +51,117 @@ from .schema import create_schema
 T = TypeVar("T")
 Work = Callable[[sqlite3.Connection], T]
 
+# Idle reader connections kept open; more are opened while more reads run at once.
+MAX_IDLE_READERS = 8
+
 
 class Store:
-    """The connection of one backend object (see the module docstring for the model)."""
+    """The connections of one backend object (see the module docstring for the model)."""
 
     def __init__(self, location: Location, busy_timeout: float) -> None:
         self.location = location
         self.busy_timeout = busy_timeout
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
+        self._pool_lock = threading.Lock()
+        self._idle: list[sqlite3.Connection] = []
+        self._writer_thread: ThreadPoolExecutor | None = None
+        self._reader_threads: ThreadPoolExecutor | None = None
 
     async def open(self) -> None:
         """Open the database file (creating parent folders) and create the schema."""
-        await anyio.to_thread.run_sync(self._open)
+        if self._writer_thread is None:
+            self._writer_thread = ThreadPoolExecutor(1, "memory-core-sqlite-writer")
+            self._reader_threads = ThreadPoolExecutor(MAX_IDLE_READERS, "memory-core-sqlite-reader")
+        await self._in_thread(self._open, write=True)
 
     async def close(self) -> None:
-        """Close the connection once running work has finished."""
-        await anyio.to_thread.run_sync(self._close)
+        """Close the connections once running work has finished."""
+        await self._in_thread(self._close, write=True)
+        threads = (self._writer_thread, self._reader_threads)
+        self._writer_thread = self._reader_threads = None
+        for pool in threads:
+            if pool is not None:
+                pool.shutdown(wait=False)
 
     async def call(self, work: Work[T], *, write: bool) -> T:
         """Run ``work(conn)`` in a worker thread inside one transaction."""
-        return await anyio.to_thread.run_sync(partial(self.run, work, write=write))
+        return await self._in_thread(partial(self.run, work, write=write), write=write)
+
+    async def _in_thread(self, fn: Callable[[], T], *, write: bool) -> T:
+        pool = self._writer_thread if write else self._reader_threads
+        if pool is None or sniffio.current_async_library() != "asyncio":
+            return await anyio.to_thread.run_sync(fn)
+        try:
+            future = asyncio.get_running_loop().run_in_executor(pool, fn)
+        except RuntimeError:  # the pool was shut down (closing, or interpreter exit)
+            return await anyio.to_thread.run_sync(fn)
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            # Not abandoned: the transaction commits or rolls back before the task ends.
+            while not future.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.wait([future])
+            raise
 
     def run(self, work: Work[T], *, write: bool) -> T:
-        """Run ``work(conn)`` in one transaction, holding the lock (blocking)."""
-        with self._lock:
-            conn = self._conn
-            if conn is None:
-                raise TransportError(f"embedded store {self.location.url} is not open")
+        """Run ``work(conn)`` in one transaction (blocking): writes, and every call on
+        ``memory://``, hold the lock; reads of a file store use a reader connection."""
+        if write or self.location.in_memory:
+            with self._lock:
+                return self._transaction(self._writer(), work, write)
+        conn = self._borrow()
+        try:
+            return self._transaction(conn, work, write)
+        finally:
+            self._give_back(conn)
+
+    def _writer(self) -> sqlite3.Connection:
+        conn = self._conn
+        if conn is None:
+            raise TransportError(f"embedded store {self.location.url} is not open")
+        return conn
+
+    def _transaction(self, conn: sqlite3.Connection, work: Work[T], write: bool) -> T:
+        try:
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             try:
-                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-                try:
-                    result = work(conn)
-                except BaseException:
-                    _rollback(conn)
-                    raise
-                conn.execute("COMMIT")
-                return result
-            except sqlite3.Error as exc:
+                result = work(conn)
+            except BaseException:
                 _rollback(conn)
-                raise self._translate(exc) from exc
+                raise
+            conn.execute("COMMIT")
+            return result
+        except sqlite3.Error as exc:
+            _rollback(conn)
+            raise self._translate(exc) from exc
+
+    def _borrow(self) -> sqlite3.Connection:
+        """An idle reader connection, or a new one (the store must be open)."""
+        self._writer()
+        with self._pool_lock:
+            if self._idle:
+                return self._idle.pop()
+        try:
+            return self._connect(reader=True)
+        except sqlite3.Error as exc:
+            raise self._translate(exc) from exc
+
+    def _give_back(self, conn: sqlite3.Connection) -> None:
+        with self._pool_lock:
+            if self._conn is not None and len(self._idle) < MAX_IDLE_READERS:
+                self._idle.append(conn)
+                return
+        with contextlib.suppress(sqlite3.Error):
+            conn.close()
 
     def _open(self) -> None:
         with self._lock:
             if self._conn is not None:
                 return
             try:
-                conn = self._connect()
+                conn = self._connect(reader=False)
             except sqlite3.Error as exc:
                 raise self._translate(exc) from exc
             except OSError as exc:
@@ -87,9 +170,9 @@ class Store:
                 ) from exc
             self._conn = conn
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, *, reader: bool) -> sqlite3.Connection:
         path = self.location.path
-        if path is not None:
+        if path is not None and not reader:
             path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(
             ":memory:" if path is None else str(path),
@@ -101,10 +184,13 @@ class Store:
             conn.row_factory = sqlite3.Row
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
             conn.execute("PRAGMA foreign_keys = ON")
+            conn.create_function("meta_match", 2, metadata_matches, deterministic=True)
+            if reader:
+                conn.execute("PRAGMA query_only = ON")
+                return conn
             if path is not None:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
-            conn.create_function("meta_match", 2, metadata_matches, deterministic=True)
             conn.execute("BEGIN IMMEDIATE")
             try:
                 create_schema(conn)
@@ -119,7 +205,12 @@ class Store:
 
     def _close(self) -> None:
         with self._lock:
-            conn, self._conn = self._conn, None
+            with self._pool_lock:
+                conn, self._conn = self._conn, None
+                idle, self._idle = self._idle, []
+            for reader in idle:
+                with contextlib.suppress(sqlite3.Error):
+                    reader.close()
             if conn is not None:
                 try:
                     conn.close()

@@ -300,18 +300,18 @@ async def test_a_batch_is_one_transaction(
 ) -> None:
     await memory.add_message("s", "user", "existing")
     before = await snapshot(memory)
-    from backends.embedded import entities
+    from backends.embedded import messages
 
     calls = {"n": 0}
-    real_link = entities.link
+    real_dump = messages.dump_json
 
-    def failing_link(conn, message_id, rows):  # type: ignore[no-untyped-def]
+    def failing_dump(value):  # type: ignore[no-untyped-def]
         calls["n"] += 1
         if calls["n"] == 3:
             raise RuntimeError("boom in the middle of the batch")
-        real_link(conn, message_id, rows)
+        return real_dump(value)
 
-    monkeypatch.setattr(entities, "link", failing_link)
+    monkeypatch.setattr(messages, "dump_json", failing_dump)
     rows = [{"role": "user", "content": str(i)} for i in range(5)]
     with pytest.raises(RuntimeError):
         await memory.add_messages_batch("s", rows)

@@ -1,0 +1,58 @@
+"""Pieces every backend's workloads share: message rows, the agent, call counting."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from memory_core import MemoryBackend
+from memory_core.turns.agent import with_memory
+
+from .core import percentile
+
+SEARCH_QUERY = "topic"  # every generated message contains it
+
+
+def rows(count: int, start: int = 0) -> list[dict[str, Any]]:
+    """``count`` message dicts; every one contains the word ``topic``."""
+    return [
+        {"role": "user" if i % 2 else "assistant", "content": f"message {i} about topic {i % 97}"}
+        for i in range(start, start + count)
+    ]
+
+
+def latency_metrics(latencies: list[float]) -> dict[str, float]:
+    """p50 / p95 of per-call milliseconds."""
+    return {"p50_ms": percentile(latencies, 0.5), "p95_ms": percentile(latencies, 0.95)}
+
+
+class Counter:
+    """Counts calls of a wrapped method (round trips to the store)."""
+
+    def __init__(self, owner: Any, *methods: str) -> None:
+        self.count = 0
+        for method in methods:
+            setattr(owner, method, self._wrap(getattr(owner, method)))
+
+    def _wrap(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            self.count += 1
+            return await fn(*args, **kwargs)
+
+        return counted
+
+
+async def agent_turns(backend: MemoryBackend, conversation: str, turns: int) -> list[float]:
+    """Run ``turns`` turns through the turn protocol; milliseconds per turn."""
+    import time
+
+    async def agent(user_message: str, ctx: Any) -> str:
+        return f"noted: {user_message[:20]}"
+
+    chat = with_memory(agent, backend=backend, conversation_id=conversation, platform="bench")
+    spent = []
+    for t in range(turns):
+        start = time.perf_counter()
+        await chat(f"turn {t}: tell me about Acme Corp and topic {t % 7}", turn_id=f"t{t}")
+        spent.append((time.perf_counter() - start) * 1000)
+    return spent

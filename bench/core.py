@@ -1,0 +1,106 @@
+"""The measuring machinery: subjects run interleaved and rotated, figures summarised.
+
+A *workload* (say, Bolt single add) has up to three *subjects*: ``memory-core``, the
+``peer`` (neo4j-agent-memory 0.8.0, no embedder, no extraction) and the ``floor`` (the
+raw driver / sqlite3 / httpx doing the same work). Repeat ``r`` runs every subject once,
+in an order rotated by ``r``, so drift on a shared machine hits all of them alike. Each
+run returns named metrics (milliseconds, lower is better, unless the name says
+otherwise); ratios to the peer and to the floor are taken per repeat, then summarised as
+min / median / max.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+Metrics = dict[str, float]
+Run = Callable[[int], Awaitable[Metrics]]
+
+OURS, PEER, FLOOR = "memory-core", "peer", "floor"
+
+
+@dataclass
+class Workload:
+    """One row group of the report."""
+
+    backend: str
+    name: str
+    size: str
+    subjects: dict[str, Run]
+    notes: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    """min / median / max of one metric over the repeats."""
+    return {
+        "min": min(values),
+        "median": statistics.median(values),
+        "max": max(values),
+    }
+
+
+def percentile(values: list[float], share: float) -> float:
+    """The ``share`` (0..1) percentile of ``values`` by the nearest-rank method."""
+    ordered = sorted(values)
+    rank = max(1, round(share * len(ordered) + 0.5))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+async def timed(call: Callable[..., Awaitable[Any]], *args: Any, **kwargs: Any) -> float:
+    """Milliseconds ``await call(*args, **kwargs)`` takes."""
+    start = time.perf_counter()
+    await call(*args, **kwargs)
+    return (time.perf_counter() - start) * 1000
+
+
+async def measure(workload: Workload, repeats: int, log: Callable[[str], None]) -> dict[str, Any]:
+    """Run ``workload`` ``repeats`` times, interleaved and rotated; its report entry."""
+    names = list(workload.subjects)
+    runs: dict[str, list[Metrics]] = {name: [] for name in names}
+    for r in range(repeats):
+        shift = r % len(names)
+        for name in names[shift:] + names[:shift]:
+            runs[name].append(await workload.subjects[name](r))
+    entry: dict[str, Any] = {
+        "backend": workload.backend,
+        "workload": workload.name,
+        "size": workload.size,
+        "repeats": repeats,
+        "subjects": {},
+        "ratios": {},
+        "notes": workload.notes,
+        "extra": workload.extra,
+    }
+    for name, metrics in runs.items():
+        keys = metrics[0].keys()
+        entry["subjects"][name] = {k: summary([m[k] for m in metrics]) for k in keys}
+    ours = runs.get(OURS)
+    for other, label in ((PEER, "vs_peer"), (FLOOR, "vs_floor")):
+        theirs = runs.get(other)
+        if not ours or not theirs:
+            continue
+        shared = [k for k in ours[0] if k in theirs[0] and not k.endswith("_count")]
+        entry["ratios"][label] = {
+            k: summary(
+                [a[k] / b[k] if b[k] else float("nan") for a, b in zip(ours, theirs, strict=True)]
+            )
+            for k in shared
+        }
+    log(_line(entry))
+    return entry
+
+
+def _line(entry: dict[str, Any]) -> str:
+    parts = [f"{entry['backend']:8} {entry['workload']:28} {entry['size']:>10}"]
+    for name, metrics in entry["subjects"].items():
+        first = next(iter(metrics))
+        parts.append(f"{name}={metrics[first]['median']:.3g} {first}")
+    for label, metrics in entry["ratios"].items():
+        first = next(iter(metrics))
+        parts.append(f"{label}={metrics[first]['median']:.2f}x")
+    return "  ".join(parts)

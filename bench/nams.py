@@ -1,0 +1,287 @@
+"""NAMS workloads: the adapter against the real NAMS-compatible server, beside raw httpx.
+
+The server (``memory-core serve``'s app under uvicorn, backed by ``memory://``) runs in
+a thread of the bench process, as the test-suite runs it; the floor is an
+``httpx.AsyncClient`` sending the same requests the adapter sends. Each run also reports
+how many requests the server saw and over how many TCP connections (``*_count``
+metrics, never ratios), so a difference in request count shows.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from backends.nams import NamsBackend
+from tests.support.nams_server import NamsTestServer
+
+from .common import SEARCH_QUERY, agent_turns, latency_metrics, rows
+from .core import FLOOR, OURS, Workload, measure, timed
+from .sizes import Sizes
+
+PAGE = 200
+BULK = 100
+
+
+class Traffic:
+    """Requests and connections the server saw since :meth:`mark`."""
+
+    def __init__(self, server: NamsTestServer) -> None:
+        self.server = server
+        self._mark = 0
+
+    def mark(self) -> None:
+        self._mark = self.server.mark()
+
+    def counts(self) -> dict[str, float]:
+        seen = self.server.since(self._mark)
+        return {
+            "requests_count": float(len(seen)),
+            "connections_count": float(len({r.client for r in seen})),
+        }
+
+
+async def run(sizes: Sizes, log: Callable[[str], None]) -> list[dict[str, Any]]:
+    """Every NAMS workload; report entries."""
+    server = NamsTestServer("memory://").start()
+    workspace = server.workspace("bench")
+    traffic = Traffic(server)
+    try:
+        backend = server.backend(workspace)
+        async with (
+            backend,
+            httpx.AsyncClient(
+                base_url=server.base_url, headers=server.headers(workspace), trust_env=False
+            ) as client,
+        ):
+            entries = [await _single_add(backend, client, traffic, sizes, log)]
+            entries.append(await _batch(backend, client, traffic, sizes, log))
+            entries.append(await _newest(backend, client, traffic, sizes, log))
+            entries.append(await _search(backend, client, traffic, sizes, log))
+            entries.append(await _list(backend, client, traffic, sizes, log))
+            entries.append(await _agent(backend, traffic, sizes, log))
+    finally:
+        server.stop()
+    return entries
+
+
+async def _conversation(client: httpx.AsyncClient) -> str:
+    response = await client.post("/conversations", json={})
+    response.raise_for_status()
+    return str(response.json()["id"])
+
+
+def _counted(traffic: Traffic, run: Callable[[int], Any]) -> Callable[[int], Any]:
+    async def wrapped(r: int) -> dict[str, float]:
+        traffic.mark()
+        metrics: dict[str, float] = await run(r)
+        return {**metrics, **traffic.counts()}
+
+    return wrapped
+
+
+async def _single_add(
+    backend: NamsBackend,
+    client: httpx.AsyncClient,
+    traffic: Traffic,
+    sizes: Sizes,
+    log: Callable[[str], None],
+) -> dict[str, Any]:
+    async def ours(r: int) -> dict[str, float]:
+        cid = str((await backend.create_conversation(f"single-{r}")).id)
+        spent = [
+            await timed(backend.add_message, cid, "user", f"single {i}")
+            for i in range(sizes.singles)
+        ]
+        return latency_metrics(spent)
+
+    async def raw(r: int) -> dict[str, float]:
+        cid = await _conversation(client)
+
+        async def post(i: int) -> None:
+            response = await client.post(
+                f"/conversations/{cid}/messages", json={"role": "user", "content": f"single {i}"}
+            )
+            response.raise_for_status()
+
+        spent = [await timed(post, i) for i in range(sizes.singles)]
+        return latency_metrics(spent)
+
+    workload = Workload(
+        "nams",
+        "single add_message",
+        f"x{sizes.singles}",
+        {OURS: _counted(traffic, ours), FLOOR: _counted(traffic, raw)},
+    )
+    workload.notes.append("request counts include one POST /conversations per run")
+    return await measure(workload, sizes.repeats, log)
+
+
+async def _batch(
+    backend: NamsBackend,
+    client: httpx.AsyncClient,
+    traffic: Traffic,
+    sizes: Sizes,
+    log: Callable[[str], None],
+) -> dict[str, Any]:
+    data = rows(sizes.batch_total)
+
+    async def ours(r: int) -> dict[str, float]:
+        cid = str((await backend.create_conversation(f"batch-{r}")).id)
+        ms = await timed(backend.add_messages_batch, cid, data, batch_size=BULK)
+        return {"ms": ms, "msgs_per_s": sizes.batch_total / ms * 1000}
+
+    async def raw(r: int) -> dict[str, float]:
+        cid = await _conversation(client)
+
+        async def load() -> None:
+            for k in range(0, len(data), BULK):
+                response = await client.post(
+                    f"/conversations/{cid}/messages/bulk", json={"messages": data[k : k + BULK]}
+                )
+                response.raise_for_status()
+
+        ms = await timed(load)
+        return {"ms": ms, "msgs_per_s": sizes.batch_total / ms * 1000}
+
+    workload = Workload(
+        "nams",
+        f"batch ingest (bulk {BULK})",
+        f"{sizes.batch_total}",
+        {OURS: _counted(traffic, ours), FLOOR: _counted(traffic, raw)},
+    )
+    return await measure(workload, sizes.repeats, log)
+
+
+async def _newest(
+    backend: NamsBackend,
+    client: httpx.AsyncClient,
+    traffic: Traffic,
+    sizes: Sizes,
+    log: Callable[[str], None],
+) -> dict[str, Any]:
+    cid = await _conversation(client)
+    point = sizes.read_points[0]
+    await backend.add_messages_batch(cid, rows(point), batch_size=BULK)
+
+    async def ours(r: int) -> dict[str, float]:
+        spent = [await timed(backend.get_conversation, cid, limit=100) for _ in range(sizes.reads)]
+        return {"median_ms": statistics.median(spent)}
+
+    async def raw(r: int) -> dict[str, float]:
+        async def get() -> None:
+            response = await client.get(f"/conversations/{cid}/messages", params={"limit": 100})
+            response.raise_for_status()
+            response.json()
+
+        spent = [await timed(get) for _ in range(sizes.reads)]
+        return {"median_ms": statistics.median(spent)}
+
+    workload = Workload(
+        "nams",
+        "newest-100 read",
+        f"{point}",
+        {OURS: _counted(traffic, ours), FLOOR: _counted(traffic, raw)},
+    )
+    return await measure(workload, sizes.repeats, log)
+
+
+async def _search(
+    backend: NamsBackend,
+    client: httpx.AsyncClient,
+    traffic: Traffic,
+    sizes: Sizes,
+    log: Callable[[str], None],
+) -> dict[str, Any]:
+    cid = await _conversation(client)
+    point = sizes.search_points[0]
+    await backend.add_messages_batch(cid, rows(point), batch_size=BULK)
+
+    async def ours(r: int) -> dict[str, float]:
+        spent = [
+            await timed(backend.search_messages, SEARCH_QUERY, session_id=cid, limit=10)
+            for _ in range(sizes.searches)
+        ]
+        return {"median_ms": statistics.median(spent)}
+
+    async def raw(r: int) -> dict[str, float]:
+        async def post() -> None:
+            response = await client.post(
+                f"/conversations/{cid}/search", json={"query": SEARCH_QUERY, "limit": 10}
+            )
+            response.raise_for_status()
+            response.json()
+
+        spent = [await timed(post) for _ in range(sizes.searches)]
+        return {"median_ms": statistics.median(spent)}
+
+    workload = Workload(
+        "nams",
+        "text search (matches all)",
+        f"{point}",
+        {OURS: _counted(traffic, ours), FLOOR: _counted(traffic, raw)},
+    )
+    return await measure(workload, sizes.repeats, log)
+
+
+async def _list(
+    backend: NamsBackend,
+    client: httpx.AsyncClient,
+    traffic: Traffic,
+    sizes: Sizes,
+    log: Callable[[str], None],
+) -> dict[str, Any]:
+    for _ in range(sizes.conversations):
+        await _conversation(client)
+
+    async def ours(r: int) -> dict[str, float]:
+        return {"ms": await timed(backend.list_conversations, limit=sizes.list_limit)}
+
+    async def raw(r: int) -> dict[str, float]:
+        async def pages() -> None:
+            found, cursor = 0, None
+            while found < sizes.list_limit:
+                params: dict[str, Any] = {"limit": min(PAGE, sizes.list_limit - found)}
+                if cursor:
+                    params["cursor"] = cursor
+                response = await client.get("/conversations", params=params)
+                response.raise_for_status()
+                body = response.json()
+                found += len(body["conversations"])
+                cursor = body.get("next_cursor")
+                if not cursor or not body["conversations"]:
+                    break
+
+        return {"ms": await timed(pages)}
+
+    size = f"{sizes.list_limit} of {sizes.conversations}+"
+    workload = Workload(
+        "nams",
+        "list_conversations",
+        size,
+        {OURS: _counted(traffic, ours), FLOOR: _counted(traffic, raw)},
+    )
+    workload.notes.append(f"cursor paging, pages of {PAGE}")
+    return await measure(workload, sizes.repeats, log)
+
+
+async def _agent(
+    backend: NamsBackend, traffic: Traffic, sizes: Sizes, log: Callable[[str], None]
+) -> dict[str, Any]:
+    async def ours(r: int) -> dict[str, float]:
+        cid = str((await backend.create_conversation(f"agent-{r}")).id)
+        traffic.mark()
+        spent = await agent_turns(backend, cid, sizes.turns)
+        counts = traffic.counts()
+        return {
+            "ms_per_turn": statistics.median(spent),
+            "requests_per_turn": counts["requests_count"] / sizes.turns,
+            "connections_count": counts["connections_count"],
+        }
+
+    workload = Workload("nams", "agent turns (turn protocol)", f"{sizes.turns}", {OURS: ours})
+    workload.notes.append("round trip = one HTTP request")
+    return await measure(workload, sizes.repeats, log)

@@ -1,0 +1,53 @@
+"""How big each workload is, per mode (``--smoke``, default, ``--full``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Every size the workloads use. ``--full`` is the issue's table; the default is a
+    smaller run that finishes in minutes on a shared machine; ``--smoke`` only checks
+    that the harness works."""
+
+    repeats: int = 5
+    singles: int = 200  # add_message calls per repeat (p50/p95 over them)
+    batch_total: int = 5_000  # messages per batch-ingest repeat
+    batch_sizes: tuple[int, ...] = (100, 500)
+    read_points: tuple[int, ...] = (1_000, 10_000)  # newest-100 at these lengths
+    reads: int = 20  # reads per point per repeat
+    search_points: tuple[int, ...] = (10_000,)  # text search over these store sizes
+    searches: int = 5
+    conversations: int = 1_000  # list_conversations over this many
+    list_limit: int = 1_000
+    turns: int = 30  # agent turns through the turn protocol
+    vector_dimensions: int = 64
+
+
+DEFAULT = Sizes()
+FULL = Sizes(
+    singles=1_000,
+    batch_total=10_000,
+    reads=50,
+    searches=10,
+    read_points=(1_000, 10_000, 100_000),
+    search_points=(10_000, 100_000),
+    conversations=5_000,
+    turns=200,
+)
+SMOKE = replace(
+    DEFAULT,
+    repeats=2,
+    singles=5,
+    batch_total=40,
+    batch_sizes=(10, 20),
+    read_points=(20, 40),
+    reads=3,
+    search_points=(30,),
+    searches=2,
+    conversations=12,
+    list_limit=10,
+    turns=3,
+    vector_dimensions=8,
+)

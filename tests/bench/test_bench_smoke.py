@@ -1,0 +1,89 @@
+"""The bench harness keeps working: ``--smoke`` sizes on every backend (the real Neo4j
+of the run, the real NAMS-compatible server). Only the shape of the output is checked —
+never a timing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.__main__ import BACKENDS, main, run
+from bench.report import write
+from bench.sizes import SMOKE
+from tests.support.neo4j_fixtures import Neo4jHandle
+
+pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
+
+SUBJECT_STATS = {"min", "median", "max"}
+
+
+async def test_smoke_run_writes_json_and_markdown_with_expected_keys(
+    neo4j_server: Neo4jHandle, tmp_path: Path
+) -> None:
+    result = await run(SMOKE, "smoke", list(BACKENDS), neo4j_uri=neo4j_server.uri)
+    json_path, md_path = write(result, tmp_path)
+    data = json.loads(json_path.read_text(encoding="utf-8"))
+    assert set(data) == {"meta", "workloads", "peak_rss_mb", "skipped"}
+    assert {"mode", "repeats", "machine", "peer_version", "neo4j_version"} <= set(data["meta"])
+    assert data["meta"]["peer_version"] == "0.8.0"
+    assert data["peak_rss_mb"] and all(v > 0 for v in data["peak_rss_mb"].values())
+    seen = {(w["backend"], w["workload"]) for w in data["workloads"]}
+    for backend in BACKENDS:
+        for workload in (
+            "single add_message",
+            "newest-100 read",
+            "text search (matches all)",
+            "list_conversations",
+            "agent turns (turn protocol)",
+        ):
+            assert (backend, workload) in seen
+    assert ("bolt", "vector search (all sessions)") in seen
+    for entry in data["workloads"]:
+        assert {"backend", "workload", "size", "repeats", "subjects", "ratios"} <= set(entry)
+        assert entry["repeats"] == SMOKE.repeats
+        assert "memory-core" in entry["subjects"]
+        for metrics in entry["subjects"].values():
+            assert metrics and all(set(stats) == SUBJECT_STATS for stats in metrics.values())
+    bolt_single = next(
+        w
+        for w in data["workloads"]
+        if w["backend"] == "bolt" and w["workload"] == "single add_message"
+    )
+    assert set(bolt_single["subjects"]) == {"memory-core", "peer", "floor"}
+    assert set(bolt_single["ratios"]) == {"vs_peer", "vs_floor"}
+    nams_single = next(
+        w
+        for w in data["workloads"]
+        if w["backend"] == "nams" and w["workload"] == "single add_message"
+    )
+    assert "requests_count" in nams_single["subjects"]["floor"]
+    table = md_path.read_text(encoding="utf-8")
+    assert "| backend | workload |" in table and "bolt" in table
+
+
+async def test_bench_leaves_no_peer_schema_and_no_data_behind(
+    neo4j_server: Neo4jHandle,
+) -> None:
+    import neo4j
+
+    from bench.bolt import _schema_names
+
+    before = await _schema_names(neo4j_server.uri)
+    await run(SMOKE, "smoke", ["bolt"], neo4j_uri=neo4j_server.uri)
+    assert await _schema_names(neo4j_server.uri) == before
+    driver = neo4j.AsyncGraphDatabase.driver(neo4j_server.uri, auth=neo4j_server.auth)
+    try:
+        records, _, _ = await driver.execute_query(
+            "MATCH (n:Conversation) WHERE n.session_id STARTS WITH 'bench-' RETURN count(n) AS n"
+        )
+    finally:
+        await driver.close()
+    assert records[0]["n"] == 0
+
+
+def test_command_line_rejects_unknown_backends(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--smoke", "--only", "mongo"])
+    assert "unknown backends" in capsys.readouterr().err
