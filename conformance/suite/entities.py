@@ -8,7 +8,9 @@ unless the store is throwaway.
 
 from __future__ import annotations
 
-from memory_core import EntityRef
+import pytest
+
+from memory_core import EntityRef, NotFoundError
 
 from ..checks import word
 from ..harness import Harness
@@ -37,6 +39,11 @@ class EntitiesSuite(SuiteBase):
         assert by_name and by_name[0].id == entity.id, "exact match is not first"
         by_id = await harness.backend.find_entities(entity.id)
         assert entity.id in [e.id for e in by_id]
+        accented = await harness.add_entity(f"Éö{word()}", "PERSON")
+        found = await harness.backend.find_entities(accented.name.upper())
+        assert accented.id in [e.id for e in found], "case is ignored only for ASCII letters"
+        found = await harness.backend.find_entities(accented.name.lower())
+        assert accented.id in [e.id for e in found], "case is ignored only for ASCII letters"
 
     @scenario(
         "entities.add_is_idempotent",
@@ -130,6 +137,25 @@ class EntitiesSuite(SuiteBase):
         [read] = await harness.messages(handle)
         assert [r.id for r in read.mentions] == [known.id]
         assert not [e for e in await harness.backend.find_entities(unknown) if e.name == unknown]
+
+    @scenario(
+        "entities.mention_unknown_id",
+        "an EntityRef with an id no entity has raises NotFoundError and writes nothing",
+        requires=("explicit_mentions", "entities"),
+    )
+    async def test_entities_mention_unknown_id(self, harness: Harness) -> None:
+        harness.allow_entities()
+        known = await harness.add_entity(_name(), "PERSON")
+        handle = await harness.new_session()
+        with pytest.raises(NotFoundError):
+            await harness.backend.add_message(
+                handle,
+                "user",
+                "unknown mention",
+                extraction_mode="explicit",
+                explicit_mentions=[EntityRef(id=known.id), EntityRef(id=f"no-such-{word()}")],
+            )
+        assert await harness.contents(handle) == [], "a message with an unknown mention was written"
 
     @scenario(
         "entities.delete",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -11,9 +12,67 @@ import pytest
 
 from memory_core import Capabilities, ConfigurationError, MemoryCoreError, open_backend
 
+from ..checks import word
 from ..harness import Harness
 from ..scenarios import NOT_APPLICABLE, scenario
 from .base import SuiteBase
+
+
+HEARTBEAT = 0.002
+RESPONSIVE_FLOOR = 0.1
+RESPONSIVE_SHARE = 0.5
+RESPONSIVE_ATTEMPTS = 3
+LARGE_BATCH = 1500
+LARGE_TEXT = "ünïcode 😀 " * 200  # 2,200 characters
+
+
+class _Heartbeat:
+    """A task that wakes every HEARTBEAT seconds and records the worst extra delay."""
+
+    def __init__(self) -> None:
+        self.worst = 0.0
+        self.running = True
+
+    async def run(self) -> None:
+        last = anyio.current_time()
+        while self.running:
+            await anyio.sleep(HEARTBEAT)
+            now = anyio.current_time()
+            self.worst = max(self.worst, now - last - HEARTBEAT)
+            last = now
+
+
+async def _heartbeat_during_workload(harness: Harness) -> tuple[float, list[float]]:
+    """(worst heartbeat gap, latency of each call) for a large bulk write, full reads and
+    searches of one fresh session, done while a heartbeat task runs."""
+    backend = harness.backend
+    handle = await harness.new_session()
+    term = word()
+    batch = [
+        {"role": "user", "content": f"{term} {n} {LARGE_TEXT}"} for n in range(LARGE_BATCH)
+    ]
+    cap = harness.caps.max_messages_per_read
+    limit = LARGE_BATCH if cap is None else min(cap, LARGE_BATCH)
+    calls: list[Callable[[], Awaitable[object]]] = [
+        lambda: backend.bulk_add_messages(handle, batch),
+        lambda: backend.get_conversation(handle, limit=limit),
+        lambda: backend.search_messages(term, session_id=handle, limit=50),
+        lambda: backend.get_conversation(handle, limit=limit),
+        lambda: backend.add_message(handle, "user", LARGE_TEXT),
+    ]
+    beat = _Heartbeat()
+    latencies: list[float] = []
+    async with anyio.create_task_group() as group:
+        group.start_soon(beat.run)
+        await anyio.sleep(HEARTBEAT * 5)
+        for call in calls:
+            start = anyio.current_time()
+            await call()
+            latencies.append(anyio.current_time() - start)
+        beat.running = False
+    await backend.clear_session(handle)
+    harness.forget(handle)
+    return beat.worst, latencies
 
 
 class RuntimeSuite(SuiteBase):
@@ -77,6 +136,30 @@ class RuntimeSuite(SuiteBase):
         for secret in secrets:
             assert secret not in shown, "a secret appears in repr() or describe()"
         assert isinstance(harness.backend.describe(), str)
+
+    @scenario(
+        "runtime.responsive",
+        "the event loop stays responsive while the backend serves large writes, reads and "
+        "searches: the worst heartbeat gap stays under half the slowest call's latency (and "
+        "under 100 ms otherwise); blocking I/O on the loop thread fails this",
+    )
+    async def test_runtime_responsive(self, harness: Harness) -> None:
+        attempts: list[str] = []
+        # The bound is relative to the backend's own latency, so a slow machine or a remote
+        # store moves it along: a backend that blocks the loop shows a gap at least as long
+        # as its slowest call (consecutive blocking calls add up); one that does its I/O
+        # off the loop shows only scheduling noise. A passing round wins: stalls of a
+        # loaded CI machine are transient, blocking is not.
+        for _ in range(RESPONSIVE_ATTEMPTS):
+            gap, latencies = await _heartbeat_during_workload(harness)
+            bound = max(RESPONSIVE_FLOOR, RESPONSIVE_SHARE * max(latencies))
+            if gap <= bound:
+                return
+            attempts.append(
+                f"worst gap {gap * 1000:.1f} ms > bound {bound * 1000:.1f} ms (calls "
+                f"{', '.join(f'{t * 1000:.0f}' for t in latencies)} ms)"
+            )
+        raise AssertionError("the event loop was blocked: " + "; ".join(attempts))
 
     @scenario("runtime.trio", "the backend works under trio (anyio) when it claims trio")
     def test_runtime_trio(

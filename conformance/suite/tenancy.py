@@ -152,6 +152,30 @@ class TenancySuite(SuiteBase):
         assert [m.content for m in alices.messages] == [secret]
 
     @scenario(
+        "tenancy.user_keys_exact",
+        "users are told apart exactly: identifiers differing only in case are different users, "
+        "and (user, session) pairs never collide when concatenated",
+        requires=("multi_tenant", "client_chosen_ids"),
+    )
+    async def test_tenancy_user_keys_exact(self, harness: Harness) -> None:
+        backend = await harness.tenant_backend()
+        user, session = harness.new_user(), harness.unique()
+        pairs = [
+            (user, session),
+            (user.upper(), session),  # same name, user differing only in case
+            (f"{user}ab", f"c{session}"),  # user + session == the next pair's
+            (f"{user}a", f"bc{session}"),
+        ]
+        for n, (who, name) in enumerate(pairs):
+            handle = await harness.new_session(backend=backend, user=who, name=name)
+            await backend.add_message(handle, "user", f"message {n}", user_identifier=who)
+        for n, (who, name) in enumerate(pairs):
+            read = await backend.get_conversation(name, user_identifier=who)
+            assert [m.content for m in read.messages] == [f"message {n}"], (
+                f"user {who!r} session {name!r} shares data with another user"
+            )
+
+    @scenario(
         "tenancy.deletes_isolated",
         "another user can neither delete a user's message nor clear their session",
         requires="multi_tenant",
