@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
+from uuid import uuid4
 
 import anyio
 import pytest
@@ -24,6 +25,17 @@ RESPONSIVE_SHARE = 0.5
 RESPONSIVE_ATTEMPTS = 3
 LARGE_BATCH = 1500
 LARGE_TEXT = "ünïcode 😀 " * 200  # 2,200 characters
+
+
+SECRET_WORDS = ("password", "key", "token", "secret")
+SECRET_OPTIONS = ("password", "api_key", "token")
+
+
+def _with_password(url: str, password: str) -> str:
+    """``url`` with ``user:password@`` in its authority (replacing any credentials)."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"cfuser:{password}@{host}"))
 
 
 class _Heartbeat:
@@ -122,20 +134,37 @@ class RuntimeSuite(SuiteBase):
 
     @scenario(
         "runtime.no_secret_in_repr",
-        "the backend's repr and describe() never show a password or API key",
+        "the backend's repr and describe() never show a password or API key, nor does the "
+        "error refusing one (a canary secret is planted in the URL and in each secret option)",
     )
     async def test_runtime_no_secret_in_repr(self, harness: Harness) -> None:
         secrets = [urlsplit(harness.url).password or ""]
         secrets += [
             str(v)
             for k, v in harness.options.items()
-            if any(w in k.lower() for w in ("password", "key", "token", "secret"))
+            if any(w in k.lower() for w in SECRET_WORDS)
         ]
         secrets = [s for s in secrets if len(s) >= 4]
         shown = repr(harness.backend) + harness.backend.describe()
         for secret in secrets:
             assert secret not in shown, "a secret appears in repr() or describe()"
         assert isinstance(harness.backend.describe(), str)
+        canary = f"cfcanary{uuid4().hex}"
+        planted = [(_with_password(harness.url, canary), harness.options)]
+        planted += [
+            (harness.url, {**harness.options, option: canary}) for option in SECRET_OPTIONS
+        ]
+        for url, options in planted:
+            try:
+                backend = open_backend(url, **options)
+            except MemoryCoreError as exc:
+                assert canary not in f"{exc} {exc!r}", "a refused secret is shown in the error"
+                continue
+            try:
+                shown = repr(backend) + backend.describe()
+                assert canary not in shown, "a planted secret appears in repr() or describe()"
+            finally:
+                await backend.close()
 
     @scenario(
         "runtime.responsive",
