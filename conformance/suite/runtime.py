@@ -18,7 +18,6 @@ from ..harness import Harness
 from ..scenarios import NOT_APPLICABLE, scenario
 from .base import SuiteBase
 
-
 HEARTBEAT = 0.002
 RESPONSIVE_FLOOR = 0.1
 RESPONSIVE_SHARE = 0.5
@@ -60,9 +59,7 @@ async def _heartbeat_during_workload(harness: Harness) -> tuple[float, list[floa
     backend = harness.backend
     handle = await harness.new_session()
     term = word()
-    batch = [
-        {"role": "user", "content": f"{term} {n} {LARGE_TEXT}"} for n in range(LARGE_BATCH)
-    ]
+    batch = [{"role": "user", "content": f"{term} {n} {LARGE_TEXT}"} for n in range(LARGE_BATCH)]
     cap = harness.caps.max_messages_per_read
     limit = LARGE_BATCH if cap is None else min(cap, LARGE_BATCH)
     calls: list[Callable[[], Awaitable[object]]] = [
@@ -140,9 +137,7 @@ class RuntimeSuite(SuiteBase):
     async def test_runtime_no_secret_in_repr(self, harness: Harness) -> None:
         secrets = [urlsplit(harness.url).password or ""]
         secrets += [
-            str(v)
-            for k, v in harness.options.items()
-            if any(w in k.lower() for w in SECRET_WORDS)
+            str(v) for k, v in harness.options.items() if any(w in k.lower() for w in SECRET_WORDS)
         ]
         secrets = [s for s in secrets if len(s) >= 4]
         shown = repr(harness.backend) + harness.backend.describe()
@@ -151,9 +146,7 @@ class RuntimeSuite(SuiteBase):
         assert isinstance(harness.backend.describe(), str)
         canary = f"cfcanary{uuid4().hex}"
         planted = [(_with_password(harness.url, canary), harness.options)]
-        planted += [
-            (harness.url, {**harness.options, option: canary}) for option in SECRET_OPTIONS
-        ]
+        planted += [(harness.url, {**harness.options, option: canary}) for option in SECRET_OPTIONS]
         for url, options in planted:
             try:
                 backend = open_backend(url, **options)
