@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Any
+from uuid import uuid4
 
 import pytest
 
-from memory_core import MissingIdentifierError, SessionRequiredError
+from memory_core import MissingIdentifierError, NotFoundError, SessionRequiredError
 
 from ..harness import Harness
 from ..scenarios import scenario
@@ -50,6 +51,25 @@ class AliasingSuite(SuiteBase):
             read = await harness.backend.get_conversation(conversation_id=key)
             assert read.id == conversation.id
             assert [m.content for m in read.messages] == ["by session", "by uuid", "by str"]
+
+    @scenario(
+        "aliasing.unknown_conversation_id",
+        "reading or writing a conversation_id that names no conversation raises NotFoundError "
+        "and writes nothing",
+    )
+    async def test_aliasing_unknown_conversation_id(self, harness: Harness) -> None:
+        unknown = uuid4()
+        batch = [{"role": "user", "content": "to nowhere"}]
+        with pytest.raises(NotFoundError):
+            await harness.backend.get_conversation(conversation_id=unknown)
+        with pytest.raises(NotFoundError):
+            await harness.backend.add_message(conversation_id=unknown, role="user", content="x")
+        with pytest.raises(NotFoundError):
+            await harness.backend.bulk_add_messages(conversation_id=str(unknown), messages=batch)
+        with pytest.raises(NotFoundError):
+            await harness.backend.get_conversation(conversation_id=unknown)
+        listed = await harness.backend.list_conversations(limit=1000)
+        assert unknown not in {c.id for c in listed}, "a write created the unknown conversation"
 
     @scenario(
         "aliasing.neither_is_type_error",

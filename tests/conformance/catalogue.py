@@ -24,7 +24,7 @@ from uuid import UUID, uuid4
 import anyio
 
 from backends.embedded import EmbeddedBackend
-from memory_core import Conversation, Entity, EntityRef, Message, SessionInfo
+from memory_core import Conversation, Entity, EntityRef, Message, NotFoundError, SessionInfo
 from memory_core import requests as rq
 from memory_core.filters import matches, same_value
 
@@ -873,6 +873,16 @@ class NonAtomicGetOrCreate(_Memory):
         return await super()._clear_session(await self._key(target, False))
 
 
+class UnknownConversationIdIsNoOp(_Memory):
+    """Writing to an unknown conversation_id silently stores nothing (the reference)."""
+
+    async def _add_message(self, req: rq.AddMessage) -> Message:
+        try:
+            return await super()._add_message(req)
+        except NotFoundError:
+            return Message(role=req.role, content=req.content, metadata=req.metadata)
+
+
 # ---------------------------------------------------------------------------- context
 
 
@@ -1010,6 +1020,7 @@ CATALOGUE: list[Case] = [
     Case(TenantConcatenatedWithSession, "tenancy.user_keys_exact", "no key collisions"),
     Case(ClearIgnoresTenant, "tenancy.deletes_isolated", "clear scoped by user"),
     Case(NonAtomicGetOrCreate, "writes.concurrent_writers", "one conversation per session"),
+    Case(UnknownConversationIdIsNoOp, "aliasing.unknown_conversation_id", "unknown id raises"),
     Case(ContextSearchUnscoped, "context.scoped_to_session", "context scoped"),
     Case(ContextIgnoresMaxMessages, "context.max_messages", "max_messages"),
     Case(SqliteOnLoop, "runtime.responsive", "no blocking I/O on the loop"),
