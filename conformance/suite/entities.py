@@ -34,9 +34,11 @@ class EntitiesSuite(SuiteBase):
         harness.allow_entities()
         name = _name()
         entity = await harness.add_entity(name, "person", description="a tester")
-        assert (entity.name, entity.type) == (name, "PERSON")
+        assert (entity.name, entity.type, entity.description) == (name, "PERSON", "a tester")
         by_name = await harness.backend.find_entities(name.upper())
         assert by_name and by_name[0].id == entity.id, "exact match is not first"
+        found = by_name[0]
+        assert (found.name, found.type, found.description) == (name, "PERSON", "a tester")
         by_id = await harness.backend.find_entities(entity.id)
         assert entity.id in [e.id for e in by_id]
         accented = await harness.add_entity(f"Éö{word()}", "PERSON")
@@ -111,7 +113,7 @@ class EntitiesSuite(SuiteBase):
             explicit_mentions=[EntityRef(name=name, type="organization")],
         )
         [read] = await harness.messages(handle)
-        assert [r.name for r in read.mentions] == [name]
+        assert [(r.name, r.type) for r in read.mentions] == [(name, "ORGANIZATION")]
         if harness.caps.entities:
             found = [e for e in await harness.backend.find_entities(name) if e.name == name]
             assert [e.type for e in found] == ["ORGANIZATION"]

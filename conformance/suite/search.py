@@ -271,6 +271,7 @@ class SearchSuite(SuiteBase):
         backend = await harness.open(embedder=ConceptEmbedder())
         handle = await harness.new_session(backend=backend)
         _, target, partial = [await backend.add_message(handle, "user", text) for text in texts]
+        wordless = await backend.add_message(handle, "user", "👍 !!")  # a zero vector
         hits = await backend.search_messages(query, session_id=handle)
         found = [h.id for h in hits]
         assert found and found[0] == target.id, (
@@ -278,6 +279,9 @@ class SearchSuite(SuiteBase):
         )
         if partial.id in found:
             assert found.index(partial.id) > 0
+        for hit in hits:
+            if hit.id == wordless.id:
+                assert not hit.score, f"a message with no words scored {hit.score}"
         assert_scores(hits)
         # control: without the embedder the same words find nothing, so only the
         # embedder can have found the target
