@@ -102,6 +102,12 @@ class ConversationsSuite(SuiteBase):
         written = await harness.backend.get_conversation(handle)
         assert written.id == empty.id, "the id changed when the conversation was created"
         assert stored.conversation_id in (None, empty.id)
+        if harness.caps.multi_tenant:  # the same holds per user, also through create
+            backend, user = await harness.tenant_backend(), harness.new_user()
+            handle = harness.missing_session(backend=backend, user=user)
+            empty = await backend.get_conversation(handle, user_identifier=user)
+            created = await backend.create_conversation(session_id=handle, user_identifier=user)
+            assert created.id == empty.id, "create_conversation changed a user's session id"
 
     @scenario(
         "conversations.ids_consistent",

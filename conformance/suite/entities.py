@@ -95,6 +95,15 @@ class EntitiesSuite(SuiteBase):
         assert entity.id in [r.id for r in stored.mentions]
         [read] = await harness.messages(handle)
         assert entity.id in [r.id for r in read.mentions], "mentions are not returned on read"
+        other = await harness.add_entity(_name(), "LOCATION")
+        refs = [EntityRef(id=entity.id), EntityRef(id=other.id), EntityRef(id=entity.id)]
+        stored = await harness.backend.add_message(
+            handle, "user", "both, one twice", extraction_mode="explicit", explicit_mentions=refs
+        )
+        expected = sorted([entity.id, other.id])
+        assert sorted(str(r.id) for r in stored.mentions) == expected, "repeats are not merged"
+        read = (await harness.messages(handle))[-1]
+        assert sorted(str(r.id) for r in read.mentions) == expected
 
     @scenario(
         "entities.mention_typed",

@@ -84,8 +84,36 @@ class SearchSuite(SuiteBase):
         full = await harness.backend.add_message(handle, "user", f"{other} and {term}")
         hits = await harness.backend.search_messages(query, session_id=handle)
         assert hits[0].id == full.id
-        assert hits[0].score is not None and hits[0].score >= 0.5 - 1e-9, hits[0].score
+        assert hits[0].score is not None and 0.5 < hits[0].score <= 1.0, (
+            f"a hit with every query word scored {hits[0].score}: the engine's rank must lift "
+            "it above 0.5"
+        )
         assert_scores(hits)
+
+    @scenario(
+        "search.query_special_characters",
+        "query text is plain words: quotes, operators (AND OR NOT NEAR), * - : ^ ( ) % _ "
+        "and a NUL never raise and never change what is found",
+    )
+    async def test_search_query_special_characters(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        term, other = word(), word()
+        stored = await harness.backend.add_message(handle, "user", f"she said {term} twice")
+        await harness.backend.add_message(handle, "user", f"unrelated {other}")
+        queries = [
+            f'"{term}"',
+            f'{term}" OR "x',
+            f"{term} AND NOT {word()}",
+            f"({term}) NEAR/2 -{word()}*",
+            f"{term}: ^{word()} %_[",
+            f"{term}\x00{word()}",
+            f"{term} '; DROP TABLE messages; --",
+        ]
+        for query in queries:
+            hits = await harness.backend.search_messages(query, session_id=handle)
+            assert stored.id in [h.id for h in hits], f"{query!r} did not find the message"
+            assert all(h.content != f"unrelated {other}" for h in hits), f"{query!r}"
+        assert await harness.contents(handle) == [f"she said {term} twice", f"unrelated {other}"]
 
     @scenario(
         "search.session_scoping",
@@ -279,6 +307,8 @@ class SearchSuite(SuiteBase):
         )
         if partial.id in found:
             assert found.index(partial.id) > 0
+            scores = {h.id: h.score or 0.0 for h in hits}
+            assert scores[partial.id] < scores[target.id], "a weaker match scored as high"
         for hit in hits:
             if hit.id == wordless.id:
                 assert not hit.score, f"a message with no words scored {hit.score}"

@@ -70,6 +70,17 @@ class TenancySuite(SuiteBase):
         term = secret.split()[-1]
         mine = await backend.get_conversation(handle, user_identifier=alice)
         assert [m.content for m in mine.messages] == [secret]
+        # the owner does see it everywhere (so the checks below cannot pass on emptiness)
+        hits = await backend.search_messages(term, session_id=handle, user_identifier=alice)
+        assert [h.content for h in hits] == [secret]
+        if harness.caps.search_global:
+            hits = await backend.search_messages(term, user_identifier=alice)
+            assert [h.content for h in hits] == [secret], "alice's global search misses hers"
+        listed = await backend.list_conversations(limit=1000, user_identifier=alice)
+        assert mine.id in {c.id for c in listed}, "alice does not list her own conversation"
+        if harness.caps.list_sessions:
+            rows = await backend.list_sessions(limit=1000, user_identifier=alice)
+            assert mine.id in {r.conversation_id for r in rows}, "alice's list_sessions misses it"
 
         seen = await _or_none(backend.get_conversation(handle, user_identifier=bob))
         assert seen is None or seen.messages == [], "bob read alice's session"
@@ -189,6 +200,10 @@ class TenancySuite(SuiteBase):
         assert not cleared, "bob's clear_session reported clearing alice's session"
         alices = await backend.get_conversation(handle, user_identifier=alice)
         assert [m.content for m in alices.messages] == [secret]
+        if harness.caps.delete_message:
+            assert await backend.delete_message(message.id, user_identifier=alice) is True
+            alices = await backend.get_conversation(handle, user_identifier=alice)
+            assert alices.messages == [], "alice could not delete her own message"
 
     @scenario(
         "tenancy.entities_isolated",

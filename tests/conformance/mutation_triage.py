@@ -42,6 +42,15 @@ def statuses() -> dict[str, str]:
     return found
 
 
+def _diff(name: str) -> str:
+    """The diff of one mutant (mutmut's own ``show``, in-process: much faster)."""
+    try:
+        from mutmut.__main__ import find_mutant, get_diff_for_mutant
+    except ImportError:  # another mutmut version: ask the command
+        return _mutmut("show", name)
+    return str(get_diff_for_mutant(name, path=find_mutant(name).path))
+
+
 def _changed(diff: str) -> tuple[list[str], list[str], list[str]]:
     body = [line for line in diff.splitlines() if not line.startswith(("---", "+++", "@@", "#"))]
     removed = [line[1:] for line in body if line.startswith("-")]
@@ -84,9 +93,8 @@ def main() -> int:
         counts[status] += 1
     survivors = sorted(name for name, status in every.items() if status == "survived")
     classes: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for n, name in enumerate(survivors):
-        print(f"\r{n + 1}/{len(survivors)}", end="", file=sys.stderr, flush=True)
-        diff = _mutmut("show", name)
+    for name in survivors:
+        diff = _diff(name)
         classes[classify(diff)].append((name, diff))
     killed = counts.get("killed", 0)
     scored = killed + counts.get("survived", 0) + counts.get("timeout", 0)
