@@ -61,6 +61,14 @@ class ConversationsSuite(SuiteBase):
         for seen in (named, await harness.backend.get_conversation(auto)):
             assert seen.title == "named later", "a missing title was not filled in"
             same_json(seen.metadata, {"late": True}, "conversation.metadata")
+        titled = await harness.new_session()
+        await harness.backend.create_conversation(session_id=titled, title="kept title")
+        again = await harness.backend.create_conversation(
+            session_id=titled, title="ignored title", metadata={"filled": 1}
+        )
+        for seen in (again, await harness.backend.get_conversation(titled)):
+            assert seen.title == "kept title", "filling metadata replaced the title"
+            same_json(seen.metadata, {"filled": 1}, "conversation.metadata")
 
     @scenario(
         "conversations.session_names_exact",

@@ -215,3 +215,8 @@ class EntitiesSuite(SuiteBase):
         assert calls == [f"hello {name}"]
         assert [r.name for r in auto.mentions] == [name]
         assert skipped.mentions == []
+        await backend.add_messages_batch(
+            handle, [{"role": "user", "content": f"batch {name}"}], extract_entities=True
+        )
+        batched = (await harness.messages(handle, backend=backend))[-1]
+        assert [r.name for r in batched.mentions] == [name], "batch writes skip the extractor"

@@ -71,7 +71,7 @@ async def _blocked_calls(harness: Harness) -> list[str]:
     calls: list[tuple[str, Callable[[], Awaitable[object]]]] = [
         ("bulk_add_messages", lambda: backend.bulk_add_messages(handle, batch)),
         ("get_conversation", lambda: backend.get_conversation(handle, limit=limit)),
-        ("search_messages", lambda: backend.search_messages(term, session_id=handle, limit=50)),
+        ("search_messages", lambda: backend.search_messages(term, session_id=handle, limit=1200)),
         ("get_conversation", lambda: backend.get_conversation(handle, limit=limit)),
         ("add_message", lambda: backend.add_message(handle, "user", LARGE_TEXT)),
     ]

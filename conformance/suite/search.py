@@ -312,6 +312,11 @@ class SearchSuite(SuiteBase):
         for hit in hits:
             if hit.id == wordless.id:
                 assert not hit.score, f"a message with no words scored {hit.score}"
+        [batched] = await backend.bulk_add_messages(
+            handle, [{"role": "user", "content": "a supper reservation was made"}]
+        )
+        hits = await backend.search_messages(query, session_id=handle)
+        assert batched.id in [h.id for h in hits], "a batch-written message was not embedded"
         assert_scores(hits)
         # control: without the embedder the same words find nothing, so only the
         # embedder can have found the target

@@ -39,6 +39,13 @@ class SessionsSuite(SuiteBase):
         assert rows[second].message_count == 1
         conversation = await harness.backend.get_conversation(first)
         assert rows[first].conversation_id == conversation.id
+        empty = await harness.new_session(create=True)
+        [row] = await _rows(harness, [empty])
+        assert (row.message_count, row.first_message_preview, row.last_message_preview) == (
+            0,
+            None,
+            None,
+        )
 
     @scenario(
         "sessions.prefix",

@@ -233,6 +233,10 @@ class TenancySuite(SuiteBase):
         assert [e.id for e in found] == [theirs.id]
         found = await backend.find_entities(name, user_identifier=alice)
         assert [e.id for e in found] == [mine.id]
+        if harness.caps.delete_entity:
+            assert await backend.delete_entity(mine.id, user_identifier=bob) is False
+            assert await backend.delete_entity(mine.id, user_identifier=alice) is True
+            assert await backend.find_entities(name, user_identifier=alice) == []
 
     @scenario(
         "tenancy.mentions_isolated",

@@ -153,7 +153,8 @@ class WritesSuite(SuiteBase):
             {"role": "user", "content": f"t{i}", "timestamp": stamp}
             for i, stamp in enumerate(stamps)
         ]
-        await harness.backend.add_messages_batch(handle, batch)
+        stored = await harness.backend.add_messages_batch(handle, batch)
+        assert [m.created_at for m in stored] == stamps, "the returned messages lost them"
         read = await harness.messages(handle)
         assert contents(read) == [f"t{i}" for i in range(5)], "not read in insertion order"
         assert [m.created_at for m in read] == stamps, "caller timestamps were not kept exactly"
