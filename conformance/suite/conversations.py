@@ -69,6 +69,14 @@ class ConversationsSuite(SuiteBase):
         for seen in (again, await harness.backend.get_conversation(titled)):
             assert seen.title == "kept title", "filling metadata replaced the title"
             same_json(seen.metadata, {"filled": 1}, "conversation.metadata")
+        tagged = await harness.new_session()
+        await harness.backend.create_conversation(session_id=tagged, metadata={"kept": 1})
+        again = await harness.backend.create_conversation(
+            session_id=tagged, title="filled title", metadata={"kept": 2}
+        )
+        for seen in (again, await harness.backend.get_conversation(tagged)):
+            assert seen.title == "filled title", "a missing title was not filled in"
+            same_json(seen.metadata, {"kept": 1}, "conversation.metadata")
 
     @scenario(
         "conversations.session_names_exact",
