@@ -1,8 +1,12 @@
 """Generate ``conformance/SCENARIOS.md`` from the scenario decorators::
 
 python -m conformance.catalog --write   # regenerate the file
-python -m conformance.catalog --check   # exit 1 when the file is stale
+python -m conformance.catalog --check   # exit 1 when the file is stale or a README
+                                        # promise maps to no scenario
 python -m conformance.catalog           # print it
+
+The file also maps each promise of the README's "deliberately differs" section to the
+scenarios that check it (:mod:`conformance.promises`).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from pathlib import Path
 
 from memory_core import Capabilities
 
+from .promises import PROMISES, README, SECTION, problems, readme_promises
 from .requirements import REQUIREMENTS
 from .scenarios import AREAS, all_scenarios
 
@@ -45,6 +50,7 @@ def render() -> str:
     for flag in Capabilities.flag_names():
         req = REQUIREMENTS[flag]
         lines.append(f"| `{flag}` | {_cell(req.when_true)} | {_cell(req.when_false)} |")
+    lines += _promise_rows()
     for area, title in AREAS.items():
         rows = [s for s in scenarios.values() if s.area == area]
         lines += ["", f"## {area}: {title} ({len(rows)})", ""]
@@ -55,6 +61,35 @@ def render() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _readme_promises() -> list[tuple[str, str]]:
+    if README.exists():
+        return readme_promises(README.read_text(encoding="utf-8"))
+    return [("", lead) for lead in PROMISES]  # an installed copy has no README
+
+
+def _promise_rows() -> list[str]:
+    lines = [
+        "",
+        "## README promises",
+        "",
+        "Each bold-led promise of the README section",
+        f"*{SECTION.removeprefix('## ')}*",
+        "and the scenarios that check it (`conformance/promises.py`; `--check` fails when",
+        "one has none).",
+        "",
+        "| group | promise | scenarios |",
+        "| --- | --- | --- |",
+    ]
+    for group, lead in _readme_promises():
+        ids = ", ".join(f"`{sid}`" for sid in PROMISES.get(lead, ()))
+        lines.append(f"| {_cell(group)} | {_cell(lead)} | {ids or '**none**'} |")
+    return lines
+
+
+def _promise_problems() -> list[str]:
+    return problems(_readme_promises(), set(all_scenarios()))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print, write or check the catalog; returns the exit code."""
     parser = argparse.ArgumentParser(prog="python -m conformance.catalog")
@@ -63,16 +98,21 @@ def main(argv: list[str] | None = None) -> int:
     group.add_argument("--check", action="store_true", help="exit 1 when the file is stale")
     args = parser.parse_args(argv)
     text = render()
+    unmapped = _promise_problems()
+    for problem in unmapped:
+        print(problem, file=sys.stderr)
     if args.write:
         CATALOG.write_text(text, encoding="utf-8")
         print(f"wrote {CATALOG}")
-        return 0
+        return 1 if unmapped else 0
     if args.check:
         current = CATALOG.read_text(encoding="utf-8") if CATALOG.exists() else ""
         if current != text:
             print(f"{CATALOG} is stale: run python -m conformance.catalog --write")
             return 1
-        print(f"{CATALOG} is current")
+        if unmapped:
+            return 1
+        print(f"{CATALOG} is current and every README promise maps to a scenario")
         return 0
     sys.stdout.write(text)
     return 0

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
+FINAL_EXTRACTION_STATES = frozenset({"completed", "complete", "done", "failed", "skipped"})
 PENDING_EXTRACTION_STATES = frozenset({"pending", "processing", "running", "in_progress", "queued"})
 
 

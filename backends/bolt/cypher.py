@@ -292,6 +292,9 @@ CREATE_CONVERSATION_SESSION = _write(
     RESOLVE_SESSION,
     _get_or_create(GLOBAL_ENTITIES),
     f"""
+    SET conv.title = coalesce(conv.title, $title),
+        conv.metadata = CASE WHEN conv.metadata IS NULL OR conv.metadata IN ['{{}}', '']
+            THEN $conversation_metadata ELSE conv.metadata END
     WITH conv, {NOW} AS base
     {LINK_USER}
     RETURN conv, null AS m, false AS created

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory_core import ConfigurationError
+from memory_core.settings import redact_url
 
 SQLITE_PREFIX = "sqlite:///"
 
@@ -40,13 +41,15 @@ def parse_location(url: object) -> Location:
         )
     if not lowered.startswith(SQLITE_PREFIX):
         raise ConfigurationError(
-            f"{text!r} is not an embedded store URL; use memory:// or sqlite:///path/to/file.db"
+            f"{redact_url(text)!r} is not an embedded store URL; use memory:// or "
+            "sqlite:///path/to/file.db"
         )
     raw = text[len(SQLITE_PREFIX) :]
     if raw == ":memory:":
         return Location("memory://", None)
     if not raw or raw.endswith("/"):
         raise ConfigurationError(
-            f"{text!r} names no database file; use sqlite:///relative.db or sqlite:////abs.db"
+            f"{redact_url(text)!r} names no database file; use sqlite:///relative.db or "
+            "sqlite:////abs.db"
         )
     return Location(SQLITE_PREFIX + raw, Path(raw))

@@ -92,6 +92,7 @@ SearchType = Literal["text", "vector"]
 
 # Extraction states reported per message.
 EXTRACTION_COMPLETED = "completed"
+EXTRACTION_PENDING = "pending"
 
 
 class ErrorCode(StrEnum):
@@ -456,6 +457,7 @@ __all__ = [
     "ENTITIES",
     "ENTITIES_SEARCH",
     "ENTITY_TYPES",
+    "EXTRACTION_PENDING",
     "EXTRACTION_STATUS",
     "MAX_BULK",
     "MAX_PAGE",

@@ -53,6 +53,25 @@ class AliasingSuite(SuiteBase):
             assert [m.content for m in read.messages] == ["by session", "by uuid", "by str"]
 
     @scenario(
+        "aliasing.unknown_conversation_id",
+        "reading or writing a conversation_id that names no conversation raises NotFoundError "
+        "and writes nothing",
+    )
+    async def test_aliasing_unknown_conversation_id(self, harness: Harness) -> None:
+        unknown = uuid4()
+        batch = [{"role": "user", "content": "to nowhere"}]
+        with pytest.raises(NotFoundError):
+            await harness.backend.get_conversation(conversation_id=unknown)
+        with pytest.raises(NotFoundError):
+            await harness.backend.add_message(conversation_id=unknown, role="user", content="x")
+        with pytest.raises(NotFoundError):
+            await harness.backend.bulk_add_messages(conversation_id=str(unknown), messages=batch)
+        with pytest.raises(NotFoundError):
+            await harness.backend.get_conversation(conversation_id=unknown)
+        listed = await harness.backend.list_conversations(limit=1000)
+        assert unknown not in {c.id for c in listed}, "a write created the unknown conversation"
+
+    @scenario(
         "aliasing.neither_is_type_error",
         "CRUD calls without session_id and conversation_id raise TypeError naming session_id",
     )

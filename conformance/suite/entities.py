@@ -8,7 +8,9 @@ unless the store is throwaway.
 
 from __future__ import annotations
 
-from memory_core import EntityRef
+import pytest
+
+from memory_core import EntityRef, NotFoundError
 
 from ..checks import word
 from ..harness import Harness
@@ -32,11 +34,18 @@ class EntitiesSuite(SuiteBase):
         harness.allow_entities()
         name = _name()
         entity = await harness.add_entity(name, "person", description="a tester")
-        assert (entity.name, entity.type) == (name, "PERSON")
+        assert (entity.name, entity.type, entity.description) == (name, "PERSON", "a tester")
         by_name = await harness.backend.find_entities(name.upper())
         assert by_name and by_name[0].id == entity.id, "exact match is not first"
+        found = by_name[0]
+        assert (found.name, found.type, found.description) == (name, "PERSON", "a tester")
         by_id = await harness.backend.find_entities(entity.id)
         assert entity.id in [e.id for e in by_id]
+        accented = await harness.add_entity(f"Éö{word()}", "PERSON")
+        found = await harness.backend.find_entities(accented.name.upper())
+        assert accented.id in [e.id for e in found], "case is ignored only for ASCII letters"
+        found = await harness.backend.find_entities(accented.name.lower())
+        assert accented.id in [e.id for e in found], "case is ignored only for ASCII letters"
 
     @scenario(
         "entities.add_is_idempotent",
@@ -86,6 +95,15 @@ class EntitiesSuite(SuiteBase):
         assert entity.id in [r.id for r in stored.mentions]
         [read] = await harness.messages(handle)
         assert entity.id in [r.id for r in read.mentions], "mentions are not returned on read"
+        other = await harness.add_entity(_name(), "LOCATION")
+        refs = [EntityRef(id=entity.id), EntityRef(id=other.id), EntityRef(id=entity.id)]
+        stored = await harness.backend.add_message(
+            handle, "user", "both, one twice", extraction_mode="explicit", explicit_mentions=refs
+        )
+        expected = sorted([entity.id, other.id])
+        assert sorted(str(r.id) for r in stored.mentions) == expected, "repeats are not merged"
+        read = (await harness.messages(handle))[-1]
+        assert sorted(str(r.id) for r in read.mentions) == expected
 
     @scenario(
         "entities.mention_typed",
@@ -104,7 +122,7 @@ class EntitiesSuite(SuiteBase):
             explicit_mentions=[EntityRef(name=name, type="organization")],
         )
         [read] = await harness.messages(handle)
-        assert [r.name for r in read.mentions] == [name]
+        assert [(r.name, r.type) for r in read.mentions] == [(name, "ORGANIZATION")]
         if harness.caps.entities:
             found = [e for e in await harness.backend.find_entities(name) if e.name == name]
             assert [e.type for e in found] == ["ORGANIZATION"]
@@ -130,6 +148,25 @@ class EntitiesSuite(SuiteBase):
         [read] = await harness.messages(handle)
         assert [r.id for r in read.mentions] == [known.id]
         assert not [e for e in await harness.backend.find_entities(unknown) if e.name == unknown]
+
+    @scenario(
+        "entities.mention_unknown_id",
+        "an EntityRef with an id no entity has raises NotFoundError and writes nothing",
+        requires=("explicit_mentions", "entities"),
+    )
+    async def test_entities_mention_unknown_id(self, harness: Harness) -> None:
+        harness.allow_entities()
+        known = await harness.add_entity(_name(), "PERSON")
+        handle = await harness.new_session()
+        with pytest.raises(NotFoundError):
+            await harness.backend.add_message(
+                handle,
+                "user",
+                "unknown mention",
+                extraction_mode="explicit",
+                explicit_mentions=[EntityRef(id=known.id), EntityRef(id=f"no-such-{word()}")],
+            )
+        assert await harness.contents(handle) == [], "a message with an unknown mention was written"
 
     @scenario(
         "entities.delete",
@@ -178,3 +215,8 @@ class EntitiesSuite(SuiteBase):
         assert calls == [f"hello {name}"]
         assert [r.name for r in auto.mentions] == [name]
         assert skipped.mentions == []
+        await backend.add_messages_batch(
+            handle, [{"role": "user", "content": f"batch {name}"}], extract_entities=True
+        )
+        batched = (await harness.messages(handle, backend=backend))[-1]
+        assert [r.name for r in batched.mentions] == [name], "batch writes skip the extractor"

@@ -13,6 +13,7 @@ UNICODE = "héllo wörld: 中文, 日本語, 한국어, עברית, العربي
 EMOJI = "family 👨\u200d👩\u200d👧\u200d👦 flag 🏳️\u200d🌈 thumbs 👍🏽 keycap 1️⃣"
 ESCAPES = "line one\nline two\ttab \"double\" 'single' back\\slash \\n literal"
 LONG = "".join(f"{i:05d} ünïcode 😀 " for i in range(1000))  # 14,000 characters
+HUGE = "".join(f"{i:06d} ünïcode 😀 中文 " for i in range(12_000))  # 216,000 characters
 
 METADATA: dict[str, Any] = {
     "true": True,
@@ -31,6 +32,10 @@ METADATA: dict[str, Any] = {
     "empty_list": [],
     "empty_dict": {},
     "ключ 🔑": "значение\nwith newline",
+    "cafe\u0301": "NFD key, NFC value caf\u00e9",
+    "caf\u00e9": "NFC key, NFD value cafe\u0301",
+    " padded key ": "  padded value\t",
+    "huge": 2**62 + 1,
 }
 
 
@@ -59,6 +64,14 @@ class FidelitySuite(SuiteBase):
     async def test_fidelity_content_long(self, harness: Harness) -> None:
         assert len(LONG) > 10_000
         await _round_trip(harness, LONG)
+
+    @scenario(
+        "fidelity.content_huge",
+        "content of 216,000 characters (about 0.5 MB of UTF-8) round-trips, to the last character",
+    )
+    async def test_fidelity_content_huge(self, harness: Harness) -> None:
+        assert len(HUGE) > 200_000
+        await _round_trip(harness, HUGE)
 
     @scenario("fidelity.content_nul", "content containing NUL characters round-trips")
     async def test_fidelity_content_nul(self, harness: Harness) -> None:

@@ -38,7 +38,7 @@ class ReadsSuite(SuiteBase):
 
     @scenario(
         "reads.message_fields",
-        "read messages carry their id, role, aware timestamp and conversation id",
+        "stored and read messages carry their id, role, aware timestamp and conversation id",
     )
     async def test_reads_message_fields(self, harness: Harness) -> None:
         handle = await harness.new_session()
@@ -48,8 +48,8 @@ class ReadsSuite(SuiteBase):
         assert read.id == stored.id
         assert read.role.value == "assistant"
         assert read.created_at.tzinfo is not None
-        assert read.conversation_id in (None, conversation.id)
-        assert stored.conversation_id in (None, conversation.id)
+        assert read.conversation_id == conversation.id, "a read message names no conversation"
+        assert stored.conversation_id == conversation.id, "a stored message names no conversation"
 
     @scenario(
         "reads.sessions_isolated",

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
-from ..checks import assert_scores, word
+from ..checks import assert_scores, same_json, word
 from ..embedder import ConceptEmbedder
 from ..harness import Harness
 from ..scenarios import scenario
@@ -47,14 +48,90 @@ class SearchSuite(SuiteBase):
         assert len(await harness.backend.search_messages(term, session_id=handle, limit=10)) == 5
 
     @scenario(
+        "search.limit_keeps_best",
+        "limit keeps the best hits, wherever they were written (not the first N matches)",
+    )
+    async def test_search_limit_keeps_best(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        term, other = word(), word()
+        weak = [
+            {"role": "user", "content": f"{term} weak match number {n} with filler words"}
+            for n in range(12)
+        ]
+        await harness.backend.bulk_add_messages(handle, weak)
+        best = await harness.backend.add_message(handle, "user", f"{term} {other}")
+        hits = await harness.backend.search_messages(f"{term} {other}", session_id=handle, limit=3)
+        assert len(hits) == 3
+        assert hits[0].id == best.id, "the best hit was dropped or not ranked first"
+
+    @scenario(
+        "search.score_scale",
+        "text scores are absolute: a hit with every query word scores >= 0.5, one with half of "
+        "them 0.25..0.5, also when no better hit exists",
+    )
+    async def test_search_score_scale(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        term, other = word(), word()
+        query = f"{term} {other}"
+        await harness.backend.add_message(handle, "user", f"{term} only the first word")
+        await harness.backend.add_message(handle, "user", f"just {other} here")
+        halves = await harness.backend.search_messages(query, session_id=handle)
+        assert len(halves) == 2, f"expected both half matches: {[h.content for h in halves]}"
+        for hit in halves:
+            assert hit.score is not None and 0.25 - 1e-9 <= hit.score <= 0.5 + 1e-9, (
+                f"half the query words scored {hit.score}: scores are relative, not absolute"
+            )
+        full = await harness.backend.add_message(handle, "user", f"{other} and {term}")
+        hits = await harness.backend.search_messages(query, session_id=handle)
+        assert hits[0].id == full.id
+        assert hits[0].score is not None and 0.5 < hits[0].score <= 1.0, (
+            f"a hit with every query word scored {hits[0].score}: the engine's rank must lift "
+            "it above 0.5"
+        )
+        assert_scores(hits)
+
+    @scenario(
+        "search.query_special_characters",
+        "query text is plain words: quotes, operators (AND OR NOT NEAR), * - : ^ ( ) % _ "
+        "never raise and never change what is found; a NUL never raises",
+    )
+    async def test_search_query_special_characters(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        term, other = word(), word()
+        stored = await harness.backend.add_message(handle, "user", f"she said {term} twice")
+        await harness.backend.add_message(handle, "user", f"unrelated {other}")
+        queries = [
+            f'"{term}"',
+            f'{term}" OR "x',
+            f"{term} AND NOT {word()}",
+            f"({term}) NEAR/2 -{word()}*",
+            f"{term}: ^{word()} %_[",
+            f"{term} '; DROP TABLE messages; --",
+        ]
+        for query in queries:
+            hits = await harness.backend.search_messages(query, session_id=handle)
+            assert stored.id in [h.id for h in hits], f"{query!r} did not find the message"
+            assert all(h.content != f"unrelated {other}" for h in hits), f"{query!r}"
+        # a NUL is not a word: whether it separates words is the engine's choice, but it
+        # must not raise
+        nul = f"{term}\x00{other}"
+        assert isinstance(await harness.backend.search_messages(nul, session_id=handle), list)
+        assert await harness.contents(handle) == [f"she said {term} twice", f"unrelated {other}"]
+
+    @scenario(
         "search.session_scoping",
         "search with session_id returns only that session's messages",
     )
     async def test_search_session_scoping(self, harness: Harness) -> None:
-        mine, other = await harness.new_session(), await harness.new_session()
+        mine = await harness.new_session()
+        others = [await harness.new_session()]
+        if harness.caps.client_chosen_ids:  # names that start with mine, or mine as pattern
+            others.append(await harness.new_session(name=f"{mine}-sibling"))
+            others.append(await harness.new_session(name=f"{mine}%"))
         term = word()
         await harness.backend.add_message(mine, "user", f"{term} in mine")
-        await harness.backend.add_message(other, "user", f"{term} in other")
+        for other in others:
+            await harness.backend.add_message(other, "user", f"{term} in other")
         hits = await harness.backend.search_messages(term, session_id=mine, limit=10)
         assert [h.content for h in hits] == [f"{term} in mine"]
 
@@ -133,24 +210,80 @@ class SearchSuite(SuiteBase):
             )
             assert {h.id for h in kept} == {h.id for h in hits if (h.score or 0.0) >= cut}
             assert all((h.score or 0.0) >= cut for h in kept)
+        # a cut equal to a returned score keeps that hit (threshold is inclusive)
+        top = max(h.score or 0.0 for h in hits)
+        kept = await harness.backend.search_messages(
+            f"{term} {other}", session_id=handle, threshold=top
+        )
+        assert [h.score for h in kept if h.score == top], "threshold equal to a score dropped it"
 
     @scenario(
         "search.metadata_filters",
-        "metadata_filters keep only messages whose metadata values equal them exactly",
+        "metadata_filters keep only messages whose metadata values equal them exactly: "
+        "True, 1, 1.0, '1', 10 and null are told apart (1 equals 1.0), a missing key is not null",
         requires="search_metadata_filters",
     )
     async def test_search_metadata_filters(self, harness: Harness) -> None:
         handle = await harness.new_session()
         term = word()
-        for topic, n in (("a", 1), ("b", 1), ("a", "1")):
+        values: dict[str, Any] = {
+            "int": 1,
+            "bool": True,
+            "str": "1",
+            "float": 1.0,
+            "ten": 10,
+            "null": None,
+            "list": [1],
+        }
+        for label, value in values.items():
             await harness.backend.add_message(
-                handle, "user", f"{term} {topic} {n!r}", metadata={"topic": topic, "n": n}
+                handle, "user", f"{term} {label}", metadata={"n": value, "topic": "a"}
             )
-        hits = await harness.backend.search_messages(
-            term, session_id=handle, metadata_filters={"topic": "a", "n": 1}
+        await harness.backend.add_message(handle, "user", f"{term} missing", metadata={"t": 1})
+        await harness.backend.add_message(
+            handle, "user", f"{term} other topic", metadata={"n": 1, "topic": "b"}
         )
-        assert [h.content for h in hits] == [f"{term} a 1"]
-        assert hits[0].metadata == {"topic": "a", "n": 1}
+        expected: list[tuple[dict[str, Any], set[str]]] = [
+            ({"n": 1}, {"int", "float", "other topic"}),
+            ({"n": 1, "topic": "a"}, {"int", "float"}),
+            ({"n": True}, {"bool"}),
+            ({"n": "1"}, {"str"}),
+            ({"n": 10}, {"ten"}),
+            ({"n": None}, {"null"}),
+            ({"n": 2}, set()),
+        ]
+        for filters, labels in expected:
+            hits = await harness.backend.search_messages(
+                term, session_id=handle, limit=50, metadata_filters=filters
+            )
+            got = {h.content.removeprefix(f"{term} ") for h in hits}
+            assert got == labels, f"metadata_filters={filters!r} kept {sorted(got)}"
+        [hit] = await harness.backend.search_messages(
+            term, session_id=handle, metadata_filters={"n": True}
+        )
+        same_json(hit.metadata, {"n": True, "topic": "a"})
+
+    @scenario(
+        "search.filters_before_limit",
+        "metadata_filters are applied before limit: a weak matching hit is found under many "
+        "stronger ones that do not match",
+        requires="search_metadata_filters",
+    )
+    async def test_search_filters_before_limit(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        term, other = word(), word()
+        kept = await harness.backend.add_message(
+            handle, "user", f"{term} weak but wanted", metadata={"keep": True}
+        )
+        strong = [
+            {"role": "user", "content": f"{term} {other}", "metadata": {"keep": False}}
+            for _ in range(8)
+        ]
+        await harness.backend.bulk_add_messages(handle, strong)
+        hits = await harness.backend.search_messages(
+            f"{term} {other}", session_id=handle, limit=2, metadata_filters={"keep": True}
+        )
+        assert [h.id for h in hits] == [kept.id]
 
     @scenario(
         "search.vector",
@@ -169,6 +302,7 @@ class SearchSuite(SuiteBase):
         backend = await harness.open(embedder=ConceptEmbedder())
         handle = await harness.new_session(backend=backend)
         _, target, partial = [await backend.add_message(handle, "user", text) for text in texts]
+        wordless = await backend.add_message(handle, "user", "👍 !!")  # a zero vector
         hits = await backend.search_messages(query, session_id=handle)
         found = [h.id for h in hits]
         assert found and found[0] == target.id, (
@@ -176,6 +310,16 @@ class SearchSuite(SuiteBase):
         )
         if partial.id in found:
             assert found.index(partial.id) > 0
+            scores = {h.id: h.score or 0.0 for h in hits}
+            assert scores[partial.id] < scores[target.id], "a weaker match scored as high"
+        for hit in hits:
+            if hit.id == wordless.id:
+                assert not hit.score, f"a message with no words scored {hit.score}"
+        [batched] = await backend.bulk_add_messages(
+            handle, [{"role": "user", "content": "a supper reservation was made"}]
+        )
+        hits = await backend.search_messages(query, session_id=handle)
+        assert batched.id in [h.id for h in hits], "a batch-written message was not embedded"
         assert_scores(hits)
         # control: without the embedder the same words find nothing, so only the
         # embedder can have found the target

@@ -39,17 +39,36 @@ class SessionsSuite(SuiteBase):
         assert rows[second].message_count == 1
         conversation = await harness.backend.get_conversation(first)
         assert rows[first].conversation_id == conversation.id
+        empty = await harness.new_session(create=True)
+        [row] = await _rows(harness, [empty])
+        assert (row.message_count, row.first_message_preview, row.last_message_preview) == (
+            0,
+            None,
+            None,
+        )
 
     @scenario(
         "sessions.prefix",
-        "prefix= lists only sessions whose id starts with it",
+        "prefix= lists only sessions whose id starts with it, literally and case-sensitively "
+        "(% _ * ? [ are plain characters)",
         requires=("list_sessions", "client_chosen_ids"),
     )
     async def test_sessions_prefix(self, harness: Harness) -> None:
-        prefix = harness.unique("p") + "-"
+        prefix = harness.unique("p") + "-a%b_c*d?e[f]g-é-"
         mine = [await harness.new_session(name=f"{prefix}{n}") for n in range(3)]
-        other = await harness.new_session()
-        for handle in [*mine, other]:
+        decoys = [
+            # matches prefix as a LIKE pattern (% any run, _ one character)
+            prefix.replace("%", "LIKE").replace("_", "Q") + "0",
+            # matches it as a GLOB / fnmatch pattern (* any run, ? one character, [f] f)
+            prefix.replace("*", "GLOB").replace("?", "Q").replace("[f]", "f") + "0",
+            # matches it ignoring case
+            prefix.upper() + "0",
+            # matches it up to the last character
+            prefix[:-1],
+        ]
+        others = [await harness.new_session(name=name) for name in decoys]
+        others.append(await harness.new_session())
+        for handle in [*mine, *others]:
             await harness.backend.add_message(handle, "user", "hi")
         rows = await harness.backend.list_sessions(prefix=prefix)
         assert sorted(r.session_id for r in rows) == mine

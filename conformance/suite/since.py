@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import anyio
 
@@ -87,3 +87,40 @@ class SinceSuite(SuiteBase):
         cutoff = (await harness.messages(handle))[2].created_at
         conversation = await harness.backend.get_conversation(handle, since=cutoff, limit=5)
         assert contents(conversation.messages) == ["late 0", "late 1", "late 2"]
+
+    @scenario(
+        "since.before_limit",
+        "since is applied before limit, also when caller timestamps are out of order",
+        requires=("server_side_since", "caller_timestamps"),
+    )
+    async def test_since_before_limit(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        base = datetime(2021, 3, 4, 5, 6, 7, tzinfo=UTC)
+        offsets = {"a": 10, "b": 11, "c": 12, "d": 1, "e": 2}  # d and e written last, older
+        batch = [
+            {"role": "user", "content": name, "timestamp": base + timedelta(seconds=s)}
+            for name, s in offsets.items()
+        ]
+        await harness.backend.add_messages_batch(handle, batch)
+        cutoff = base + timedelta(seconds=5)
+        read = await harness.backend.get_conversation(handle, since=cutoff, limit=3)
+        assert contents(read.messages) == ["a", "b", "c"], "limit was applied before since"
+        read = await harness.backend.get_conversation(handle, since=cutoff, limit=2)
+        assert contents(read.messages) == ["b", "c"]
+
+    @scenario(
+        "since.microseconds",
+        "since is compared at microsecond resolution",
+        requires="caller_timestamps",
+    )
+    async def test_since_microseconds(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        base = datetime(2022, 1, 2, 3, 4, 5, tzinfo=UTC)
+        stamps = [base + timedelta(microseconds=i) for i in range(5)]
+        await harness.backend.add_messages_batch(
+            handle,
+            [{"role": "user", "content": f"u{i}", "timestamp": t} for i, t in enumerate(stamps)],
+        )
+        for since in (stamps[2], stamps[2].isoformat()):
+            read = await harness.backend.get_conversation(handle, since=since)  # type: ignore[arg-type]
+            assert contents(read.messages) == ["u3", "u4"], f"since={since!r}"

@@ -93,6 +93,17 @@ class TenancySuite(SuiteBase):
         term = secret.split()[-1]
         mine = await backend.get_conversation(handle, user_identifier=alice)
         assert [m.content for m in mine.messages] == [secret]
+        # the owner does see it everywhere (so the checks below cannot pass on emptiness)
+        hits = await backend.search_messages(term, session_id=handle, user_identifier=alice)
+        assert [h.content for h in hits] == [secret]
+        if harness.caps.search_global:
+            hits = await backend.search_messages(term, user_identifier=alice)
+            assert [h.content for h in hits] == [secret], "alice's global search misses hers"
+        listed = await backend.list_conversations(limit=1000, user_identifier=alice)
+        assert mine.id in {c.id for c in listed}, "alice does not list her own conversation"
+        if harness.caps.list_sessions:
+            rows = await backend.list_sessions(limit=1000, user_identifier=alice)
+            assert mine.id in {r.conversation_id for r in rows}, "alice's list_sessions misses it"
 
         seen = await _or_none(backend.get_conversation(handle, user_identifier=bob))
         assert seen is None or seen.messages == [], "bob read alice's session"
@@ -175,6 +186,30 @@ class TenancySuite(SuiteBase):
         assert [m.content for m in alices.messages] == [secret]
 
     @scenario(
+        "tenancy.user_keys_exact",
+        "users are told apart exactly: identifiers differing only in case are different users, "
+        "and (user, session) pairs never collide when concatenated",
+        requires=("multi_tenant", "client_chosen_ids"),
+    )
+    async def test_tenancy_user_keys_exact(self, harness: Harness) -> None:
+        backend = await harness.tenant_backend()
+        user, session = harness.new_user(), harness.unique()
+        pairs = [
+            (user, session),
+            (user.upper(), session),  # same name, user differing only in case
+            (f"{user}ab", f"c{session}"),  # user + session == the next pair's
+            (f"{user}a", f"bc{session}"),
+        ]
+        for n, (who, name) in enumerate(pairs):
+            handle = await harness.new_session(backend=backend, user=who, name=name)
+            await backend.add_message(handle, "user", f"message {n}", user_identifier=who)
+        for n, (who, name) in enumerate(pairs):
+            read = await backend.get_conversation(name, user_identifier=who)
+            assert [m.content for m in read.messages] == [f"message {n}"], (
+                f"user {who!r} session {name!r} shares data with another user"
+            )
+
+    @scenario(
         "tenancy.deletes_isolated",
         "another user can neither delete a user's message nor clear their session",
         requires="multi_tenant",
@@ -188,6 +223,10 @@ class TenancySuite(SuiteBase):
         assert not cleared, "bob's clear_session reported clearing alice's session"
         alices = await backend.get_conversation(handle, user_identifier=alice)
         assert [m.content for m in alices.messages] == [secret]
+        if harness.caps.delete_message:
+            assert await backend.delete_message(message.id, user_identifier=alice) is True
+            alices = await backend.get_conversation(handle, user_identifier=alice)
+            assert alices.messages == [], "alice could not delete her own message"
 
     @scenario(
         "tenancy.entities_isolated",
@@ -217,6 +256,10 @@ class TenancySuite(SuiteBase):
         assert [e.id for e in found] == [theirs.id]
         found = await backend.find_entities(name, user_identifier=alice)
         assert [e.id for e in found] == [mine.id]
+        if harness.caps.delete_entity:
+            assert await backend.delete_entity(mine.id, user_identifier=bob) is False
+            assert await backend.delete_entity(mine.id, user_identifier=alice) is True
+            assert await backend.find_entities(name, user_identifier=alice) == []
 
     @scenario(
         "tenancy.mentions_isolated",

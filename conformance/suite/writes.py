@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 
 import anyio
 
@@ -134,16 +134,29 @@ class WritesSuite(SuiteBase):
 
     @scenario(
         "writes.caller_timestamps",
-        "batch messages keep caller-supplied timestamps",
+        "batch messages keep caller-supplied timestamps exactly (out of order, equal, a "
+        "microsecond apart, any UTC offset) and still read back in insertion order",
         requires="caller_timestamps",
     )
     async def test_writes_caller_timestamps(self, harness: Harness) -> None:
         handle = await harness.new_session()
-        base = datetime(2020, 5, 17, 12, 0, tzinfo=UTC)
-        batch = [
-            {"role": "user", "content": f"t{i}", "timestamp": base + timedelta(minutes=i)}
-            for i in range(3)
+        base = datetime(2020, 5, 17, 12, 0, 0, 500_000, tzinfo=UTC)
+        india = timezone(timedelta(hours=5, minutes=30))
+        stamps = [
+            base + timedelta(minutes=2),
+            base,
+            base,  # equal to the one before
+            base + timedelta(microseconds=1),
+            (base + timedelta(minutes=2, microseconds=-1)).astimezone(india),
         ]
-        await harness.backend.add_messages_batch(handle, batch)
+        batch = [
+            {"role": "user", "content": f"t{i}", "timestamp": stamp}
+            for i, stamp in enumerate(stamps)
+        ]
+        stored = await harness.backend.add_messages_batch(handle, batch)
+        assert [m.created_at for m in stored] == stamps, "the returned messages lost them"
         read = await harness.messages(handle)
-        assert [m.created_at for m in read] == [base + timedelta(minutes=i) for i in range(3)]
+        assert contents(read) == [f"t{i}" for i in range(5)], "not read in insertion order"
+        assert [m.created_at for m in read] == stamps, "caller timestamps were not kept exactly"
+        newest = await harness.messages(handle, limit=2)
+        assert contents(newest) == ["t3", "t4"], "limit kept the newest by time, not by order"

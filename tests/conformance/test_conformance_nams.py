@@ -9,12 +9,22 @@ empty and may be wiped (``throwaway_store``): nothing outside that workspace is 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from conformance.suite import ConformanceSuite
+from memory_core.summary import extractive_summary
 from tests.support.nams_server import API_KEY, NamsTestServer
+
+# Test mode: extraction stays pending for a moment and observations/reflections have
+# content, so the nams.* scenarios check the polling, timeout and content paths.
+TEST_MODE: dict[str, Any] = {
+    "summarizer": extractive_summary,
+    "observation_window": 2,
+    "extraction_delay": 0.3,
+}
 
 pytestmark = pytest.mark.nams
 
@@ -28,14 +38,29 @@ def _options(session_names: str = "portable") -> dict[str, Any]:
     }
 
 
+@pytest.fixture(scope="module")
+def nams_test_mode_server() -> Iterator[NamsTestServer]:
+    with NamsTestServer("memory://", **TEST_MODE) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def nams_bolt_test_mode_server(neo4j_server: Any) -> Iterator[NamsTestServer]:
+    options = dict(TEST_MODE)
+    if neo4j_server.auth is not None:
+        options["backend_options"] = {"auth": neo4j_server.auth}
+    with NamsTestServer(neo4j_server.uri, **options) as server:
+        yield server
+
+
 class TestNamsOverEmbedded(ConformanceSuite):
     """NAMS adapter (portable session names) → server → ``memory://``."""
 
     throwaway_store = True
 
     @pytest.fixture
-    def conformance_backend_url(self, nams_server: NamsTestServer) -> str:
-        return nams_server.url
+    def conformance_backend_url(self, nams_test_mode_server: NamsTestServer) -> str:
+        return nams_test_mode_server.url
 
     @pytest.fixture
     def conformance_backend_options(self) -> dict[str, Any]:
@@ -49,8 +74,8 @@ class TestNamsOverBolt(ConformanceSuite):
     throwaway_store = True
 
     @pytest.fixture
-    def conformance_backend_url(self, nams_bolt_server: NamsTestServer) -> str:
-        return nams_bolt_server.url
+    def conformance_backend_url(self, nams_bolt_test_mode_server: NamsTestServer) -> str:
+        return nams_bolt_test_mode_server.url
 
     @pytest.fixture
     def conformance_backend_options(self) -> dict[str, Any]:

@@ -13,14 +13,28 @@ reports those scenarios as not applicable. Register and run it::
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 from uuid import NAMESPACE_URL, UUID, uuid5
 
+import anyio.lowlevel
+
 from memory_core import Capabilities, Conversation, MemoryBackend, Message, NotFoundError
 from memory_core import requests as rq
 from memory_core.scoring import coverage, query_terms
+
+_YIELD_EVERY = 20  # messages handled between two yields to the event loop
+
+
+async def _cooperatively(items: Iterable[Any]) -> Any:
+    """Iterate, letting other tasks run every _YIELD_EVERY items: the work is plain CPU
+    on the event loop, so a long loop must not hold it (runtime.responsive)."""
+    for n, item in enumerate(items):
+        if n % _YIELD_EVERY == 0:
+            await anyio.lowlevel.checkpoint()
+        yield item
 
 
 @dataclass
@@ -111,6 +125,12 @@ class ToyBackend(MemoryBackend):
         conversation.updated_at = now
         return message
 
+    async def _with_copies(
+        self, conversation: _Conversation, messages: list[Message]
+    ) -> Conversation:
+        copies = [m.model_copy(deep=True) async for m in _cooperatively(messages)]
+        return self._header(conversation, []).model_copy(update={"messages": copies})
+
     def _header(self, conversation: _Conversation, messages: list[Message]) -> Conversation:
         return Conversation(
             id=conversation.id,
@@ -135,13 +155,17 @@ class ToyBackend(MemoryBackend):
 
     async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
         conversation = self._get_or_create(req.target)
-        return [self._append(conversation, m, None).model_copy(deep=True) for m in req.messages]
+        return [
+            self._append(conversation, m, None).model_copy(deep=True)
+            async for m in _cooperatively(req.messages)
+        ]
 
     async def _create_conversation(self, req: rq.CreateConversation) -> Conversation:
         conversation = self._get_or_create(req.target)
-        if req.title is not None:
+        # idempotent: a second call keeps the stored title and metadata, fills missing ones
+        if conversation.title is None:
             conversation.title = req.title
-        if req.metadata:
+        if not conversation.metadata:
             conversation.metadata = dict(req.metadata)
         return self._header(conversation, [])
 
@@ -156,7 +180,7 @@ class ToyBackend(MemoryBackend):
         messages = conversation.messages
         if req.since is not None:
             messages = [m for m in messages if m.created_at > req.since]
-        return self._header(conversation, messages[-req.limit :])
+        return await self._with_copies(conversation, messages[-req.limit :])
 
     async def _list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
         mine = [c for c in self._store.values() if req.tenant is None or c.tenant == req.tenant]
@@ -172,7 +196,7 @@ class ToyBackend(MemoryBackend):
         terms = query_terms(req.query)
         hits = []
         for conversation in pool:
-            for message in conversation.messages:
+            async for message in _cooperatively(conversation.messages):
                 score = coverage(terms, message.content)
                 if score > 0 and (req.threshold is None or score >= req.threshold):
                     hits.append(message.model_copy(update={"score": score}, deep=True))

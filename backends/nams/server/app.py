@@ -357,6 +357,7 @@ def create_app(
     backend_options: Mapping[str, Any] | None = None,
     summarizer: Summarizer | None = None,
     observation_window: int = 10,
+    extraction_delay: float = 0.0,
     faults: Faults | None = None,
     traffic: Traffic | None = None,
     admin: bool = False,
@@ -368,7 +369,8 @@ def create_app(
     ``NAMS_SERVER_API_KEYS``; an empty list serves without keys. The backing store is
     opened (``multi_tenant=True`` plus ``backend_options``) when the app starts and closed
     when it stops. ``summarizer`` (``list[Message] -> str``) enables observations (one per
-    ``observation_window`` messages) and reflections. ``admin`` adds the test-only
+    ``observation_window`` messages) and reflections. ``extraction_delay`` (test mode)
+    keeps each message's extraction pending for that many seconds. ``admin`` adds the test-only
     ``/_admin`` routes; ``faults`` and ``traffic`` are also on ``app.state``.
     ``limits`` (default: :meth:`ServerLimits.from_env`) bounds request bodies and fields;
     the backing store is opened with matching library limits.
@@ -383,6 +385,12 @@ def create_app(
         raise ConfigurationError("observation_window must be an int >= 1")
     if observation_window < 1:
         raise ConfigurationError("observation_window must be an int >= 1")
+    if (
+        isinstance(extraction_delay, bool)
+        or not isinstance(extraction_delay, int | float)
+        or not extraction_delay >= 0
+    ):
+        raise ConfigurationError("extraction_delay must be a number of seconds >= 0")
     limits = limits or ServerLimits.from_env()
     options = {"limits": limits.library(), **(backend_options or {})}
 
@@ -395,7 +403,10 @@ def create_app(
             app.state.startup_error = exc
             raise
         app.state.hosted = HostedMemory(
-            backend, summarizer=summarizer, observation_window=observation_window
+            backend,
+            summarizer=summarizer,
+            observation_window=observation_window,
+            extraction_delay=float(extraction_delay),
         )
         log.info("NAMS API over %s", backend.describe())
         try:

@@ -98,6 +98,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--test-admin", action="store_true", help="enable /_admin/faults and /_admin/traffic"
     )
     faults.add_argument(
+        "--test-extraction-delay",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="keep each message's extraction pending this long (0)",
+    )
+    faults.add_argument(
         "--fail-429", type=int, default=0, metavar="N", help="answer the next N requests with 429"
     )
     faults.add_argument(
@@ -216,6 +223,7 @@ def main(argv: Sequence[str], *, debug: bool = False) -> int:
         api_keys=keys,
         summarizer=_load_callable(args.summarizer) if args.summarizer else None,
         observation_window=args.observation_window,
+        extraction_delay=args.test_extraction_delay,
         faults=faults,
         admin=args.test_admin,
         limits=limits,

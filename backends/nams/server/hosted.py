@@ -15,6 +15,9 @@ How the hosted model maps onto the backing store (opened with ``multi_tenant=Tru
   observation per full window of ``observation_window`` messages (oldest first), and one
   reflection summarising all messages of those windows. Texts are cached per window.
 * **Extraction** is synchronous in every backing store: each message is ``completed``.
+  Test mode (``extraction_delay``, ``memory-core serve --test-extraction-delay``): a
+  message stays ``pending`` for that many seconds after it was written, and observations
+  and reflections cover only messages whose extraction has completed.
 """
 
 from __future__ import annotations
@@ -82,10 +85,12 @@ class HostedMemory:
         *,
         summarizer: Summarizer | None = None,
         observation_window: int = 10,
+        extraction_delay: float = 0.0,
     ) -> None:
         self.backend = backend
         self.summarizer = summarizer
         self.window = observation_window
+        self.extraction_delay = timedelta(seconds=extraction_delay)
         self._texts: OrderedDict[tuple[str, ...], str] = OrderedDict()
 
     @property
@@ -275,7 +280,14 @@ class HostedMemory:
             self._texts.popitem(last=False)
         return text
 
+    def _extracted(self, message: Message) -> bool:
+        """Whether extraction of ``message`` has completed (test mode delays it)."""
+        if not self.extraction_delay:
+            return True
+        return datetime.now(UTC) - message.created_at >= self.extraction_delay
+
     def _windows(self, messages: list[Message]) -> list[list[Message]]:
+        messages = [m for m in messages if self._extracted(m)]
         full = len(messages) - len(messages) % self.window
         return [messages[i : i + self.window] for i in range(0, full, self.window)]
 
@@ -348,11 +360,13 @@ class HostedMemory:
                 conversation_id=cid,
                 role=m.role.value,
                 created_at=m.created_at,
-                status=wire.EXTRACTION_COMPLETED,
+                status=wire.EXTRACTION_COMPLETED if self._extracted(m) else wire.EXTRACTION_PENDING,
             )
             for m in conversation.messages
         ]
-        summary = {wire.EXTRACTION_COMPLETED: len(items)} if items else {}
+        summary: dict[str, int] = {}
+        for item in items:
+            summary[item.status] = summary.get(item.status, 0) + 1
         return wire.ExtractionStatusOut(messages=items, summary=summary)
 
     # ------------------------------------------------------------------ entities

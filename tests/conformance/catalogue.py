@@ -1,0 +1,1028 @@
+"""A catalogue of plausibly broken backends: each breaks ONE documented promise the way a
+real implementer might, and names the scenario that must catch it.
+
+Every class subclasses the embedded backend and changes it only through the public hooks
+of :class:`~memory_core.MemoryBackend` (``_add_message``, ``_get_conversation``, …),
+re-implementing the mistake in Python on top of the correct result, so the catalogue
+survives refactors of the embedded internals. :mod:`tests.conformance.test_catalogue`
+runs each one against its scenario (and the honest backend against the same scenario).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+import time
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+from uuid import UUID, uuid4
+
+import anyio
+
+from backends.embedded import EmbeddedBackend
+from memory_core import Conversation, Entity, EntityRef, Message, NotFoundError, SessionInfo
+from memory_core import requests as rq
+from memory_core.filters import matches, same_value
+
+ALL = 10**9
+
+
+class _Memory(EmbeddedBackend):
+    """A private in-memory store whatever the URL says."""
+
+    def __init__(self, url: str = "memory://", **options: Any) -> None:
+        super().__init__("memory://", **options)
+
+
+async def _everything(backend: EmbeddedBackend, req: rq.GetConversation) -> Conversation:
+    """The correct read of every message (``since`` applied), for re-doing the limit."""
+    return await EmbeddedBackend._get_conversation(backend, replace(req, limit=ALL))
+
+
+def _with_messages(conversation: Conversation, messages: list[Message]) -> Conversation:
+    return conversation.model_copy(update={"messages": messages})
+
+
+# ---------------------------------------------------------------------------- ordering
+
+
+class OrdersByTimestamp(_Memory):
+    """Reads order by ``created_at`` (stable sort) instead of the sequence number."""
+
+    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+        full = await _everything(self, req)
+        ordered = sorted(full.messages, key=lambda m: m.created_at)
+        return _with_messages(full, ordered[-req.limit :])
+
+
+class OrdersByTimestampThenId(_Memory):
+    """Reads order by ``(created_at, id)``: equal timestamps come in random order."""
+
+    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+        full = await _everything(self, req)
+        ordered = sorted(full.messages, key=lambda m: (m.created_at, str(m.id)))
+        return _with_messages(full, ordered[-req.limit :])
+
+
+class TimestampsInMilliseconds(_Memory):
+    """Stores caller timestamps at millisecond resolution (a JavaScript-style clock)."""
+
+    async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
+        def millis(when: datetime | None) -> datetime | None:
+            return (
+                None if when is None else when.replace(microsecond=when.microsecond // 1000 * 1000)
+            )
+
+        items = [replace(m, timestamp=millis(m.timestamp)) for m in req.messages]
+        return await super()._add_messages(replace(req, messages=items))
+
+
+class ReadsNewestFirst(_Memory):
+    """Returns the newest N in the order the index gives them: newest first."""
+
+    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+        read = await super()._get_conversation(req)
+        return _with_messages(read, read.messages[::-1])
+
+
+# ---------------------------------------------------------------------------- limits
+
+
+class LimitKeepsOldest(_Memory):
+    """``limit=N`` returns the oldest N messages."""
+
+    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+        full = await _everything(self, req)
+        return _with_messages(full, full.messages[: req.limit])
+
+
+class SilentReadCap(_Memory):
+    """Claims full history but never reads more than 500 messages (a page size)."""
+
+    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+        return await super()._get_conversation(replace(req, limit=min(req.limit, 500)))
+
+
+class ListConversationsCap50(_Memory):
+    """list_conversations never returns more than 50 (the NAMS default page)."""
+
+    async def _list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
+        return await super()._list_conversations(replace(req, limit=min(req.limit, 50)))
+
+
+class SearchLimitIgnored(_Memory):
+    """search_messages returns every hit whatever ``limit`` says."""
+
+    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        return await super()._search_messages(replace(req, limit=ALL))
+
+
+class SearchLimitBeforeRanking(_Memory):
+    """Takes the first ``limit`` matches in storage order, then ranks them."""
+
+    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        hits = await super()._search_messages(replace(req, limit=ALL))
+        first = sorted(hits, key=lambda m: m.created_at)[: req.limit]
+        return sorted(first, key=lambda m: -(m.score or 0.0))
+
+
+# ---------------------------------------------------------------------------- since
+
+
+class SinceInclusive(_Memory):
+    """``since`` keeps messages at or after it (``>=``)."""
+
+    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+        if req.since is None:
+            return await super()._get_conversation(req)
+        earlier = req.since - timedelta(microseconds=1)
+        return await super()._get_conversation(replace(req, since=earlier))
+
+
+class SinceAfterLimit(_Memory):
+    """Reads the newest N, then drops those not after ``since`` (claims server-side)."""
+
+    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+        page = await super()._get_conversation(replace(req, since=None))
+        if req.since is None:
+            return page
+        since = req.since
+        return _with_messages(page, [m for m in page.messages if m.created_at > since])
+
+
+class SinceInMilliseconds(_Memory):
+    """Truncates ``since`` to milliseconds before comparing."""
+
+    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+        if req.since is None:
+            return await super()._get_conversation(req)
+        since = req.since.replace(microsecond=req.since.microsecond // 1000 * 1000)
+        return await super()._get_conversation(replace(req, since=since))
+
+
+# ---------------------------------------------------------------------------- search
+
+
+class SearchIgnoresSession(_Memory):
+    """Searches every session even when one is given (the reference's Bolt leak)."""
+
+    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        return await super()._search_messages(replace(req, target=None))
+
+
+class SearchSessionByPrefix(_Memory):
+    """Scopes search with ``session_id LIKE :session || '%'``."""
+
+    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        target = req.target
+        if target is None or target.session_id is None:
+            return await super()._search_messages(req)
+        session = target.session_id
+        hits = await super()._search_messages(replace(req, target=None, limit=ALL))
+        return [h for h in hits if (h.session_id or "").startswith(session)][: req.limit]
+
+
+class SearchIgnoresConversationId(_Memory):
+    """Scopes search by session name only: ``conversation_id`` alone searches everything."""
+
+    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        if req.target is not None and req.target.session_id is None:
+            req = replace(req, target=None)
+        return await super()._search_messages(req)
+
+
+class RawRankScores(_Memory):
+    """Returns the engine's raw rank as the score (not scaled into 0..1)."""
+
+    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        hits = await super()._search_messages(req)
+        return [h.model_copy(update={"score": (h.score or 0.0) * 4}) for h in hits]
+
+
+class HitsInStorageOrder(_Memory):
+    """Returns hits in the order they were written, not best first."""
+
+    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        hits = await super()._search_messages(req)
+        return sorted(hits, key=lambda m: m.created_at)
+
+
+class ScoresRelativeToBest(_Memory):
+    """Divides every score by the best one, so the best hit always scores 1.0."""
+
+    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        hits = await super()._search_messages(replace(req, threshold=None))
+        best = max((h.score or 0.0 for h in hits), default=0.0) or 1.0
+        scaled = [h.model_copy(update={"score": (h.score or 0.0) / best}) for h in hits]
+        if req.threshold is not None:
+            scaled = [h for h in scaled if (h.score or 0.0) >= req.threshold]
+        return scaled
+
+
+class ThresholdExclusive(_Memory):
+    """``threshold`` keeps hits scoring strictly above it."""
+
+    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        hits = await super()._search_messages(replace(req, threshold=None))
+        cut = req.threshold
+        return hits if cut is None else [h for h in hits if (h.score or 0.0) > cut]
+
+
+class ThresholdIgnored(_Memory):
+    """Claims search_threshold but ignores it."""
+
+    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        return await super()._search_messages(replace(req, threshold=None))
+
+
+# ---------------------------------------------------------------------------- filters
+
+
+class _PythonFilter(_Memory):
+    """Applies ``metadata_filters`` in Python with :meth:`keep`, before the limit."""
+
+    def keep(self, metadata: dict[str, Any], filters: dict[str, Any]) -> bool:
+        raise NotImplementedError
+
+    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        if not req.metadata_filters:
+            return await super()._search_messages(req)
+        hits = await super()._search_messages(replace(req, metadata_filters={}, limit=ALL))
+        kept = [h for h in hits if self.keep(h.metadata, req.metadata_filters)]
+        return kept[: req.limit]
+
+
+class FilterPythonEquality(_PythonFilter):
+    """Compares with ``==``: True equals 1 (and 1.0)."""
+
+    def keep(self, metadata: dict[str, Any], filters: dict[str, Any]) -> bool:
+        return all(k in metadata and metadata[k] == v for k, v in filters.items())
+
+
+class FilterJsonSubstring(_PythonFilter):
+    """The reference's filter: a substring of the metadata JSON (1 matches 10)."""
+
+    def keep(self, metadata: dict[str, Any], filters: dict[str, Any]) -> bool:
+        text = json.dumps(metadata)
+        return all(f"{json.dumps(k)}: {json.dumps(v)}" in text for k, v in filters.items())
+
+
+class FilterAsStrings(_PythonFilter):
+    """Compares values as strings: 1 equals "1"."""
+
+    def keep(self, metadata: dict[str, Any], filters: dict[str, Any]) -> bool:
+        return all(k in metadata and str(metadata[k]) == str(v) for k, v in filters.items())
+
+
+class FilterNullMatchesMissing(_PythonFilter):
+    """``{key: None}`` also matches messages without the key (``.get`` returns None)."""
+
+    def keep(self, metadata: dict[str, Any], filters: dict[str, Any]) -> bool:
+        return all(same_value(metadata.get(k), v) for k, v in filters.items())
+
+
+class FilterNumbersByType(_PythonFilter):
+    """Compares numbers by type too: 1 does not equal 1.0."""
+
+    def keep(self, metadata: dict[str, Any], filters: dict[str, Any]) -> bool:
+        return all(
+            k in metadata and type(metadata[k]) is type(v) and metadata[k] == v
+            for k, v in filters.items()
+        )
+
+
+class FilterAfterLimit(_Memory):
+    """Applies ``metadata_filters`` to the best ``limit`` hits (post-filtering)."""
+
+    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        hits = await super()._search_messages(replace(req, metadata_filters={}))
+        return [h for h in hits if matches(h.metadata, req.metadata_filters)]
+
+
+# ---------------------------------------------------------------------------- fidelity
+
+
+class _MapsContent(_Memory):
+    """Stores ``self.transform(content)`` (and returns what it stored)."""
+
+    def transform(self, content: str) -> str:
+        raise NotImplementedError
+
+    async def _add_message(self, req: rq.AddMessage) -> Message:
+        return await super()._add_message(replace(req, content=self.transform(req.content)))
+
+    async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
+        items = [replace(m, content=self.transform(m.content)) for m in req.messages]
+        return await super()._add_messages(replace(req, messages=items))
+
+
+class StripsContent(_MapsContent):
+    """Strips surrounding whitespace from content."""
+
+    def transform(self, content: str) -> str:
+        return content.strip()
+
+
+class NormalizesContentNfc(_MapsContent):
+    """Normalises content to NFC."""
+
+    def transform(self, content: str) -> str:
+        return unicodedata.normalize("NFC", content)
+
+
+class Truncates64K(_MapsContent):
+    """Keeps at most 65,535 characters (a TEXT column)."""
+
+    def transform(self, content: str) -> str:
+        return content[:65_535]
+
+
+class _MapsMetadata(_Memory):
+    """Stores ``self.transform(metadata)``."""
+
+    def transform(self, metadata: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    async def _add_message(self, req: rq.AddMessage) -> Message:
+        return await super()._add_message(replace(req, metadata=self.transform(req.metadata)))
+
+    async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
+        items = [replace(m, metadata=self.transform(m.metadata)) for m in req.messages]
+        return await super()._add_messages(replace(req, messages=items))
+
+
+def _deep(value: Any, leaf: Callable[[Any], Any]) -> Any:
+    if isinstance(value, dict):
+        return {leaf(k) if isinstance(k, str) else k: _deep(v, leaf) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_deep(v, leaf) for v in value]
+    return leaf(value)
+
+
+class NormalizesMetadataNfc(_MapsMetadata):
+    """Normalises every metadata string (keys and values) to NFC."""
+
+    def transform(self, metadata: dict[str, Any]) -> dict[str, Any]:
+        nfc = lambda v: unicodedata.normalize("NFC", v) if isinstance(v, str) else v  # noqa: E731
+        result: dict[str, Any] = _deep(metadata, nfc)
+        return result
+
+
+class DropsNullMetadata(_MapsMetadata):
+    """Drops metadata keys whose value is None (``exclude_none``)."""
+
+    def transform(self, metadata: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in metadata.items() if v is not None}
+
+
+class IntsBecomeFloats(_MapsMetadata):
+    """Stores every number as a float (JSON through a float-only parser)."""
+
+    def transform(self, metadata: dict[str, Any]) -> dict[str, Any]:
+        to_float = lambda v: float(v) if type(v) is int else v  # noqa: E731
+        result: dict[str, Any] = _deep(metadata, to_float)
+        return result
+
+
+# ---------------------------------------------------------------------------- idempotency
+
+
+class IdempotencyKeysGlobal(_Memory):
+    """Idempotency keys are unique per store, not per conversation."""
+
+    def __init__(self, url: str = "memory://", **options: Any) -> None:
+        super().__init__(url, **options)
+        self._by_key: dict[tuple[str | None, str], Message] = {}
+
+    async def _add_message(self, req: rq.AddMessage) -> Message:
+        key = req.idempotency_key
+        if key is not None and (req.target.tenant, key) in self._by_key:
+            return self._by_key[(req.target.tenant, key)]
+        stored = await super()._add_message(req)
+        if key is not None:
+            self._by_key[(req.target.tenant, key)] = stored
+        return stored
+
+
+class IdempotencyCheckThenWrite(_Memory):
+    """Looks the key up, then writes in a separate step: concurrent replays all write."""
+
+    def __init__(self, url: str = "memory://", **options: Any) -> None:
+        super().__init__(url, **options)
+        self._by_key: dict[tuple[str, str], Message] = {}
+
+    async def _add_message(self, req: rq.AddMessage) -> Message:
+        key = req.idempotency_key
+        if key is None:
+            return await super()._add_message(req)
+        slot = (req.target.handle, key)
+        if slot in self._by_key:
+            return self._by_key[slot]
+        await anyio.sleep(0.005)  # the round trip between the check and the write
+        stored = await super()._add_message(replace(req, idempotency_key=None))
+        self._by_key[slot] = stored
+        return stored
+
+
+class IdempotencyReturnsNewContent(_Memory):
+    """A replay returns the stored id with the replayed content (an upsert's echo)."""
+
+    async def _add_message(self, req: rq.AddMessage) -> Message:
+        stored = await super()._add_message(req)
+        return stored.model_copy(update={"content": req.content, "role": req.role})
+
+
+# ---------------------------------------------------------------------------- deletes
+
+
+class DeleteLeavesSearchIndex(_Memory):
+    """Deletes hide the message from reads but the search index keeps it."""
+
+    def __init__(self, url: str = "memory://", **options: Any) -> None:
+        super().__init__(url, **options)
+        self._written: set[UUID] = set()
+        self._deleted: set[UUID] = set()
+
+    async def _add_message(self, req: rq.AddMessage) -> Message:
+        stored = await super()._add_message(req)
+        self._written.add(stored.id)
+        return stored
+
+    async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
+        stored = await super()._add_messages(req)
+        self._written.update(m.id for m in stored)
+        return stored
+
+    async def _delete_message(self, req: rq.DeleteMessage) -> bool:
+        if req.message_id not in self._written or req.message_id in self._deleted:
+            return False
+        self._deleted.add(req.message_id)
+        return True
+
+    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+        full = await _everything(self, req)
+        alive = [m for m in full.messages if m.id not in self._deleted]
+        return _with_messages(full, alive[-req.limit :])
+
+
+class DeleteAlwaysTrue(_Memory):
+    """delete_message returns True whether or not a message was deleted."""
+
+    async def _delete_message(self, req: rq.DeleteMessage) -> bool:
+        await super()._delete_message(req)
+        return True
+
+
+class ClearAlwaysTrue(_Memory):
+    """clear_session returns True also for a missing session."""
+
+    async def _clear_session(self, target: rq.Target) -> bool:
+        await super()._clear_session(target)
+        return True
+
+
+class StaleSessionCounts(_Memory):
+    """list_sessions reports a message counter kept at write time, never decremented."""
+
+    def __init__(self, url: str = "memory://", **options: Any) -> None:
+        super().__init__(url, **options)
+        self._counts: dict[UUID, int] = {}
+
+    def _count(self, stored: list[Message]) -> None:
+        for message in stored:
+            if message.conversation_id is not None:
+                key = message.conversation_id
+                self._counts[key] = self._counts.get(key, 0) + 1
+
+    async def _add_message(self, req: rq.AddMessage) -> Message:
+        stored = await super()._add_message(req)
+        self._count([stored])
+        return stored
+
+    async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
+        stored = await super()._add_messages(req)
+        self._count(stored)
+        return stored
+
+    async def _list_sessions(self, req: rq.ListSessions) -> list[SessionInfo]:
+        rows = await super()._list_sessions(req)
+        return [
+            r.model_copy(update={"message_count": self._counts.get(r.conversation_id, 0)})
+            for r in rows
+        ]
+
+
+# ---------------------------------------------------------------------------- sessions
+
+
+class _ListsSessionsByPattern(_Memory):
+    """Filters ``prefix`` in Python with :meth:`matches` (then pages)."""
+
+    def matches(self, session_id: str, prefix: str) -> bool:
+        raise NotImplementedError
+
+    async def _list_sessions(self, req: rq.ListSessions) -> list[SessionInfo]:
+        if not req.prefix:
+            return await super()._list_sessions(req)
+        rows = await super()._list_sessions(replace(req, prefix=None, limit=ALL, offset=0))
+        prefix = req.prefix
+        kept = [r for r in rows if self.matches(r.session_id, prefix)]
+        return kept[req.offset : req.offset + req.limit]
+
+
+class PrefixAsLike(_ListsSessionsByPattern):
+    """``session_id LIKE :prefix || '%'`` without escaping (SQLite LIKE: ASCII case folded)."""
+
+    def matches(self, session_id: str, prefix: str) -> bool:
+        pattern = "".join(
+            ".*" if c == "%" else "." if c == "_" else re.escape(c) for c in prefix + "%"
+        )
+        return re.fullmatch(pattern, session_id, re.IGNORECASE | re.DOTALL) is not None
+
+
+class PrefixAsGlob(_ListsSessionsByPattern):
+    """``session_id GLOB :prefix || '*'`` without escaping."""
+
+    def matches(self, session_id: str, prefix: str) -> bool:
+        return fnmatch.fnmatchcase(session_id, prefix + "*")
+
+
+class PrefixIgnoresCase(_ListsSessionsByPattern):
+    """Compares the prefix ignoring case."""
+
+    def matches(self, session_id: str, prefix: str) -> bool:
+        return session_id.lower().startswith(prefix.lower())
+
+
+class SessionTiesDescending(_Memory):
+    """Breaks list_sessions ties by session_id in the sort direction, not ascending."""
+
+    async def _list_sessions(self, req: rq.ListSessions) -> list[SessionInfo]:
+        rows = await super()._list_sessions(replace(req, limit=ALL, offset=0))
+        if req.order_by == "message_count":
+            rows.sort(
+                key=lambda r: (r.message_count, r.session_id), reverse=req.order_dir == "desc"
+            )
+        return rows[req.offset : req.offset + req.limit]
+
+
+class _RewritesTargets(_Memory):
+    """Rewrites the session and tenant of every call with :meth:`session` / :meth:`tenant`."""
+
+    def session(self, session_id: str, tenant: str | None) -> str:
+        return session_id
+
+    def tenant(self, tenant: str | None) -> str | None:
+        return tenant
+
+    def _t(self, target: rq.Target) -> rq.Target:
+        session = target.session_id
+        return replace(
+            target,
+            session_id=None if session is None else self.session(session, target.tenant),
+            tenant=self.tenant(target.tenant),
+        )
+
+    async def _add_message(self, req: rq.AddMessage) -> Message:
+        return await super()._add_message(replace(req, target=self._t(req.target)))
+
+    async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
+        return await super()._add_messages(replace(req, target=self._t(req.target)))
+
+    async def _create_conversation(self, req: rq.CreateConversation) -> Conversation:
+        return await super()._create_conversation(replace(req, target=self._t(req.target)))
+
+    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+        return await super()._get_conversation(replace(req, target=self._t(req.target)))
+
+    async def _clear_session(self, target: rq.Target) -> bool:
+        return await super()._clear_session(self._t(target))
+
+    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        target = None if req.target is None else self._t(req.target)
+        return await super()._search_messages(
+            replace(req, target=target, tenant=self.tenant(req.tenant))
+        )
+
+    async def _list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
+        return await super()._list_conversations(replace(req, tenant=self.tenant(req.tenant)))
+
+    async def _list_sessions(self, req: rq.ListSessions) -> list[SessionInfo]:
+        return await super()._list_sessions(replace(req, tenant=self.tenant(req.tenant)))
+
+    async def _delete_message(self, req: rq.DeleteMessage) -> bool:
+        return await super()._delete_message(replace(req, tenant=self.tenant(req.tenant)))
+
+
+class SessionIdsCaseFolded(_RewritesTargets):
+    """Session names are compared ignoring case (a NOCASE column)."""
+
+    def session(self, session_id: str, tenant: str | None) -> str:
+        return session_id.casefold()
+
+
+class SessionIdsStripped(_RewritesTargets):
+    """Session names are stripped of surrounding whitespace."""
+
+    def session(self, session_id: str, tenant: str | None) -> str:
+        return session_id.strip()
+
+
+class SessionIdsNfc(_RewritesTargets):
+    """Session names are normalised to NFC."""
+
+    def session(self, session_id: str, tenant: str | None) -> str:
+        return unicodedata.normalize("NFC", session_id)
+
+
+# ---------------------------------------------------------------------------- tenancy
+
+
+class TenantIgnored(_RewritesTargets):
+    """Requires user_identifier but stores and reads every user's data in one space."""
+
+    def tenant(self, tenant: str | None) -> str | None:
+        return None
+
+
+class TenantCaseFolded(_RewritesTargets):
+    """User identifiers are compared ignoring case."""
+
+    def tenant(self, tenant: str | None) -> str | None:
+        return None if tenant is None else tenant.casefold()
+
+
+class TenantConcatenatedWithSession(_RewritesTargets):
+    """Keys a conversation by ``user + session`` with no separator."""
+
+    def session(self, session_id: str, tenant: str | None) -> str:
+        return f"{tenant or ''}{session_id}"
+
+    def tenant(self, tenant: str | None) -> str | None:
+        return None
+
+
+class ClearIgnoresTenant(_Memory):
+    """clear_session clears the session name for every user that has it."""
+
+    def __init__(self, url: str = "memory://", **options: Any) -> None:
+        super().__init__(url, **options)
+        self._tenants: dict[str, set[str | None]] = {}
+
+    def _seen(self, target: rq.Target) -> None:
+        if target.session_id is not None:
+            self._tenants.setdefault(target.session_id, set()).add(target.tenant)
+
+    async def _add_message(self, req: rq.AddMessage) -> Message:
+        self._seen(req.target)
+        return await super()._add_message(req)
+
+    async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
+        self._seen(req.target)
+        return await super()._add_messages(req)
+
+    async def _create_conversation(self, req: rq.CreateConversation) -> Conversation:
+        self._seen(req.target)
+        return await super()._create_conversation(req)
+
+    async def _clear_session(self, target: rq.Target) -> bool:
+        cleared = False
+        for tenant in self._tenants.get(target.session_id or "", {target.tenant}):
+            cleared |= await super()._clear_session(replace(target, tenant=tenant))
+        return cleared
+
+
+# ---------------------------------------------------------------------------- conversations
+
+
+class RandomIdForMissingSession(_Memory):
+    """An unknown session reads as an empty conversation with a new random id each time."""
+
+    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+        read = await super()._get_conversation(req)
+        if read.messages or req.target.session_id is None:
+            return read
+        listed = await super()._list_conversations(
+            rq.ListConversations(ALL, req.target.user_identifier, req.target.tenant)
+        )
+        if read.id in {c.id for c in listed}:
+            return read
+        return read.model_copy(update={"id": uuid4()})
+
+
+class CreateOverwrites(_Memory):
+    """A second create_conversation replaces the stored title and metadata."""
+
+    def __init__(self, url: str = "memory://", **options: Any) -> None:
+        super().__init__(url, **options)
+        self._latest: dict[UUID, dict[str, Any]] = {}
+
+    async def _create_conversation(self, req: rq.CreateConversation) -> Conversation:
+        created = await super()._create_conversation(req)
+        update = {"title": req.title, "metadata": req.metadata}
+        self._latest[created.id] = update
+        return created.model_copy(update=update)
+
+    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+        read = await super()._get_conversation(req)
+        return read.model_copy(update=self._latest.get(read.id, {}))
+
+
+class CreateNeverFills(_Memory):
+    """create_conversation on an existing conversation returns it untouched."""
+
+    async def _create_conversation(self, req: rq.CreateConversation) -> Conversation:
+        existing = await super()._get_conversation(rq.GetConversation(req.target, 1, None))
+        if existing.messages:
+            return existing.model_copy(update={"messages": []})
+        return await super()._create_conversation(req)
+
+
+class ListsByCreation(_Memory):
+    """list_conversations orders by created_at instead of updated_at."""
+
+    async def _list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
+        listed = await super()._list_conversations(replace(req, limit=ALL))
+        listed.sort(key=lambda c: c.created_at, reverse=True)
+        return listed[: req.limit]
+
+
+class BulkDoesNotTouch(_Memory):
+    """Only add_message and create_conversation move a conversation up the listing."""
+
+    def __init__(self, url: str = "memory://", **options: Any) -> None:
+        super().__init__(url, **options)
+        self._touched: dict[UUID, float] = {}
+
+    async def _add_message(self, req: rq.AddMessage) -> Message:
+        stored = await super()._add_message(req)
+        if stored.conversation_id is not None:
+            self._touched[stored.conversation_id] = time.monotonic()
+        return stored
+
+    async def _create_conversation(self, req: rq.CreateConversation) -> Conversation:
+        created = await super()._create_conversation(req)
+        self._touched.setdefault(created.id, time.monotonic())
+        return created
+
+    async def _list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
+        listed = await super()._list_conversations(replace(req, limit=ALL))
+        listed.sort(key=lambda c: self._touched.get(c.id, 0.0), reverse=True)
+        return listed[: req.limit]
+
+
+# ---------------------------------------------------------------------------- entities
+
+
+class FindEntitiesAsciiCase(_Memory):
+    """find_entities ignores case for ASCII letters only (SQLite NOCASE)."""
+
+    async def _find_entities(self, req: rq.FindEntities) -> list[Entity]:
+        found = await super()._find_entities(replace(req, limit=ALL))
+
+        def fold(text: str) -> str:
+            return "".join(c.lower() if c.isascii() else c for c in text)
+
+        kept = [e for e in found if e.id == req.identifier or fold(e.name) == fold(req.identifier)]
+        return kept[: req.limit]
+
+
+class NameOnlyMentionCreates(_Memory):
+    """A name-only EntityRef creates a CONCEPT entity when none exists."""
+
+    async def _add_message(self, req: rq.AddMessage) -> Message:
+        refs = [
+            EntityRef(name=r.name, type="CONCEPT") if r.id is None and r.type is None else r
+            for r in req.mentions
+        ]
+        return await super()._add_message(replace(req, mentions=refs))
+
+
+class DeleteEntityKeepsMentions(_Memory):
+    """delete_entity hides the entity from find_entities but leaves its mentions."""
+
+    def __init__(self, url: str = "memory://", **options: Any) -> None:
+        super().__init__(url, **options)
+        self._gone: set[str] = set()
+
+    async def _delete_entity(self, req: rq.DeleteEntity) -> bool:
+        found = await super()._find_entities(
+            rq.FindEntities(req.entity_id, 1, None, req.user_identifier, req.tenant)
+        )
+        if req.entity_id in self._gone or not any(e.id == req.entity_id for e in found):
+            return False
+        self._gone.add(req.entity_id)
+        return True
+
+    async def _find_entities(self, req: rq.FindEntities) -> list[Entity]:
+        return [e for e in await super()._find_entities(req) if e.id not in self._gone]
+
+
+class UnknownMentionIdSkipped(_Memory):
+    """An EntityRef with an unknown id is silently skipped."""
+
+    async def _add_message(self, req: rq.AddMessage) -> Message:
+        kept = []
+        for ref in req.mentions:
+            if ref.id is not None:
+                found = await self._find_entities(
+                    rq.FindEntities(ref.id, 1, None, req.target.user_identifier, req.target.tenant)
+                )
+                if not any(e.id == ref.id for e in found):
+                    continue
+            kept.append(ref)
+        return await super()._add_message(replace(req, mentions=kept))
+
+
+# ---------------------------------------------------------------------------- concurrency
+
+
+class NonAtomicGetOrCreate(_Memory):
+    """Get-or-create of a session's storage is check-then-insert across an await: the
+    first concurrent writers each create their own, and all but the last are lost."""
+
+    def __init__(self, url: str = "memory://", **options: Any) -> None:
+        super().__init__(url, **options)
+        self._storage: dict[str, str] = {}
+
+    async def _key(self, target: rq.Target, create: bool) -> rq.Target:
+        session = target.session_id
+        if session is None:
+            return target
+        if session not in self._storage and create:
+            await anyio.sleep(0.001)  # the round trip between the check and the insert
+            self._storage[session] = f"{session}\x1f{uuid4().hex}"
+        return replace(target, session_id=self._storage.get(session, session))
+
+    async def _add_message(self, req: rq.AddMessage) -> Message:
+        return await super()._add_message(replace(req, target=await self._key(req.target, True)))
+
+    async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
+        target = await self._key(req.target, True)
+        return await super()._add_messages(replace(req, target=target))
+
+    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+        target = await self._key(req.target, False)
+        return await super()._get_conversation(replace(req, target=target))
+
+    async def _clear_session(self, target: rq.Target) -> bool:
+        return await super()._clear_session(await self._key(target, False))
+
+
+class UnknownConversationIdIsNoOp(_Memory):
+    """Writing to an unknown conversation_id silently stores nothing (the reference)."""
+
+    async def _add_message(self, req: rq.AddMessage) -> Message:
+        try:
+            return await super()._add_message(req)
+        except NotFoundError:
+            return Message(role=req.role, content=req.content, metadata=req.metadata)
+
+
+# ---------------------------------------------------------------------------- context
+
+
+class ContextSearchUnscoped(_Memory):
+    """get_context adds relevant messages from every session, not just this one."""
+
+    async def _get_context(self, req: rq.GetContext) -> str:
+        original = self._search_messages
+
+        async def unscoped(search: rq.SearchMessages) -> list[Message]:
+            return await original(replace(search, target=None))
+
+        self._search_messages = unscoped  # type: ignore[method-assign]
+        try:
+            return await super()._get_context(req)
+        finally:
+            del self._search_messages
+
+
+class ContextIgnoresMaxMessages(_Memory):
+    """get_context shows every recent message whatever max_messages says."""
+
+    async def _get_context(self, req: rq.GetContext) -> str:
+        return await super()._get_context(replace(req, max_messages=1000))
+
+
+# ---------------------------------------------------------------------------- blocking
+
+
+class SqliteOnLoop(_Memory):
+    """Runs its SQLite transactions directly on the event-loop thread (no worker thread)."""
+
+    async def _connect(self) -> None:
+        await super()._connect()
+        store: Any = self._store
+
+        async def call(work: Any, *, write: bool) -> Any:
+            return store.run(work, write=write)  # blocking: holds the loop for the whole call
+
+        store.call = call
+
+
+class SleepingRateLimiter(_Memory):
+    """Paces requests with ``time.sleep`` on the loop thread, in proportion to the size
+    of each read or write (a synchronous client-side rate limiter)."""
+
+    @staticmethod
+    def _pace(count: int) -> None:
+        time.sleep(0.0002 * count)
+
+    async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
+        self._pace(len(req.messages))
+        return await super()._add_messages(req)
+
+    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+        read = await super()._get_conversation(req)
+        self._pace(len(read.messages))
+        return read
+
+
+# ---------------------------------------------------------------------------- the table
+
+
+@dataclass(frozen=True)
+class Case:
+    """A broken backend and the scenario that must fail on it."""
+
+    backend: type[EmbeddedBackend]
+    scenario: str
+    promise: str
+
+    @property
+    def scheme(self) -> str:
+        return "cfbroken-" + re.sub(r"(?<!^)(?=[A-Z])", "-", self.backend.__name__).lower()
+
+
+CATALOGUE: list[Case] = [
+    Case(OrdersByTimestamp, "writes.caller_timestamps", "order is a sequence number"),
+    Case(OrdersByTimestampThenId, "writes.caller_timestamps", "order is a sequence number"),
+    Case(TimestampsInMilliseconds, "writes.caller_timestamps", "caller timestamps kept"),
+    Case(ReadsNewestFirst, "reads.oldest_first", "oldest first"),
+    Case(LimitKeepsOldest, "reads.limit_keeps_newest", "limit keeps the newest N"),
+    Case(SilentReadCap, "limits.full_history", "full history"),
+    Case(ListConversationsCap50, "limits.list_conversations_default", "list default 100"),
+    Case(SearchLimitIgnored, "search.limit", "search limit"),
+    Case(SearchLimitBeforeRanking, "search.limit_keeps_best", "search limit keeps the best"),
+    Case(SinceInclusive, "since.strictly_after", "since is strict"),
+    Case(SinceAfterLimit, "since.before_limit", "since before limit"),
+    Case(SinceInMilliseconds, "since.microseconds", "since resolution"),
+    Case(SearchIgnoresSession, "search.session_scoping", "search honours session_id"),
+    Case(SearchSessionByPrefix, "search.session_scoping", "search honours session_id"),
+    Case(SearchIgnoresConversationId, "search.conversation_id_scoping", "conversation_id"),
+    Case(RawRankScores, "search.scores", "scores in 0..1"),
+    Case(HitsInStorageOrder, "search.scores", "hits best first"),
+    Case(ScoresRelativeToBest, "search.score_scale", "one score scale"),
+    Case(ThresholdExclusive, "search.threshold", "threshold is inclusive"),
+    Case(ThresholdIgnored, "search.threshold", "threshold applies"),
+    Case(FilterPythonEquality, "search.metadata_filters", "True != 1"),
+    Case(FilterJsonSubstring, "search.metadata_filters", "1 does not match 10"),
+    Case(FilterAsStrings, "search.metadata_filters", "1 != '1'"),
+    Case(FilterNullMatchesMissing, "search.metadata_filters", "None matches only null"),
+    Case(FilterNumbersByType, "search.metadata_filters", "1 == 1.0"),
+    Case(FilterAfterLimit, "search.filters_before_limit", "filters before limit"),
+    Case(StripsContent, "fidelity.content_whitespace", "content exact"),
+    Case(NormalizesContentNfc, "fidelity.content_unicode", "content exact"),
+    Case(Truncates64K, "fidelity.content_huge", "content exact at size"),
+    Case(NormalizesMetadataNfc, "fidelity.metadata_types", "metadata exact"),
+    Case(DropsNullMetadata, "fidelity.metadata_types", "metadata exact"),
+    Case(IntsBecomeFloats, "fidelity.metadata_types", "metadata types exact"),
+    Case(IdempotencyKeysGlobal, "idempotency.scoped_to_conversation", "keys per conversation"),
+    Case(IdempotencyCheckThenWrite, "idempotency.concurrent_replays", "replays race-free"),
+    Case(IdempotencyReturnsNewContent, "idempotency.replay_keeps_original", "replay keeps"),
+    Case(DeleteLeavesSearchIndex, "delete.search_forgets", "delete really deletes"),
+    Case(DeleteAlwaysTrue, "delete.unknown_is_false", "unknown id is False"),
+    Case(ClearAlwaysTrue, "clear.idempotent", "clear is idempotent"),
+    Case(StaleSessionCounts, "sessions.count_after_delete", "counts after delete"),
+    Case(PrefixAsLike, "sessions.prefix", "prefix is literal"),
+    Case(PrefixAsGlob, "sessions.prefix", "prefix is literal"),
+    Case(PrefixIgnoresCase, "sessions.prefix", "prefix is case-sensitive"),
+    Case(SessionTiesDescending, "sessions.order_and_offset", "ties by session_id ascending"),
+    Case(SessionIdsCaseFolded, "conversations.session_names_exact", "session names exact"),
+    Case(SessionIdsStripped, "conversations.session_names_exact", "session names exact"),
+    Case(SessionIdsNfc, "conversations.session_names_exact", "session names exact"),
+    Case(RandomIdForMissingSession, "conversations.missing_session_stable_id", "stable id"),
+    Case(CreateOverwrites, "conversations.create_is_idempotent", "create keeps"),
+    Case(CreateNeverFills, "conversations.create_is_idempotent", "create fills"),
+    Case(ListsByCreation, "conversations.list_newest_updated_first", "newest updated first"),
+    Case(BulkDoesNotTouch, "conversations.list_newest_updated_first", "bulk touches"),
+    Case(FindEntitiesAsciiCase, "entities.add_and_find", "any case, beyond ASCII"),
+    Case(NameOnlyMentionCreates, "entities.mention_name_only", "name alone never creates"),
+    Case(DeleteEntityKeepsMentions, "entities.delete", "mentions go with the entity"),
+    Case(UnknownMentionIdSkipped, "entities.mention_unknown_id", "unknown id raises"),
+    Case(TenantIgnored, "tenancy.reads_isolated", "reads scoped by user"),
+    Case(TenantCaseFolded, "tenancy.user_keys_exact", "users exact"),
+    Case(TenantConcatenatedWithSession, "tenancy.user_keys_exact", "no key collisions"),
+    Case(ClearIgnoresTenant, "tenancy.deletes_isolated", "clear scoped by user"),
+    Case(NonAtomicGetOrCreate, "writes.concurrent_writers", "one conversation per session"),
+    Case(UnknownConversationIdIsNoOp, "aliasing.unknown_conversation_id", "unknown id raises"),
+    Case(ContextSearchUnscoped, "context.scoped_to_session", "context scoped"),
+    Case(ContextIgnoresMaxMessages, "context.max_messages", "max_messages"),
+    Case(SqliteOnLoop, "runtime.responsive", "no blocking I/O on the loop"),
+    Case(SleepingRateLimiter, "runtime.responsive", "no blocking I/O on the loop"),
+]
