@@ -212,6 +212,12 @@ class MemoryBackend(ABC):
         self.limits = limits or DEFAULT_LIMITS
         self.multi_tenant = check_bool(multi_tenant, "multi_tenant")
         caps = self.capabilities
+        indexed = caps.max_indexed_bytes
+        if indexed is not None and self.limits.max_identifier_bytes > indexed:
+            raise ConfigurationError(
+                f"limits.max_identifier_bytes={self.limits.max_identifier_bytes} is above what "
+                f"the {self.name} backend can index ({indexed} bytes)"
+            )
         if multi_tenant and not caps.multi_tenant:
             self._refuse(
                 "open",

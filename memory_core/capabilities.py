@@ -44,6 +44,8 @@ LIMIT_DOCS: dict[str, str] = {
     "max_page_size": "most conversations one list request returns (None: no cap)",
     "max_bulk_messages": "most messages one bulk request carries (None: no cap)",
     "max_search_hits": "most hits one search_messages or find_entities returns (None: no cap)",
+    "max_indexed_bytes": "largest session id, user or entity name the store indexes, UTF-8 "
+    "bytes (None: no cap)",
 }
 
 
@@ -80,6 +82,7 @@ class Capabilities:
     max_page_size: int | None = None
     max_bulk_messages: int | None = None
     max_search_hits: int | None = None
+    max_indexed_bytes: int | None = None
 
     def __post_init__(self) -> None:
         # A backend that can scope every call to a tenant takes user_identifier everywhere.

@@ -15,7 +15,6 @@ from memory_core import (
     Conversation,
     Entity,
     EntityRef,
-    InvalidRequestError,
     MemoryBackend,
     Message,
     NotFoundError,
@@ -118,6 +117,9 @@ class BoltBackend(MemoryBackend):
         max_messages_per_read=None,
         default_messages_per_read=1000,
         max_page_size=None,
+        # Neo4j's index key limit is about 8 KB; a per-tenant entity key holds the tenant
+        # and the name together, so each may take half of it.
+        max_indexed_bytes=3950,
         max_bulk_messages=None,
     )
 
@@ -318,9 +320,6 @@ class BoltBackend(MemoryBackend):
     # ------------------------------------------------------------------ entities
 
     async def _add_entity(self, req: rq.AddEntity) -> Entity:
-        _indexable(req.name, "name")
-        _indexable(req.user_identifier, "user_identifier")
-        _indexable_in_tenant(req.name, req.tenant, "name")
         found = await self._conn.run_write(
             cypher.scoped(req.tenant).add_entity,
             id=str(uuid4()),
@@ -353,39 +352,7 @@ class BoltBackend(MemoryBackend):
 
 
 # Neo4j's range indexes hold keys of at most 8 KiB; stay well below it.
-MAX_INDEXED_BYTES = 4096
-# A per-tenant entity key holds the tenant and the name (or its lower-case form) together.
-MAX_TENANT_NAME_BYTES = 7900
-
-
-def _size(value: str) -> int:
-    return len(value.encode("utf-8", "surrogatepass"))
-
-
-def _indexable(value: str | None, argument: str) -> None:
-    """Values stored in an index must fit in it: a typed error before anything is written."""
-    if value is not None and _size(value) > MAX_INDEXED_BYTES:
-        raise InvalidRequestError(
-            f"must be at most {MAX_INDEXED_BYTES} bytes in UTF-8 on this backend",
-            argument=argument,
-        )
-
-
-def _indexable_in_tenant(name: str, tenant: str | None, argument: str) -> None:
-    """An entity name stored in a per-tenant index key must fit in it with the tenant."""
-    if tenant is None:
-        return
-    if _size(tenant) + max(_size(name), _size(name.lower())) > MAX_TENANT_NAME_BYTES:
-        raise InvalidRequestError(
-            f"must be at most {MAX_TENANT_NAME_BYTES} bytes in UTF-8 together with "
-            "user_identifier on a multi-tenant backend",
-            argument=argument,
-        )
-
-
 def _target_params(target: rq.Target) -> dict[str, Any]:
-    _indexable(target.session_id, "session_id")
-    _indexable(target.user_identifier, "user_identifier")
     if target.session_id is not None:
         return {
             "session_id": target.session_id,
@@ -416,8 +383,6 @@ def _mention_params(refs: list[EntityRef], tenant: str | None) -> dict[str, list
         if ref.id:
             ids.append(ref.id)
         elif ref.type and ref.name:
-            _indexable(ref.name, "explicit_mentions")
-            _indexable_in_tenant(ref.name.strip(), tenant, "explicit_mentions")
             typed.append({"name": ref.name.strip(), "type": ref.type, "id": str(uuid4())})
         elif ref.name:
             names.append(ref.name.strip())

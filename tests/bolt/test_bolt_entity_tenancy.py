@@ -15,7 +15,7 @@ import neo4j
 import pytest
 
 from backends.bolt import BoltBackend, cypher
-from memory_core import EntityRef, InvalidRequestError, Limits, NotFoundError
+from memory_core import ConfigurationError, EntityRef, InvalidRequestError, Limits, NotFoundError
 from tests.support.neo4j_fixtures import Neo4jHandle
 
 from .helpers import Graph
@@ -189,14 +189,22 @@ async def test_single_tenant_entities_stay_global_without_a_tenant_property(
 async def test_a_name_must_fit_in_the_tenant_index_key(
     open_bolt: Callable[..., BoltBackend], graph: Graph, unique: Unique
 ) -> None:
-    # Identifiers this long are past the shared limit; raise it to reach Bolt's own check.
-    async with open_bolt(multi_tenant=True, limits=Limits(max_identifier_bytes=8192)) as wide:
-        await _name_and_tenant_too_long(wide, graph, unique)
+    # Bolt declares how long an indexed identifier may be; limits above it are refused
+    # when the backend is opened, so a call never reaches Neo4j's index-key limit.
+    cap = BoltBackend.capabilities.max_indexed_bytes
+    assert cap is not None
+    with pytest.raises(ConfigurationError, match="max_identifier_bytes"):
+        open_bolt(multi_tenant=True, limits=Limits(max_identifier_bytes=cap + 1))
+    async with open_bolt(multi_tenant=True, limits=Limits(max_identifier_bytes=cap)) as wide:
+        await _name_and_tenant_at_the_cap(wide, graph, unique, cap)
 
 
-async def _name_and_tenant_too_long(tenant_bolt: BoltBackend, graph: Graph, unique: Unique) -> None:
-    user = unique("u") + "u" * 3900
-    name = "N" + "n" * 4000  # fits alone (4096 bytes), not together with the user
+async def _name_and_tenant_at_the_cap(
+    tenant_bolt: BoltBackend, graph: Graph, unique: Unique, cap: int
+) -> None:
+    user = unique("u")
+    user += "u" * (cap - len(user))
+    name = "N" + "n" * cap  # one byte over the cap: refused by the contract, nothing written
     with pytest.raises(InvalidRequestError) as info:
         await tenant_bolt.add_entity(name, "PERSON", user_identifier=user)
     assert info.value.argument == "name"
@@ -210,11 +218,12 @@ async def _name_and_tenant_too_long(tenant_bolt: BoltBackend, graph: Graph, uniq
             extraction_mode="explicit",
             explicit_mentions=[EntityRef(name=name, type="PERSON")],
         )
-    assert info.value.argument == "explicit_mentions"
+    assert info.value.argument.startswith("explicit_mentions")
     assert _entity_nodes(graph, name) == []
     assert graph("MATCH (c:Conversation {session_id: $s}) RETURN c", s=session) == []
-    short = await tenant_bolt.add_entity(name[:3000], "PERSON", user_identifier=user)
-    assert short.name == name[:3000]
+    # the largest name and user together still fit in the per-tenant index key
+    fitting = await tenant_bolt.add_entity(name[:cap], "PERSON", user_identifier=user)
+    assert fitting.name == name[:cap]
 
 
 PLAN_TAG = "bolt-test-plan-"
