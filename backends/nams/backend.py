@@ -36,6 +36,7 @@ from memory_core.errors import (
     NotFoundError,
     TransportError,
 )
+from memory_core.limits import Limits
 from memory_core.models import (
     Conversation,
     Entity,
@@ -211,6 +212,7 @@ class NamsBackend(MemoryBackend):
         embedder: Embedder | None = None,
         extractor: Extractor | None = None,
         summarizer: rq.Summarizer | None = None,
+        limits: Limits | None = None,
     ) -> None:
         if session_names not in ("portable", "server"):
             raise ConfigurationError("nams backend: session_names must be 'portable' or 'server'")
@@ -230,6 +232,7 @@ class NamsBackend(MemoryBackend):
             embedder=embedder,
             extractor=extractor,
             summarizer=summarizer,
+            limits=limits,
         )
         self.base_url = resolve_base_url(url)
         key = api_key if api_key is not None else os.environ.get(ENV_API_KEY) or None

@@ -393,3 +393,15 @@ def test_capabilities_declared() -> None:
         open_backend("nams+https://h.test/v1", session_names="server", session_index="x.db")
     with pytest.raises(NotSupportedError):
         open_backend("nams+https://h.test/v1", multi_tenant=True)
+
+
+async def test_limits_option_is_honoured() -> None:
+    from memory_core import InvalidRequestError, Limits
+
+    backend = open_backend(
+        "nams+https://h.test/v1", api_key="k", limits=Limits(max_content_chars=5)
+    )
+    assert backend.limits.max_content_chars == 5
+    with pytest.raises(InvalidRequestError) as info:
+        await backend.add_message("s", "user", "too long")  # refused before any request
+    assert info.value.argument == "content"
