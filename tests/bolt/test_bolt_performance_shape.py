@@ -47,19 +47,19 @@ async def test_batch_result_carries_the_mentions_it_linked(
     session = unique("s")
     name = unique("entity")
     known = await bolt.add_entity(unique("known"), "ORGANIZATION")
-    target = rq.Target(session_id=session, conversation_id=None, user_identifier=None, tenant=None)
+    target = rq.Target(session_id=session, conversation_id=None)
     items = [
-        rq.NewMessage(MessageRole.USER, "no mention", {}, None),
+        rq.NewMessage(role=MessageRole.USER, content="no mention", metadata={}, timestamp=None),
         rq.NewMessage(
-            MessageRole.USER,
-            "two mentions",
-            {},
-            None,
+            role=MessageRole.USER,
+            content="two mentions",
+            metadata={},
+            timestamp=None,
             mentions=[EntityRef(name=name, type="PERSON"), EntityRef(id=known.id)],
         ),
     ]
     await bolt._ready()
-    stored = await bolt._add_messages(rq.AddMessages(target, items))
+    stored = await bolt._add_messages(rq.AddMessages(target=target, messages=items))
     read = (await bolt.get_conversation(session)).messages
     assert stored == read
     assert stored[0].mentions == []

@@ -707,7 +707,7 @@ class RandomIdForMissingSession(_Memory):
         if read.messages or req.target.session_id is None:
             return read
         listed = await super()._list_conversations(
-            rq.ListConversations(ALL, req.target.user_identifier, req.target.tenant)
+            rq.ListConversations(limit=ALL, scope=req.target.scope)
         )
         if read.id in {c.id for c in listed}:
             return read
@@ -736,7 +736,9 @@ class CreateNeverFills(_Memory):
     """create_conversation on an existing conversation returns it untouched."""
 
     async def _create_conversation(self, req: rq.CreateConversation) -> Conversation:
-        existing = await super()._get_conversation(rq.GetConversation(req.target, 1, None))
+        existing = await super()._get_conversation(
+            rq.GetConversation(target=req.target, limit=1, since=None)
+        )
         if existing.messages:
             return existing.model_copy(update={"messages": []})
         return await super()._create_conversation(req)
@@ -811,7 +813,7 @@ class DeleteEntityKeepsMentions(_Memory):
 
     async def _delete_entity(self, req: rq.DeleteEntity) -> bool:
         found = await super()._find_entities(
-            rq.FindEntities(req.entity_id, 1, None, req.user_identifier, req.tenant)
+            rq.FindEntities(identifier=req.entity_id, limit=1, type=None, scope=req.scope)
         )
         if req.entity_id in self._gone or not any(e.id == req.entity_id for e in found):
             return False
@@ -830,7 +832,7 @@ class UnknownMentionIdSkipped(_Memory):
         for ref in req.mentions:
             if ref.id is not None:
                 found = await self._find_entities(
-                    rq.FindEntities(ref.id, 1, None, req.target.user_identifier, req.target.tenant)
+                    rq.FindEntities(identifier=ref.id, limit=1, type=None, scope=req.target.scope)
                 )
                 if not any(e.id == ref.id for e in found):
                     continue
