@@ -25,6 +25,9 @@ _POOL_TIMEOUT: tuple[type[BaseException], ...] = tuple(
 )
 _POOL_TIMEOUT_TEXT = "obtain a connection from the pool"
 
+# The text of a unique-constraint clash on the id of a :Message.
+_OWN_MESSAGE_ID = "label `Message` and property `id`"
+
 _CONFIG_CODES = (
     "Neo.ClientError.Database.DatabaseNotFound",
     "Neo.ClientError.Statement.UnsupportedAdministrationCommand",
@@ -53,6 +56,16 @@ def translate(exc: BaseException, where: str) -> MemoryCoreError:
             f"{where}: the connection was lost while committing; the write may or may not "
             "have been applied (retry it with an idempotency_key to be safe)",
             maybe_applied=True,
+        )
+    if isinstance(exc, neo.ConstraintError) and _OWN_MESSAGE_ID in text:
+        # Message ids are ours (uuid4, chosen before the write): a clash means the driver
+        # re-ran a transaction whose first commit did reach the store before the
+        # connection dropped. Everything of it was applied; nothing was written twice.
+        return TransportError(
+            f"{where}: the connection was lost while committing and the retry found the "
+            "write already applied (it was stored once; read it back before writing again)",
+            maybe_applied=True,
+            retryable=False,
         )
     if isinstance(exc, neo.AuthError | neo.Forbidden):
         return AuthenticationError(f"{where}: authentication or authorization failed ({code})")

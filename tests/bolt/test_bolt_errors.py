@@ -81,6 +81,18 @@ def test_errors_say_whether_a_retry_may_succeed(exc: BaseException, retryable: b
     assert error.maybe_applied is False
 
 
+def test_a_retry_that_finds_its_own_messages_says_the_write_was_applied() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clash = neo.Neo4jError._hydrate_neo4j(
+            code="Neo.ClientError.Schema.ConstraintValidationFailed",
+            message="Node(2) already exists with label `Message` and property `id` = 'x'",
+        )
+    error = translate(clash, WHERE)
+    assert type(error) is TransportError
+    assert error.maybe_applied is True and error.retryable is False
+
+
 def test_incomplete_commit_says_the_write_may_have_happened() -> None:
     error = translate(neo.IncompleteCommit("x"), WHERE)
     assert "may or may not" in str(error)

@@ -16,8 +16,6 @@ from neo4j import GraphDatabase
 from memory_core import MemoryCoreError, open_backend
 from tests.support.neo4j_fixtures import Neo4jHandle
 
-from .conftest import FULL
-
 pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
 
 
@@ -57,11 +55,6 @@ async def test_a_failure_inside_neo4j_keeps_none_of_the_call(
     assert count == 1
 
 
-@pytest.mark.skipif(
-    not FULL,
-    reason="a Neo4j restart takes a minute or more on 2 cores: RELIABILITY_PROFILE=full "
-    "(tests/bolt/test_bolt_restart.py restarts Neo4j in every run)",
-)
 async def test_neo4j_restart_during_batch_ingest(neo4j_server: Neo4jHandle) -> None:
     if not neo4j_server.can_restart:
         pytest.skip("an external NEO4J_URI cannot be restarted by the tests")
