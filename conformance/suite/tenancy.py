@@ -47,6 +47,39 @@ class TenancySuite(SuiteBase):
     """Scenarios of area ``tenancy``."""
 
     @scenario(
+        "tenancy.extractor_batch",
+        "with multi_tenant=True, an extractor's mentions in a batch write link the writer's "
+        "own entities; another user with the same name gets an entity of their own",
+        requires=("multi_tenant", "explicit_mentions", "entities"),
+    )
+    async def test_tenancy_extractor_batch(self, harness: Harness) -> None:
+        harness.allow_entities()
+        name = f"Ent{uuid4().hex[:10]}"
+
+        def extract(text: str) -> list[EntityRef]:
+            return [EntityRef(name=name, type="PERSON")] if name in text else []
+
+        backend = await harness.open(multi_tenant=True, extractor=extract)
+        alice, bob = harness.new_user(), harness.new_user()
+        batch = [{"role": "user", "content": f"first {name}"}, {"role": "user", "content": "x"}]
+        mentioned: dict[str, str] = {}
+        for user in (alice, bob):
+            handle = await harness.new_session(backend=backend, user=user)
+            stored = await backend.add_messages_batch(
+                handle, batch, extract_entities=True, user_identifier=user
+            )
+            assert [len(m.mentions) for m in stored] == [1, 0], "the batch skipped the extractor"
+            [ref] = stored[0].mentions
+            assert ref.id, "a batch mention carries no entity id"
+            mentioned[user] = ref.id
+            read = (await harness.messages(handle, backend=backend, user=user))[0]
+            assert [r.id for r in read.mentions] == [ref.id], "the mention was not stored"
+        assert mentioned[alice] != mentioned[bob], "two users share one extracted entity"
+        for user in (alice, bob):
+            own = [e.id for e in await backend.find_entities(name, user_identifier=user)]
+            assert own == [mentioned[user]], f"{user} sees {own}, not only their own entity"
+
+    @scenario(
         "tenancy.user_on_every_call",
         "without multi_tenant, every call takes user_identifier without a warning, and "
         "listing by that user finds the session",
