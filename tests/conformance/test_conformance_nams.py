@@ -88,8 +88,8 @@ class TestNamsServerIdsOverEmbedded(ConformanceSuite):
     throwaway_store = True
 
     @pytest.fixture
-    def conformance_backend_url(self, nams_server: NamsTestServer) -> str:
-        return nams_server.url
+    def conformance_backend_url(self, nams_test_mode_server: NamsTestServer) -> str:
+        return nams_test_mode_server.url
 
     @pytest.fixture
     def conformance_backend_options(self) -> dict[str, Any]:
@@ -103,8 +103,8 @@ class TestNamsServerIdsOverBolt(ConformanceSuite):
     throwaway_store = True
 
     @pytest.fixture
-    def conformance_backend_url(self, nams_bolt_server: NamsTestServer) -> str:
-        return nams_bolt_server.url
+    def conformance_backend_url(self, nams_bolt_test_mode_server: NamsTestServer) -> str:
+        return nams_bolt_test_mode_server.url
 
     @pytest.fixture
     def conformance_backend_options(self) -> dict[str, Any]:
