@@ -22,6 +22,7 @@ from ..errors import (
     CapabilityWarning,
     ConfigurationError,
     InvalidArgumentTypeError,
+    InvalidRequestError,
     NotFoundError,
     NotSupportedError,
 )
@@ -128,6 +129,22 @@ class MemoryBridge:
                 CapabilityWarning,
                 stacklevel=stacklevel,
             )
+
+
+class SessionHandle:
+    """What every per-session integration holds: the bridge to the backend, the session
+    it reads and writes, and the user it acts for."""
+
+    _bridge: MemoryBridge
+    session_id: str
+    user_identifier: str | None
+
+    def _bind(self, memory: Memory, session_id: str, user_identifier: str | None) -> None:
+        if not isinstance(session_id, str) or not session_id:
+            raise InvalidRequestError("must be a non-empty string", argument="session_id")
+        self._bridge = MemoryBridge(memory)
+        self.session_id = session_id
+        self.user_identifier = user_identifier
 
 
 def start_session(memory: Memory, name: str | None = None, **options: Any) -> str:

@@ -45,7 +45,7 @@ from pydantic import ConfigDict, PrivateAttr
 
 from ..errors import InvalidRequestError
 from ..models import Message
-from ._bridge import Memory, MemoryBridge
+from ._bridge import Memory, MemoryBridge, SessionHandle
 
 __all__ = ["METADATA_KEY", "MemoryChatMessageHistory", "MemoryRetriever"]
 
@@ -87,7 +87,7 @@ def _from_stored(stored: Message) -> BaseMessage:
     return _plain(stored.role.value, stored.content)
 
 
-class MemoryChatMessageHistory(BaseChatMessageHistory):
+class MemoryChatMessageHistory(SessionHandle, BaseChatMessageHistory):
     """A LangChain ``BaseChatMessageHistory`` for one session of any backend.
 
     ``memory`` is a :class:`~memory_core.sync.SyncMemoryBackend` (sync and async methods
@@ -106,11 +106,7 @@ class MemoryChatMessageHistory(BaseChatMessageHistory):
         user_identifier: str | None = None,
         limit: int | None = None,
     ) -> None:
-        if not isinstance(session_id, str) or not session_id:
-            raise InvalidRequestError("must be a non-empty string", argument="session_id")
-        self._bridge = MemoryBridge(memory)
-        self.session_id = session_id
-        self.user_identifier = user_identifier
+        self._bind(memory, session_id, user_identifier)
         self.limit = limit
 
     # ------------------------------------------------------------ reads

@@ -25,7 +25,7 @@ from agents.memory.session_settings import SessionSettings
 
 from ..errors import InvalidRequestError
 from ..models import Message
-from ._bridge import Memory, MemoryBridge, read_all_limit, warn_if_truncated
+from ._bridge import Memory, SessionHandle, read_all_limit, warn_if_truncated
 
 __all__ = ["METADATA_KEY", "MemorySession"]
 
@@ -68,7 +68,7 @@ def _from_stored(stored: Message) -> TResponseInputItem:
     return cast(TResponseInputItem, _plain(stored.role.value, stored.content))
 
 
-class MemorySession(SessionABC):
+class MemorySession(SessionHandle, SessionABC):
     """An Agents SDK ``Session`` for one session of any backend.
 
     ``memory``: a :class:`~memory_core.sync.SyncMemoryBackend` or an async
@@ -87,11 +87,7 @@ class MemorySession(SessionABC):
         user_identifier: str | None = None,
         session_settings: SessionSettings | None = None,
     ) -> None:
-        if not isinstance(session_id, str) or not session_id:
-            raise InvalidRequestError("must be a non-empty string", argument="session_id")
-        self._bridge = MemoryBridge(memory)
-        self.session_id = session_id
-        self.user_identifier = user_identifier
+        self._bind(memory, session_id, user_identifier)
         self.session_settings = session_settings
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:

@@ -35,7 +35,7 @@ from pydantic_ai.messages import (
 
 from ..errors import InvalidRequestError
 from ..models import Message
-from ._bridge import Memory, MemoryBridge, read_all_limit, warn_if_truncated
+from ._bridge import Memory, SessionHandle, read_all_limit, warn_if_truncated
 
 __all__ = ["METADATA_KEY", "MemoryMessageHistory"]
 
@@ -80,7 +80,7 @@ def _plain(stored: Message) -> ModelMessage:
     return ModelRequest(parts=[UserPromptPart(content=text, timestamp=stored.created_at)])
 
 
-class MemoryMessageHistory:
+class MemoryMessageHistory(SessionHandle):
     """Pydantic AI message history for one session of any backend.
 
     ``memory``: a :class:`~memory_core.sync.SyncMemoryBackend` (``load``/``save`` and
@@ -97,11 +97,7 @@ class MemoryMessageHistory:
         user_identifier: str | None = None,
         limit: int | None = None,
     ) -> None:
-        if not isinstance(session_id, str) or not session_id:
-            raise InvalidRequestError("must be a non-empty string", argument="session_id")
-        self._bridge = MemoryBridge(memory)
-        self.session_id = session_id
-        self.user_identifier = user_identifier
+        self._bind(memory, session_id, user_identifier)
         self.limit = limit
 
     def load(self) -> list[ModelMessage]:
