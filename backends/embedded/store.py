@@ -34,6 +34,7 @@ import asyncio
 import contextlib
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -189,7 +190,7 @@ class Store:
                 conn.execute("PRAGMA query_only = ON")
                 return conn
             if path is not None:
-                conn.execute("PRAGMA journal_mode = WAL")
+                _ensure_wal(conn, self.busy_timeout)
                 conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -229,3 +230,19 @@ def _rollback(conn: sqlite3.Connection) -> None:
     if conn.in_transaction:
         with contextlib.suppress(sqlite3.Error):
             conn.execute("ROLLBACK")
+
+
+def _ensure_wal(conn: sqlite3.Connection, timeout: float) -> None:
+    """Switch a file store to WAL once. The switch needs the database to itself and SQLite
+    answers "locked" at once (no busy wait) while another process opens the same new file,
+    so it is retried until ``timeout``; a store already in WAL is left alone."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc).lower() or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.02)
