@@ -472,8 +472,15 @@ WHERE $tenant IS NULL OR c.user_identifier = $tenant
 # lazily, one fetch at a time) nor sent. If ``$k`` hits were not enough it asks again
 # for more. The procedure yields hits in descending score and nothing after it
 # reorders them, so there is no ORDER BY (the caller checks the order as it reads).
+#
+# In one conversation whose messages all carry ``conversation_id`` (all were written here:
+# its ``message_count`` covers every HAS_MESSAGE), ``$lucene`` gets a required clause of
+# weight 0 on the indexed ``conversation_id``: Lucene then yields that conversation's hits
+# only, with unchanged scores, instead of every hit in the database for the scope filter
+# to drop. Otherwise (other writers' messages, or an id with no letter or digit, which
+# analyses to no token) the query stays unrestricted; the scope filter decides either way.
 _TEXT_STREAM = f"""
-CALL db.index.fulltext.queryNodes($index, $lucene, {{limit: $k}}) YIELD node AS m, score
+CALL db.index.fulltext.queryNodes($index, lucene, {{limit: $k}}) YIELD node AS m, score
 OPTIONAL MATCH (c:Conversation)-[:HAS_MESSAGE]->(m)
 WHERE {{scope}}
 RETURN CASE WHEN c IS NULL THEN null ELSE {MESSAGE_PROJECTION} END AS message,
@@ -481,15 +488,31 @@ RETURN CASE WHEN c IS NULL THEN null ELSE {MESSAGE_PROJECTION} END AS message,
 """
 _TENANT_SCOPE = "($tenant IS NULL OR c.user_identifier = $tenant)"
 
+
+def _lucene_in(conv: str) -> str:
+    """``$lucene``, restricted to the conversation ``conv`` when it is safe to."""
+    escaped = rf"""replace(replace({conv}.id, '\\', '\\\\'), '"', '\\"')"""
+    return (
+        f"CASE WHEN {conv} IS NULL "
+        f"OR coalesce({conv}.message_count, 0) <> COUNT {{ ({conv})-[:HAS_MESSAGE]->() }} "
+        f"OR NOT {conv}.id =~ '(?s).*[\\\\p{{L}}\\\\p{{N}}].*' THEN $lucene "
+        f"""ELSE $lucene + ' AND conversation_id:"' + {escaped} + '"^0' END"""
+    )
+
+
 # Across the tenant's conversations, or in one known conversation (``$conversation_id``).
-TEXT_STREAM = _TEXT_STREAM.replace(
+TEXT_STREAM = (
+    "OPTIONAL MATCH (scope:Conversation {id: $conversation_id})\n"
+    f"WITH {_lucene_in('scope')} AS lucene\n"
+) + _TEXT_STREAM.replace(
     "{scope}", f"($conversation_id IS NULL OR c.id = $conversation_id) AND {_TENANT_SCOPE}"
 )
 
 # In a session's conversation, resolved in the same statement (no rows when it has none).
 TEXT_STREAM_SESSION = (
     RESOLVE_SESSION
-    + "WITH c.id AS scope_id WHERE scope_id IS NOT NULL\n"
+    + "WITH c, c.id AS scope_id WHERE scope_id IS NOT NULL\n"
+    + f"WITH scope_id, {_lucene_in('c')} AS lucene\n"
     + _TEXT_STREAM.replace("{scope}", f"c.id = scope_id AND {_TENANT_SCOPE}")
 )
 

@@ -20,8 +20,12 @@ What each one is for:
 * under ``multi_tenant=True`` entities carry ``tenant``: unique ``Entity(tenant, name,
   type)`` makes the per-tenant MERGE race-free, ``Entity(tenant, name_key)`` serves the
   per-tenant lookup by name (entities without ``tenant`` are in neither);
-* a full-text index on ``Message.content`` for text search, and, with an embedder, a
-  cosine vector index on ``Message.embedding`` (named as the reference names it).
+* a full-text index on ``Message.content`` for text search, which also holds
+  ``Message.conversation_id`` so that a search in one conversation asks Lucene for that
+  conversation's hits only (its cost then follows the conversation, not the database);
+  ``memory_core_message_text`` (content only, from earlier versions) is dropped;
+* with an embedder, a cosine vector index on ``Message.embedding`` (named as the
+  reference names it).
 """
 
 from __future__ import annotations
@@ -30,7 +34,11 @@ from typing import Any
 
 from memory_core import ConfigurationError
 
-FULLTEXT_INDEX = "memory_core_message_text"
+FULLTEXT_INDEX = "memory_core_message_search"
+# Indexes an earlier version created that this one replaces: dropped at set-up.
+RETIRED: dict[str, str] = {
+    "memory_core_message_text": "DROP INDEX memory_core_message_text IF EXISTS",
+}
 VECTOR_INDEX = "message_embedding_idx"
 
 # name -> DDL. A uniqueness constraint's backing index carries the constraint's name, so
@@ -61,7 +69,7 @@ STATEMENTS: dict[str, str] = {
     "memory_core_entity_tenant_name_key": "CREATE INDEX memory_core_entity_tenant_name_key "
     "IF NOT EXISTS FOR (n:Entity) ON (n.tenant, n.name_key)",
     FULLTEXT_INDEX: f"CREATE FULLTEXT INDEX {FULLTEXT_INDEX} IF NOT EXISTS "
-    "FOR (n:Message) ON EACH [n.content]",
+    "FOR (n:Message) ON EACH [n.content, n.conversation_id]",
 }
 
 SHOW_INDEX_NAMES = "SHOW INDEXES YIELD name RETURN collect(name) AS names"

@@ -24,7 +24,7 @@ _HAS_WORD = re.compile(r"\w", re.UNICODE)
 
 
 def lucene_query(text: str) -> str | None:
-    """A Lucene query matching any whitespace-separated term of ``text``.
+    """A Lucene query matching any whitespace-separated term of ``text`` in the content.
 
     Each term is a quoted phrase with ``\\`` and ``"`` escaped, so no character of the
     user's text is ever a Lucene operator (``a:b (c" AND -d*`` searches the words a, b,
@@ -34,7 +34,14 @@ def lucene_query(text: str) -> str | None:
     terms = [token for token in dict.fromkeys(text.split()) if _HAS_WORD.search(token)]
     if not terms:
         return None
-    return " OR ".join('"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in terms)
+    phrases = " OR ".join(_phrase(t) for t in terms)
+    # The index also holds ``conversation_id`` (to restrict a search to one
+    # conversation); the user's words are only ever matched against the content.
+    return f"content:({phrases})"
+
+
+def _phrase(term: str) -> str:
+    return '"' + term.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def metadata_matches(metadata_text: Any, filters: Mapping[str, Any]) -> bool:

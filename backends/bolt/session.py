@@ -141,6 +141,7 @@ class Connection:
         [row] = await self._auto(schema.SHOW_INDEX_NAMES)
         existing = set(row["names"])
         missing = [ddl for name, ddl in schema.STATEMENTS.items() if name not in existing]
+        missing += [ddl for name, ddl in schema.RETIRED.items() if name in existing]
         if dimensions is not None:
             self.vector_index = await self._find_vector_index(dimensions)
             if self.vector_index is None:

@@ -121,3 +121,98 @@ def _reference(
         scored = [hit for hit in scored if hit[0] >= threshold]
     scored.sort(key=lambda hit: -hit[0])
     return scored[:limit]
+
+
+def _index_rows(plan: Any) -> int:
+    """Rows the full-text procedure yielded, from a ``PROFILE`` plan tree."""
+    rows = plan.get("rows", plan.get("args", {}).get("Rows", 0))
+    own = rows if "ProcedureCall" in plan.get("operatorType", "") else 0
+    return own + sum(_index_rows(child) for child in plan.get("children", []))
+
+
+async def test_search_in_one_conversation_reads_only_its_hits(
+    bolt: BoltBackend,
+    unique: Callable[[str], str],
+    graph: Graph,
+    neo4j_server: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A search in one conversation cost as much as every hit in the database (a load
+    test's searches scanned all 200 clients' messages): Lucene itself must be asked for
+    that conversation's hits only, by session and by conversation id."""
+    from neo4j import GraphDatabase
+
+    from backends.bolt import search as bolt_search
+
+    session = unique("s")
+    mine = await bolt.add_messages_batch(
+        session, [{"role": "user", "content": f"needle {i}"} for i in range(5)]
+    )
+    for _ in range(3):
+        await bolt.add_messages_batch(
+            unique("other"), [{"role": "user", "content": f"needle other {i}"} for i in range(60)]
+        )
+    statements: list[tuple[str, dict[str, Any]]] = []
+    scan = bolt_search._scan
+
+    async def recording(tx: Any, req: Any, statement: str, params: dict[str, Any]) -> Any:
+        statements.append((statement, params))
+        return await scan(tx, req, statement, params)
+
+    monkeypatch.setattr(bolt_search, "_scan", recording)
+    by_session = await bolt.search_messages("needle", session_id=session, limit=3)
+    conversation_id = str(mine[0].conversation_id)
+    by_id = await bolt.search_messages("needle", conversation_id=conversation_id, limit=3)
+    everywhere = await bolt.search_messages("needle", limit=3)
+    assert len(by_session) == len(by_id) == len(everywhere) == 3
+    assert {m.content for m in by_session} <= {m.content for m in mine}
+    assert [m.id for m in by_session] == [m.id for m in by_id]
+
+    index_rows = []
+    with GraphDatabase.driver(neo4j_server.uri, auth=neo4j_server.auth) as driver:
+        for statement, params in statements:
+            _, summary, _ = driver.execute_query("PROFILE " + statement, params)
+            index_rows.append(_index_rows(summary.profile))
+    assert len(index_rows) == 3
+    # PROFILE reads each statement to the end: the first ``k`` (limit + 4) hits at most.
+    assert index_rows[:2] == [5, 5], index_rows  # the conversation's own five
+    assert index_rows[2] == 7, index_rows  # across sessions, the index is read as before
+
+
+async def test_search_in_one_conversation_finds_other_writers_messages(
+    bolt: BoltBackend, unique: Callable[[str], str], graph: Graph
+) -> None:
+    """A message another library linked to the conversation without ``conversation_id``
+    (the reference writes such) is still found: the conversation's count then disagrees
+    and the index is not restricted."""
+    session = unique("s")
+    [first] = await bolt.add_messages_batch(session, [{"role": "user", "content": "needle one"}])
+    graph(
+        "MATCH (c:Conversation {id: $cid}) "
+        "CREATE (c)-[:HAS_MESSAGE]->(:Message {id: randomUUID(), role: 'user', "
+        "content: 'needle from elsewhere', timestamp: datetime()})",
+        cid=str(first.conversation_id),
+    )
+    graph("CALL db.awaitIndexes(30)")
+    found = await bolt.search_messages("needle", session_id=session, limit=10)
+    assert sorted(m.content for m in found) == ["needle from elsewhere", "needle one"]
+
+
+async def test_the_content_only_index_of_earlier_versions_is_replaced(
+    open_bolt: Callable[..., BoltBackend], graph: Graph
+) -> None:
+    """A store set up by an earlier version has ``memory_core_message_text``: connecting
+    drops it (it would cost every write an index update for nothing) and searches use the
+    index that also holds ``conversation_id``."""
+    graph(
+        "CREATE FULLTEXT INDEX memory_core_message_text IF NOT EXISTS "
+        "FOR (n:Message) ON EACH [n.content]"
+    )
+    async with open_bolt() as backend:
+        await backend.search_messages("anything", limit=1)
+    [row] = graph(
+        "SHOW FULLTEXT INDEXES YIELD name, properties RETURN collect([name, properties]) AS i"
+    )
+    indexes = {name: props for name, props in row["i"]}
+    assert "memory_core_message_text" not in indexes
+    assert indexes[FULLTEXT_INDEX] == ["content", "conversation_id"]

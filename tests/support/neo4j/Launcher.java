@@ -183,7 +183,9 @@ public final class Launcher {
         cfg.put(GraphDatabaseSettings.logical_log_rotation_threshold, ByteUnit.mebiBytes(16));
         cfg.put(GraphDatabaseSettings.keep_logical_logs, "2 files");
         cfg.put(GraphDatabaseSettings.filewatcher_enabled, false);
-        cfg.put(BoltConnector.thread_pool_max_size, 64);
+        // Neo4j's own default (400): with fewer threads than the drivers' pools hold
+        // connections (100 per driver), a loaded server answers NoThreadsAvailable.
+        cfg.put(BoltConnector.thread_pool_max_size, 400);
 
         // --- fast shutdown: Netty's default graceful shutdown waits a 5 s
         // quiet period per event-loop group (about 10 s in total) ---
