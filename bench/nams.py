@@ -173,6 +173,11 @@ async def _newest(
 
     async def raw(r: int) -> dict[str, float]:
         async def get() -> None:
+            # The same two requests: a conversation is its header (title, metadata,
+            # times) and its newest messages, and the wire has no route for both.
+            header = await client.get(f"/conversations/{cid}")
+            header.raise_for_status()
+            header.json()
             response = await client.get(f"/conversations/{cid}/messages", params={"limit": 100})
             response.raise_for_status()
             response.json()
@@ -186,6 +191,7 @@ async def _newest(
         f"{point}",
         {OURS: _counted(traffic, ours), FLOOR: _counted(traffic, raw)},
     )
+    workload.notes.append("floor: GET the conversation, then GET its newest 100 messages")
     return await measure(workload, sizes.repeats, log)
 
 

@@ -7,7 +7,8 @@ makes ``--requests`` requests in a fixed cycle (append a message, read the newes
 messages, search, read the header). At the end each client's conversation is read back
 to check that it holds exactly the messages acknowledged to it (none lost or
 duplicated). Prints request count, errors, throughput and
-latency percentiles (p50/p90/p99/max, overall and per operation); ``--json`` prints them
+latency percentiles (p50/p90/p99/max, overall and per operation) and the CPU seconds
+each process (clients, servers, the local Neo4j) used; ``--json`` prints them
 as one JSON object. Bounded: stops after ``--max-seconds`` whatever remains. Exits 1 when
 a message acknowledged to a client is missing, one is duplicated, a request got a 500, or
 a client did not finish in time; overload answers (503 from a saturated store, client
@@ -232,7 +233,28 @@ async def _stored_counts(base_urls: list[str], conversations: dict[int, str]) ->
     return counts
 
 
-def backend_url(args: argparse.Namespace, stack: ExitStack, env: dict[str, str]) -> str:
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time (user + system) a process has used so far; ``None`` off Linux."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_use(pids: dict[str, int], before: dict[str, float | None]) -> dict[str, float]:
+    """CPU seconds each named process spent since ``before``."""
+    spent = {}
+    for name, pid in pids.items():
+        start, now = before.get(name), cpu_seconds(pid)
+        if start is not None and now is not None:
+            spent[name] = round(now - start, 1)
+    return spent
+
+
+def backend_url(
+    args: argparse.Namespace, stack: ExitStack, env: dict[str, str], pids: dict[str, int]
+) -> str:
     if args.backend_url:
         return str(args.backend_url)
     if args.backend == "embedded":
@@ -246,6 +268,8 @@ def backend_url(args: argparse.Namespace, stack: ExitStack, env: dict[str, str])
     server = Neo4jServer()
     server.start()
     stack.callback(server.close)
+    if server.pid is not None:
+        pids["neo4j"] = server.pid
     return str(server.uri)
 
 
@@ -262,16 +286,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     env = dict(os.environ)
     with ExitStack() as stack:
-        url = backend_url(args, stack, env)
+        pids = {"clients": os.getpid()}
+        url = backend_url(args, stack, env, pids)
         log = stack.enter_context(args.server_log.open("ab")) if args.server_log else None
         processes = []
         bases = []
-        for _ in range(args.servers):
+        for n in range(args.servers):
             process, base = start_server(url, env, log or subprocess.DEVNULL)
             processes.append(process)
             bases.append(base)
+            pids[f"server {n + 1}"] = process.pid
+        before = {name: cpu_seconds(pid) for name, pid in pids.items()}
         try:
             report = asyncio.run(run_load(bases, args.clients, args.requests, args.max_seconds))
+            report["cpu_seconds"] = cpu_use(pids, before)
         finally:
             for process in processes:
                 process.terminate()
@@ -304,6 +332,8 @@ def _print(report: dict[str, Any]) -> None:
     print(f"  all       p50 {lat.get('p50')} ms  p99 {lat.get('p99')} ms  max {lat.get('max')} ms")
     for op, figures in report["by_operation"].items():
         print(f"  {op:<9} p50 {figures['p50']} ms  p99 {figures['p99']} ms  n={figures['n']}")
+    cpu = ", ".join(f"{name} {spent} s" for name, spent in report.get("cpu_seconds", {}).items())
+    print(f"  CPU used during the run ({os.cpu_count()} cores): {cpu}")
 
 
 if __name__ == "__main__":

@@ -39,6 +39,10 @@ async def rows(tx: AsyncManagedTransaction, query: str, **params: Any) -> Rows:
     return [record.data() async for record in result]
 
 
+async def _all_rows(result: neo4j.AsyncResult) -> Rows:
+    return [record.data() async for record in result]
+
+
 class Connection:
     """One driver for one backend instance."""
 
@@ -118,20 +122,40 @@ class Connection:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def run_write(self, query: str, **params: Any) -> Rows:
-        """One statement in one write transaction."""
-
-        async def work(tx: AsyncManagedTransaction) -> Rows:
-            return await rows(tx, query, **params)
-
-        return await self.write(work)
+        """One statement in one write transaction (retried after a constraint race, as
+        :meth:`write`)."""
+        for attempt in range(CONSTRAINT_RETRIES + 1):
+            try:
+                return await self._one_statement(query, params, neo4j.RoutingControl.WRITE)
+            except DRIVER_ERRORS as exc:
+                if is_constraint_race(exc) and attempt < CONSTRAINT_RETRIES:
+                    continue
+                raise translate(exc, self.where) from None
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def run_read(self, query: str, **params: Any) -> Rows:
         """One statement in one read transaction."""
+        try:
+            return await self._one_statement(query, params, neo4j.RoutingControl.READ)
+        except DRIVER_ERRORS as exc:
+            raise translate(exc, self.where) from None
 
-        async def work(tx: AsyncManagedTransaction) -> Rows:
-            return await rows(tx, query, **params)
-
-        return await self.read(work)
+    async def _one_statement(
+        self, query: str, params: dict[str, Any], routing: neo4j.RoutingControl
+    ) -> Rows:
+        # ``execute_query`` is a managed transaction like ``execute_read``/``_write`` (same
+        # retries), but it sends BEGIN with the statement: two round trips, not three.
+        if self._driver is None:
+            raise ConfigurationError(f"{self.where}: not connected")
+        found: Rows = await self._driver.execute_query(
+            query,
+            params,
+            routing_=routing,
+            database_=self.config.database,
+            bookmark_manager_=self._bookmarks,
+            result_transformer_=_all_rows,
+        )
+        return found
 
     # ------------------------------------------------------------------ schema
 

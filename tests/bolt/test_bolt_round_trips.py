@@ -2,7 +2,8 @@
 and an index-backed newest-N read whose cost depends on N, not on conversation length.
 
 Statements are counted at the driver (every ``tx.run`` of a managed transaction and every
-auto-commit ``session.run``), independently of the backend's own code.
+auto-commit ``session.run``), and transactions where they open (``execute_read``,
+``execute_write``, ``execute_query``), independently of the backend's own code.
 """
 
 from __future__ import annotations
@@ -59,6 +60,15 @@ def recorder(monkeypatch: pytest.MonkeyPatch) -> Iterator[Recorder]:
         record.transactions.append("write")
         return await execute_write(self, work, *args, **kw)
 
+    execute_query = neo4j.AsyncDriver.execute_query
+
+    async def one_statement(self: Any, *args: Any, **kw: Any) -> Any:
+        # A managed transaction too; the statement inside is counted by ``run_in_tx``.
+        routing = kw.get("routing_", neo4j.RoutingControl.WRITE)
+        record.transactions.append("read" if routing == neo4j.RoutingControl.READ else "write")
+        return await execute_query(self, *args, **kw)
+
+    monkeypatch.setattr(neo4j.AsyncDriver, "execute_query", one_statement)
     monkeypatch.setattr(neo4j.AsyncManagedTransaction, "run", run_in_tx)
     monkeypatch.setattr(neo4j.AsyncSession, "run", run_auto)
     monkeypatch.setattr(neo4j.AsyncSession, "execute_read", read)
