@@ -457,7 +457,7 @@ async def _list(backend, memory, floor, sizes, tag, sessions, peer_sessions, log
 
 
 async def _agent(backend, sizes, tag, sessions, log):  # type: ignore[no-untyped-def]
-    counter = Counter(backend._conn, "read", "write")
+    counter = Counter(backend._conn, "read", "write", "_one_statement")
 
     async def ours(r: int) -> dict[str, float]:
         session = f"bench-{tag}-agent-{r}"

@@ -59,6 +59,20 @@ async def test_smoke_run_writes_json_and_markdown_with_expected_keys(
         if w["backend"] == "nams" and w["workload"] == "single add_message"
     )
     assert "requests_count" in nams_single["subjects"]["floor"]
+    # Counts, unlike timings, are exact: a turn reaches the store at least once. (A Bolt
+    # change once bypassed the counted methods and the report said 0 round trips.)
+    for backend in BACKENDS:
+        turns = next(
+            w
+            for w in data["workloads"]
+            if w["backend"] == backend and w["workload"] == "agent turns (turn protocol)"
+        )
+        [(name, stats)] = [
+            (k, v)
+            for k, v in turns["subjects"]["memory-core"].items()
+            if k.endswith("per_turn") and not k.startswith("ms")
+        ]
+        assert stats["min"] >= 1, (backend, name, stats)
     table = md_path.read_text(encoding="utf-8")
     assert "| backend | workload |" in table and "bolt" in table
 
