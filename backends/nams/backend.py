@@ -43,6 +43,7 @@ from memory_core.models import (
     ExtractionStatus,
     Message,
     MessageRole,
+    trusted,
     utcnow,
 )
 from memory_core.settings import redact_url
@@ -296,14 +297,26 @@ class NamsBackend(MemoryBackend):
             role = MessageRole(item.role.lower())
         except ValueError:
             raise TransportError(f"nams: {route} returned an unknown role {item.role!r}") from None
-        return Message(
-            id=_uuid(item.id),
-            role=role,
-            content=item.content,
-            conversation_id=at.conversation_id or _maybe_uuid(item.conversation_id),
-            session_id=at.label,
-            created_at=item.created_at or utcnow(),
-            score=item.score,
+        # ``item`` is validated (wire model) and each value below has its field's type, so
+        # the Message is filled in without validating it a second time (bulk writes and
+        # reads build hundreds at once).
+        return trusted(
+            Message,
+            {
+                "id": _uuid(item.id),
+                "created_at": item.created_at or utcnow(),
+                "updated_at": None,
+                "embedding": None,
+                "metadata": {},
+                "role": role,
+                "content": item.content,
+                "conversation_id": at.conversation_id or _maybe_uuid(item.conversation_id),
+                "session_id": at.label,
+                "tool_calls": None,
+                "score": item.score,
+                "idempotency_key": None,
+                "mentions": [],
+            },
         )
 
     def _messages(self, payload: Any, route: str, at: _At) -> list[Message]:
