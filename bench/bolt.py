@@ -253,7 +253,7 @@ async def _single_add(backend, memory, floor, sizes, tag, sessions, peer_session
         "bolt", "single add_message", f"x{sizes.singles}", {OURS: ours, PEER: peer, FLOOR: raw}
     )
     workload.notes.append("floor: MATCH conversation, CREATE message + HAS_MESSAGE, one tx")
-    return await measure(workload, sizes.repeats, log)
+    return await measure(workload, sizes, log)
 
 
 async def _batch(backend, memory, floor, sizes, size, tag, sessions, peer_sessions, log):  # type: ignore[no-untyped-def]
@@ -292,7 +292,7 @@ async def _batch(backend, memory, floor, sizes, size, tag, sessions, peer_sessio
         {OURS: ours, PEER: peer, FLOOR: raw},
     )
     workload.notes.append("floor: UNWIND CREATE message + HAS_MESSAGE, one tx per batch")
-    return await measure(workload, sizes.repeats, log)
+    return await measure(workload, sizes, log)
 
 
 async def _reads_and_searches(backend, memory, floor, sizes, tag, sessions, peer_sessions, log):  # type: ignore[no-untyped-def]
@@ -350,7 +350,7 @@ async def _newest(backend, memory, floor, session, peer_session, cid, point, siz
 
     workload = Workload("bolt", "newest-100 read", f"{point}", {OURS: ours, PEER: peer, FLOOR: raw})
     workload.notes.append("floor: the same 100 nodes by the (conversation_id, seq) index")
-    return await measure(workload, sizes.repeats, log)
+    return await measure(workload, sizes, log)
 
 
 async def _search(backend, floor, session, cid, point, sizes, log):  # type: ignore[no-untyped-def]
@@ -376,7 +376,7 @@ async def _search(backend, floor, session, cid, point, sizes, log):  # type: ign
     workload = Workload("bolt", "text search (matches all)", f"{point}", {OURS: ours, FLOOR: raw})
     workload.notes.append("peer: n/a (its search needs an embedder; without one it returns [])")
     workload.notes.append("floor: the full-text index query alone with LIMIT 10")
-    return await measure(workload, sizes.repeats, log)
+    return await measure(workload, sizes, log)
 
 
 async def _vector(uri, floor, sizes, tag, sessions, log):  # type: ignore[no-untyped-def]
@@ -417,7 +417,7 @@ async def _vector(uri, floor, sizes, tag, sessions, log):  # type: ignore[no-unt
         workload.notes.append(f"HashingEmbedder({dimensions}); ours is hybrid (text + vector)")
         workload.notes.append("floor: the vector index query alone, k=10")
         try:
-            return await measure(workload, sizes.repeats, log)
+            return await measure(workload, sizes, log)
         finally:
             if not any(existing):  # the bench made the index: leave the schema as found
                 await floor.write(f"DROP INDEX `{index}` IF EXISTS")
@@ -453,7 +453,7 @@ async def _list(backend, memory, floor, sizes, tag, sessions, peer_sessions, log
 
     size = f"{sizes.list_limit} of {sizes.conversations}+"
     workload = Workload("bolt", "list_conversations", size, {OURS: ours, PEER: peer, FLOOR: raw})
-    return await measure(workload, sizes.repeats, log)
+    return await measure(workload, sizes, log)
 
 
 async def _agent(backend, sizes, tag, sessions, log):  # type: ignore[no-untyped-def]
@@ -469,4 +469,4 @@ async def _agent(backend, sizes, tag, sessions, log):  # type: ignore[no-untyped
 
     workload = Workload("bolt", "agent turns (turn protocol)", f"{sizes.turns}", {OURS: ours})
     workload.notes.append("round trip = one managed transaction")
-    return await measure(workload, sizes.repeats, log)
+    return await measure(workload, sizes, log)

@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .sizes import Sizes
+
 Metrics = dict[str, float]
 Run = Callable[[int], Awaitable[Metrics]]
 
@@ -58,9 +60,15 @@ async def timed(call: Callable[..., Awaitable[Any]], *args: Any, **kwargs: Any) 
     return (time.perf_counter() - start) * 1000
 
 
-async def measure(workload: Workload, repeats: int, log: Callable[[str], None]) -> dict[str, Any]:
-    """Run ``workload`` ``repeats`` times, interleaved and rotated; its report entry."""
+async def measure(workload: Workload, sizes: Sizes, log: Callable[[str], None]) -> dict[str, Any]:
+    """Run ``workload`` ``sizes.repeats`` times, interleaved and rotated, after
+    ``sizes.warmups`` unrecorded rounds (Neo4j's JIT compiles a statement's plan only after
+    it has run a while: the first runs would measure the compiler); its report entry."""
     names = list(workload.subjects)
+    for w in range(sizes.warmups):
+        for name in names:
+            await workload.subjects[name](-1 - w)  # negative: no repeat's names are reused
+    repeats = sizes.repeats
     runs: dict[str, list[Metrics]] = {name: [] for name in names}
     for r in range(repeats):
         shift = r % len(names)
@@ -71,6 +79,7 @@ async def measure(workload: Workload, repeats: int, log: Callable[[str], None]) 
         "workload": workload.name,
         "size": workload.size,
         "repeats": repeats,
+        "warmups": sizes.warmups,
         "subjects": {},
         "ratios": {},
         "notes": workload.notes,

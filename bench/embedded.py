@@ -131,7 +131,7 @@ async def _single_add(
         "embedded", "single add_message", f"x{sizes.singles}", {OURS: ours, FLOOR: raw}
     )
     workload.notes.append("floor: BEGIN IMMEDIATE; one INSERT; COMMIT in the calling thread")
-    return await measure(workload, sizes.repeats, log)
+    return await measure(workload, sizes, log)
 
 
 async def _batch(
@@ -155,7 +155,7 @@ async def _batch(
     name = f"batch ingest (batch {size})"
     workload = Workload("embedded", name, f"{sizes.batch_total}", {OURS: ours, FLOOR: raw})
     workload.notes.append("floor: executemany INSERT, one transaction per batch")
-    return await measure(workload, sizes.repeats, log)
+    return await measure(workload, sizes, log)
 
 
 async def _reads_and_searches(
@@ -207,7 +207,7 @@ async def _newest(
 
     workload = Workload("embedded", "newest-100 read", f"{point}", {OURS: ours, FLOOR: raw})
     workload.notes.append("floor: the same SELECT of the same rows, fetchall, no models")
-    return await measure(workload, sizes.repeats, log)
+    return await measure(workload, sizes, log)
 
 
 async def _search(
@@ -242,7 +242,7 @@ async def _search(
         "embedded", "text search (matches all)", f"{point}", {OURS: ours, FLOOR: raw}
     )
     workload.notes.append("floor: the FTS5 MATCH ranked by bm25 with LIMIT 10, no scoring")
-    return await measure(workload, sizes.repeats, log)
+    return await measure(workload, sizes, log)
 
 
 async def _list_conversations(
@@ -262,7 +262,7 @@ async def _list_conversations(
 
     size = f"{sizes.list_limit} of {sizes.conversations}"
     workload = Workload("embedded", "list_conversations", size, {OURS: ours, FLOOR: raw})
-    return await measure(workload, sizes.repeats, log)
+    return await measure(workload, sizes, log)
 
 
 async def _agent(
@@ -278,4 +278,4 @@ async def _agent(
 
     workload = Workload("embedded", "agent turns (turn protocol)", f"{sizes.turns}", {OURS: ours})
     workload.notes.append("round trip = one store transaction (worker-thread call)")
-    return await measure(workload, sizes.repeats, log)
+    return await measure(workload, sizes, log)

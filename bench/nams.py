@@ -117,7 +117,7 @@ async def _single_add(
         {OURS: _counted(traffic, ours), FLOOR: _counted(traffic, raw)},
     )
     workload.notes.append("request counts include one POST /conversations per run")
-    return await measure(workload, sizes.repeats, log)
+    return await measure(workload, sizes, log)
 
 
 async def _batch(
@@ -154,7 +154,7 @@ async def _batch(
         f"{sizes.batch_total}",
         {OURS: _counted(traffic, ours), FLOOR: _counted(traffic, raw)},
     )
-    return await measure(workload, sizes.repeats, log)
+    return await measure(workload, sizes, log)
 
 
 async def _newest(
@@ -193,7 +193,7 @@ async def _newest(
         {OURS: _counted(traffic, ours), FLOOR: _counted(traffic, raw)},
     )
     workload.notes.append("floor: GET the conversation, then GET its newest 100 messages")
-    return await measure(workload, sizes.repeats, log)
+    return await measure(workload, sizes, log)
 
 
 async def _search(
@@ -231,7 +231,7 @@ async def _search(
         f"{point}",
         {OURS: _counted(traffic, ours), FLOOR: _counted(traffic, raw)},
     )
-    return await measure(workload, sizes.repeats, log)
+    return await measure(workload, sizes, log)
 
 
 async def _list(
@@ -272,7 +272,7 @@ async def _list(
         {OURS: _counted(traffic, ours), FLOOR: _counted(traffic, raw)},
     )
     workload.notes.append(f"cursor paging, pages of {PAGE}")
-    return await measure(workload, sizes.repeats, log)
+    return await measure(workload, sizes, log)
 
 
 async def _agent(
@@ -291,4 +291,4 @@ async def _agent(
 
     workload = Workload("nams", "agent turns (turn protocol)", f"{sizes.turns}", {OURS: ours})
     workload.notes.append("round trip = one HTTP request")
-    return await measure(workload, sizes.repeats, log)
+    return await measure(workload, sizes, log)

@@ -12,6 +12,7 @@ class Sizes:
     that the harness works."""
 
     repeats: int = 5
+    warmups: int = 1  # unrecorded rounds of every subject before the repeats
     singles: int = 200  # add_message calls per repeat (p50/p95 over them)
     batch_total: int = 5_000  # messages per batch-ingest repeat
     batch_sizes: tuple[int, ...] = (100, 500)
@@ -39,6 +40,7 @@ FULL = Sizes(
 SMOKE = replace(
     DEFAULT,
     repeats=2,
+    warmups=0,
     singles=5,
     batch_total=40,
     batch_sizes=(10, 20),
