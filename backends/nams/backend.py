@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 from uuid import NAMESPACE_URL, UUID, uuid5
@@ -144,7 +145,9 @@ def _uuid(value: str) -> UUID:
         return uuid5(NAMESPACE_URL, f"nams:{value}")
 
 
+@lru_cache(maxsize=256)
 def _maybe_uuid(value: str | None) -> UUID | None:
+    """A conversation id (every message of a response repeats it: parsed once)."""
     return None if value is None else _uuid(value)
 
 
