@@ -24,6 +24,7 @@ from memory_core import (
     MessageRole,
     NotFoundError,
     SessionInfo,
+    StoreError,
 )
 from memory_core.models import trusted
 from memory_core.summary import preview
@@ -94,20 +95,34 @@ def to_message(
     session_id: str | None = None,
     score: float | None = None,
 ) -> Message:
-    """A message property map (with ``mentions``) as a :class:`Message`."""
+    """A message property map (with ``mentions``) as a :class:`Message`; a node another
+    writer left unreadable (an id that is not a UUID, an unknown role) is a
+    :class:`~memory_core.StoreError` naming it, never a raw ``ValueError``."""
     conv = props.get("conversation_id") or conversation_id
-    return Message(
-        id=UUID(str(props["id"])),
-        role=MessageRole(str(props.get("role", "user")).lower()),
-        content=props.get("content") or "",
-        created_at=to_datetime(props.get("timestamp")) or datetime.now(UTC),
-        embedding=props.get("embedding"),
-        metadata=load_metadata(props.get("metadata")),
-        conversation_id=UUID(str(conv)) if conv else None,
-        session_id=session_id,
-        idempotency_key=props.get("idempotency_key"),
-        mentions=to_refs(props.get("mentions")),
-        score=score,
+    try:
+        return Message(
+            id=UUID(str(props["id"])),
+            role=MessageRole(str(props.get("role", "user")).lower()),
+            content=props.get("content") or "",
+            created_at=to_datetime(props.get("timestamp")) or datetime.now(UTC),
+            embedding=props.get("embedding"),
+            metadata=load_metadata(props.get("metadata")),
+            conversation_id=UUID(str(conv)) if conv else None,
+            session_id=session_id,
+            idempotency_key=props.get("idempotency_key"),
+            mentions=to_refs(props.get("mentions")),
+            score=score,
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise _unreadable("message", props, exc) from None
+
+
+def _unreadable(kind: str, props: Mapping[str, Any], exc: Exception) -> StoreError:
+    shown = str(props.get("id"))[:80]
+    reason = type(exc).__name__ if not isinstance(exc, ValueError) else str(exc).split("\n")[0]
+    return StoreError(
+        f"bolt: a stored {kind} cannot be read (id {shown!r}: {reason[:200]}); it was not "
+        "written by memory-core or neo4j-agent-memory"
     )
 
 
@@ -115,17 +130,20 @@ def to_conversation(
     props: Mapping[str, Any], messages: list[Message] | None = None
 ) -> Conversation:
     """A conversation property map as a :class:`Conversation` (no messages by default)."""
-    created = to_datetime(props.get("created_at")) or datetime.now(UTC)
-    return Conversation(
-        id=UUID(str(props["id"])),
-        session_id=props.get("session_id") or "",
-        title=props.get("title"),
-        messages=messages or [],
-        created_at=created,
-        updated_at=to_datetime(props.get("updated_at")),
-        metadata=load_metadata(props.get("metadata")),
-        user_identifier=props.get("user_identifier"),
-    )
+    try:
+        created = to_datetime(props.get("created_at")) or datetime.now(UTC)
+        return Conversation(
+            id=UUID(str(props["id"])),
+            session_id=props.get("session_id") or "",
+            title=props.get("title"),
+            messages=messages or [],
+            created_at=created,
+            updated_at=to_datetime(props.get("updated_at")),
+            metadata=load_metadata(props.get("metadata")),
+            user_identifier=props.get("user_identifier"),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise _unreadable("conversation", props, exc) from None
 
 
 def to_session(row: Mapping[str, Any]) -> SessionInfo:

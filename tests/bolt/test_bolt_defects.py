@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 from uuid import uuid4
 
 import anyio
 import pytest
 
 from backends.bolt import BoltBackend
-from memory_core import NotFoundError
+from memory_core import NotFoundError, StoreError
 
 from .helpers import Graph, chain
 
@@ -216,3 +217,25 @@ async def test_lucene_syntax_in_queries_is_literal(bolt: BoltBackend, unique: Un
     assert [h.id for h in await bolt.search_messages('a:b (c" AND -d*', session_id=session)] == [
         stored.id
     ]
+
+
+@pytest.mark.parametrize(
+    ("node", "shown"),
+    [({"id": "not-a-uuid", "role": "user"}, "not-a-uuid"), ({"role": "narrator"}, "None")],
+)
+async def test_a_message_another_writer_left_unreadable_is_a_store_error(
+    bolt: BoltBackend, graph: Graph, unique: Unique, node: dict[str, Any], shown: str
+) -> None:
+    """A node linked to the conversation with an id that is not a UUID (or an unknown
+    role) made reads raise a raw ValueError: now a StoreError naming the node."""
+    session = unique("s")
+    [first] = await bolt.add_messages_batch(session, [{"role": "user", "content": "ours"}])
+    graph(
+        "MATCH (c:Conversation {id: $cid}) "
+        "CREATE (c)-[:HAS_MESSAGE]->(m:Message {content: 'foreign', timestamp: datetime()}) "
+        "SET m += $node, c.message_count = -1",
+        cid=str(first.conversation_id),
+        node=node,
+    )
+    with pytest.raises(StoreError, match=shown):
+        await bolt.get_conversation(session)
