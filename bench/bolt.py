@@ -4,8 +4,9 @@ The peer is neo4j-agent-memory 0.8.0's ``ShortTermMemory`` with no embedder and 
 extractor (checked before use); its constraints and indexes are created at the start and
 the ones it added are dropped at the end (so while the bench runs, our writes also
 maintain the peer's extra ``Message`` indexes). The floor is the official driver running
-the minimal Cypher for the same work in managed transactions: a single ``CREATE`` of the
-message linked to its conversation; an ``UNWIND`` of the batch doing the same; the
+the minimal Cypher for the same work in managed transactions (``execute_query``, as
+memory-core runs one-statement calls: BEGIN travels with the statement): a single
+``CREATE`` of the message linked to its conversation; an ``UNWIND`` of the batch doing the same; the
 newest-100 rows by the ``(conversation_id, seq)`` index; the full-text and vector index
 queries with the same limit. Floor writes create the same ``:Conversation`` /
 ``:Message`` nodes with the properties a read needs (so the same indexes, full-text
@@ -100,6 +101,14 @@ async def _schema_names(uri: str) -> set[tuple[str, str]]:
     }
 
 
+async def _consume(result: neo4j.AsyncResult) -> Any:
+    return await result.consume()
+
+
+async def _records(result: neo4j.AsyncResult) -> list[Any]:
+    return [record async for record in result]
+
+
 class Floor:
     """The raw driver doing the same work with minimal Cypher."""
 
@@ -108,21 +117,17 @@ class Floor:
         self.prefix = prefix
         self.seq: dict[str, int] = {}
 
+    # ``execute_query``: a managed transaction whose BEGIN travels with the statement (two
+    # round trips), the cheapest retrying way the driver offers, as memory-core uses.
     async def write(self, query: str, **params: Any) -> Any:
-        async def work(tx: neo4j.AsyncManagedTransaction) -> Any:
-            result = await tx.run(query, params)
-            return await result.consume()
-
-        async with self.driver.session() as session:
-            return await session.execute_write(work)
+        return await self.driver.execute_query(
+            query, params, routing_=neo4j.RoutingControl.WRITE, result_transformer_=_consume
+        )
 
     async def read(self, query: str, **params: Any) -> list[Any]:
-        async def work(tx: neo4j.AsyncManagedTransaction) -> list[Any]:
-            result = await tx.run(query, params)
-            return [record async for record in result]
-
-        async with self.driver.session() as session:
-            return await session.execute_read(work)
+        return await self.driver.execute_query(
+            query, params, routing_=neo4j.RoutingControl.READ, result_transformer_=_records
+        )
 
     async def conversation(self, session: str) -> str:
         cid = str(uuid4())

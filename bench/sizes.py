@@ -19,7 +19,7 @@ class Sizes:
     read_points: tuple[int, ...] = (1_000, 10_000)  # newest-100 at these lengths
     reads: int = 20  # reads per point per repeat
     search_points: tuple[int, ...] = (10_000,)  # text search over these store sizes
-    searches: int = 5
+    searches: int = 30  # per repeat: enough for Neo4j to have compiled the statements
     conversations: int = 1_000  # list_conversations over this many
     list_limit: int = 1_000
     turns: int = 30  # agent turns through the turn protocol
@@ -31,7 +31,7 @@ FULL = Sizes(
     singles=1_000,
     batch_total=10_000,
     reads=50,
-    searches=10,
+    searches=50,
     read_points=(1_000, 10_000, 100_000),
     search_points=(10_000, 100_000),
     conversations=5_000,
