@@ -101,6 +101,9 @@ async def _schema_names(uri: str) -> set[tuple[str, str]]:
     }
 
 
+SETUP_CALL = 10_000  # messages per add_messages_batch call when filling a store
+
+
 async def _consume(result: neo4j.AsyncResult) -> Any:
     return await result.consume()
 
@@ -309,7 +312,10 @@ async def _reads_and_searches(backend, memory, floor, sizes, tag, sessions, peer
     written = 0
     for point in sorted(set(sizes.read_points) | set(sizes.search_points)):
         more = rows(point - written, written)
-        await backend.add_messages_batch(session, more, batch_size=1000)
+        # One call is one transaction: 90,000 messages do not fit the test server's
+        # transaction memory, so the setup writes 10,000 per call.
+        for k in range(0, len(more), SETUP_CALL):
+            await backend.add_messages_batch(session, more[k : k + SETUP_CALL], batch_size=1000)
         if point in sizes.read_points:
             await memory.add_messages_batch(
                 peer_session,
@@ -394,7 +400,9 @@ async def _vector(uri, floor, sizes, tag, sessions, log):  # type: ignore[no-unt
     sessions.append(session)
     point = sizes.search_points[0]
     async with open_backend(uri, embedder=embedder) as backend:
-        await backend.add_messages_batch(session, rows(point), batch_size=1000)
+        data = rows(point)
+        for k in range(0, len(data), SETUP_CALL):
+            await backend.add_messages_batch(session, data[k : k + SETUP_CALL], batch_size=1000)
         [vector] = await embedder.embed([SEARCH_QUERY + " 42"])
         index = backend._conn.vector_index
         query = (

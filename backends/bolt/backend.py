@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 from uuid import uuid4
 
 from neo4j import AsyncManagedTransaction
+from neo4j import exceptions as neo
 
 from memory_core import (
     Capabilities,
@@ -19,6 +20,7 @@ from memory_core import (
     Message,
     NotFoundError,
     SessionInfo,
+    StoreError,
 )
 from memory_core import requests as rq
 
@@ -35,8 +37,13 @@ from .records import (
     to_session,
 )
 from .search import fetch_size, search
-from .session import Connection, Rows
+from .session import Connection, Rows, rows
 from .transfer import BoltTransfer
+
+# Messages per statement of a batch write (a larger call is several statements in one
+# transaction).
+STATEMENT_ROWS = 1000
+OUT_OF_TRANSACTION_MEMORY = "Neo.TransientError.General.MemoryPoolOutOfMemoryError"
 
 
 class BoltBackend(MemoryBackend):
@@ -229,13 +236,39 @@ class BoltBackend(MemoryBackend):
         params = {
             **_target_params(req.target),
             **_conversation_params(req.target, None, {}),
-            "messages": items,
-            "mention_ids": all_ids,
             "with_mentions": with_mentions,
         }
         query = cypher.scoped(req.target.tenant).batch(bool(req.target.session_id), with_mentions)
-        found = await self._conn.run_write(query, **params)
-        return batch_messages(found, items, req.target, _missing)
+        if len(items) <= STATEMENT_ROWS:
+            found = await self._conn.run_write(query, **params, messages=items, mention_ids=all_ids)
+            return batch_messages(found, items, req.target, _missing)
+
+        async def work(tx: AsyncManagedTransaction) -> list[Message]:
+            # Still one transaction (all or nothing), cut into statements so that no one
+            # statement's parameters and intermediate lists grow with the call. Each
+            # statement continues the previous one's sequence and chain (it sees them),
+            # and a missing entity or conversation raises here, which rolls back.
+            stored: list[Message] = []
+            for start in range(0, len(items), STATEMENT_ROWS):
+                chunk = items[start : start + STATEMENT_ROWS]
+                ids = [eid for item in chunk for eid in item["mention_ids"]]
+                try:
+                    found = await rows(tx, query, **params, messages=chunk, mention_ids=ids)
+                except neo.TransientError as exc:
+                    if exc.code != OUT_OF_TRANSACTION_MEMORY:
+                        raise
+                    # Not retried: rerunning the same large transaction meets the same end.
+                    raise StoreError(
+                        f"{self._conn.where}: a batch of {len(items)} messages is one "
+                        "transaction (all or nothing) and Neo4j ran out of transaction "
+                        "memory (dbms.memory.transaction.total.max) before its end; nothing "
+                        "was written. Store it in several add_messages_batch calls, or raise "
+                        "that limit on the server."
+                    ) from None
+                stored += batch_messages(found, chunk, req.target, _missing)
+            return stored
+
+        return await self._conn.write(work)
 
     async def _create_conversation(self, req: rq.CreateConversation) -> Conversation:
         params = {

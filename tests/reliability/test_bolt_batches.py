@@ -1,7 +1,8 @@
 """Bolt: a whole ``add_messages_batch`` call is one transaction. A failure inside Neo4j
-on the 5th of 6 messages (a uniqueness constraint this test adds) keeps none of them;
-and a Neo4j restart during a batch ingest leaves every batch whole or absent, with each
-acknowledged batch stored exactly once."""
+on the 5th of 6 messages (a uniqueness constraint this test adds) keeps none of them,
+also when the call spans several statements; a call too large for Neo4j's transaction
+memory fails at once; and a Neo4j restart during a batch ingest leaves every batch whole
+or absent, with each acknowledged batch stored exactly once."""
 
 from __future__ import annotations
 
@@ -106,3 +107,85 @@ async def test_neo4j_restart_during_batch_ingest(neo4j_server: Neo4jHandle) -> N
     contents = [r["c"] for r in rows]
     assert len(contents) == len(set(contents)), "a message was stored twice"
     print(f"{len(acknowledged)} batches acknowledged, {len(failed)} failed: {Counter(failed)}")
+
+
+@pytest.fixture
+def three_per_statement(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batch statements of 3 messages, so that small calls take the several-statement
+    path a call of more than 1,000 messages takes."""
+    from backends.bolt import backend as bolt_backend
+
+    monkeypatch.setattr(bolt_backend, "STATEMENT_ROWS", 3)
+
+
+async def test_a_call_of_several_statements_is_one_transaction(
+    unique_content: Neo4jHandle, three_per_statement: None
+) -> None:
+    """8 messages = 3 statements in one transaction: they continue one another's sequence
+    and chain; a failure in the last statement keeps none of the earlier ones."""
+    from tests.bolt.helpers import chain
+
+    server = unique_content
+    session = f"statements-{uuid4().hex}"
+    graph = lambda query, **params: cypher(server, query, **params)  # noqa: E731
+    async with open_backend(server.uri, auth=server.auth) as backend:
+        await backend.add_message(session, "user", "before")
+        contents = [f"m{i}-{session}" for i in range(8)]
+        stored = await backend.add_messages_batch(
+            session, [{"role": "user", "content": c} for c in contents]
+        )
+        read = (await backend.get_conversation(session)).messages
+        assert stored == read[1:]
+        assert [m.content for m in read] == ["before", *contents]
+        assert chain(graph, session) == ["before", *contents]
+        assert [m.created_at for m in read] == sorted({m.created_at for m in read})
+        seqs = cypher(
+            server,
+            "MATCH (c:Conversation {session_id: $s})-[:HAS_MESSAGE]->(m) RETURN m.seq AS seq",
+            s=session,
+        )
+        assert sorted(r["seq"] for r in seqs) == list(range(9))
+
+        late_clash = [{"role": "user", "content": f"n{i}-{session}"} for i in range(7)]
+        late_clash.append({"role": "user", "content": contents[0]})  # statement 3 fails
+        with pytest.raises(MemoryCoreError):
+            await backend.add_messages_batch(session, late_clash)
+        assert (await backend.get_conversation(session)).messages == read
+
+
+async def test_a_call_too_large_for_the_transaction_memory_fails_at_once(
+    neo4j_server: Neo4jHandle, three_per_statement: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Neo4j's transaction memory running out (a 90,000-message call on the 512 MB test
+    server did) is a StoreError saying what to do, raised without the driver's 30 s of
+    retries; nothing is written. The error is injected on the second statement."""
+    from neo4j import exceptions as neo
+
+    from backends.bolt import backend as bolt_backend
+    from memory_core import StoreError
+
+    statements = 0
+    real_rows = bolt_backend.rows
+
+    async def failing(tx: object, query: str, **params: object) -> object:
+        nonlocal statements
+        statements += 1
+        if statements == 2:
+            raise neo.Neo4jError._hydrate_neo4j(
+                code=bolt_backend.OUT_OF_TRANSACTION_MEMORY, message="limit reached"
+            )
+        return await real_rows(tx, query, **params)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(bolt_backend, "rows", failing)
+    session = f"too-large-{uuid4().hex}"
+    async with open_backend(neo4j_server.uri, auth=neo4j_server.auth) as backend:
+        with pytest.raises(StoreError, match="transaction memory") as raised:
+            await backend.add_messages_batch(
+                session, [{"role": "user", "content": f"m{i}"} for i in range(7)]
+            )
+        assert statements == 2  # not retried
+        assert raised.value.written is None and not raised.value.maybe_applied
+    found = cypher(
+        neo4j_server, "MATCH (c:Conversation {session_id: $s}) RETURN count(c) AS n", s=session
+    )
+    assert found == [{"n": 0}]  # not even the conversation the first statement created
