@@ -402,3 +402,24 @@ def test_a_failing_summarizer_is_a_500_envelope() -> None:
         # the keep-alive connection survives the error
         assert http.get(f"/conversations/{cid}/messages").status_code == 200
     assert len({r.client for r in server.traffic.records()}) == 1
+
+
+def test_traffic_marks_keep_counting_once_the_record_is_full() -> None:
+    """``since(mark)`` used positions in the bounded record: once it held its 10,000
+    requests every later count was 0 (the full bench reported 0 requests per turn)."""
+    from backends.nams.server.traffic import RequestRecord, Traffic
+
+    def record(n: int) -> RequestRecord:
+        return RequestRecord("GET", f"/r{n}", 200, ("127.0.0.1", 1), "w", 0.1)
+
+    traffic = Traffic(size=10)
+    for n in range(15):
+        traffic.add(record(n))
+    mark = traffic.total
+    for n in range(15, 19):
+        traffic.add(record(n))
+    assert [r.path for r in traffic.since(mark)] == ["/r15", "/r16", "/r17", "/r18"]
+    assert traffic.since(traffic.total) == []
+    traffic.clear()
+    traffic.add(record(19))
+    assert [r.path for r in traffic.since(mark)] == ["/r19"]

@@ -111,12 +111,12 @@ class NamsTestServer:
         return found if workspace is None else [r for r in found if r.workspace == workspace]
 
     def mark(self) -> int:
-        """A position in the request record, for :meth:`since`."""
-        return len(self.traffic.records())
+        """A mark in the request record, for :meth:`since`."""
+        return self.traffic.total
 
     def since(self, mark: int) -> list[RequestRecord]:
         """Every request recorded after ``mark`` (tests run one at a time)."""
-        return self.traffic.records()[mark:]
+        return self.traffic.since(mark)
 
 
 def start_nams_server(backend_url: str = "memory://", **app_options: Any) -> NamsTestServer:

@@ -40,10 +40,25 @@ class Traffic:
     def __init__(self, size: int = 10_000) -> None:
         self._lock = threading.Lock()
         self._records: deque[RequestRecord] = deque(maxlen=size)
+        self._total = 0
 
     def add(self, record: RequestRecord) -> None:
         with self._lock:
             self._records.append(record)
+            self._total += 1
+
+    @property
+    def total(self) -> int:
+        """How many requests were ever recorded (a mark for :meth:`since`)."""
+        with self._lock:
+            return self._total
+
+    def since(self, total: int) -> list[RequestRecord]:
+        """The requests recorded after :attr:`total` was ``total`` (at most the last
+        ``size``: positions in the record itself shift once it is full)."""
+        with self._lock:
+            newer = self._total - total
+            return list(self._records)[-newer:] if newer > 0 else []
 
     def records(self) -> list[RequestRecord]:
         with self._lock:
