@@ -31,3 +31,14 @@ def chain(graph: Graph, session_id: str) -> list[str]:
     [path] = row["paths"]
     assert len(path) == row["total"], f"chain covers {len(path)} of {row['total']} messages"
     return list(path)
+
+
+def foreign_message(graph: Graph, conversation_id: object, **props: Any) -> None:
+    """Link a message node another library wrote (only ``props``, a Neo4j ``timestamp``,
+    no ``seq`` or ``conversation_id``) to a conversation, as the reference does."""
+    graph(
+        "MATCH (c:Conversation {id: $cid}) "
+        "CREATE (c)-[:HAS_MESSAGE]->(m:Message {timestamp: datetime()}) SET m += $props",
+        cid=str(conversation_id),
+        props=props,
+    )

@@ -13,7 +13,7 @@ import pytest
 from backends.bolt import BoltBackend
 from memory_core import NotFoundError, StoreError
 
-from .helpers import Graph, chain
+from .helpers import Graph, chain, foreign_message
 
 pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
 Unique = Callable[[str], str]
@@ -230,12 +230,6 @@ async def test_a_message_another_writer_left_unreadable_is_a_store_error(
     role) made reads raise a raw ValueError: now a StoreError naming the node."""
     session = unique("s")
     [first] = await bolt.add_messages_batch(session, [{"role": "user", "content": "ours"}])
-    graph(
-        "MATCH (c:Conversation {id: $cid}) "
-        "CREATE (c)-[:HAS_MESSAGE]->(m:Message {content: 'foreign', timestamp: datetime()}) "
-        "SET m += $node, c.message_count = -1",
-        cid=str(first.conversation_id),
-        node=node,
-    )
+    foreign_message(graph, first.conversation_id, content="foreign", **node)
     with pytest.raises(StoreError, match=shown):
         await bolt.get_conversation(session)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from uuid import uuid4
 
 import pytest
 
@@ -16,9 +17,9 @@ from memory_core import EntityRef, MessageRole
 from memory_core import requests as rq
 from memory_core.scoring import query_terms, text_score
 
-pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
+from .helpers import Graph, foreign_message
 
-Graph = Callable[..., list[dict[str, Any]]]
+pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
 
 
 async def test_batch_result_equals_what_a_read_returns(
@@ -187,11 +188,8 @@ async def test_search_in_one_conversation_finds_other_writers_messages(
     and the index is not restricted."""
     session = unique("s")
     [first] = await bolt.add_messages_batch(session, [{"role": "user", "content": "needle one"}])
-    graph(
-        "MATCH (c:Conversation {id: $cid}) "
-        "CREATE (c)-[:HAS_MESSAGE]->(:Message {id: randomUUID(), role: 'user', "
-        "content: 'needle from elsewhere', timestamp: datetime()})",
-        cid=str(first.conversation_id),
+    foreign_message(
+        graph, first.conversation_id, id=str(uuid4()), role="user", content="needle from elsewhere"
     )
     graph("CALL db.awaitIndexes(30)")
     found = await bolt.search_messages("needle", session_id=session, limit=10)
