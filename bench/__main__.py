@@ -107,9 +107,7 @@ async def run(
         from . import nams
 
         workloads += await nams.run(sizes, _log)
-    rss["bench process (client; NAMS server thread)"] = (
-        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    )
+    rss["bench process (client)"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
         "meta": {
             "command": command,

@@ -1,7 +1,7 @@
 """NAMS workloads: the adapter against the real NAMS-compatible server, beside raw httpx.
 
-The server (``memory-core serve``'s app under uvicorn, backed by ``memory://``) runs in
-a thread of the bench process, as the test-suite runs it; the floor is an
+The server (``memory-core serve``'s app under uvicorn, backed by ``memory://``) runs in a
+child process (``bench.nams_server``), as the real service is remote; the floor is an
 ``httpx.AsyncClient`` sending the same requests the adapter sends. Each run also reports
 how many requests the server saw and over how many TCP connections (``*_count``
 metrics, never ratios), so a difference in request count shows.
@@ -10,52 +10,97 @@ metrics, never ratios), so a difference in request count shows.
 from __future__ import annotations
 
 import statistics
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
 
 from backends.nams import NamsBackend
-from tests.support.nams_server import NamsTestServer
+from memory_core import open_backend
+from tests.support.nams_server import API_KEY, NamsTestServer
 
 from .common import SEARCH_QUERY, agent_turns, latency_metrics, rows
 from .core import FLOOR, OURS, Workload, measure, timed
 from .sizes import Sizes
 
+ROOT = Path(__file__).resolve().parents[1]
 PAGE = 200
 BULK = 100
 
 
-class Traffic:
-    """Requests and connections the server saw since :meth:`mark`."""
+class ServerProcess:
+    """``bench.nams_server`` in a child process: the client's work (and its garbage
+    collections) never share an interpreter with the server's, as with the real service.
+    (In one process the adapter's collections walked the in-memory store's objects too.)"""
 
-    def __init__(self, server: NamsTestServer) -> None:
-        self.server = server
-        self._mark = 0
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "bench.nams_server"],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        self.base_url = self.process.stdout.readline().strip()
+        if not self.base_url.startswith("http://127.0.0.1:"):
+            self.stop()
+            raise RuntimeError(f"bench.nams_server did not start (said {self.base_url!r})")
+        self.root = self.base_url.rsplit("/", 1)[0]
+
+    def stop(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        try:
+            self.process.wait(30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+class Traffic:
+    """Requests and connections the server saw since :meth:`mark` (read from its admin
+    routes, outside the timed parts)."""
+
+    def __init__(self, server: ServerProcess, headers: dict[str, str]) -> None:
+        self._http = httpx.Client(base_url=server.root, headers=headers, trust_env=False)
 
     def mark(self) -> None:
-        self._mark = self.server.mark()
+        self._http.delete("/_admin/traffic").raise_for_status()
 
     def counts(self) -> dict[str, float]:
-        seen = self.server.since(self._mark)
+        response = self._http.get("/_admin/traffic")
+        response.raise_for_status()
+        seen = [r for r in response.json() if not r["path"].startswith("/_admin")]
         return {
             "requests_count": float(len(seen)),
-            "connections_count": float(len({r.client for r in seen})),
+            "connections_count": float(len({tuple(r["client"] or ()) for r in seen})),
         }
+
+    def close(self) -> None:
+        self._http.close()
 
 
 async def run(sizes: Sizes, log: Callable[[str], None]) -> list[dict[str, Any]]:
     """Every NAMS workload; report entries."""
-    server = NamsTestServer("memory://").start()
-    workspace = server.workspace("bench")
-    traffic = Traffic(server)
+    server = ServerProcess()
+    workspace = NamsTestServer.workspace("bench")
+    headers = {"Authorization": f"Bearer {API_KEY}", "X-Workspace-Id": workspace}
+    traffic = Traffic(server, headers)
     try:
-        backend = server.backend(workspace)
+        backend = open_backend(
+            "nams+" + server.base_url,
+            api_key=API_KEY,
+            workspace_id=workspace,
+            trust_env=False,
+            session_names="server",
+        )
+        assert isinstance(backend, NamsBackend)
         async with (
             backend,
-            httpx.AsyncClient(
-                base_url=server.base_url, headers=server.headers(workspace), trust_env=False
-            ) as client,
+            httpx.AsyncClient(base_url=server.base_url, headers=headers, trust_env=False) as client,
         ):
             entries = [await _single_add(backend, client, traffic, sizes, log)]
             entries.append(await _batch(backend, client, traffic, sizes, log))
@@ -64,6 +109,7 @@ async def run(sizes: Sizes, log: Callable[[str], None]) -> list[dict[str, Any]]:
             entries.append(await _list(backend, client, traffic, sizes, log))
             entries.append(await _agent(backend, traffic, sizes, log))
     finally:
+        traffic.close()
         server.stop()
     return entries
 

@@ -1,0 +1,23 @@
+"""``python -m bench.nams_server``: the NAMS-compatible server (``memory://``, test keys,
+admin routes) for the bench, in a process of its own, as the service is remote. Prints
+its base URL on the first line and serves until its standard input closes."""
+
+from __future__ import annotations
+
+import sys
+
+from tests.support.nams_server import NamsTestServer
+
+
+def main() -> int:
+    server = NamsTestServer("memory://").start()
+    try:
+        print(server.base_url, flush=True)
+        sys.stdin.read()  # until the bench closes it (or exits)
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
