@@ -58,6 +58,20 @@ def to_datetime(value: Any) -> datetime | None:
     return value.astimezone(UTC)
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def from_micros(value: Any) -> datetime | None:
+    """Microseconds since the epoch (as the message projection sends a timestamp) as an
+    aware UTC datetime; ``None`` for anything else."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return None
+    try:
+        return _EPOCH + timedelta(microseconds=value)
+    except OverflowError:
+        raise ValueError(f"timestamp {value} µs is outside Python's datetime range") from None
+
+
 def dump_metadata(metadata: Mapping[str, Any]) -> str | None:
     """Metadata as stored: a JSON string, ``None`` when empty."""
     return metadata_json(metadata) if metadata else None
@@ -104,7 +118,9 @@ def to_message(
             id=UUID(str(props["id"])),
             role=MessageRole(str(props.get("role", "user")).lower()),
             content=props.get("content") or "",
-            created_at=to_datetime(props.get("timestamp")) or datetime.now(UTC),
+            created_at=from_micros(props.get("timestamp_us"))
+            or to_datetime(props.get("timestamp"))
+            or datetime.now(UTC),
             embedding=props.get("embedding"),
             metadata=load_metadata(props.get("metadata")),
             conversation_id=UUID(str(conv)) if conv else None,

@@ -233,3 +233,37 @@ async def test_a_message_another_writer_left_unreadable_is_a_store_error(
     foreign_message(graph, first.conversation_id, content="foreign", **node)
     with pytest.raises(StoreError, match=shown):
         await bolt.get_conversation(session)
+
+
+async def test_timestamps_another_writer_stored_in_other_types_still_read(
+    bolt: BoltBackend, graph: Graph, unique: Unique
+) -> None:
+    """Zoned DateTimes travel as integer microseconds; a local datetime or an ISO string
+    another writer stored still reads (as UTC), and one out of Python's range is a
+    StoreError, not an OverflowError."""
+    session = unique("s")
+    [first] = await bolt.add_messages_batch(session, [{"role": "user", "content": "ours"}])
+    cid = first.conversation_id
+    foreign_message(graph, cid, id=str(uuid4()), role="user", content="local")
+    graph(
+        "MATCH (m:Message {content: 'local'})<-[:HAS_MESSAGE]-(:Conversation {id: $cid}) "
+        "SET m.timestamp = localdatetime('2030-01-02T03:04:05.123456')",
+        cid=str(cid),
+    )
+    foreign_message(graph, cid, id=str(uuid4()), role="user", content="text")
+    graph(
+        "MATCH (m:Message {content: 'text'})<-[:HAS_MESSAGE]-(:Conversation {id: $cid}) "
+        "SET m.timestamp = '2031-01-02T03:04:05+02:00'",
+        cid=str(cid),
+    )
+    read = {m.content: m.created_at for m in (await bolt.get_conversation(session)).messages}
+    assert read["ours"] == first.created_at
+    assert read["local"] == datetime(2030, 1, 2, 3, 4, 5, 123456, tzinfo=UTC)
+    assert read["text"] == datetime(2031, 1, 2, 1, 4, 5, tzinfo=UTC)
+    graph(
+        "MATCH (m:Message {content: 'text'})<-[:HAS_MESSAGE]-(:Conversation {id: $cid}) "
+        "SET m.timestamp = datetime('+20000-01-01T00:00:00Z')",
+        cid=str(cid),
+    )
+    with pytest.raises(StoreError, match="datetime range"):
+        await bolt.get_conversation(session)
