@@ -30,7 +30,7 @@ from backends.bolt.schema import FULLTEXT_INDEX
 from memory_core import HashingEmbedder, open_backend
 
 from .common import SEARCH_QUERY, Counter, agent_turns, latency_metrics, rows
-from .core import FLOOR, OURS, PEER, Workload, measure, timed
+from .core import FLOOR, OURS, PEER, Workload, measure, median_ms, timed
 from .sizes import Sizes
 
 
@@ -342,22 +342,15 @@ async def _newest(backend, memory, floor, session, peer_session, cid, point, siz
     )
 
     async def ours(r: int) -> dict[str, float]:
-        spent = [
-            await timed(lambda: backend.get_conversation(session, limit=100))
-            for _ in range(sizes.reads)
-        ]
-        return {"median_ms": statistics.median(spent)}
+        return await median_ms(sizes.reads, lambda: backend.get_conversation(session, limit=100))
 
     async def peer(r: int) -> dict[str, float]:
-        spent = [
-            await timed(lambda: memory.get_conversation(peer_session, limit=100))
-            for _ in range(sizes.reads)
-        ]
-        return {"median_ms": statistics.median(spent)}
+        return await median_ms(
+            sizes.reads, lambda: memory.get_conversation(peer_session, limit=100)
+        )
 
     async def raw(r: int) -> dict[str, float]:
-        spent = [await timed(lambda: floor.read(query, cid=cid)) for _ in range(sizes.reads)]
-        return {"median_ms": statistics.median(spent)}
+        return await median_ms(sizes.reads, lambda: floor.read(query, cid=cid))
 
     workload = Workload("bolt", "newest-100 read", f"{point}", {OURS: ours, PEER: peer, FLOOR: raw})
     workload.notes.append("floor: the same 100 nodes by the (conversation_id, seq) index")
@@ -371,18 +364,15 @@ async def _search(backend, floor, session, cid, point, sizes, log):  # type: ign
     )
 
     async def ours(r: int) -> dict[str, float]:
-        spent = [
-            await timed(lambda: backend.search_messages(SEARCH_QUERY, session_id=session, limit=10))
-            for _ in range(sizes.searches)
-        ]
-        return {"median_ms": statistics.median(spent)}
+        return await median_ms(
+            sizes.searches,
+            lambda: backend.search_messages(SEARCH_QUERY, session_id=session, limit=10),
+        )
 
     async def raw(r: int) -> dict[str, float]:
-        spent = [
-            await timed(lambda: floor.read(query, index=FULLTEXT_INDEX, q=f'"{SEARCH_QUERY}"'))
-            for _ in range(sizes.searches)
-        ]
-        return {"median_ms": statistics.median(spent)}
+        return await median_ms(
+            sizes.searches, lambda: floor.read(query, index=FULLTEXT_INDEX, q=f'"{SEARCH_QUERY}"')
+        )
 
     workload = Workload("bolt", "text search (matches all)", f"{point}", {OURS: ours, FLOOR: raw})
     workload.notes.append("peer: n/a (its search needs an embedder; without one it returns [])")
@@ -411,18 +401,14 @@ async def _vector(uri, floor, sizes, tag, sessions, log):  # type: ignore[no-unt
         )
 
         async def ours(r: int) -> dict[str, float]:
-            spent = [
-                await timed(lambda: backend.search_messages(SEARCH_QUERY + " 42", limit=10))
-                for _ in range(sizes.searches)
-            ]
-            return {"median_ms": statistics.median(spent)}
+            return await median_ms(
+                sizes.searches, lambda: backend.search_messages(SEARCH_QUERY + " 42", limit=10)
+            )
 
         async def raw(r: int) -> dict[str, float]:
-            spent = [
-                await timed(lambda: floor.read(query, index=index, vector=vector))
-                for _ in range(sizes.searches)
-            ]
-            return {"median_ms": statistics.median(spent)}
+            return await median_ms(
+                sizes.searches, lambda: floor.read(query, index=index, vector=vector)
+            )
 
         workload = Workload(
             "bolt", "vector search (all sessions)", f"{point}", {OURS: ours, FLOOR: raw}

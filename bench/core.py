@@ -60,6 +60,14 @@ async def timed(call: Callable[..., Awaitable[Any]], *args: Any, **kwargs: Any) 
     return (time.perf_counter() - start) * 1000
 
 
+async def median_ms(
+    times: int, call: Callable[..., Awaitable[Any]], *args: Any, **kwargs: Any
+) -> Metrics:
+    """``{"median_ms": …}`` over ``times`` timed calls of ``call(*args, **kwargs)``."""
+    spent = [await timed(call, *args, **kwargs) for _ in range(times)]
+    return {"median_ms": statistics.median(spent)}
+
+
 async def measure(workload: Workload, sizes: Sizes, log: Callable[[str], None]) -> dict[str, Any]:
     """Run ``workload`` ``sizes.repeats`` times, interleaved and rotated, after
     ``sizes.warmups`` unrecorded rounds (Neo4j's JIT compiles a statement's plan only after

@@ -20,7 +20,7 @@ from backends.embedded import EmbeddedBackend
 from backends.embedded.schema import create_schema
 
 from .common import SEARCH_QUERY, Counter, agent_turns, latency_metrics, rows
-from .core import FLOOR, OURS, Workload, measure, timed
+from .core import FLOOR, OURS, Workload, measure, median_ms, timed
 from .sizes import Sizes
 
 READ_COLUMNS = (
@@ -190,11 +190,7 @@ async def _newest(
     )
 
     async def ours(r: int) -> dict[str, float]:
-        spent = [
-            await timed(lambda: backend.get_conversation(session, limit=100))
-            for _ in range(sizes.reads)
-        ]
-        return {"median_ms": statistics.median(spent)}
+        return await median_ms(sizes.reads, lambda: backend.get_conversation(session, limit=100))
 
     async def raw(r: int) -> dict[str, float]:
         spent = []
@@ -224,11 +220,10 @@ async def _search(
     )
 
     async def ours(r: int) -> dict[str, float]:
-        spent = [
-            await timed(lambda: backend.search_messages(SEARCH_QUERY, session_id=session, limit=10))
-            for _ in range(sizes.searches)
-        ]
-        return {"median_ms": statistics.median(spent)}
+        return await median_ms(
+            sizes.searches,
+            lambda: backend.search_messages(SEARCH_QUERY, session_id=session, limit=10),
+        )
 
     async def raw(r: int) -> dict[str, float]:
         spent = []

@@ -23,7 +23,7 @@ from memory_core import open_backend
 from tests.support.nams_server import API_KEY, NamsTestServer
 
 from .common import SEARCH_QUERY, agent_turns, latency_metrics, rows
-from .core import FLOOR, OURS, Workload, measure, timed
+from .core import FLOOR, OURS, Run, Workload, measure, median_ms, timed
 from .sizes import Sizes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,6 +120,11 @@ async def _conversation(client: httpx.AsyncClient) -> str:
     return str(response.json()["id"])
 
 
+def _side_by_side(traffic: Traffic, ours: Run, raw: Run) -> dict[str, Run]:
+    """memory-core and the raw httpx floor, each with the server's request counts."""
+    return {OURS: _counted(traffic, ours), FLOOR: _counted(traffic, raw)}
+
+
 def _counted(traffic: Traffic, run: Callable[[int], Any]) -> Callable[[int], Any]:
     async def wrapped(r: int) -> dict[str, float]:
         traffic.mark()
@@ -160,7 +165,7 @@ async def _single_add(
         "nams",
         "single add_message",
         f"x{sizes.singles}",
-        {OURS: _counted(traffic, ours), FLOOR: _counted(traffic, raw)},
+        _side_by_side(traffic, ours, raw),
     )
     workload.notes.append("request counts include one POST /conversations per run")
     return await measure(workload, sizes, log)
@@ -198,7 +203,7 @@ async def _batch(
         "nams",
         f"batch ingest (bulk {BULK})",
         f"{sizes.batch_total}",
-        {OURS: _counted(traffic, ours), FLOOR: _counted(traffic, raw)},
+        _side_by_side(traffic, ours, raw),
     )
     return await measure(workload, sizes, log)
 
@@ -215,8 +220,7 @@ async def _newest(
     await backend.add_messages_batch(cid, rows(point), batch_size=BULK)
 
     async def ours(r: int) -> dict[str, float]:
-        spent = [await timed(backend.get_conversation, cid, limit=100) for _ in range(sizes.reads)]
-        return {"median_ms": statistics.median(spent)}
+        return await median_ms(sizes.reads, backend.get_conversation, cid, limit=100)
 
     async def raw(r: int) -> dict[str, float]:
         async def get() -> None:
@@ -229,14 +233,13 @@ async def _newest(
             response.raise_for_status()
             response.json()
 
-        spent = [await timed(get) for _ in range(sizes.reads)]
-        return {"median_ms": statistics.median(spent)}
+        return await median_ms(sizes.reads, get)
 
     workload = Workload(
         "nams",
         "newest-100 read",
         f"{point}",
-        {OURS: _counted(traffic, ours), FLOOR: _counted(traffic, raw)},
+        _side_by_side(traffic, ours, raw),
     )
     workload.notes.append("floor: GET the conversation, then GET its newest 100 messages")
     return await measure(workload, sizes, log)
@@ -254,11 +257,9 @@ async def _search(
     await backend.add_messages_batch(cid, rows(point), batch_size=BULK)
 
     async def ours(r: int) -> dict[str, float]:
-        spent = [
-            await timed(backend.search_messages, SEARCH_QUERY, session_id=cid, limit=10)
-            for _ in range(sizes.searches)
-        ]
-        return {"median_ms": statistics.median(spent)}
+        return await median_ms(
+            sizes.searches, backend.search_messages, SEARCH_QUERY, session_id=cid, limit=10
+        )
 
     async def raw(r: int) -> dict[str, float]:
         async def post() -> None:
@@ -268,14 +269,13 @@ async def _search(
             response.raise_for_status()
             response.json()
 
-        spent = [await timed(post) for _ in range(sizes.searches)]
-        return {"median_ms": statistics.median(spent)}
+        return await median_ms(sizes.searches, post)
 
     workload = Workload(
         "nams",
         "text search (matches all)",
         f"{point}",
-        {OURS: _counted(traffic, ours), FLOOR: _counted(traffic, raw)},
+        _side_by_side(traffic, ours, raw),
     )
     return await measure(workload, sizes, log)
 
@@ -315,7 +315,7 @@ async def _list(
         "nams",
         "list_conversations",
         size,
-        {OURS: _counted(traffic, ours), FLOOR: _counted(traffic, raw)},
+        _side_by_side(traffic, ours, raw),
     )
     workload.notes.append(f"cursor paging, pages of {PAGE}")
     return await measure(workload, sizes, log)

@@ -215,12 +215,10 @@ class BoltBackend(MemoryBackend):
         return _stored(found, req.target)[0]
 
     async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
-        items = []
-        all_ids: list[str] = []
+        items: list[dict[str, Any]] = []
         with_mentions = False
         for message in req.messages:
             mentions = _mention_params(message.mentions, req.target.tenant)
-            all_ids.extend(mentions["mention_ids"])
             with_mentions = with_mentions or bool(message.mentions)
             items.append(
                 {
@@ -240,7 +238,9 @@ class BoltBackend(MemoryBackend):
         }
         query = cypher.scoped(req.target.tenant).batch(bool(req.target.session_id), with_mentions)
         if len(items) <= STATEMENT_ROWS:
-            found = await self._conn.run_write(query, **params, messages=items, mention_ids=all_ids)
+            found = await self._conn.run_write(
+                query, **params, messages=items, mention_ids=_mention_ids(items)
+            )
             return batch_messages(found, items, req.target, _missing)
 
         async def work(tx: AsyncManagedTransaction) -> list[Message]:
@@ -251,7 +251,7 @@ class BoltBackend(MemoryBackend):
             stored: list[Message] = []
             for start in range(0, len(items), STATEMENT_ROWS):
                 chunk = items[start : start + STATEMENT_ROWS]
-                ids = [eid for item in chunk for eid in item["mention_ids"]]
+                ids = _mention_ids(chunk)
                 try:
                     found = await rows(tx, query, **params, messages=chunk, mention_ids=ids)
                 except neo.TransientError as exc:
@@ -420,6 +420,11 @@ def _mention_params(refs: list[EntityRef], tenant: str | None) -> dict[str, list
         elif ref.name:
             names.append(ref.name.strip())
     return {"mention_ids": ids, "typed": typed, "names": names}
+
+
+def _mention_ids(items: list[dict[str, Any]]) -> list[str]:
+    """Every entity id the batch ``items`` mention (the statement checks they exist)."""
+    return [eid for item in items for eid in item["mention_ids"]]
 
 
 def _missing(target: rq.Target) -> NotFoundError:

@@ -105,30 +105,29 @@ class Connection:
             raise translate(exc, self.where) from None
 
     async def write(self, work: Work[T]) -> T:
-        """Run ``work`` in a managed write transaction.
+        """Run ``work`` in a managed write transaction (see :meth:`_rerun_after_race`)."""
 
-        A unique-constraint failure rolled the transaction back, so it is rerun (a
-        concurrent writer created the conversation, or stored the same idempotency key,
-        first; the rerun finds what it wrote).
-        """
-        for attempt in range(CONSTRAINT_RETRIES + 1):
-            try:
-                async with self._session(neo4j.WRITE_ACCESS) as session:
-                    return await session.execute_write(work)
-            except DRIVER_ERRORS as exc:
-                if is_constraint_race(exc) and attempt < CONSTRAINT_RETRIES:
-                    continue
-                raise translate(exc, self.where) from None
-        raise AssertionError("unreachable")  # pragma: no cover
+        async def attempt() -> T:
+            async with self._session(neo4j.WRITE_ACCESS) as session:
+                return await session.execute_write(work)
+
+        return await self._rerun_after_race(attempt)
 
     async def run_write(self, query: str, **params: Any) -> Rows:
-        """One statement in one write transaction (retried after a constraint race, as
-        :meth:`write`)."""
-        for attempt in range(CONSTRAINT_RETRIES + 1):
+        """One statement in one write transaction (see :meth:`_rerun_after_race`)."""
+        return await self._rerun_after_race(
+            lambda: self._one_statement(query, params, neo4j.RoutingControl.WRITE)
+        )
+
+    async def _rerun_after_race(self, attempt: Callable[[], Awaitable[T]]) -> T:
+        """A unique-constraint failure rolled the transaction back, so it is rerun (a
+        concurrent writer created the conversation, or stored the same idempotency key,
+        first; the rerun finds what it wrote). Driver errors become memory-core errors."""
+        for tries in range(CONSTRAINT_RETRIES + 1):
             try:
-                return await self._one_statement(query, params, neo4j.RoutingControl.WRITE)
+                return await attempt()
             except DRIVER_ERRORS as exc:
-                if is_constraint_race(exc) and attempt < CONSTRAINT_RETRIES:
+                if is_constraint_race(exc) and tries < CONSTRAINT_RETRIES:
                     continue
                 raise translate(exc, self.where) from None
         raise AssertionError("unreachable")  # pragma: no cover
