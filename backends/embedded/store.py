@@ -3,7 +3,8 @@
 Concurrency model. Every operation is a plain function ``work(conn)`` that
 :meth:`Store.call` runs in an anyio worker thread inside one transaction (``BEGIN
 IMMEDIATE`` for writes, so another process writing the same file waits ``busy_timeout``
-instead of failing half-way). The event loop never blocks on SQLite, the code works under
+instead of failing half-way). The event loop never waits on SQLite (small reads that cannot
+wait are the one thing run in the calling thread, see below), the code works under
 asyncio and trio, and worker threads are not abandoned on cancellation, so a transaction
 always finishes (commit or rollback) before the task is cancelled.
 
@@ -21,6 +22,15 @@ always finishes (commit or rollback) before the task is cancelled.
   is always used from the same thread. Under other event loops (trio) anyio's worker
   threads are used. Either way a task cancelled while its call runs is cancelled only
   once the transaction has finished.
+* **Small reads in the calling thread.** A read the backend marks small (the newest
+  few hundred messages of one conversation, the read every agent turn makes) first tries
+  the calling thread, where it costs no thread hop (the hop was half of such a read).
+  It runs only if it cannot wait: it takes the store's inline connection (or, on
+  ``memory://``, the lock) without blocking, the connection has no busy timeout, and a
+  progress handler interrupts SQLite once :data:`INLINE_BUDGET` has passed. A read that
+  would wait (a lock held, a busy file) or run long goes to a reader thread instead and
+  starts again there, so the event loop is held at most about that budget plus building
+  the models. ``inline_reads=False`` on the backend turns this off.
 * **``memory://``** stays one connection behind the one lock: a private in-memory
   database is only visible to the connection that opened it, and a shared-cache database
   would bring table-level locking (readers blocked by writers with ``SQLITE_LOCKED``),
@@ -54,14 +64,25 @@ Work = Callable[[sqlite3.Connection], T]
 
 # Idle reader connections kept open; more are opened while more reads run at once.
 MAX_IDLE_READERS = 8
+# How long a small read may hold the calling thread inside SQLite before it moves to a
+# reader thread, and how many SQLite VM steps pass between looks at the clock.
+INLINE_BUDGET = 0.001
+INLINE_CHECK_STEPS = 1000
+# SQLite answers meaning "not now" (interrupted by the budget, busy, locked): the read
+# starts again in a reader thread.
+_NOT_NOW = frozenset({sqlite3.SQLITE_INTERRUPT, sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
+_NOT_RUN = object()
 
 
 class Store:
     """The connections of one backend object (see the module docstring for the model)."""
 
-    def __init__(self, location: Location, busy_timeout: float) -> None:
+    def __init__(self, location: Location, busy_timeout: float, inline_reads: bool = True) -> None:
         self.location = location
         self.busy_timeout = busy_timeout
+        self.inline_reads = inline_reads
+        self._inline_lock = threading.Lock()
+        self._inline: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._pool_lock = threading.Lock()
@@ -88,6 +109,59 @@ class Store:
     async def call(self, work: Work[T], *, write: bool) -> T:
         """Run ``work(conn)`` in a worker thread inside one transaction."""
         return await self._in_thread(partial(self.run, work, write=write), write=write)
+
+    async def read(self, work: Work[T], *, small: bool) -> T:
+        """Run the read ``work(conn)``: a ``small`` one in the calling thread when it can
+        finish there without waiting (see the module docstring), otherwise as :meth:`call`."""
+        if small and self.inline_reads:
+            result = self._read_inline(work)
+            if result is not _NOT_RUN:
+                return result  # type: ignore[return-value]
+        return await self.call(work, write=False)
+
+    def _read_inline(self, work: Work[T]) -> T | object:
+        lock = self._lock if self.location.in_memory else self._inline_lock
+        if not lock.acquire(blocking=False):
+            return _NOT_RUN
+        try:
+            conn = self._inline_connection()
+            if conn is None:
+                return _NOT_RUN
+            deadline = time.perf_counter() + INLINE_BUDGET
+            conn.set_progress_handler(lambda: time.perf_counter() > deadline, INLINE_CHECK_STEPS)
+            try:
+                return self._inline_transaction(conn, work)
+            finally:
+                conn.set_progress_handler(None, 0)
+        finally:
+            lock.release()
+
+    def _inline_connection(self) -> sqlite3.Connection | None:
+        """The connection for inline reads (caller holds its lock): the writer's on
+        ``memory://``; a reader without busy timeout on a file store; ``None`` when the
+        store is not open or the connection cannot be opened without waiting."""
+        if self._conn is None or self.location.in_memory:
+            return self._conn
+        if self._inline is None:
+            try:
+                conn = self._connect(reader=True)
+                conn.execute("PRAGMA busy_timeout = 0")
+            except sqlite3.Error:
+                return None
+            self._inline = conn
+        return self._inline
+
+    def _inline_transaction(self, conn: sqlite3.Connection, work: Work[T]) -> T | object:
+        try:
+            conn.execute("BEGIN")
+            try:
+                return work(conn)
+            finally:
+                _rollback(conn)  # a read: ending its snapshot either way is the same
+        except sqlite3.Error as exc:
+            if (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF in _NOT_NOW:
+                return _NOT_RUN
+            raise self._translate(exc) from exc
 
     async def _in_thread(self, fn: Callable[[], T], *, write: bool) -> T:
         pool = self._writer_thread if write else self._reader_threads
@@ -209,7 +283,9 @@ class Store:
             with self._pool_lock:
                 conn, self._conn = self._conn, None
                 idle, self._idle = self._idle, []
-            for reader in idle:
+            with self._inline_lock:
+                inline, self._inline = self._inline, None
+            for reader in [*idle, *([inline] if inline else [])]:
                 with contextlib.suppress(sqlite3.Error):
                     reader.close()
             if conn is not None:

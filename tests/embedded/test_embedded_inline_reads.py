@@ -1,0 +1,165 @@
+"""Small reads run in the calling thread only when they cannot wait or run long."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import pytest
+from embedded_support import db_url_fixture  # noqa: F401
+
+from backends.embedded import EmbeddedBackend, messages, store
+from memory_core import ConfigurationError, TransportError, open_backend
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(name="threads")
+def threads_fixture(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The threads ``get_conversation``'s SQL work ran in, in order."""
+    seen: list[int] = []
+    real = messages.get_conversation
+
+    def spy(conn: sqlite3.Connection, req: Any) -> Any:
+        seen.append(threading.get_ident())
+        return real(conn, req)
+
+    monkeypatch.setattr(messages, "get_conversation", spy)
+    return seen
+
+
+async def _filled(url: str, **options: Any) -> EmbeddedBackend:
+    backend = EmbeddedBackend(url, **options)
+    await backend.connect()
+    await backend.add_messages_batch(
+        "s", [{"role": "user", "content": f"message {i}"} for i in range(250)]
+    )
+    return backend
+
+
+@pytest.mark.parametrize("url", ["memory://", "file"])
+async def test_a_small_read_runs_in_the_calling_thread(
+    url: str, db_url: str, threads: list[int]
+) -> None:
+    backend = await _filled(db_url if url == "file" else url)
+    try:
+        inline = await backend.get_conversation("s", limit=100)
+        assert threads == [threading.get_ident()]
+        big = await backend.get_conversation("s", limit=201)
+        assert threads[1] != threading.get_ident()  # over the size: a worker thread
+        assert inline.messages == big.messages[-100:]
+        assert [m.content for m in inline.messages] == [f"message {i}" for i in range(150, 250)]
+    finally:
+        await backend.close()
+
+
+async def test_turned_off_every_read_runs_in_a_worker_thread(
+    db_url: str, threads: list[int]
+) -> None:
+    backend = await _filled(db_url, inline_reads=False)
+    try:
+        await backend.get_conversation("s", limit=10)
+        assert threads and threading.get_ident() not in threads
+    finally:
+        await backend.close()
+
+
+async def test_a_read_over_its_budget_starts_again_in_a_worker_thread(
+    db_url: str, threads: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend = await _filled(db_url)
+    try:
+        expected = await backend.get_conversation("s", limit=150)
+        monkeypatch.setattr(store, "INLINE_BUDGET", 0.0)
+        monkeypatch.setattr(store, "INLINE_CHECK_STEPS", 1)
+        attempts: list[object] = []
+        real = store.Store._inline_transaction
+
+        def attempt(self: store.Store, conn: sqlite3.Connection, work: Any) -> object:
+            attempts.append(real(self, conn, work))
+            return attempts[-1]
+
+        monkeypatch.setattr(store.Store, "_inline_transaction", attempt)
+        threads.clear()
+        again = await backend.get_conversation("s", limit=150)
+        assert attempts == [store._NOT_RUN]  # interrupted in the calling thread ...
+        assert threads[-1] != threading.get_ident()  # ... and run again in a worker
+        assert again == expected
+        # the inline connection is usable afterwards (no progress handler left behind)
+        monkeypatch.undo()
+        assert await backend.get_conversation("s", limit=150) == expected
+    finally:
+        await backend.close()
+
+
+async def test_a_busy_answer_moves_the_read_and_other_errors_do_not(db_url: str) -> None:
+    backend = await _filled(db_url)
+    try:
+        calls: list[int] = []
+
+        def busy_in_the_calling_thread(conn: sqlite3.Connection) -> int:
+            calls.append(threading.get_ident())
+            if len(calls) == 1:
+                exc = sqlite3.OperationalError("database is locked")
+                exc.sqlite_errorcode = sqlite3.SQLITE_BUSY  # type: ignore[attr-defined]
+                raise exc
+            return len(calls)
+
+        assert await backend._store.read(busy_in_the_calling_thread, small=True) == 2
+        assert calls[0] == threading.get_ident() != calls[1]
+
+        def broken(conn: sqlite3.Connection) -> None:
+            conn.execute("SELECT * FROM no_such_table")
+
+        with pytest.raises(TransportError, match="no_such_table"):
+            await backend._store.read(broken, small=True)
+    finally:
+        await backend.close()
+
+
+async def _loop_keeps_running(read: Callable[[], Any], hold: Callable[[], None]) -> int:
+    """Run ``read`` while ``hold`` (in a thread) keeps the store busy for 0.3 s; return how
+    often a 10 ms ticker ran meanwhile."""
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await anyio.sleep(0.01)
+            ticks += 1
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ticker)
+        holding = threading.Thread(target=hold)
+        holding.start()
+        await anyio.sleep(0.05)
+        await read()
+        holding.join()
+        group.cancel_scope.cancel()
+    return ticks
+
+
+async def test_a_memory_store_busy_with_a_write_does_not_block_the_loop() -> None:
+    backend = await _filled("memory://")
+    started = threading.Event()
+
+    def hold() -> None:
+        with backend._store._lock:  # what a long write on the one connection holds
+            started.set()
+            threading.Event().wait(0.3)
+
+    try:
+        ticks = await _loop_keeps_running(lambda: backend.get_conversation("s", limit=5), hold)
+        assert started.is_set()
+        assert ticks >= 10  # the read waited in a worker thread, not in the event loop
+    finally:
+        await backend.close()
+
+
+@pytest.mark.parametrize("value", ["yes", 1, None])
+def test_inline_reads_must_be_a_bool(value: object) -> None:
+    with pytest.raises(ConfigurationError, match="inline_reads"):
+        open_backend("memory://", inline_reads=value)
