@@ -215,22 +215,8 @@ class BoltBackend(MemoryBackend):
         return _stored(found, req.target)[0]
 
     async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
-        items: list[dict[str, Any]] = []
-        with_mentions = False
-        for message in req.messages:
-            mentions = _mention_params(message.mentions, req.target.tenant)
-            with_mentions = with_mentions or bool(message.mentions)
-            items.append(
-                {
-                    "id": str(uuid4()),
-                    "role": message.role.value,
-                    "content": message.content,
-                    "embedding": storable_embedding(message.embedding),
-                    "metadata": dump_metadata(message.metadata),
-                    "timestamp": message.timestamp,
-                    **mentions,
-                }
-            )
+        items = [_batch_item(message, req.target.tenant) for message in req.messages]
+        with_mentions = any(message.mentions for message in req.messages)
         params = {
             **_target_params(req.target),
             **_conversation_params(req.target, None, {}),
@@ -422,9 +408,31 @@ def _mention_params(refs: list[EntityRef], tenant: str | None) -> dict[str, list
     return {"mention_ids": ids, "typed": typed, "names": names}
 
 
+def _batch_item(message: rq.NewMessage, tenant: str | None) -> dict[str, Any]:
+    """One message of a batch as the statement's ``$messages[i]``: only the keys that have
+    a value (a missing key reads as null in Cypher, and every key is packed and sent: the
+    empty ones were a third of a batch's bytes and most of its packing time)."""
+    item: dict[str, Any] = {
+        "id": str(uuid4()),
+        "role": message.role.value,
+        "content": message.content,
+    }
+    embedding = storable_embedding(message.embedding)
+    if embedding is not None:
+        item["embedding"] = embedding
+    metadata = dump_metadata(message.metadata)
+    if metadata is not None:
+        item["metadata"] = metadata
+    if message.timestamp is not None:
+        item["timestamp"] = message.timestamp
+    if message.mentions:
+        item.update(_mention_params(message.mentions, tenant))
+    return item
+
+
 def _mention_ids(items: list[dict[str, Any]]) -> list[str]:
     """Every entity id the batch ``items`` mention (the statement checks they exist)."""
-    return [eid for item in items for eid in item["mention_ids"]]
+    return [eid for item in items for eid in item.get("mention_ids", ())]
 
 
 def _missing(target: rq.Target) -> NotFoundError:

@@ -199,9 +199,10 @@ def batch_messages(
     target: Any,
     missing: Callable[[Any], Exception],
 ) -> list[Message]:
-    """The messages a batch stored, built from its parameters ``items`` and the one row
-    the batch statement returns (see ``cypher._write_batch``): equal to what a read of
-    them returns, without the store sending them back."""
+    """The messages a batch stored, built from its parameters ``items`` (keys without a
+    value left out) and the one row the batch statement returns (see
+    ``cypher._write_batch``): equal to what a read of them returns, without the store
+    sending them back."""
     [row] = found
     if row["missing"]:
         unknown = ", ".join(sorted(set(row["missing"])))
@@ -215,8 +216,8 @@ def batch_messages(
     mentions = row["mentions"]
     messages = []
     for i, item in enumerate(items):
-        given = item["timestamp"]
-        metadata = item["metadata"]
+        given = item.get("timestamp")
+        metadata = item.get("metadata")
         messages.append(
             trusted(
                 Message,
@@ -224,7 +225,7 @@ def batch_messages(
                     "id": UUID(item["id"]),
                     "created_at": stamps[i] if given is None else given.astimezone(UTC),
                     "updated_at": None,
-                    "embedding": item["embedding"],
+                    "embedding": item.get("embedding"),
                     "metadata": {} if metadata is None else load_metadata(metadata),
                     "role": MessageRole(item["role"]),
                     "content": item["content"],
