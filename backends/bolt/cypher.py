@@ -89,16 +89,23 @@ TENANT_ENTITIES = EntityScope(tenant=True)
 
 ENTITY_PROJECTION = "e {.id, .name, .type}"
 MENTIONS = f"[(m)-[:MENTIONS]->(e:Entity) | {ENTITY_PROJECTION}]"
-# The timestamp travels as integer microseconds since the epoch (``timestamp_us``): the
-# driver's DateTime hydration cost more than the rest of a 100-message read. A value
-# another writer stored as some other type travels as itself, in ``timestamp``.
-_ZONED = "m.timestamp IS :: ZONED DATETIME"
-MESSAGE_PROJECTION = (
-    f"m {{.*, timestamp: CASE WHEN {_ZONED} THEN null ELSE m.timestamp END, "
-    f"timestamp_us: CASE WHEN {_ZONED} "
-    "THEN m.timestamp.epochSeconds * 1000000 + m.timestamp.microsecond END, "
-    f"mentions: {MENTIONS}}}"
-)
+
+
+def _as_micros(expr: str, key: str) -> str:
+    """Map projection entries for the temporal property ``expr``: ``{key}_us``, integer
+    microseconds since the epoch, when it is a zoned DateTime (the driver's DateTime
+    hydration cost more than the rest of a read), else null; ``key``, the value itself
+    when another writer stored some other type, else null."""
+    zoned = f"{expr} IS :: ZONED DATETIME"
+    # Not epochSeconds: before 1970 it rounds toward zero, epochMillis is the floor.
+    micros = f"{expr}.epochMillis * 1000 + {expr}.microsecond % 1000"
+    return (
+        f"{key}: CASE WHEN {zoned} THEN null ELSE {expr} END, "
+        f"{key}_us: CASE WHEN {zoned} THEN {micros} END"
+    )
+
+
+MESSAGE_PROJECTION = f"m {{.*, {_as_micros('m.timestamp', 'timestamp')}, mentions: {MENTIONS}}}"
 
 # ---------------------------------------------------------------------------- resolving
 

@@ -267,3 +267,29 @@ async def test_timestamps_another_writer_stored_in_other_types_still_read(
     )
     with pytest.raises(StoreError, match="datetime range"):
         await bolt.get_conversation(session)
+
+
+async def test_message_timestamps_before_1970_read_to_the_microsecond(
+    bolt: BoltBackend, graph: Graph, unique: Unique
+) -> None:
+    """Neo4j's epochSeconds rounds toward zero before 1970: a stored instant with a
+    fraction of a second read one second late when the microseconds were built on it."""
+    session = unique("s")
+    [first] = await bolt.add_messages_batch(session, [{"role": "user", "content": "ours"}])
+    stored = {
+        "half": "1969-12-31T23:59:59.5Z",
+        "tiny": "1969-12-31T23:59:59.999999Z",
+        "old": "1900-06-01T12:00:00.250001Z",
+    }
+    for content, text in stored.items():
+        foreign_message(graph, first.conversation_id, id=str(uuid4()), content=content)
+        graph(
+            "MATCH (m:Message {content: $content})<-[:HAS_MESSAGE]-(:Conversation {id: $cid}) "
+            "SET m.timestamp = datetime($text)",
+            content=content,
+            cid=str(first.conversation_id),
+            text=text,
+        )
+    read = {m.content: m.created_at for m in (await bolt.get_conversation(session)).messages}
+    for content, text in stored.items():
+        assert read[content] == datetime.fromisoformat(text)
