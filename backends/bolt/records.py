@@ -151,14 +151,14 @@ def to_conversation(
 ) -> Conversation:
     """A conversation property map as a :class:`Conversation` (no messages by default)."""
     try:
-        created = to_datetime(props.get("created_at")) or datetime.now(UTC)
+        created = _instant(props, "created_at") or datetime.now(UTC)
         return Conversation(
             id=UUID(str(props["id"])),
             session_id=props.get("session_id") or "",
             title=props.get("title"),
             messages=messages or [],
             created_at=created,
-            updated_at=to_datetime(props.get("updated_at")),
+            updated_at=_instant(props, "updated_at"),
             metadata=load_metadata(props.get("metadata")),
             user_identifier=props.get("user_identifier"),
         )
