@@ -89,15 +89,28 @@ TENANT_ENTITIES = EntityScope(tenant=True)
 
 ENTITY_PROJECTION = "e {.id, .name, .type}"
 MENTIONS = f"[(m)-[:MENTIONS]->(e:Entity) | {ENTITY_PROJECTION}]"
-# The timestamp travels as integer microseconds since the epoch (``timestamp_us``): the
-# driver's DateTime hydration cost more than the rest of a 100-message read. A value
-# another writer stored as some other type travels as itself, in ``timestamp``.
-_ZONED = "m.timestamp IS :: ZONED DATETIME"
-MESSAGE_PROJECTION = (
-    f"m {{.*, timestamp: CASE WHEN {_ZONED} THEN null ELSE m.timestamp END, "
-    f"timestamp_us: CASE WHEN {_ZONED} "
-    "THEN m.timestamp.epochSeconds * 1000000 + m.timestamp.microsecond END, "
-    f"mentions: {MENTIONS}}}"
+
+
+def _as_micros(expr: str, key: str) -> str:
+    """Map projection entries for the temporal property ``expr``: ``{key}_us``, integer
+    microseconds since the epoch, when it is a zoned DateTime (the driver's DateTime
+    hydration cost more than the rest of a read), else null; ``key``, the value itself
+    when another writer stored some other type, else null."""
+    zoned = f"{expr} IS :: ZONED DATETIME"
+    # Not epochSeconds: before 1970 it rounds toward zero, epochMillis is the floor.
+    micros = f"{expr}.epochMillis * 1000 + {expr}.microsecond % 1000"
+    return (
+        f"{key}: CASE WHEN {zoned} THEN null ELSE {expr} END, "
+        f"{key}_us: CASE WHEN {zoned} THEN {micros} END"
+    )
+
+
+MESSAGE_PROJECTION = f"m {{.*, {_as_micros('m.timestamp', 'timestamp')}, mentions: {MENTIONS}}}"
+# The conversation ``c`` as every statement returns it: its two timestamps travel as
+# microseconds too (a list of a thousand conversations hydrated two thousand DateTimes).
+CONVERSATION_PROJECTION = (
+    f"c {{.*, {_as_micros('c.created_at', 'created_at')}, "
+    f"{_as_micros('c.updated_at', 'updated_at')}}}"
 )
 
 # ---------------------------------------------------------------------------- resolving
@@ -271,9 +284,10 @@ RETURN conv, seq0, base,
 
 def _write(resolve: str, target: str, body: str, scope: EntityScope) -> str:
     result = f"""
-RETURN c IS NOT NULL AS found,
+WITH c IS NOT NULL AS found, conv AS c, m, created
+RETURN found,
        {scope.missing_ids()} AS missing,
-       conv {{.*}} AS conversation,
+       {CONVERSATION_PROJECTION} AS conversation,
        CASE WHEN m IS NULL THEN null ELSE {MESSAGE_PROJECTION} END AS message,
        created
 """
@@ -351,7 +365,7 @@ def oldest_first(limit: str) -> str:
 
 
 _GET_RESULT = f"""
-RETURN c {{.*}} AS conversation,
+RETURN {CONVERSATION_PROJECTION} AS conversation,
        [m IN {newest_first("$limit")} | {MESSAGE_PROJECTION}] AS messages
 """
 
@@ -361,11 +375,11 @@ GET_CONVERSATION_ID = RESOLVE_ID + _GET_RESULT
 RESOLVE_SESSION_ID = RESOLVE_SESSION + "RETURN c.id AS id"
 RESOLVE_ID_ID = RESOLVE_ID + "RETURN c.id AS id"
 
-LIST_CONVERSATIONS = """
+LIST_CONVERSATIONS = f"""
 MATCH (c:Conversation)
 WHERE $tenant IS NULL OR c.user_identifier = $tenant
 WITH c ORDER BY coalesce(c.updated_at, c.created_at) DESC, c.id ASC LIMIT $limit
-RETURN c {.*} AS conversation
+RETURN {CONVERSATION_PROJECTION} AS conversation
 """
 
 # One row per session: where several conversations share a session id (written by
@@ -381,7 +395,7 @@ WITH session_id, c, COUNT {{ (c)-[:HAS_MESSAGE]->() }} AS message_count,
      c.created_at AS created_at, coalesce(c.updated_at, c.created_at) AS updated_at
 ORDER BY {{order}}
 SKIP $offset LIMIT $limit
-RETURN c {{.*}} AS conversation, message_count,
+RETURN {CONVERSATION_PROJECTION} AS conversation, message_count,
        head([m IN {oldest_first("1")} | m.content]) AS first_content,
        head([m IN {newest_first("1", "null")} | m.content]) AS last_content
 """

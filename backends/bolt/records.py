@@ -62,7 +62,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def from_micros(value: Any) -> datetime | None:
-    """Microseconds since the epoch (as the message projection sends a timestamp) as an
+    """Microseconds since the epoch (as the projections send a stored DateTime) as an
     aware UTC datetime; ``None`` for anything else."""
     if not isinstance(value, int) or isinstance(value, bool):
         return None
@@ -70,6 +70,12 @@ def from_micros(value: Any) -> datetime | None:
         return _EPOCH + timedelta(microseconds=value)
     except OverflowError:
         raise ValueError(f"timestamp {value} µs is outside Python's datetime range") from None
+
+
+def _instant(props: Mapping[str, Any], key: str) -> datetime | None:
+    """The temporal property ``key`` of a projected map (see ``cypher._as_micros``): sent
+    as ``{key}_us`` microseconds, or as itself when another writer stored another type."""
+    return from_micros(props.get(f"{key}_us")) or to_datetime(props.get(key))
 
 
 def dump_metadata(metadata: Mapping[str, Any]) -> str | None:
@@ -118,9 +124,7 @@ def to_message(
             id=UUID(str(props["id"])),
             role=MessageRole(str(props.get("role", "user")).lower()),
             content=props.get("content") or "",
-            created_at=from_micros(props.get("timestamp_us"))
-            or to_datetime(props.get("timestamp"))
-            or datetime.now(UTC),
+            created_at=_instant(props, "timestamp") or datetime.now(UTC),
             embedding=props.get("embedding"),
             metadata=load_metadata(props.get("metadata")),
             conversation_id=UUID(str(conv)) if conv else None,
@@ -147,14 +151,14 @@ def to_conversation(
 ) -> Conversation:
     """A conversation property map as a :class:`Conversation` (no messages by default)."""
     try:
-        created = to_datetime(props.get("created_at")) or datetime.now(UTC)
+        created = _instant(props, "created_at") or datetime.now(UTC)
         return Conversation(
             id=UUID(str(props["id"])),
             session_id=props.get("session_id") or "",
             title=props.get("title"),
             messages=messages or [],
             created_at=created,
-            updated_at=to_datetime(props.get("updated_at")),
+            updated_at=_instant(props, "updated_at"),
             metadata=load_metadata(props.get("metadata")),
             user_identifier=props.get("user_identifier"),
         )

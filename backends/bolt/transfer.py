@@ -45,14 +45,15 @@ WITH e ORDER BY e.id LIMIT $limit
 RETURN e {.*} AS entity
 """
 
-CONVERSATION_PAGE = """
+CONVERSATION_PAGE = f"""
 MATCH (c:Conversation)
 WHERE ($tenant IS NULL OR c.user_identifier = $tenant)
   AND ($users IS NULL OR c.user_identifier IN $users)
   AND ($prefix IS NULL OR c.session_id STARTS WITH $prefix)
 WITH c ORDER BY c.session_id, c.id SKIP $skip LIMIT $limit
-WITH c, COUNT { (c)-[:HAS_MESSAGE]->() } AS n
-RETURN c {.*} AS conversation, n, coalesce(c.message_count, 0) = n AS sequenced
+WITH c, COUNT {{ (c)-[:HAS_MESSAGE]->() }} AS n
+RETURN {cypher.CONVERSATION_PROJECTION} AS conversation, n,
+       coalesce(c.message_count, 0) = n AS sequenced
 """
 
 MENTION_LIST = (

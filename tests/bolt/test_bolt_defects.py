@@ -267,3 +267,91 @@ async def test_timestamps_another_writer_stored_in_other_types_still_read(
     )
     with pytest.raises(StoreError, match="datetime range"):
         await bolt.get_conversation(session)
+
+
+async def test_message_timestamps_before_1970_read_to_the_microsecond(
+    bolt: BoltBackend, graph: Graph, unique: Unique
+) -> None:
+    """Neo4j's epochSeconds rounds toward zero before 1970: a stored instant with a
+    fraction of a second read one second late when the microseconds were built on it."""
+    session = unique("s")
+    [first] = await bolt.add_messages_batch(session, [{"role": "user", "content": "ours"}])
+    stored = {
+        "half": "1969-12-31T23:59:59.5Z",
+        "tiny": "1969-12-31T23:59:59.999999Z",
+        "old": "1900-06-01T12:00:00.250001Z",
+    }
+    for content, text in stored.items():
+        foreign_message(graph, first.conversation_id, id=str(uuid4()), content=content)
+        graph(
+            "MATCH (m:Message {content: $content})<-[:HAS_MESSAGE]-(:Conversation {id: $cid}) "
+            "SET m.timestamp = datetime($text)",
+            content=content,
+            cid=str(first.conversation_id),
+            text=text,
+        )
+    read = {m.content: m.created_at for m in (await bolt.get_conversation(session)).messages}
+    for content, text in stored.items():
+        assert read[content] == datetime.fromisoformat(text)
+
+
+async def _conversation_stamps(
+    backend: BoltBackend, session: str, user: str
+) -> set[tuple[datetime, datetime | None]]:
+    """(created_at, updated_at) of the session's conversation as each read returns it."""
+    got = await backend.get_conversation(session, user_identifier=user)
+    again = await backend.create_conversation(session, user_identifier=user)
+    [listed] = await backend.list_conversations(user_identifier=user)
+    [info] = await backend.list_sessions(prefix=session, user_identifier=user)
+    return {
+        (got.created_at, got.updated_at),
+        (again.created_at, again.updated_at),
+        (listed.created_at, listed.updated_at),
+        (info.created_at, info.updated_at),
+    }
+
+
+async def test_conversation_timestamps_in_other_types_read_and_out_of_range_is_an_error(
+    tenant_bolt: BoltBackend, graph: Graph, unique: Unique
+) -> None:
+    """Conversation timestamps travel as integer microseconds, as a message's do: every
+    read returns the stored instants to the microsecond; a local datetime, an offset or
+    an ISO string another writer stored still reads (as UTC); one out of Python's range
+    is a StoreError naming the conversation (the driver's DateTime read it as now)."""
+    session, user = unique("s"), unique("u")
+    made = await tenant_bolt.create_conversation(session, user_identifier=user)
+
+    def stored(created: str, updated: str | None) -> None:
+        graph(
+            f"MATCH (c:Conversation {{id: $cid}}) SET c.created_at = {created}, "
+            f"c.updated_at = {updated or 'null'}",
+            cid=str(made.id),
+        )
+
+    [row] = graph("MATCH (c:Conversation {id: $cid}) RETURN c AS c", cid=str(made.id))
+    own = (row["c"]["created_at"].to_native(), row["c"]["updated_at"].to_native())
+    assert await _conversation_stamps(tenant_bolt, session, user) == {own}
+    assert (made.created_at, made.updated_at) == own
+
+    stored(
+        "datetime('1969-07-20T21:17:40.123456+01:00')",
+        "localdatetime('2030-01-02T03:04:05.000001')",
+    )
+    assert await _conversation_stamps(tenant_bolt, session, user) == {
+        (
+            datetime(1969, 7, 20, 20, 17, 40, 123456, tzinfo=UTC),
+            datetime(2030, 1, 2, 3, 4, 5, 1, tzinfo=UTC),
+        )
+    }
+    stored("'2031-01-02T03:04:05+02:00'", None)
+    assert await _conversation_stamps(tenant_bolt, session, user) == {
+        (datetime(2031, 1, 2, 1, 4, 5, tzinfo=UTC), None)
+    }
+
+    stored("datetime('2031-01-02T03:04:05Z')", "datetime('+20000-01-01T00:00:00Z')")
+    with pytest.raises(StoreError, match=f"{made.id}.*datetime range"):
+        await tenant_bolt.list_conversations(user_identifier=user)
+    with pytest.raises(StoreError, match=f"{made.id}.*datetime range"):
+        await tenant_bolt.list_sessions(prefix=session, user_identifier=user)
+    with pytest.raises(StoreError, match=f"{made.id}.*datetime range"):
+        await tenant_bolt.get_conversation(session, user_identifier=user)
