@@ -105,7 +105,10 @@ def _as_micros(expr: str, key: str) -> str:
     )
 
 
-MESSAGE_PROJECTION = f"m {{.*, {_as_micros('m.timestamp', 'timestamp')}, mentions: {MENTIONS}}}"
+_MESSAGE_TIMESTAMP = _as_micros("m.timestamp", "timestamp")
+MESSAGE_PROJECTION = f"m {{.*, {_MESSAGE_TIMESTAMP}, mentions: {MENTIONS}}}"
+# The same without mentions (the export reads them with their positions).
+MESSAGE_FIELDS = f"m {{.*, {_MESSAGE_TIMESTAMP}}}"
 # The conversation ``c`` as every statement returns it: its two timestamps travel as
 # microseconds too (a list of a thousand conversations hydrated two thousand DateTimes).
 CONVERSATION_PROJECTION = (

@@ -64,13 +64,13 @@ SEQUENCED_PAGE = f"""
 MATCH (m:Message)
 WHERE m.conversation_id = $cid AND m.seq IS NOT NULL AND m.seq > $after
 WITH m ORDER BY m.conversation_id, m.seq LIMIT $limit
-RETURN m {{.*}} AS message, m.seq AS seq, {MENTION_LIST} AS mentions
+RETURN {cypher.MESSAGE_FIELDS} AS message, m.seq AS seq, {MENTION_LIST} AS mentions
 """
 
 FOREIGN_PAGE = f"""
 MATCH (:Conversation {{id: $cid}})-[:HAS_MESSAGE]->(m:Message)
 WITH m ORDER BY m.timestamp, m.seq, m.id SKIP $skip LIMIT $limit
-RETURN m {{.*}} AS message, null AS seq, {MENTION_LIST} AS mentions
+RETURN {cypher.MESSAGE_FIELDS} AS message, null AS seq, {MENTION_LIST} AS mentions
 """
 
 # ---------------------------------------------------------------------------- import
