@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from typing import Any, ClassVar
-from uuid import uuid4
+from uuid import UUID, uuid4
 
 from neo4j import AsyncManagedTransaction
 from neo4j import exceptions as neo
@@ -215,7 +215,10 @@ class BoltBackend(MemoryBackend):
         return _stored(found, req.target)[0]
 
     async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
-        items = [_batch_item(message, req.target.tenant) for message in req.messages]
+        ids = [uuid4() for _ in req.messages]
+        items = [
+            _batch_item(i, m, req.target.tenant) for i, m in zip(ids, req.messages, strict=True)
+        ]
         with_mentions = any(message.mentions for message in req.messages)
         params = {
             **_target_params(req.target),
@@ -227,7 +230,7 @@ class BoltBackend(MemoryBackend):
             found = await self._conn.run_write(
                 query, **params, messages=items, mention_ids=_mention_ids(items)
             )
-            return batch_messages(found, items, req.target, _missing)
+            return batch_messages(found, items, ids, req.target, _missing)
 
         async def work(tx: AsyncManagedTransaction) -> list[Message]:
             # Still one transaction (all or nothing), cut into statements so that no one
@@ -237,9 +240,9 @@ class BoltBackend(MemoryBackend):
             stored: list[Message] = []
             for start in range(0, len(items), STATEMENT_ROWS):
                 chunk = items[start : start + STATEMENT_ROWS]
-                ids = _mention_ids(chunk)
+                mentioned = _mention_ids(chunk)
                 try:
-                    found = await rows(tx, query, **params, messages=chunk, mention_ids=ids)
+                    found = await rows(tx, query, **params, messages=chunk, mention_ids=mentioned)
                 except neo.TransientError as exc:
                     if exc.code != OUT_OF_TRANSACTION_MEMORY:
                         raise
@@ -251,7 +254,9 @@ class BoltBackend(MemoryBackend):
                         "was written. Store it in several add_messages_batch calls, or raise "
                         "that limit on the server."
                     ) from None
-                stored += batch_messages(found, chunk, req.target, _missing)
+                stored += batch_messages(
+                    found, chunk, ids[start : start + STATEMENT_ROWS], req.target, _missing
+                )
             return stored
 
         return await self._conn.write(work)
@@ -408,12 +413,12 @@ def _mention_params(refs: list[EntityRef], tenant: str | None) -> dict[str, list
     return {"mention_ids": ids, "typed": typed, "names": names}
 
 
-def _batch_item(message: rq.NewMessage, tenant: str | None) -> dict[str, Any]:
+def _batch_item(message_id: UUID, message: rq.NewMessage, tenant: str | None) -> dict[str, Any]:
     """One message of a batch as the statement's ``$messages[i]``: only the keys that have
     a value (a missing key reads as null in Cypher, and every key is packed and sent: the
     empty ones were a third of a batch's bytes and most of its packing time)."""
     item: dict[str, Any] = {
-        "id": str(uuid4()),
+        "id": str(message_id),
         "role": message.role.value,
         "content": message.content,
     }

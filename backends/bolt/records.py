@@ -197,16 +197,20 @@ def to_entity(props: Mapping[str, Any]) -> Entity:
     )
 
 
+_ROLES = {role.value: role for role in MessageRole}
+
+
 def batch_messages(
     found: list[dict[str, Any]],
     items: list[dict[str, Any]],
+    ids: list[UUID],
     target: Any,
     missing: Callable[[Any], Exception],
 ) -> list[Message]:
     """The messages a batch stored, built from its parameters ``items`` (keys without a
-    value left out) and the one row the batch statement returns (see
-    ``cypher._write_batch``): equal to what a read of them returns, without the store
-    sending them back."""
+    value left out; ``ids`` are their ids as UUIDs) and the one row the batch statement
+    returns (see ``cypher._write_batch``): equal to what a read of them returns, without
+    the store sending them back."""
     [row] = found
     if row["missing"]:
         unknown = ", ".join(sorted(set(row["missing"])))
@@ -226,12 +230,12 @@ def batch_messages(
             trusted(
                 Message,
                 {
-                    "id": UUID(item["id"]),
+                    "id": ids[i],
                     "created_at": stamps[i] if given is None else given.astimezone(UTC),
                     "updated_at": None,
                     "embedding": item.get("embedding"),
                     "metadata": {} if metadata is None else load_metadata(metadata),
-                    "role": MessageRole(item["role"]),
+                    "role": _ROLES[item["role"]],
                     "content": item["content"],
                     "conversation_id": conversation_id,
                     "session_id": session_id,

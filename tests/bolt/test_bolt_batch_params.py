@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from backends.bolt.backend import _batch_item, _mention_ids
 from memory_core import EntityRef, MessageRole
@@ -17,7 +17,7 @@ def _new(**extra: object) -> rq.NewMessage:
 
 
 def test_a_plain_message_sends_id_role_and_content_only() -> None:
-    item = _batch_item(_new(), None)
+    item = _batch_item(uuid4(), _new(), None)
     assert set(item) == {"id", "role", "content"}
     assert UUID(item["id"]).version == 4
     assert (item["role"], item["content"]) == ("user", "hello")
@@ -27,6 +27,7 @@ def test_a_plain_message_sends_id_role_and_content_only() -> None:
 def test_the_keys_with_a_value_are_sent() -> None:
     when = datetime(2024, 1, 2, 3, 4, 5, 6, tzinfo=UTC)
     item = _batch_item(
+        uuid4(),
         _new(
             metadata={"k": 1},
             timestamp=when,
@@ -40,8 +41,8 @@ def test_the_keys_with_a_value_are_sent() -> None:
     assert item["embedding"] == [0.5, 0.0]
     assert item["mention_ids"] == ["e1"] and item["names"] == []
     assert [t["name"] for t in item["typed"]] == ["Ada"]
-    assert _mention_ids([item, _batch_item(_new(), None)]) == ["e1"]
+    assert _mention_ids([item, _batch_item(uuid4(), _new(), None)]) == ["e1"]
 
 
 def test_a_zero_vector_is_not_sent() -> None:
-    assert "embedding" not in _batch_item(_new(embedding=[0.0, 0.0]), None)
+    assert "embedding" not in _batch_item(uuid4(), _new(embedding=[0.0, 0.0]), None)
