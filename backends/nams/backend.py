@@ -57,11 +57,12 @@ from .sessions import (
     NameIndex,
     SessionNames,
     header_id,
+    parse_json,
+    parse_messages,
     portable_id,
     session_name,
     visible_metadata,
 )
-from .sessions import parse as _parse
 from .transport import ENV_API_KEY, ENV_WORKSPACE, NamsTransport, RetryPolicy, check_positive
 
 M = TypeVar("M", bound=BaseModel)
@@ -266,7 +267,7 @@ class NamsBackend(MemoryBackend):
             backend=self.name,
         )
         self._names: SessionNames | None = (
-            SessionNames(self._call, cache_size=max(1, cache_size))
+            SessionNames(self._call, self._fetch, cache_size=max(1, cache_size))
             if session_names == "portable"
             else None
         )
@@ -291,8 +292,35 @@ class NamsBackend(MemoryBackend):
             method, route, operation=operation, params=params, json=json
         )
 
-    def _message(self, data: Any, route: str, at: _At) -> Message:
-        return self._from_wire(_parse(wire.MessageOut, data, route), route, at)
+    async def _send(
+        self,
+        method: str,
+        route: str,
+        operation: str,
+        *,
+        params: dict[str, Any] | None = None,
+        json: Any = None,
+        content: bytes | None = None,
+    ) -> bytes:
+        """One request; the raw response body (see :meth:`NamsTransport.send`)."""
+        return await self._http.send(
+            method, route, operation=operation, params=params, json=json, content=content
+        )
+
+    async def _fetch(
+        self,
+        model: type[M],
+        method: str,
+        route: str,
+        operation: str,
+        *,
+        params: dict[str, Any] | None = None,
+        json: Any = None,
+        content: bytes | None = None,
+    ) -> M:
+        """One request; the response validated as ``model`` straight from its bytes."""
+        body = await self._send(method, route, operation, params=params, json=json, content=content)
+        return parse_json(model, body, method, route)
 
     @staticmethod
     def _from_wire(item: wire.MessageOut, route: str, at: _At) -> Message:
@@ -322,9 +350,9 @@ class NamsBackend(MemoryBackend):
             },
         )
 
-    def _messages(self, payload: Any, route: str, at: _At) -> list[Message]:
-        """The messages of a ``MessageList`` response, in the order sent."""
-        items = _parse(wire.MessageList, payload, route).messages
+    def _messages(self, body: bytes, method: str, route: str, at: _At) -> list[Message]:
+        """The messages of a raw ``MessageList`` response, in the order sent."""
+        items = parse_messages(body, method, route)
         return [self._from_wire(m, route, at) for m in items]
 
     def _conversation(
@@ -439,8 +467,9 @@ class NamsBackend(MemoryBackend):
 
         async def post(at: _At) -> Message:
             route = wire.path(wire.MESSAGES, conversation_id=at.server_id)
-            payload = await self._call("POST", route, "add_message", json=body)
-            created = _parse(wire.MessageCreated, payload, route)
+            created = await self._fetch(
+                wire.MessageCreated, "POST", route, "add_message", json=body
+            )
             return Message(
                 id=_uuid(created.id),
                 role=req.role,
@@ -460,8 +489,8 @@ class NamsBackend(MemoryBackend):
 
         async def post(at: _At) -> list[Message]:
             route = wire.path(wire.MESSAGES_BULK, conversation_id=at.server_id)
-            payload = await self._call("POST", route, "add_messages_batch", json=body)
-            return self._messages(payload, route, at)
+            payload = await self._send("POST", route, "add_messages_batch", json=body)
+            return self._messages(payload, "POST", route, at)
 
         return await self._on(req.target, post, create=True)
 
@@ -475,8 +504,13 @@ class NamsBackend(MemoryBackend):
             body = wire.ConversationCreate(
                 user_id=req.target.user_identifier, metadata=req.metadata or None
             ).to_wire(omit_none=True)
-            payload = await self._call("POST", wire.CONVERSATIONS, "create_conversation", json=body)
-            header = _parse(wire.ConversationOut, payload, wire.CONVERSATIONS)
+            header = await self._fetch(
+                wire.ConversationOut,
+                "POST",
+                wire.CONVERSATIONS,
+                "create_conversation",
+                json=body,
+            )
             return self._conversation(header, None)
 
         if SESSION_KEY in req.metadata:
@@ -489,10 +523,8 @@ class NamsBackend(MemoryBackend):
             header = at.header
             if header is None:
                 route = wire.path(wire.CONVERSATION, conversation_id=at.server_id)
-                header = _parse(
-                    wire.ConversationOut,
-                    await self._call("GET", route, "create_conversation"),
-                    route,
+                header = await self._fetch(
+                    wire.ConversationOut, "GET", route, "create_conversation"
                 )
             return self._conversation(header, req.target.session_id)
 
@@ -508,14 +540,12 @@ class NamsBackend(MemoryBackend):
             header = at.header
             if header is None:
                 route = wire.path(wire.CONVERSATION, conversation_id=at.server_id)
-                header = _parse(
-                    wire.ConversationOut, await self._call("GET", route, "get_conversation"), route
-                )
+                header = await self._fetch(wire.ConversationOut, "GET", route, "get_conversation")
             route = wire.path(wire.MESSAGES, conversation_id=at.server_id)
-            payload = await self._call(
+            payload = await self._send(
                 "GET", route, "get_conversation", params={"limit": req.limit}
             )
-            newest_first = self._messages(payload, route, at)
+            newest_first = self._messages(payload, "GET", route, at)
             return self._conversation(header, req.target.session_id, newest_first[::-1])
 
         return await self._on(
@@ -534,10 +564,13 @@ class NamsBackend(MemoryBackend):
                 params["cursor"] = cursor
             if req.user_identifier is not None:
                 params["userId"] = req.user_identifier
-            payload = await self._call(
-                "GET", wire.CONVERSATIONS, "list_conversations", params=params
+            page = await self._fetch(
+                wire.ConversationPage,
+                "GET",
+                wire.CONVERSATIONS,
+                "list_conversations",
+                params=params,
             )
-            page = _parse(wire.ConversationPage, payload, wire.CONVERSATIONS)
             found.extend(page.conversations)
             cursor = page.next_cursor
             if not page.conversations or not cursor:
@@ -553,8 +586,7 @@ class NamsBackend(MemoryBackend):
         assert req.target is not None
         route = wire.path(wire.SEARCH, conversation_id=at.server_id)
         body = wire.SearchIn(query=req.query, limit=req.limit).to_wire()
-        payload = await self._call("POST", route, "search_messages", json=body)
-        result = _parse(wire.SearchOut, payload, route)
+        result = await self._fetch(wire.SearchOut, "POST", route, "search_messages", json=body)
         return [self._from_wire(m, route, at) for m in result.messages[: req.limit]]
 
     async def _get_context(self, req: rq.GetContext) -> str:
@@ -571,7 +603,7 @@ class NamsBackend(MemoryBackend):
 
     async def _context(self, req: rq.GetContext, at: _At) -> str:
         route = wire.path(wire.CONTEXT, conversation_id=at.server_id)
-        context = _parse(wire.ContextOut, await self._call("GET", route, "get_context"), route)
+        context = await self._fetch(wire.ContextOut, "GET", route, "get_context")
         recent = [
             self._from_wire(m, route, at) for m in context.recent_messages[: req.max_messages]
         ][::-1]
@@ -602,9 +634,8 @@ class NamsBackend(MemoryBackend):
 
         async def read(at: _At) -> list[dict[str, Any]]:
             route = wire.path(wire.OBSERVATIONS, conversation_id=at.server_id)
-            payload = await self._call("GET", route, "get_observations")
-            found = _parse(wire.ObservationList, payload, route).observations
-            return [item.to_wire(omit_none=True) for item in found]
+            found = await self._fetch(wire.ObservationList, "GET", route, "get_observations")
+            return [item.to_wire(omit_none=True) for item in found.observations]
 
         return await self._on(target, read, missing=lambda: [])
 
@@ -613,9 +644,8 @@ class NamsBackend(MemoryBackend):
 
         async def read(at: _At) -> list[dict[str, Any]]:
             route = wire.path(wire.REFLECTIONS, conversation_id=at.server_id)
-            payload = await self._call("GET", route, "get_reflections")
-            found = _parse(wire.ReflectionList, payload, route).reflections
-            return [item.to_wire(omit_none=True) for item in found]
+            found = await self._fetch(wire.ReflectionList, "GET", route, "get_reflections")
+            return [item.to_wire(omit_none=True) for item in found.reflections]
 
         return await self._on(target, read, missing=lambda: [])
 
@@ -624,8 +654,7 @@ class NamsBackend(MemoryBackend):
 
     async def _extraction(self, at: _At) -> ExtractionStatus:
         route = wire.path(wire.EXTRACTION_STATUS, conversation_id=at.server_id)
-        payload = await self._call("GET", route, "get_extraction_status")
-        found = _parse(wire.ExtractionStatusOut, payload, route)
+        found = await self._fetch(wire.ExtractionStatusOut, "GET", route, "get_extraction_status")
         return ExtractionStatus(
             messages=[item.to_wire(omit_none=True) for item in found.messages],
             summary=found.summary,
@@ -677,8 +706,7 @@ class NamsBackend(MemoryBackend):
                 "description": req.description,
             }
         ).to_wire(omit_none=True)
-        payload = await self._call("POST", wire.ENTITIES, "add_entity", json=body)
-        item = _parse(wire.EntityOut, payload, wire.ENTITIES)
+        item = await self._fetch(wire.EntityOut, "POST", wire.ENTITIES, "add_entity", json=body)
         return self._entity(item, req.name, req.type)
 
     async def _find_entities(self, req: rq.FindEntities) -> list[Entity]:
@@ -689,6 +717,7 @@ class NamsBackend(MemoryBackend):
                 "type": None if req.type is None else wire.entity_type_to_wire(req.type),
             }
         ).to_wire(omit_none=True)
-        payload = await self._call("POST", wire.ENTITIES_SEARCH, "find_entities", json=body)
-        result = _parse(wire.EntitySearchOut, payload, wire.ENTITIES_SEARCH)
+        result = await self._fetch(
+            wire.EntitySearchOut, "POST", wire.ENTITIES_SEARCH, "find_entities", json=body
+        )
         return [self._entity(e, e.name or "", "CUSTOM") for e in result.entities[: req.limit]]

@@ -25,7 +25,7 @@ from enum import StrEnum
 from typing import Any, Literal
 from urllib.parse import quote
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from memory_core.errors import (
@@ -247,6 +247,11 @@ class WireModel(BaseModel):
         """The JSON-ready camelCase dict."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=omit_none)
 
+    def to_json(self, *, omit_none: bool = False) -> bytes:
+        """The camelCase JSON body, serialized in one step (same content as
+        :meth:`to_wire`, without the intermediate dict)."""
+        return self.__pydantic_serializer__.to_json(self, by_alias=True, exclude_none=omit_none)
+
 
 class ConversationCreate(WireModel):
     """``POST /conversations`` body."""
@@ -308,14 +313,18 @@ class MessageOut(WireModel):
 
 class MessageList(WireModel):
     """``GET .../messages`` (newest first) and the bulk write response (in order). A bare
-    JSON list of messages is read as the same thing."""
+    JSON list of messages is read as the same thing (see :func:`bare_messages`)."""
 
     messages: list[MessageOut] = Field(default_factory=list)
 
-    @model_validator(mode="before")
-    @classmethod
-    def _bare_list(cls, data: Any) -> Any:
-        return {"messages": data} if isinstance(data, list) else data
+
+def bare_messages(payload: Any) -> Any:
+    """A decoded :class:`MessageList` answer, a bare list of messages wrapped as one.
+
+    Not a "before" validator on the model: one would make pydantic build Python objects
+    from the JSON before validating, where the client validates the bytes directly.
+    """
+    return {"messages": payload} if isinstance(payload, list) else payload
 
 
 class BulkIn(WireModel):
@@ -491,6 +500,7 @@ __all__ = [
     "ReflectionOut",
     "SearchIn",
     "SearchOut",
+    "bare_messages",
     "entity_type_from_wire",
     "entity_type_to_wire",
     "error_body",

@@ -176,6 +176,59 @@ async def test_unknown_role_is_transport_error(memory: NamsBackend, api: respx.M
         await memory.get_conversation(CID)
 
 
+@pytest.mark.parametrize(
+    ("answer", "match"),
+    [
+        (json.dumps({"messages": [message(1, content=5)]}), r"unexpected.*messages\.0\.content"),
+        (json.dumps({"messages": [message(1, createdAt="soon")]}), r"messages\.0\.createdAt"),
+        (json.dumps({"messages": "none"}), r"unexpected.*messages"),
+        ('{"messages": [', "non-JSON"),
+        ("[1, 2", "non-JSON"),
+    ],
+)
+async def test_malformed_message_lists_are_transport_errors(
+    memory: NamsBackend, api: respx.MockRouter, answer: str, match: str
+) -> None:
+    # Answers are validated straight from the bytes; a bad one is still a typed error.
+    api.get(f"/conversations/{CID}").respond(json=conversation())
+    api.get(f"/conversations/{CID}/messages").respond(
+        200, content=answer.encode(), headers={"Content-Type": "application/json"}
+    )
+    with pytest.raises(TransportError, match=match):
+        await memory.get_conversation(CID)
+    api.post(f"/conversations/{CID}/messages/bulk").respond(
+        200, content=answer.encode(), headers={"Content-Type": "application/json"}
+    )
+    with pytest.raises(TransportError, match=match):
+        await memory.add_messages_batch(CID, [{"role": "user", "content": "x"}])
+
+
+async def test_malformed_pages_and_headers_are_transport_errors(
+    memory: NamsBackend, api: respx.MockRouter
+) -> None:
+    api.get("/conversations").respond(json={"conversations": [{"id": 7}], "next_cursor": None})
+    with pytest.raises(TransportError, match=r"conversations\.0\.id"):
+        await memory.list_conversations(limit=5)
+    api.get(f"/conversations/{CID}").respond(json=conversation(createdAt=[1]))
+    with pytest.raises(TransportError, match="createdAt"):
+        await memory.get_conversation(CID)
+
+
+async def test_bodies_only_json_loads_reads_still_read(
+    memory: NamsBackend, api: respx.MockRouter
+) -> None:
+    # A bare list of messages, a BOM and UTF-16 take the slower json.loads path.
+    api.get(f"/conversations/{CID}").respond(
+        200, content=b"\xef\xbb\xbf" + json.dumps(conversation()).encode()
+    )
+    route = api.get(f"/conversations/{CID}/messages")
+    route.respond(json=[message(2), message(1)])
+    read = await memory.get_conversation(CID)
+    assert [m.content for m in read.messages] == ["m1", "m2"]
+    route.respond(200, content=json.dumps({"messages": [message(1)]}).encode("utf-16"))
+    assert [m.content for m in (await memory.get_conversation(CID)).messages] == ["m1"]
+
+
 async def test_404_on_delete_means_already_gone(memory: NamsBackend, api: respx.MockRouter) -> None:
     route = api.delete(f"/conversations/{CID}").respond(404, json=wire.error_body("x", "y"))
     assert await memory.clear_session(CID) is False
