@@ -25,7 +25,7 @@ from urllib.parse import urlsplit, urlunsplit
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 import httpx
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from memory_core import requests as rq
 from memory_core.backend import Extractor, MemoryBackend
@@ -144,6 +144,23 @@ def _uuid(value: str) -> UUID:
         return UUID(value)
     except ValueError:
         return uuid5(NAMESPACE_URL, f"nams:{value}")
+
+
+def _uuids(values: list[str]) -> list[UUID]:
+    """Server ids as :func:`_uuid` maps them, parsed in one pass when all are UUIDs.
+
+    pydantic's UUID parser accepts a subset of what ``UUID()`` accepts (hyphenated,
+    plain hex, braces, ``urn:uuid:``), with the same value; anything else goes through
+    :func:`_uuid` one by one.
+    """
+    try:
+        return _UUID_LIST.validate_python(values)
+    except ValidationError:
+        return [_uuid(value) for value in values]
+
+
+_UUID_LIST: TypeAdapter[list[UUID]] = TypeAdapter(list[UUID])
+_ROLES = {role.value: role for role in MessageRole}
 
 
 @lru_cache(maxsize=256)
@@ -323,23 +340,30 @@ class NamsBackend(MemoryBackend):
         return parse_json(model, body, method, route)
 
     @staticmethod
-    def _from_wire(item: wire.MessageOut, route: str, at: _At) -> Message:
-        try:
-            role = MessageRole(item.role.lower())
-        except ValueError:
-            raise TransportError(f"nams: {route} returned an unknown role {item.role!r}") from None
+    def _role(value: str, route: str) -> MessageRole:
+        role = _ROLES.get(value) or _ROLES.get(value.lower())
+        if role is None:
+            raise TransportError(f"nams: {route} returned an unknown role {value!r}")
+        return role
+
+    def _from_wire(self, items: list[wire.MessageOut], route: str, at: _At) -> list[Message]:
+        """Wire messages as Messages, in the order given."""
+        ids = _uuids([item.id for item in items])
+        return [self._message(item, id_, route, at) for item, id_ in zip(items, ids, strict=True)]
+
+    def _message(self, item: wire.MessageOut, id_: UUID, route: str, at: _At) -> Message:
         # ``item`` is validated (wire model) and each value below has its field's type, so
         # the Message is filled in without validating it a second time (bulk writes and
         # reads build hundreds at once).
         return trusted(
             Message,
             {
-                "id": _uuid(item.id),
+                "id": id_,
                 "created_at": item.created_at or utcnow(),
                 "updated_at": None,
                 "embedding": None,
                 "metadata": {},
-                "role": role,
+                "role": self._role(item.role, route),
                 "content": item.content,
                 "conversation_id": at.conversation_id or _maybe_uuid(item.conversation_id),
                 "session_id": at.label,
@@ -352,32 +376,39 @@ class NamsBackend(MemoryBackend):
 
     def _messages(self, body: bytes, method: str, route: str, at: _At) -> list[Message]:
         """The messages of a raw ``MessageList`` response, in the order sent."""
-        items = parse_messages(body, method, route)
-        return [self._from_wire(m, route, at) for m in items]
+        return self._from_wire(parse_messages(body, method, route), route, at)
 
     def _conversation(
         self,
         header: wire.ConversationOut,
         session: str | None,
         messages: list[Message] | None = None,
+        server_uuid: UUID | None = None,
     ) -> Conversation:
         """A header as a Conversation; ``session`` None means "the name it carries" (in
-        portable mode) else its id."""
-        created = header.created_at or utcnow()
+        portable mode) else its id. ``server_uuid``: the header's id as :func:`_uuid`
+        maps it, when the caller already has it."""
         metadata = header.metadata
-        conversation_id = _uuid(header.id)
+        conversation_id = server_uuid or _uuid(header.id)
         if self._names is not None:
             session = session or session_name(header)
             metadata = visible_metadata(metadata)
             conversation_id = header_id(header) or conversation_id
-        return Conversation(
-            id=conversation_id,
-            session_id=session or header.id,
-            messages=messages or [],
-            created_at=created,
-            updated_at=header.updated_at,
-            metadata=metadata,
-            user_identifier=header.user_id,
+        # The header is validated (wire model) and each value has its field's type, so the
+        # Conversation is not validated again (a list builds a thousand). The dict is
+        # copied as validation would have copied it.
+        return trusted(
+            Conversation,
+            {
+                "id": conversation_id,
+                "session_id": session or header.id,
+                "title": None,
+                "messages": messages or [],
+                "created_at": header.created_at or utcnow(),
+                "updated_at": header.updated_at,
+                "metadata": dict(metadata),
+                "user_identifier": header.user_id,
+            },
         )
 
     async def _on(
@@ -575,7 +606,11 @@ class NamsBackend(MemoryBackend):
             cursor = page.next_cursor
             if not page.conversations or not cursor:
                 break
-        return [self._conversation(c, None) for c in found[: req.limit]]
+        headers = found[: req.limit]
+        ids = _uuids([c.id for c in headers])
+        return [
+            self._conversation(c, None, server_uuid=i) for c, i in zip(headers, ids, strict=True)
+        ]
 
     async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
         """Sends only query and limit (≤ 200); keeps the service's ``score``."""
@@ -587,7 +622,7 @@ class NamsBackend(MemoryBackend):
         route = wire.path(wire.SEARCH, conversation_id=at.server_id)
         body = wire.SearchIn(query=req.query, limit=req.limit).to_wire()
         result = await self._fetch(wire.SearchOut, "POST", route, "search_messages", json=body)
-        return [self._from_wire(m, route, at) for m in result.messages[: req.limit]]
+        return self._from_wire(result.messages[: req.limit], route, at)
 
     async def _get_context(self, req: rq.GetContext) -> str:
         """The context endpoint's reflections, observations and newest ``max_messages``
@@ -604,9 +639,7 @@ class NamsBackend(MemoryBackend):
     async def _context(self, req: rq.GetContext, at: _At) -> str:
         route = wire.path(wire.CONTEXT, conversation_id=at.server_id)
         context = await self._fetch(wire.ContextOut, "GET", route, "get_context")
-        recent = [
-            self._from_wire(m, route, at) for m in context.recent_messages[: req.max_messages]
-        ][::-1]
+        recent = self._from_wire(context.recent_messages[: req.max_messages], route, at)[::-1]
         relevant: list[Message] = []
         if req.query:
             seen = {m.id for m in recent}

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any
+from uuid import NAMESPACE_URL, UUID, uuid5
 
 import httpx
 import pytest
@@ -20,7 +21,9 @@ from backends.nams.transport import RetryPolicy, parse_retry_after
 from memory_core import (
     CapabilityWarning,
     ConfigurationError,
+    Conversation,
     InvalidRequestError,
+    Message,
     NotFoundError,
     NotSupportedError,
     TransportError,
@@ -323,6 +326,53 @@ async def test_non_uuid_ids_map_to_stable_uuids(memory: NamsBackend, api: respx.
     two = await memory.get_conversation("itest-abc")
     assert one.id == two.id and one.messages[0].id == two.messages[0].id
     assert one.session_id == "itest-abc"
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        [f"urn:uuid:{CID}", "{" + CID.upper() + "}", CID.replace("-", "")],
+        [CID, "msg-1", "{" + CID.replace("-", "") + "}"],  # one odd id: each parsed alone
+    ],
+)
+async def test_message_ids_map_as_uuid_does(
+    memory: NamsBackend, api: respx.MockRouter, ids: list[str]
+) -> None:
+    api.get(f"/conversations/{CID}").respond(json=conversation())
+    api.get(f"/conversations/{CID}/messages").respond(
+        json={"messages": [message(i, id=value) for i, value in enumerate(ids)]}
+    )
+    read = await memory.get_conversation(CID)
+    expected = [_as_uuid(value) for value in reversed(ids)]
+    assert [m.id for m in read.messages] == expected
+    assert read.messages[0] == Message.model_validate(read.messages[0].model_dump())
+
+
+def _as_uuid(value: str) -> UUID:
+    try:
+        return UUID(value)
+    except ValueError:
+        return uuid5(NAMESPACE_URL, f"nams:{value}")
+
+
+async def test_listed_conversations_equal_validated_ones(
+    memory: NamsBackend, api: respx.MockRouter
+) -> None:
+    stamp = "2025-01-01T00:00:00+00:00"
+    api.get("/conversations").respond(
+        json={
+            "conversations": [
+                conversation(CID, userId="u", metadata={"k": [1]}, createdAt=stamp),
+                conversation("plain-id", updatedAt=stamp),
+            ],
+            "next_cursor": None,
+        }
+    )
+    listed = await memory.list_conversations(limit=5)
+    assert [c.id for c in listed] == [UUID(CID), _as_uuid("plain-id")]
+    for one in listed:
+        assert one == Conversation.model_validate(one.model_dump())
+    assert listed[0].metadata == {"k": [1]} and listed[0].user_identifier == "u"
 
 
 # ----------------------------------------------------------------- retries
