@@ -494,12 +494,12 @@ class NamsBackend(MemoryBackend):
         """Only role and content travel. The response has no ``createdAt``: the returned
         message carries the client's clock at the time of the response. In portable mode
         the first write to a new name creates its conversation."""
-        body = wire.MessageIn(role=req.role.value, content=req.content).to_wire()
+        body = wire.MessageIn(role=req.role.value, content=req.content).to_json()
 
         async def post(at: _At) -> Message:
             route = wire.path(wire.MESSAGES, conversation_id=at.server_id)
             created = await self._fetch(
-                wire.MessageCreated, "POST", route, "add_message", json=body
+                wire.MessageCreated, "POST", route, "add_message", content=body
             )
             return Message(
                 id=_uuid(created.id),
@@ -514,13 +514,15 @@ class NamsBackend(MemoryBackend):
 
     async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
         """One bulk request per chunk of at most 100 (the contract cuts the chunks)."""
-        body = wire.BulkIn(
-            messages=[wire.MessageIn(role=m.role.value, content=m.content) for m in req.messages]
-        ).to_wire()
+        # Plain dicts validated in one pass (not a MessageIn per message), then serialized
+        # straight to bytes: the contract already checked each role and content.
+        body = wire.BulkIn.model_validate(
+            {"messages": [{"role": m.role.value, "content": m.content} for m in req.messages]}
+        ).to_json()
 
         async def post(at: _At) -> list[Message]:
             route = wire.path(wire.MESSAGES_BULK, conversation_id=at.server_id)
-            payload = await self._send("POST", route, "add_messages_batch", json=body)
+            payload = await self._send("POST", route, "add_messages_batch", content=body)
             return self._messages(payload, "POST", route, at)
 
         return await self._on(req.target, post, create=True)
@@ -620,8 +622,8 @@ class NamsBackend(MemoryBackend):
     async def _search(self, req: rq.SearchMessages, at: _At) -> list[Message]:
         assert req.target is not None
         route = wire.path(wire.SEARCH, conversation_id=at.server_id)
-        body = wire.SearchIn(query=req.query, limit=req.limit).to_wire()
-        result = await self._fetch(wire.SearchOut, "POST", route, "search_messages", json=body)
+        body = wire.SearchIn(query=req.query, limit=req.limit).to_json()
+        result = await self._fetch(wire.SearchOut, "POST", route, "search_messages", content=body)
         return self._from_wire(result.messages[: req.limit], route, at)
 
     async def _get_context(self, req: rq.GetContext) -> str:

@@ -276,6 +276,28 @@ async def test_add_message_sends_only_role_and_content(
     assert request.headers["x-workspace-id"] == "w"
 
 
+async def test_bulk_sends_role_and_content_as_json(
+    memory: NamsBackend, api: respx.MockRouter
+) -> None:
+    sent = [
+        {"role": "User", "content": 'ünï \u2028 "q"', "metadata": {"dropped": 1}},
+        {"role": "tool", "content": ""},
+    ]
+    route = api.post(f"/conversations/{CID}/messages/bulk").respond(
+        json={"messages": [message(1, role="user"), message(2, role="tool")]}
+    )
+    with pytest.warns(CapabilityWarning, match="metadata"):
+        stored = await memory.add_messages_batch(CID, sent)
+    assert body(route.calls.last) == {
+        "messages": [
+            {"role": "user", "content": 'ünï \u2028 "q"'},
+            {"role": "tool", "content": ""},
+        ]
+    }
+    assert route.calls.last.request.headers["content-type"] == "application/json"
+    assert [m.role.value for m in stored] == ["user", "tool"]
+
+
 async def test_create_sends_only_user_id_and_metadata(
     memory: NamsBackend, api: respx.MockRouter
 ) -> None:
