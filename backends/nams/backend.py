@@ -45,6 +45,7 @@ from memory_core.models import (
     Message,
     MessageRole,
     trusted,
+    trusted_many,
     utcnow,
 )
 from memory_core.settings import redact_url
@@ -341,37 +342,41 @@ class NamsBackend(MemoryBackend):
 
     @staticmethod
     def _role(value: str, route: str) -> MessageRole:
-        role = _ROLES.get(value) or _ROLES.get(value.lower())
+        """A wire role in any case (the exact spelling is looked up inline first)."""
+        role = _ROLES.get(value.lower())
         if role is None:
             raise TransportError(f"nams: {route} returned an unknown role {value!r}")
         return role
 
     def _from_wire(self, items: list[wire.MessageOut], route: str, at: _At) -> list[Message]:
-        """Wire messages as Messages, in the order given."""
-        ids = _uuids([item.id for item in items])
-        return [self._message(item, id_, route, at) for item, id_ in zip(items, ids, strict=True)]
+        """Wire messages as Messages, in the order given.
 
-    def _message(self, item: wire.MessageOut, id_: UUID, route: str, at: _At) -> Message:
-        # ``item`` is validated (wire model) and each value below has its field's type, so
-        # the Message is filled in without validating it a second time (bulk writes and
-        # reads build hundreds at once).
-        return trusted(
+        Each item is validated (wire model) and each value below has its field's type, so
+        the Messages are filled in without validating them a second time (bulk writes and
+        reads build hundreds at once).
+        """
+        ids = _uuids([item.id for item in items])
+        fixed, label = at.conversation_id, at.label
+        return trusted_many(
             Message,
-            {
-                "id": id_,
-                "created_at": item.created_at or utcnow(),
-                "updated_at": None,
-                "embedding": None,
-                "metadata": {},
-                "role": self._role(item.role, route),
-                "content": item.content,
-                "conversation_id": at.conversation_id or _maybe_uuid(item.conversation_id),
-                "session_id": at.label,
-                "tool_calls": None,
-                "score": item.score,
-                "idempotency_key": None,
-                "mentions": [],
-            },
+            (
+                {
+                    "id": id_,
+                    "created_at": item.created_at or utcnow(),
+                    "updated_at": None,
+                    "embedding": None,
+                    "metadata": {},
+                    "role": _ROLES.get(item.role) or self._role(item.role, route),
+                    "content": item.content,
+                    "conversation_id": fixed or _maybe_uuid(item.conversation_id),
+                    "session_id": label,
+                    "tool_calls": None,
+                    "score": item.score,
+                    "idempotency_key": None,
+                    "mentions": [],
+                }
+                for item, id_ in zip(items, ids, strict=True)
+            ),
         )
 
     def _messages(self, body: bytes, method: str, route: str, at: _At) -> list[Message]:
