@@ -593,8 +593,12 @@ class NamsBackend(MemoryBackend):
     async def _list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
         """Follows the cursor in pages of at most 200 until ``limit`` are collected, a page
         is empty or there is no next cursor. In portable mode ``session_id`` is the name a
-        conversation carries (its id when it has none)."""
-        found: list[wire.ConversationOut] = []
+        conversation carries (its id when it has none).
+
+        Each page is turned into Conversations as it arrives, so its wire headers are
+        garbage before the next request (fewer live objects for the garbage collector
+        to walk in a long listing)."""
+        found: list[Conversation] = []
         cursor: str | None = None
         while len(found) < req.limit:
             params: dict[str, Any] = {"limit": min(wire.MAX_PAGE, req.limit - len(found))}
@@ -609,11 +613,14 @@ class NamsBackend(MemoryBackend):
                 "list_conversations",
                 params=params,
             )
-            found.extend(page.conversations)
+            found += self._listed(page.conversations[: req.limit - len(found)])
             cursor = page.next_cursor
             if not page.conversations or not cursor:
                 break
-        headers = found[: req.limit]
+        return found
+
+    def _listed(self, headers: list[wire.ConversationOut]) -> list[Conversation]:
+        """Listed headers as Conversations (their ids parsed in one pass)."""
         ids = _uuids([c.id for c in headers])
         return [
             self._conversation(c, None, server_uuid=i) for c, i in zip(headers, ids, strict=True)
