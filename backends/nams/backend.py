@@ -348,30 +348,31 @@ class NamsBackend(MemoryBackend):
             raise TransportError(f"nams: {route} returned an unknown role {value!r}")
         return role
 
-    def _from_wire(self, items: list[wire.MessageOut], route: str, at: _At) -> list[Message]:
-        """Wire messages as Messages, in the order given.
+    def _from_wire(self, items: list[dict[str, Any]], route: str, at: _At) -> list[Message]:
+        """Wire messages (dicts keyed by ``MessageOut`` field name, see
+        :func:`parse_messages`) as Messages, in the order given.
 
-        Each item is validated (wire model) and each value below has its field's type, so
-        the Messages are filled in without validating them a second time (bulk writes and
-        reads build hundreds at once).
+        Each item is validated against the wire contract and each value below has its
+        field's type, so the Messages are filled in without validating them a second time
+        (bulk writes and reads build hundreds at once).
         """
-        ids = _uuids([item.id for item in items])
+        ids = _uuids([item["id"] for item in items])
         fixed, label = at.conversation_id, at.label
         return trusted_many(
             Message,
             (
                 {
                     "id": id_,
-                    "created_at": item.created_at or utcnow(),
+                    "created_at": item.get("created_at") or utcnow(),
                     "updated_at": None,
                     "embedding": None,
                     "metadata": {},
-                    "role": _ROLES.get(item.role) or self._role(item.role, route),
-                    "content": item.content,
-                    "conversation_id": fixed or _maybe_uuid(item.conversation_id),
+                    "role": _ROLES.get(item["role"]) or self._role(item["role"], route),
+                    "content": item["content"],
+                    "conversation_id": fixed or _maybe_uuid(item.get("conversation_id")),
                     "session_id": label,
                     "tool_calls": None,
-                    "score": item.score,
+                    "score": item.get("score"),
                     "idempotency_key": None,
                     "mentions": [],
                 }
@@ -636,7 +637,7 @@ class NamsBackend(MemoryBackend):
         route = wire.path(wire.SEARCH, conversation_id=at.server_id)
         body = wire.SearchIn(query=req.query, limit=req.limit).to_json()
         result = await self._fetch(wire.SearchOut, "POST", route, "search_messages", content=body)
-        return self._from_wire(result.messages[: req.limit], route, at)
+        return self._from_wire([m.model_dump() for m in result.messages[: req.limit]], route, at)
 
     async def _get_context(self, req: rq.GetContext) -> str:
         """The context endpoint's reflections, observations and newest ``max_messages``
@@ -653,7 +654,8 @@ class NamsBackend(MemoryBackend):
     async def _context(self, req: rq.GetContext, at: _At) -> str:
         route = wire.path(wire.CONTEXT, conversation_id=at.server_id)
         context = await self._fetch(wire.ContextOut, "GET", route, "get_context")
-        recent = self._from_wire(context.recent_messages[: req.max_messages], route, at)[::-1]
+        items = [m.model_dump() for m in context.recent_messages[: req.max_messages]]
+        recent = self._from_wire(items, route, at)[::-1]
         relevant: list[Message] = []
         if req.query:
             seen = {m.id for m in recent}

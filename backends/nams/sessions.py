@@ -81,16 +81,21 @@ def parse_json(model: type[M], body: bytes, method: str, route: str) -> M:
     return parse(model, decode(body, method, route), route)
 
 
-def parse_messages(body: bytes, method: str, route: str) -> list[wire.MessageOut]:
-    """The messages of a raw :class:`~wire.MessageList` body (a bare JSON list of
-    messages reads the same: it takes the slower path of :func:`parse_json`)."""
+def parse_messages(body: bytes, method: str, route: str) -> list[dict[str, Any]]:
+    """The messages of a raw :class:`~wire.MessageList` body, as dicts keyed by
+    :class:`~wire.MessageOut` field name (see :data:`wire.MESSAGE_LIST_FIELDS`; an absent
+    optional field is absent). A body that fails, or a bare JSON list of messages, is
+    read by the model the way :func:`parse_json` falls back, with the same outcome."""
     if body:
         try:
-            return wire.MessageList.model_validate_json(body).messages
+            found: list[dict[str, Any]] = wire.MESSAGE_LIST_FIELDS.validate_json(body).get(
+                "messages", []
+            )
+            return found
         except ValidationError:
             pass
     payload = wire.bare_messages(decode(body, method, route))
-    return parse(wire.MessageList, payload, route).messages
+    return [m.model_dump() for m in parse(wire.MessageList, payload, route).messages]
 
 
 def _key(name: str, user: str | None) -> Key:
