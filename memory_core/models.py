@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -170,6 +171,26 @@ def trusted(cls: type[ModelT], values: dict[str, Any]) -> ModelT:
     return model
 
 
+def trusted_many(cls: type[ModelT], rows: Iterable[dict[str, Any]]) -> list[ModelT]:
+    """:func:`trusted` for many rows at once (the same rules; the per-call lookups are
+    made once, which counts when a read builds hundreds of messages)."""
+    size = len(_defaults(cls))
+    new = cls.__new__
+    put = object.__setattr__
+    built: list[ModelT] = []
+    for values in rows:
+        if len(values) != size:
+            built.append(trusted(cls, values))
+            continue
+        model = new(cls)
+        put(model, "__dict__", values)
+        put(model, "__pydantic_fields_set__", set(values))
+        put(model, "__pydantic_extra__", None)
+        put(model, "__pydantic_private__", None)
+        built.append(model)
+    return built
+
+
 _DEFAULTS: dict[type[BaseModel], dict[str, Any]] = {}
 _REQUIRED = object()
 
@@ -200,6 +221,7 @@ __all__ = [
     "MessageRole",
     "SessionInfo",
     "trusted",
+    "trusted_many",
     "utcnow",
 ]
 

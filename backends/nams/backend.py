@@ -25,7 +25,7 @@ from urllib.parse import urlsplit, urlunsplit
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 import httpx
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from memory_core import requests as rq
 from memory_core.backend import Extractor, MemoryBackend
@@ -45,6 +45,7 @@ from memory_core.models import (
     Message,
     MessageRole,
     trusted,
+    trusted_many,
     utcnow,
 )
 from memory_core.settings import redact_url
@@ -57,11 +58,12 @@ from .sessions import (
     NameIndex,
     SessionNames,
     header_id,
+    parse_json,
+    parse_messages,
     portable_id,
     session_name,
     visible_metadata,
 )
-from .sessions import parse as _parse
 from .transport import ENV_API_KEY, ENV_WORKSPACE, NamsTransport, RetryPolicy, check_positive
 
 M = TypeVar("M", bound=BaseModel)
@@ -143,6 +145,23 @@ def _uuid(value: str) -> UUID:
         return UUID(value)
     except ValueError:
         return uuid5(NAMESPACE_URL, f"nams:{value}")
+
+
+def _uuids(values: list[str]) -> list[UUID]:
+    """Server ids as :func:`_uuid` maps them, parsed in one pass when all are UUIDs.
+
+    pydantic's UUID parser accepts a subset of what ``UUID()`` accepts (hyphenated,
+    plain hex, braces, ``urn:uuid:``), with the same value; anything else goes through
+    :func:`_uuid` one by one.
+    """
+    try:
+        return _UUID_LIST.validate_python(values)
+    except ValidationError:
+        return [_uuid(value) for value in values]
+
+
+_UUID_LIST: TypeAdapter[list[UUID]] = TypeAdapter(list[UUID])
+_ROLES = {role.value: role for role in MessageRole}
 
 
 @lru_cache(maxsize=256)
@@ -266,7 +285,7 @@ class NamsBackend(MemoryBackend):
             backend=self.name,
         )
         self._names: SessionNames | None = (
-            SessionNames(self._call, cache_size=max(1, cache_size))
+            SessionNames(self._call, self._fetch, cache_size=max(1, cache_size))
             if session_names == "portable"
             else None
         )
@@ -291,65 +310,111 @@ class NamsBackend(MemoryBackend):
             method, route, operation=operation, params=params, json=json
         )
 
-    def _message(self, data: Any, route: str, at: _At) -> Message:
-        return self._from_wire(_parse(wire.MessageOut, data, route), route, at)
-
-    @staticmethod
-    def _from_wire(item: wire.MessageOut, route: str, at: _At) -> Message:
-        try:
-            role = MessageRole(item.role.lower())
-        except ValueError:
-            raise TransportError(f"nams: {route} returned an unknown role {item.role!r}") from None
-        # ``item`` is validated (wire model) and each value below has its field's type, so
-        # the Message is filled in without validating it a second time (bulk writes and
-        # reads build hundreds at once).
-        return trusted(
-            Message,
-            {
-                "id": _uuid(item.id),
-                "created_at": item.created_at or utcnow(),
-                "updated_at": None,
-                "embedding": None,
-                "metadata": {},
-                "role": role,
-                "content": item.content,
-                "conversation_id": at.conversation_id or _maybe_uuid(item.conversation_id),
-                "session_id": at.label,
-                "tool_calls": None,
-                "score": item.score,
-                "idempotency_key": None,
-                "mentions": [],
-            },
+    async def _send(
+        self,
+        method: str,
+        route: str,
+        operation: str,
+        *,
+        params: dict[str, Any] | None = None,
+        json: Any = None,
+        content: bytes | None = None,
+    ) -> bytes:
+        """One request; the raw response body (see :meth:`NamsTransport.send`)."""
+        return await self._http.send(
+            method, route, operation=operation, params=params, json=json, content=content
         )
 
-    def _messages(self, payload: Any, route: str, at: _At) -> list[Message]:
-        """The messages of a ``MessageList`` response, in the order sent."""
-        items = _parse(wire.MessageList, payload, route).messages
-        return [self._from_wire(m, route, at) for m in items]
+    async def _fetch(
+        self,
+        model: type[M],
+        method: str,
+        route: str,
+        operation: str,
+        *,
+        params: dict[str, Any] | None = None,
+        json: Any = None,
+        content: bytes | None = None,
+    ) -> M:
+        """One request; the response validated as ``model`` straight from its bytes."""
+        body = await self._send(method, route, operation, params=params, json=json, content=content)
+        return parse_json(model, body, method, route)
+
+    @staticmethod
+    def _role(value: str, route: str) -> MessageRole:
+        """A wire role in any case (the exact spelling is looked up inline first)."""
+        role = _ROLES.get(value.lower())
+        if role is None:
+            raise TransportError(f"nams: {route} returned an unknown role {value!r}")
+        return role
+
+    def _from_wire(self, items: list[dict[str, Any]], route: str, at: _At) -> list[Message]:
+        """Wire messages (dicts keyed by ``MessageOut`` field name, see
+        :func:`parse_messages`) as Messages, in the order given.
+
+        Each item is validated against the wire contract and each value below has its
+        field's type, so the Messages are filled in without validating them a second time
+        (bulk writes and reads build hundreds at once).
+        """
+        ids = _uuids([item["id"] for item in items])
+        fixed, label = at.conversation_id, at.label
+        return trusted_many(
+            Message,
+            (
+                {
+                    "id": id_,
+                    "created_at": item.get("created_at") or utcnow(),
+                    "updated_at": None,
+                    "embedding": None,
+                    "metadata": {},
+                    "role": _ROLES.get(item["role"]) or self._role(item["role"], route),
+                    "content": item["content"],
+                    "conversation_id": fixed or _maybe_uuid(item.get("conversation_id")),
+                    "session_id": label,
+                    "tool_calls": None,
+                    "score": item.get("score"),
+                    "idempotency_key": None,
+                    "mentions": [],
+                }
+                for item, id_ in zip(items, ids, strict=True)
+            ),
+        )
+
+    def _messages(self, body: bytes, method: str, route: str, at: _At) -> list[Message]:
+        """The messages of a raw ``MessageList`` response, in the order sent."""
+        return self._from_wire(parse_messages(body, method, route), route, at)
 
     def _conversation(
         self,
         header: wire.ConversationOut,
         session: str | None,
         messages: list[Message] | None = None,
+        server_uuid: UUID | None = None,
     ) -> Conversation:
         """A header as a Conversation; ``session`` None means "the name it carries" (in
-        portable mode) else its id."""
-        created = header.created_at or utcnow()
+        portable mode) else its id. ``server_uuid``: the header's id as :func:`_uuid`
+        maps it, when the caller already has it."""
         metadata = header.metadata
-        conversation_id = _uuid(header.id)
+        conversation_id = server_uuid or _uuid(header.id)
         if self._names is not None:
             session = session or session_name(header)
             metadata = visible_metadata(metadata)
             conversation_id = header_id(header) or conversation_id
-        return Conversation(
-            id=conversation_id,
-            session_id=session or header.id,
-            messages=messages or [],
-            created_at=created,
-            updated_at=header.updated_at,
-            metadata=metadata,
-            user_identifier=header.user_id,
+        # The header is validated (wire model) and each value has its field's type, so the
+        # Conversation is not validated again (a list builds a thousand). The dict is
+        # copied as validation would have copied it.
+        return trusted(
+            Conversation,
+            {
+                "id": conversation_id,
+                "session_id": session or header.id,
+                "title": None,
+                "messages": messages or [],
+                "created_at": header.created_at or utcnow(),
+                "updated_at": header.updated_at,
+                "metadata": dict(metadata),
+                "user_identifier": header.user_id,
+            },
         )
 
     async def _on(
@@ -435,12 +500,13 @@ class NamsBackend(MemoryBackend):
         """Only role and content travel. The response has no ``createdAt``: the returned
         message carries the client's clock at the time of the response. In portable mode
         the first write to a new name creates its conversation."""
-        body = wire.MessageIn(role=req.role.value, content=req.content).to_wire()
+        body = wire.MessageIn(role=req.role.value, content=req.content).to_json()
 
         async def post(at: _At) -> Message:
             route = wire.path(wire.MESSAGES, conversation_id=at.server_id)
-            payload = await self._call("POST", route, "add_message", json=body)
-            created = _parse(wire.MessageCreated, payload, route)
+            created = await self._fetch(
+                wire.MessageCreated, "POST", route, "add_message", content=body
+            )
             return Message(
                 id=_uuid(created.id),
                 role=req.role,
@@ -454,14 +520,16 @@ class NamsBackend(MemoryBackend):
 
     async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
         """One bulk request per chunk of at most 100 (the contract cuts the chunks)."""
-        body = wire.BulkIn(
-            messages=[wire.MessageIn(role=m.role.value, content=m.content) for m in req.messages]
-        ).to_wire()
+        # Plain dicts validated in one pass (not a MessageIn per message), then serialized
+        # straight to bytes: the contract already checked each role and content.
+        body = wire.BulkIn.model_validate(
+            {"messages": [{"role": m.role.value, "content": m.content} for m in req.messages]}
+        ).to_json()
 
         async def post(at: _At) -> list[Message]:
             route = wire.path(wire.MESSAGES_BULK, conversation_id=at.server_id)
-            payload = await self._call("POST", route, "add_messages_batch", json=body)
-            return self._messages(payload, route, at)
+            payload = await self._send("POST", route, "add_messages_batch", content=body)
+            return self._messages(payload, "POST", route, at)
 
         return await self._on(req.target, post, create=True)
 
@@ -475,8 +543,13 @@ class NamsBackend(MemoryBackend):
             body = wire.ConversationCreate(
                 user_id=req.target.user_identifier, metadata=req.metadata or None
             ).to_wire(omit_none=True)
-            payload = await self._call("POST", wire.CONVERSATIONS, "create_conversation", json=body)
-            header = _parse(wire.ConversationOut, payload, wire.CONVERSATIONS)
+            header = await self._fetch(
+                wire.ConversationOut,
+                "POST",
+                wire.CONVERSATIONS,
+                "create_conversation",
+                json=body,
+            )
             return self._conversation(header, None)
 
         if SESSION_KEY in req.metadata:
@@ -489,10 +562,8 @@ class NamsBackend(MemoryBackend):
             header = at.header
             if header is None:
                 route = wire.path(wire.CONVERSATION, conversation_id=at.server_id)
-                header = _parse(
-                    wire.ConversationOut,
-                    await self._call("GET", route, "create_conversation"),
-                    route,
+                header = await self._fetch(
+                    wire.ConversationOut, "GET", route, "create_conversation"
                 )
             return self._conversation(header, req.target.session_id)
 
@@ -508,14 +579,12 @@ class NamsBackend(MemoryBackend):
             header = at.header
             if header is None:
                 route = wire.path(wire.CONVERSATION, conversation_id=at.server_id)
-                header = _parse(
-                    wire.ConversationOut, await self._call("GET", route, "get_conversation"), route
-                )
+                header = await self._fetch(wire.ConversationOut, "GET", route, "get_conversation")
             route = wire.path(wire.MESSAGES, conversation_id=at.server_id)
-            payload = await self._call(
+            payload = await self._send(
                 "GET", route, "get_conversation", params={"limit": req.limit}
             )
-            newest_first = self._messages(payload, route, at)
+            newest_first = self._messages(payload, "GET", route, at)
             return self._conversation(header, req.target.session_id, newest_first[::-1])
 
         return await self._on(
@@ -525,8 +594,12 @@ class NamsBackend(MemoryBackend):
     async def _list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
         """Follows the cursor in pages of at most 200 until ``limit`` are collected, a page
         is empty or there is no next cursor. In portable mode ``session_id`` is the name a
-        conversation carries (its id when it has none)."""
-        found: list[wire.ConversationOut] = []
+        conversation carries (its id when it has none).
+
+        Each page is turned into Conversations as it arrives, so its wire headers are
+        garbage before the next request (fewer live objects for the garbage collector
+        to walk in a long listing)."""
+        found: list[Conversation] = []
         cursor: str | None = None
         while len(found) < req.limit:
             params: dict[str, Any] = {"limit": min(wire.MAX_PAGE, req.limit - len(found))}
@@ -534,15 +607,25 @@ class NamsBackend(MemoryBackend):
                 params["cursor"] = cursor
             if req.user_identifier is not None:
                 params["userId"] = req.user_identifier
-            payload = await self._call(
-                "GET", wire.CONVERSATIONS, "list_conversations", params=params
+            page = await self._fetch(
+                wire.ConversationPage,
+                "GET",
+                wire.CONVERSATIONS,
+                "list_conversations",
+                params=params,
             )
-            page = _parse(wire.ConversationPage, payload, wire.CONVERSATIONS)
-            found.extend(page.conversations)
+            found += self._listed(page.conversations[: req.limit - len(found)])
             cursor = page.next_cursor
             if not page.conversations or not cursor:
                 break
-        return [self._conversation(c, None) for c in found[: req.limit]]
+        return found
+
+    def _listed(self, headers: list[wire.ConversationOut]) -> list[Conversation]:
+        """Listed headers as Conversations (their ids parsed in one pass)."""
+        ids = _uuids([c.id for c in headers])
+        return [
+            self._conversation(c, None, server_uuid=i) for c, i in zip(headers, ids, strict=True)
+        ]
 
     async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
         """Sends only query and limit (≤ 200); keeps the service's ``score``."""
@@ -552,10 +635,9 @@ class NamsBackend(MemoryBackend):
     async def _search(self, req: rq.SearchMessages, at: _At) -> list[Message]:
         assert req.target is not None
         route = wire.path(wire.SEARCH, conversation_id=at.server_id)
-        body = wire.SearchIn(query=req.query, limit=req.limit).to_wire()
-        payload = await self._call("POST", route, "search_messages", json=body)
-        result = _parse(wire.SearchOut, payload, route)
-        return [self._from_wire(m, route, at) for m in result.messages[: req.limit]]
+        body = wire.SearchIn(query=req.query, limit=req.limit).to_json()
+        result = await self._fetch(wire.SearchOut, "POST", route, "search_messages", content=body)
+        return self._from_wire([m.model_dump() for m in result.messages[: req.limit]], route, at)
 
     async def _get_context(self, req: rq.GetContext) -> str:
         """The context endpoint's reflections, observations and newest ``max_messages``
@@ -571,10 +653,9 @@ class NamsBackend(MemoryBackend):
 
     async def _context(self, req: rq.GetContext, at: _At) -> str:
         route = wire.path(wire.CONTEXT, conversation_id=at.server_id)
-        context = _parse(wire.ContextOut, await self._call("GET", route, "get_context"), route)
-        recent = [
-            self._from_wire(m, route, at) for m in context.recent_messages[: req.max_messages]
-        ][::-1]
+        context = await self._fetch(wire.ContextOut, "GET", route, "get_context")
+        items = [m.model_dump() for m in context.recent_messages[: req.max_messages]]
+        recent = self._from_wire(items, route, at)[::-1]
         relevant: list[Message] = []
         if req.query:
             seen = {m.id for m in recent}
@@ -602,9 +683,8 @@ class NamsBackend(MemoryBackend):
 
         async def read(at: _At) -> list[dict[str, Any]]:
             route = wire.path(wire.OBSERVATIONS, conversation_id=at.server_id)
-            payload = await self._call("GET", route, "get_observations")
-            found = _parse(wire.ObservationList, payload, route).observations
-            return [item.to_wire(omit_none=True) for item in found]
+            found = await self._fetch(wire.ObservationList, "GET", route, "get_observations")
+            return [item.to_wire(omit_none=True) for item in found.observations]
 
         return await self._on(target, read, missing=lambda: [])
 
@@ -613,9 +693,8 @@ class NamsBackend(MemoryBackend):
 
         async def read(at: _At) -> list[dict[str, Any]]:
             route = wire.path(wire.REFLECTIONS, conversation_id=at.server_id)
-            payload = await self._call("GET", route, "get_reflections")
-            found = _parse(wire.ReflectionList, payload, route).reflections
-            return [item.to_wire(omit_none=True) for item in found]
+            found = await self._fetch(wire.ReflectionList, "GET", route, "get_reflections")
+            return [item.to_wire(omit_none=True) for item in found.reflections]
 
         return await self._on(target, read, missing=lambda: [])
 
@@ -624,8 +703,7 @@ class NamsBackend(MemoryBackend):
 
     async def _extraction(self, at: _At) -> ExtractionStatus:
         route = wire.path(wire.EXTRACTION_STATUS, conversation_id=at.server_id)
-        payload = await self._call("GET", route, "get_extraction_status")
-        found = _parse(wire.ExtractionStatusOut, payload, route)
+        found = await self._fetch(wire.ExtractionStatusOut, "GET", route, "get_extraction_status")
         return ExtractionStatus(
             messages=[item.to_wire(omit_none=True) for item in found.messages],
             summary=found.summary,
@@ -677,8 +755,7 @@ class NamsBackend(MemoryBackend):
                 "description": req.description,
             }
         ).to_wire(omit_none=True)
-        payload = await self._call("POST", wire.ENTITIES, "add_entity", json=body)
-        item = _parse(wire.EntityOut, payload, wire.ENTITIES)
+        item = await self._fetch(wire.EntityOut, "POST", wire.ENTITIES, "add_entity", json=body)
         return self._entity(item, req.name, req.type)
 
     async def _find_entities(self, req: rq.FindEntities) -> list[Entity]:
@@ -689,6 +766,7 @@ class NamsBackend(MemoryBackend):
                 "type": None if req.type is None else wire.entity_type_to_wire(req.type),
             }
         ).to_wire(omit_none=True)
-        payload = await self._call("POST", wire.ENTITIES_SEARCH, "find_entities", json=body)
-        result = _parse(wire.EntitySearchOut, payload, wire.ENTITIES_SEARCH)
+        result = await self._fetch(
+            wire.EntitySearchOut, "POST", wire.ENTITIES_SEARCH, "find_entities", json=body
+        )
         return [self._entity(e, e.name or "", "CUSTOM") for e in result.entities[: req.limit]]

@@ -40,6 +40,7 @@ from pydantic import BaseModel, ValidationError
 from memory_core.errors import ConfigurationError, NotFoundError, TransportError
 
 from . import wire
+from .transport import decode
 
 SESSION_KEY = "memory_core_session"
 """The conversation-metadata key that holds the caller's session name."""
@@ -47,12 +48,14 @@ DEFAULT_CACHE_SIZE = 10_000
 
 M = TypeVar("M", bound=BaseModel)
 Call = Callable[..., Awaitable[Any]]
+Fetch = Callable[..., Awaitable[Any]]
 Key = tuple[str, str]
 _OLDEST = datetime.max.replace(tzinfo=UTC)
 
 
 def parse(model: type[M], payload: Any, route: str) -> M:
-    """A response body as ``model``; a body of another shape is a ``TransportError``."""
+    """A decoded response body as ``model``; a body of another shape is a
+    ``TransportError``."""
     try:
         return model.model_validate(payload if payload is not None else {})
     except ValidationError as exc:
@@ -60,6 +63,39 @@ def parse(model: type[M], payload: Any, route: str) -> M:
         raise TransportError(
             f"nams: unexpected response from {route} (fields: {', '.join(fields) or '?'})"
         ) from None
+
+
+def parse_json(model: type[M], body: bytes, method: str, route: str) -> M:
+    """A raw response body as ``model``, validated straight from the bytes.
+
+    A body that fails is read again the way :func:`parse` reads it (``json.loads``, then
+    validation), so the outcome is exactly that of :func:`parse`: the same model for a
+    body only ``json.loads`` takes (UTF-16, a BOM), and otherwise the same
+    ``TransportError`` (non-JSON body, or the fields of an unexpected shape).
+    """
+    if body:
+        try:
+            return model.model_validate_json(body)
+        except ValidationError:
+            pass
+    return parse(model, decode(body, method, route), route)
+
+
+def parse_messages(body: bytes, method: str, route: str) -> list[dict[str, Any]]:
+    """The messages of a raw :class:`~wire.MessageList` body, as dicts keyed by
+    :class:`~wire.MessageOut` field name (see :data:`wire.MESSAGE_LIST_FIELDS`; an absent
+    optional field is absent). A body that fails, or a bare JSON list of messages, is
+    read by the model the way :func:`parse_json` falls back, with the same outcome."""
+    if body:
+        try:
+            found: list[dict[str, Any]] = wire.MESSAGE_LIST_FIELDS.validate_json(body).get(
+                "messages", []
+            )
+            return found
+        except ValidationError:
+            pass
+    payload = wire.bare_messages(decode(body, method, route))
+    return [m.model_dump() for m in parse(wire.MessageList, payload, route).messages]
 
 
 def _key(name: str, user: str | None) -> Key:
@@ -207,11 +243,15 @@ class SessionNames:
     def __init__(
         self,
         call: Call,
+        fetch: Fetch,
         *,
         cache_size: int = DEFAULT_CACHE_SIZE,
         index: NameIndex | None = None,
     ) -> None:
+        """``call(method, route, operation, ...)`` returns a decoded JSON answer,
+        ``fetch(model, method, route, operation, ...)`` one validated as ``model``."""
         self._call = call
+        self._fetch = fetch
         self.cache = NameCache(cache_size)
         self.index = index
         # One cold lookup at a time per backend object: concurrent tasks naming the same
@@ -308,10 +348,12 @@ class SessionNames:
             return None
         route = wire.path(wire.CONVERSATION, conversation_id=name)
         try:
-            payload = await self._call("GET", route, "resolve_session")
+            header: wire.ConversationOut = await self._fetch(
+                wire.ConversationOut, "GET", route, "resolve_session"
+            )
         except NotFoundError:
             return None
-        return parse(wire.ConversationOut, payload, route)
+        return header
 
     async def _scan(
         self, user: str | None, match: Callable[[wire.ConversationOut], bool]
@@ -325,8 +367,9 @@ class SessionNames:
                 params["cursor"] = cursor
             if user is not None:
                 params["userId"] = user
-            payload = await self._call("GET", wire.CONVERSATIONS, "resolve_session", params=params)
-            page = parse(wire.ConversationPage, payload, wire.CONVERSATIONS)
+            page: wire.ConversationPage = await self._fetch(
+                wire.ConversationPage, "GET", wire.CONVERSATIONS, "resolve_session", params=params
+            )
             found += [c for c in page.conversations if match(c)]
             cursor = page.next_cursor
             if not page.conversations or not cursor:
@@ -345,8 +388,9 @@ class SessionNames:
         body = wire.ConversationCreate(
             user_id=user, metadata={**metadata, SESSION_KEY: name}
         ).to_wire(omit_none=True)
-        payload = await self._call("POST", wire.CONVERSATIONS, "create_conversation", json=body)
-        mine = parse(wire.ConversationOut, payload, wire.CONVERSATIONS)
+        mine: wire.ConversationOut = await self._fetch(
+            wire.ConversationOut, "POST", wire.CONVERSATIONS, "create_conversation", json=body
+        )
         rivals = await self._scan(user, lambda c: session_name(c) == name and c.id != mine.id)
         winner = self._oldest([mine, *rivals], name)
         assert winner is not None

@@ -25,6 +25,7 @@ does): a proxy cannot reach the caller's own loopback interface, and a forgotten
 from __future__ import annotations
 
 import ipaddress
+import json as jsonlib
 import logging
 import random
 from dataclasses import dataclass
@@ -55,6 +56,7 @@ IDEMPOTENT = frozenset({"GET", "HEAD", "DELETE", "PUT", "OPTIONS"})
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 _RETRY_ALWAYS = frozenset({429, 503})
 _RETRY_IDEMPOTENT = frozenset({502, 504})
+_JSON_BODY = {"Content-Type": "application/json"}
 
 
 @dataclass(frozen=True)
@@ -198,13 +200,32 @@ class NamsTransport:
         ``route`` is already percent-encoded (see :func:`wire.path`). ``operation`` is the
         contract method, used in errors. A 204 or empty body returns ``None``.
         """
+        body = await self.send(method, route, operation=operation, params=params, json=json)
+        return decode(body, method, route)
+
+    async def send(
+        self,
+        method: str,
+        route: str,
+        *,
+        operation: str,
+        params: dict[str, Any] | None = None,
+        json: Any = None,
+        content: bytes | None = None,
+    ) -> bytes:
+        """As :meth:`request`, but the raw body is returned undecoded (``b""`` for a 204),
+        for callers that validate the bytes directly. ``content`` is a request body that
+        is already JSON (sent as ``application/json``), instead of ``json``."""
         if self._client is None:
             await self.open()
         assert self._client is not None
+        headers = _JSON_BODY if content is not None else None
         attempt = 0
         while True:
             try:
-                response = await self._client.request(method, route, params=params, json=json)
+                response = await self._client.request(
+                    method, route, params=params, json=json, content=content, headers=headers
+                )
             except httpx.HTTPError as exc:
                 if self._may_retry_error(method, exc, attempt):
                     await self._pause(method, route, attempt, type(exc).__name__, None)
@@ -213,7 +234,7 @@ class NamsTransport:
                 raise self._network_error(method, route, exc) from None
             status = response.status_code
             if status < 300:
-                return _decode(response, method, route)
+                return b"" if status == 204 else response.content
             retry_after = parse_retry_after(response.headers.get(wire.RETRY_AFTER))
             if self._may_retry_status(method, status, attempt, retry_after):
                 await self._pause(method, route, attempt, str(status), retry_after)
@@ -319,11 +340,13 @@ class NamsTransport:
         )
 
 
-def _decode(response: httpx.Response, method: str, route: str) -> Any:
-    if response.status_code == 204 or not response.content:
+def decode(body: bytes, method: str, route: str) -> Any:
+    """A response body as JSON (``None`` when empty); a non-JSON body is a
+    ``TransportError``."""
+    if not body:
         return None
     try:
-        return response.json()
+        return jsonlib.loads(body)
     except ValueError:
         raise TransportError(f"nams: {method} {route} answered with a non-JSON body") from None
 

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any
+from uuid import NAMESPACE_URL, UUID, uuid5
 
 import httpx
 import pytest
@@ -20,7 +21,9 @@ from backends.nams.transport import RetryPolicy, parse_retry_after
 from memory_core import (
     CapabilityWarning,
     ConfigurationError,
+    Conversation,
     InvalidRequestError,
+    Message,
     NotFoundError,
     NotSupportedError,
     TransportError,
@@ -176,6 +179,59 @@ async def test_unknown_role_is_transport_error(memory: NamsBackend, api: respx.M
         await memory.get_conversation(CID)
 
 
+@pytest.mark.parametrize(
+    ("answer", "match"),
+    [
+        (json.dumps({"messages": [message(1, content=5)]}), r"unexpected.*messages\.0\.content"),
+        (json.dumps({"messages": [message(1, createdAt="soon")]}), r"messages\.0\.createdAt"),
+        (json.dumps({"messages": "none"}), r"unexpected.*messages"),
+        ('{"messages": [', "non-JSON"),
+        ("[1, 2", "non-JSON"),
+    ],
+)
+async def test_malformed_message_lists_are_transport_errors(
+    memory: NamsBackend, api: respx.MockRouter, answer: str, match: str
+) -> None:
+    # Answers are validated straight from the bytes; a bad one is still a typed error.
+    api.get(f"/conversations/{CID}").respond(json=conversation())
+    api.get(f"/conversations/{CID}/messages").respond(
+        200, content=answer.encode(), headers={"Content-Type": "application/json"}
+    )
+    with pytest.raises(TransportError, match=match):
+        await memory.get_conversation(CID)
+    api.post(f"/conversations/{CID}/messages/bulk").respond(
+        200, content=answer.encode(), headers={"Content-Type": "application/json"}
+    )
+    with pytest.raises(TransportError, match=match):
+        await memory.add_messages_batch(CID, [{"role": "user", "content": "x"}])
+
+
+async def test_malformed_pages_and_headers_are_transport_errors(
+    memory: NamsBackend, api: respx.MockRouter
+) -> None:
+    api.get("/conversations").respond(json={"conversations": [{"id": 7}], "next_cursor": None})
+    with pytest.raises(TransportError, match=r"conversations\.0\.id"):
+        await memory.list_conversations(limit=5)
+    api.get(f"/conversations/{CID}").respond(json=conversation(createdAt=[1]))
+    with pytest.raises(TransportError, match="createdAt"):
+        await memory.get_conversation(CID)
+
+
+async def test_bodies_only_json_loads_reads_still_read(
+    memory: NamsBackend, api: respx.MockRouter
+) -> None:
+    # A bare list of messages, a BOM and UTF-16 take the slower json.loads path.
+    api.get(f"/conversations/{CID}").respond(
+        200, content=b"\xef\xbb\xbf" + json.dumps(conversation()).encode()
+    )
+    route = api.get(f"/conversations/{CID}/messages")
+    route.respond(json=[message(2), message(1)])
+    read = await memory.get_conversation(CID)
+    assert [m.content for m in read.messages] == ["m1", "m2"]
+    route.respond(200, content=json.dumps({"messages": [message(1)]}).encode("utf-16"))
+    assert [m.content for m in (await memory.get_conversation(CID)).messages] == ["m1"]
+
+
 async def test_404_on_delete_means_already_gone(memory: NamsBackend, api: respx.MockRouter) -> None:
     route = api.delete(f"/conversations/{CID}").respond(404, json=wire.error_body("x", "y"))
     assert await memory.clear_session(CID) is False
@@ -218,6 +274,28 @@ async def test_add_message_sends_only_role_and_content(
     request = route.calls.last.request
     assert request.headers["authorization"] == "Bearer k-123"
     assert request.headers["x-workspace-id"] == "w"
+
+
+async def test_bulk_sends_role_and_content_as_json(
+    memory: NamsBackend, api: respx.MockRouter
+) -> None:
+    sent = [
+        {"role": "User", "content": 'ünï \u2028 "q"', "metadata": {"dropped": 1}},
+        {"role": "tool", "content": ""},
+    ]
+    route = api.post(f"/conversations/{CID}/messages/bulk").respond(
+        json={"messages": [message(1, role="user"), message(2, role="tool")]}
+    )
+    with pytest.warns(CapabilityWarning, match="metadata"):
+        stored = await memory.add_messages_batch(CID, sent)
+    assert body(route.calls.last) == {
+        "messages": [
+            {"role": "user", "content": 'ünï \u2028 "q"'},
+            {"role": "tool", "content": ""},
+        ]
+    }
+    assert route.calls.last.request.headers["content-type"] == "application/json"
+    assert [m.role.value for m in stored] == ["user", "tool"]
 
 
 async def test_create_sends_only_user_id_and_metadata(
@@ -270,6 +348,53 @@ async def test_non_uuid_ids_map_to_stable_uuids(memory: NamsBackend, api: respx.
     two = await memory.get_conversation("itest-abc")
     assert one.id == two.id and one.messages[0].id == two.messages[0].id
     assert one.session_id == "itest-abc"
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        [f"urn:uuid:{CID}", "{" + CID.upper() + "}", CID.replace("-", "")],
+        [CID, "msg-1", "{" + CID.replace("-", "") + "}"],  # one odd id: each parsed alone
+    ],
+)
+async def test_message_ids_map_as_uuid_does(
+    memory: NamsBackend, api: respx.MockRouter, ids: list[str]
+) -> None:
+    api.get(f"/conversations/{CID}").respond(json=conversation())
+    api.get(f"/conversations/{CID}/messages").respond(
+        json={"messages": [message(i, id=value) for i, value in enumerate(ids)]}
+    )
+    read = await memory.get_conversation(CID)
+    expected = [_as_uuid(value) for value in reversed(ids)]
+    assert [m.id for m in read.messages] == expected
+    assert read.messages[0] == Message.model_validate(read.messages[0].model_dump())
+
+
+def _as_uuid(value: str) -> UUID:
+    try:
+        return UUID(value)
+    except ValueError:
+        return uuid5(NAMESPACE_URL, f"nams:{value}")
+
+
+async def test_listed_conversations_equal_validated_ones(
+    memory: NamsBackend, api: respx.MockRouter
+) -> None:
+    stamp = "2025-01-01T00:00:00+00:00"
+    api.get("/conversations").respond(
+        json={
+            "conversations": [
+                conversation(CID, userId="u", metadata={"k": [1]}, createdAt=stamp),
+                conversation("plain-id", updatedAt=stamp),
+            ],
+            "next_cursor": None,
+        }
+    )
+    listed = await memory.list_conversations(limit=5)
+    assert [c.id for c in listed] == [UUID(CID), _as_uuid("plain-id")]
+    for one in listed:
+        assert one == Conversation.model_validate(one.model_dump())
+    assert listed[0].metadata == {"k": [1]} and listed[0].user_identifier == "u"
 
 
 # ----------------------------------------------------------------- retries

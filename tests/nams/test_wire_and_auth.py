@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from pydantic import ValidationError
 
 from backends.nams import wire
 from backends.nams.server.auth import ApiKeys, check_open_server, resolve_workspace
@@ -113,3 +116,49 @@ def test_fault_knobs_count_down_in_order() -> None:
     assert faults.snapshot()["latency"] == 0.0
     with pytest.raises(ValueError):
         faults.set(rate_limit=-1)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"messages": [{"id": "a", "role": "user", "content": "x", "createdAt": "2025-01-01"}]},
+        {"messages": [{"id": "b", "conversation_id": "c", "role": "u", "content": "", "x": [1]}]},
+        {
+            "messages": [
+                {
+                    "id": "d",
+                    "conversationId": "A",
+                    "conversation_id": "B",
+                    "role": "r",
+                    "content": "y",
+                    "tokenCount": "5",
+                    "score": 1,
+                }
+            ]
+        },
+        {},
+    ],
+)
+def test_message_lists_read_into_dicts_as_the_model_reads_them(body: dict[str, object]) -> None:
+    text = json.dumps(body)
+    plain = wire.MESSAGE_LIST_FIELDS.validate_json(text).get("messages", [])
+    modelled = wire.MessageList.model_validate_json(text).messages
+    assert plain == [m.model_dump(exclude_unset=True) for m in modelled]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"messages": [{"id": 1, "role": "user", "content": "x"}]},
+        {"messages": [{"id": "a", "role": "user"}]},
+        {"messages": [{"id": "a", "role": "user", "content": "x", "createdAt": "soon"}]},
+        {"messages": {"id": "a"}},
+        [],
+    ],
+)
+def test_message_lists_the_model_refuses_are_refused(body: object) -> None:
+    text = json.dumps(body)
+    with pytest.raises(ValidationError):
+        wire.MESSAGE_LIST_FIELDS.validate_json(text)
+    with pytest.raises(ValidationError):
+        wire.MessageList.model_validate_json(text)
