@@ -26,7 +26,7 @@ from memory_core import (
     SessionInfo,
     StoreError,
 )
-from memory_core.models import trusted
+from memory_core.models import trusted_many
 from memory_core.summary import preview
 from memory_core.validation import metadata_json
 
@@ -222,31 +222,28 @@ def batch_messages(
     session_id = conversation.get("session_id")
     stamps = _store_stamps(row["base"], len(items))
     mentions = row["mentions"]
-    messages = []
+    values = []
     for i, item in enumerate(items):
         given = item.get("timestamp")
         metadata = item.get("metadata")
-        messages.append(
-            trusted(
-                Message,
-                {
-                    "id": ids[i],
-                    "created_at": stamps[i] if given is None else given.astimezone(UTC),
-                    "updated_at": None,
-                    "embedding": item.get("embedding"),
-                    "metadata": {} if metadata is None else load_metadata(metadata),
-                    "role": _ROLES[item["role"]],
-                    "content": item["content"],
-                    "conversation_id": conversation_id,
-                    "session_id": session_id,
-                    "tool_calls": None,
-                    "score": None,
-                    "idempotency_key": None,
-                    "mentions": [] if mentions is None else to_refs(mentions[i]),
-                },
-            )
+        values.append(
+            {
+                "id": ids[i],
+                "created_at": stamps[i] if given is None else given.astimezone(UTC),
+                "updated_at": None,
+                "embedding": item.get("embedding"),
+                "metadata": {} if metadata is None else load_metadata(metadata),
+                "role": _ROLES[item["role"]],
+                "content": item["content"],
+                "conversation_id": conversation_id,
+                "session_id": session_id,
+                "tool_calls": None,
+                "score": None,
+                "idempotency_key": None,
+                "mentions": [] if mentions is None else to_refs(mentions[i]),
+            }
         )
-    return messages
+    return trusted_many(Message, values)
 
 
 def _store_stamps(base: Any, count: int) -> list[datetime]:
