@@ -127,12 +127,17 @@ class Store:
             conn = self._inline_connection()
             if conn is None:
                 return _NOT_RUN
-            deadline = time.perf_counter() + INLINE_BUDGET
-            conn.set_progress_handler(lambda: time.perf_counter() > deadline, INLINE_CHECK_STEPS)
             try:
                 return self._inline_transaction(conn, work)
             finally:
+                # The handler goes first: with the budget spent it would interrupt the
+                # ROLLBACK too and leave the connection inside the read's transaction.
                 conn.set_progress_handler(None, 0)
+                _rollback(conn)
+                if conn.in_transaction and conn is self._inline:
+                    self._inline = None  # cannot be ended: not used again
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.close()
         finally:
             lock.release()
 
@@ -152,12 +157,13 @@ class Store:
         return self._inline
 
     def _inline_transaction(self, conn: sqlite3.Connection, work: Work[T]) -> T | object:
+        """``work`` in a read snapshot, interrupted once :data:`INLINE_BUDGET` has passed
+        (the caller removes the handler and ends the snapshot)."""
+        deadline = time.perf_counter() + INLINE_BUDGET
+        conn.set_progress_handler(lambda: time.perf_counter() > deadline, INLINE_CHECK_STEPS)
         try:
             conn.execute("BEGIN")
-            try:
-                return work(conn)
-            finally:
-                _rollback(conn)  # a read: ending its snapshot either way is the same
+            return work(conn)
         except sqlite3.Error as exc:
             if (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF in _NOT_NOW:
                 return _NOT_RUN

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -163,3 +164,28 @@ async def test_a_memory_store_busy_with_a_write_does_not_block_the_loop() -> Non
 def test_inline_reads_must_be_a_bool(value: object) -> None:
     with pytest.raises(ConfigurationError, match="inline_reads"):
         open_backend("memory://", inline_reads=value)
+
+
+@pytest.mark.parametrize("url", ["memory://", "file"])
+async def test_a_read_past_its_budget_leaves_no_transaction_open(
+    url: str, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The budget can run out after the last statement of the read; the statement that
+    # ends the read's snapshot must not be interrupted then (it was, under CI load: the
+    # connection stayed in its transaction and every later call failed).
+    backend = await _filled(db_url if url == "file" else url)
+    monkeypatch.setattr(store, "INLINE_CHECK_STEPS", 1)
+
+    def slow(conn: sqlite3.Connection) -> int:
+        count = int(conn.execute("SELECT count(*) FROM messages").fetchone()[0])
+        time.sleep(2 * store.INLINE_BUDGET)
+        return count
+
+    try:
+        assert await backend._store.read(slow, small=True) == 250
+        held = backend._store._conn if url == "memory://" else backend._store._inline
+        assert held is not None and not held.in_transaction
+        await backend.add_message("s", "user", "after")
+        assert (await backend.get_conversation("s", limit=1)).messages[0].content == "after"
+    finally:
+        await backend.close()
