@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, TypeVar
-from uuid import UUID, uuid4
+from uuid import UUID, SafeUUID, uuid4
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,6 +20,26 @@ PENDING_EXTRACTION_STATES = frozenset({"pending", "processing", "running", "in_p
 def utcnow() -> datetime:
     """The current time, timezone-aware UTC."""
     return datetime.now(UTC)
+
+
+# Version 4 / RFC 4122 variant bits of a UUID's 128-bit integer.
+_V4_CLEAR = ~((0xF000 << 64) | (0xC000 << 48))
+_V4_SET = (0x4000 << 64) | (0x8000 << 48)
+
+
+def random_ids(count: int) -> list[UUID]:
+    """``count`` random (version 4) UUIDs, as ``uuid4()`` makes them, from one read of the
+    OS's random source (``uuid4()`` reads it once per id and validates what it builds:
+    four times the cost, which shows in a batch of hundreds)."""
+    data = os.urandom(16 * count)
+    ids = []
+    for start in range(0, 16 * count, 16):
+        value = object.__new__(UUID)
+        bits = int.from_bytes(data[start : start + 16]) & _V4_CLEAR | _V4_SET
+        object.__setattr__(value, "int", bits)
+        object.__setattr__(value, "is_safe", SafeUUID.unknown)
+        ids.append(value)
+    return ids
 
 
 class MessageRole(StrEnum):
@@ -220,6 +241,7 @@ __all__ = [
     "Message",
     "MessageRole",
     "SessionInfo",
+    "random_ids",
     "trusted",
     "trusted_many",
     "utcnow",

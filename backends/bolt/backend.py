@@ -23,6 +23,7 @@ from memory_core import (
     StoreError,
 )
 from memory_core import requests as rq
+from memory_core.models import random_ids
 
 from . import cypher
 from .config import POOL_OPTIONS, parse_config
@@ -215,7 +216,7 @@ class BoltBackend(MemoryBackend):
         return _stored(found, req.target)[0]
 
     async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
-        ids = [uuid4() for _ in req.messages]
+        ids = random_ids(len(req.messages))
         items = [
             _batch_item(i, m, req.target.tenant) for i, m in zip(ids, req.messages, strict=True)
         ]

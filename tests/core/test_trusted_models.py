@@ -1,13 +1,14 @@
-"""``trusted`` / ``trusted_many``: models built without validation equal validated ones."""
+"""``trusted`` / ``trusted_many``: models built without validation equal validated ones;
+``random_ids`` makes what ``uuid4`` makes."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from uuid import uuid4
+from uuid import RFC_4122, UUID, SafeUUID, uuid4
 
 import pytest
 
-from memory_core.models import Message, MessageRole, trusted, trusted_many
+from memory_core.models import Message, MessageRole, random_ids, trusted, trusted_many
 
 
 def row(content: str) -> dict[str, object]:
@@ -44,3 +45,20 @@ def test_trusted_many_fills_plain_defaults_and_names_missing_fields() -> None:
     assert built.score is None and built.tool_calls is None and built.content == "c"
     with pytest.raises(TypeError, match="mentions"):
         trusted_many(Message, [{k: v for k, v in row("d").items() if k != "mentions"}])
+
+
+def test_random_ids_are_version_4_uuids_like_uuid4() -> None:
+    ids = random_ids(2_000)
+    assert len(set(ids)) == 2_000
+    for value in ids:
+        assert isinstance(value, UUID)
+        assert value.version == 4 and value.variant == RFC_4122
+        assert UUID(str(value)) == value and hash(UUID(str(value))) == hash(value)
+        assert value.is_safe is SafeUUID.unknown
+    # every bit that is not version or variant varies (not a constant or a counter)
+    fixed = (0xF000 << 64) | (0xC000 << 48)
+    varying = 0
+    for value in ids:
+        varying |= value.int ^ ids[0].int
+    assert varying == ((1 << 128) - 1) & ~fixed
+    assert random_ids(0) == []
