@@ -310,21 +310,6 @@ class NamsBackend(MemoryBackend):
             method, route, operation=operation, params=params, json=json
         )
 
-    async def _send(
-        self,
-        method: str,
-        route: str,
-        operation: str,
-        *,
-        params: dict[str, Any] | None = None,
-        json: Any = None,
-        content: bytes | None = None,
-    ) -> bytes:
-        """One request; the raw response body (see :meth:`NamsTransport.send`)."""
-        return await self._http.send(
-            method, route, operation=operation, params=params, json=json, content=content
-        )
-
     async def _fetch(
         self,
         model: type[M],
@@ -336,8 +321,11 @@ class NamsBackend(MemoryBackend):
         json: Any = None,
         content: bytes | None = None,
     ) -> M:
-        """One request; the response validated as ``model`` straight from its bytes."""
-        body = await self._send(method, route, operation, params=params, json=json, content=content)
+        """One request (see :meth:`NamsTransport.send`); the response validated as ``model``
+        straight from its bytes."""
+        body = await self._http.send(
+            method, route, operation=operation, params=params, json=json, content=content
+        )
         return parse_json(model, body, method, route)
 
     @staticmethod
@@ -528,7 +516,9 @@ class NamsBackend(MemoryBackend):
 
         async def post(at: _At) -> list[Message]:
             route = wire.path(wire.MESSAGES_BULK, conversation_id=at.server_id)
-            payload = await self._send("POST", route, "add_messages_batch", content=body)
+            payload = await self._http.send(
+                "POST", route, operation="add_messages_batch", content=body
+            )
             return self._messages(payload, "POST", route, at)
 
         return await self._on(req.target, post, create=True)
@@ -581,8 +571,8 @@ class NamsBackend(MemoryBackend):
                 route = wire.path(wire.CONVERSATION, conversation_id=at.server_id)
                 header = await self._fetch(wire.ConversationOut, "GET", route, "get_conversation")
             route = wire.path(wire.MESSAGES, conversation_id=at.server_id)
-            payload = await self._send(
-                "GET", route, "get_conversation", params={"limit": req.limit}
+            payload = await self._http.send(
+                "GET", route, operation="get_conversation", params={"limit": req.limit}
             )
             newest_first = self._messages(payload, "GET", route, at)
             return self._conversation(header, req.target.session_id, newest_first[::-1])

@@ -48,7 +48,6 @@ DEFAULT_CACHE_SIZE = 10_000
 
 M = TypeVar("M", bound=BaseModel)
 Call = Callable[..., Awaitable[Any]]
-Fetch = Callable[..., Awaitable[Any]]
 Key = tuple[str, str]
 _OLDEST = datetime.max.replace(tzinfo=UTC)
 
@@ -243,7 +242,7 @@ class SessionNames:
     def __init__(
         self,
         call: Call,
-        fetch: Fetch,
+        fetch: Call,
         *,
         cache_size: int = DEFAULT_CACHE_SIZE,
         index: NameIndex | None = None,
