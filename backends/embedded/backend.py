@@ -47,7 +47,12 @@ class EmbeddedBackend(MemoryBackend):
         ``True`` (default): ``get_conversation`` of up to 200 messages first runs in the
         calling thread when it can finish there without waiting, which halves its
         latency; SQLite is interrupted after about a millisecond and the read moves to a
-        reader thread. ``False``: every call runs in a worker thread.
+        reader thread. ``False``: every read runs in a worker thread.
+    ``inline_writes``
+        ``True`` (default): ``add_message`` likewise first runs in the calling thread when
+        no other write is queued and it can finish there without waiting (a third of its
+        latency); otherwise it is rolled back and runs in the writer thread. ``False``:
+        every write runs in the writer thread.
     """
 
     name: ClassVar[str] = "embedded"
@@ -87,6 +92,7 @@ class EmbeddedBackend(MemoryBackend):
         *,
         busy_timeout: float = 5.0,
         inline_reads: bool = True,
+        inline_writes: bool = True,
         **options: Any,
     ):
         location = parse_location(url)
@@ -96,11 +102,12 @@ class EmbeddedBackend(MemoryBackend):
             or not busy_timeout >= 0
         ):
             raise ConfigurationError("busy_timeout must be a number of seconds >= 0")
-        if not isinstance(inline_reads, bool):
-            raise ConfigurationError("inline_reads must be True or False")
+        for name, value in (("inline_reads", inline_reads), ("inline_writes", inline_writes)):
+            if not isinstance(value, bool):
+                raise ConfigurationError(f"{name} must be True or False")
         super().__init__(**options)
         self.location = location
-        self._store = Store(location, float(busy_timeout), inline_reads)
+        self._store = Store(location, float(busy_timeout), inline_reads, inline_writes)
 
     def describe(self) -> str:
         """``memory://`` or ``sqlite:///<path>``."""
@@ -113,7 +120,7 @@ class EmbeddedBackend(MemoryBackend):
         await self._store.close()
 
     async def _add_message(self, req: rq.AddMessage) -> Message:
-        return await self._store.call(lambda conn: messages.add_message(conn, req), write=True)
+        return await self._store.write(lambda conn: messages.add_message(conn, req), small=True)
 
     async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
         return await self._store.call(lambda conn: messages.add_messages(conn, req), write=True)

@@ -3,14 +3,14 @@
 Concurrency model. Every operation is a plain function ``work(conn)`` that
 :meth:`Store.call` runs in an anyio worker thread inside one transaction (``BEGIN
 IMMEDIATE`` for writes, so another process writing the same file waits ``busy_timeout``
-instead of failing half-way). The event loop never waits on SQLite (small reads that cannot
+instead of failing half-way). The event loop never waits on SQLite (small calls that cannot
 wait are the one thing run in the calling thread, see below), the code works under
 asyncio and trio, and worker threads are not abandoned on cancellation, so a transaction
 always finishes (commit or rollback) before the task is cancelled.
 
-* **Writes** go through one writer connection and a ``threading.Lock``: each write sees
-  the previous one committed, so sequence numbers, idempotency checks and get-or-create
-  are race-free.
+* **Writes** go one at a time through a ``threading.Lock`` and the writer connection (or
+  the inline writer's, below): each write sees the previous one committed, so sequence
+  numbers, idempotency checks and get-or-create are race-free.
 * **Reads of a file store** do not take that lock. Each read borrows a reader connection
   from a small pool (opened on demand, ``PRAGMA query_only``) and runs in its own
   ``BEGIN`` … ``COMMIT`` snapshot. In WAL mode SQLite lets those readers run at the same
@@ -22,15 +22,22 @@ always finishes (commit or rollback) before the task is cancelled.
   is always used from the same thread. Under other event loops (trio) anyio's worker
   threads are used. Either way a task cancelled while its call runs is cancelled only
   once the transaction has finished.
-* **Small reads in the calling thread.** A read the backend marks small (the newest
-  few hundred messages of one conversation, the read every agent turn makes) first tries
-  the calling thread, where it costs no thread hop (the hop was half of such a read).
-  It runs only if it cannot wait: it takes the store's inline connection (or, on
-  ``memory://``, the lock) without blocking, the connection has no busy timeout, and a
-  progress handler interrupts SQLite once :data:`INLINE_BUDGET` has passed. A read that
-  would wait (a lock held, a busy file) or run long goes to a reader thread instead and
-  starts again there, so the event loop is held at most about that budget plus building
-  the models. ``inline_reads=False`` on the backend turns this off.
+* **Small calls in the calling thread.** A read the backend marks small (the newest
+  few hundred messages of one conversation, the read every agent turn makes) and a
+  small write (one message) first try the calling thread, where they cost no thread hop
+  (the hop was half of such a read and two thirds of such a write). They run there only
+  if they cannot wait: the store's inline connection (or, on ``memory://``, the lock) is
+  taken without blocking, the connection has no busy timeout, and a progress handler
+  interrupts SQLite once :data:`INLINE_BUDGET` has passed. A call that would wait (a lock
+  held, a busy file) or run long is rolled back and starts again in a worker thread, so
+  the event loop is held at most about that budget plus building the models.
+  ``inline_reads=False`` / ``inline_writes=False`` on the backend turn this off.
+* **Inline writes** additionally take the write lock without blocking and only when no
+  write of this store is queued for the writer thread, so writes still land in the
+  order they were made. On a file store they use a connection of their own whose
+  automatic WAL checkpoint is off (a checkpoint calls ``fsync``, which the event loop
+  must not wait for); every :data:`CHECKPOINT_EVERY` inline writes a passive checkpoint is
+  handed to a reader thread instead (on a reader connection, so writes go on).
 * **``memory://``** stays one connection behind the one lock: a private in-memory
   database is only visible to the connection that opened it, and a shared-cache database
   would bring table-level locking (readers blocked by writers with ``SQLITE_LOCKED``),
@@ -72,17 +79,31 @@ INLINE_CHECK_STEPS = 1000
 # starts again in a reader thread.
 _NOT_NOW = frozenset({sqlite3.SQLITE_INTERRUPT, sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
 _NOT_RUN = object()
+# Inline writes between two checkpoints handed to a reader thread. A one-message write
+# adds about ten WAL pages; SQLite's own automatic checkpoint comes at 1000.
+CHECKPOINT_EVERY = 100
 
 
 class Store:
     """The connections of one backend object (see the module docstring for the model)."""
 
-    def __init__(self, location: Location, busy_timeout: float, inline_reads: bool = True) -> None:
+    def __init__(
+        self,
+        location: Location,
+        busy_timeout: float,
+        inline_reads: bool = True,
+        inline_writes: bool = True,
+    ) -> None:
         self.location = location
         self.busy_timeout = busy_timeout
         self.inline_reads = inline_reads
+        self.inline_writes = inline_writes
         self._inline_lock = threading.Lock()
         self._inline: sqlite3.Connection | None = None
+        self._inline_writer: sqlite3.Connection | None = None
+        self._queued_writes = 0
+        self._inline_commits = 0
+        self._checkpointing = False
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._pool_lock = threading.Lock()
@@ -108,7 +129,23 @@ class Store:
 
     async def call(self, work: Work[T], *, write: bool) -> T:
         """Run ``work(conn)`` in a worker thread inside one transaction."""
-        return await self._in_thread(partial(self.run, work, write=write), write=write)
+        if not write:
+            return await self._in_thread(partial(self.run, work, write=False), write=False)
+        self._queued_writes += 1
+        try:
+            return await self._in_thread(partial(self.run, work, write=True), write=True)
+        finally:
+            self._queued_writes -= 1
+
+    async def write(self, work: Work[T], *, small: bool) -> T:
+        """Run the write ``work(conn)``: a ``small`` one in the calling thread when no
+        other write is queued and it can finish there without waiting (see the module
+        docstring), otherwise as :meth:`call`."""
+        if small and self.inline_writes and not self._queued_writes:
+            result = self._write_inline(work)
+            if result is not _NOT_RUN:
+                return result  # type: ignore[return-value]
+        return await self.call(work, write=True)
 
     async def read(self, work: Work[T], *, small: bool) -> T:
         """Run the read ``work(conn)``: a ``small`` one in the calling thread when it can
@@ -128,7 +165,7 @@ class Store:
             if conn is None:
                 return _NOT_RUN
             try:
-                return self._inline_transaction(conn, work)
+                return self._inline_transaction(conn, work, write=False)
             finally:
                 # The handler goes first: with the budget spent it would interrupt the
                 # ROLLBACK too and leave the connection inside the read's transaction.
@@ -140,6 +177,69 @@ class Store:
                         conn.close()
         finally:
             lock.release()
+
+    def _write_inline(self, work: Work[T]) -> T | object:
+        if not self._lock.acquire(blocking=False):
+            return _NOT_RUN
+        try:
+            conn = self._inline_writer_connection()
+            if conn is None:
+                return _NOT_RUN
+            try:
+                result = self._inline_transaction(conn, work, write=True)
+            finally:
+                conn.set_progress_handler(None, 0)  # before ROLLBACK, as for reads
+                _rollback(conn)
+                if conn.in_transaction and conn is self._inline_writer:
+                    self._inline_writer = None
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.close()
+            if result is not _NOT_RUN and conn is self._inline_writer:
+                self._inline_commits += 1
+                if self._inline_commits % CHECKPOINT_EVERY == 0:
+                    self._checkpoint_soon()
+            return result
+        finally:
+            self._lock.release()
+
+    def _inline_writer_connection(self) -> sqlite3.Connection | None:
+        """The connection for inline writes (caller holds the write lock): the writer's
+        on ``memory://``; on a file store one without busy timeout or automatic
+        checkpoint; ``None`` when the store is not open or it cannot be opened."""
+        if self._conn is None or self.location.in_memory:
+            return self._conn
+        if self._inline_writer is None:
+            try:
+                conn = self._connect(reader=False, schema=False)
+                conn.execute("PRAGMA busy_timeout = 0")
+                conn.execute("PRAGMA wal_autocheckpoint = 0")
+            except sqlite3.Error:
+                return None
+            self._inline_writer = conn
+        return self._inline_writer
+
+    def _checkpoint_soon(self) -> None:
+        """Hand a passive WAL checkpoint to a reader thread (not awaited). It runs on a
+        reader connection, so writes go on meanwhile."""
+        pool = self._reader_threads
+        if pool is not None and not self._checkpointing:
+            self._checkpointing = True
+            try:
+                pool.submit(self._checkpoint)
+            except RuntimeError:  # shut down: closing the store checkpoints anyway
+                self._checkpointing = False
+
+    def _checkpoint(self) -> None:
+        try:
+            conn = self._borrow()
+            try:
+                conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            finally:
+                self._give_back(conn)
+        except (MemoryCoreError, sqlite3.Error):
+            pass  # the next one will try again; SQLite checkpoints on close too
+        finally:
+            self._checkpointing = False
 
     def _inline_connection(self) -> sqlite3.Connection | None:
         """The connection for inline reads (caller holds its lock): the writer's on
@@ -156,14 +256,21 @@ class Store:
             self._inline = conn
         return self._inline
 
-    def _inline_transaction(self, conn: sqlite3.Connection, work: Work[T]) -> T | object:
-        """``work`` in a read snapshot, interrupted once :data:`INLINE_BUDGET` has passed
-        (the caller removes the handler and ends the snapshot)."""
+    def _inline_transaction(
+        self, conn: sqlite3.Connection, work: Work[T], *, write: bool
+    ) -> T | object:
+        """``work`` in a transaction interrupted once :data:`INLINE_BUDGET` has passed;
+        a write is committed, a read's snapshot is left to the caller, which removes the
+        handler and rolls back whatever is still open."""
         deadline = time.perf_counter() + INLINE_BUDGET
         conn.set_progress_handler(lambda: time.perf_counter() > deadline, INLINE_CHECK_STEPS)
         try:
-            conn.execute("BEGIN")
-            return work(conn)
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            result = work(conn)
+            if write:
+                conn.set_progress_handler(None, 0)  # a COMMIT is never interrupted
+                conn.execute("COMMIT")
+            return result
         except sqlite3.Error as exc:
             if (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF in _NOT_NOW:
                 return _NOT_RUN
@@ -251,7 +358,7 @@ class Store:
                 ) from exc
             self._conn = conn
 
-    def _connect(self, *, reader: bool) -> sqlite3.Connection:
+    def _connect(self, *, reader: bool, schema: bool = True) -> sqlite3.Connection:
         path = self.location.path
         if path is not None and not reader:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -272,6 +379,8 @@ class Store:
             if path is not None:
                 _ensure_wal(conn, self.busy_timeout)
                 conn.execute("PRAGMA synchronous = NORMAL")
+            if not schema:
+                return conn
             conn.execute("BEGIN IMMEDIATE")
             try:
                 create_schema(conn)
@@ -291,7 +400,8 @@ class Store:
                 idle, self._idle = self._idle, []
             with self._inline_lock:
                 inline, self._inline = self._inline, None
-            for reader in [*idle, *([inline] if inline else [])]:
+            writer, self._inline_writer = self._inline_writer, None
+            for reader in [*idle, *(c for c in (inline, writer) if c is not None)]:
                 with contextlib.suppress(sqlite3.Error):
                     reader.close()
             if conn is not None:

@@ -79,8 +79,10 @@ async def test_a_read_over_its_budget_starts_again_in_a_worker_thread(
         attempts: list[object] = []
         real = store.Store._inline_transaction
 
-        def attempt(self: store.Store, conn: sqlite3.Connection, work: Any) -> object:
-            attempts.append(real(self, conn, work))
+        def attempt(
+            self: store.Store, conn: sqlite3.Connection, work: Any, *, write: bool
+        ) -> object:
+            attempts.append(real(self, conn, work, write=write))
             return attempts[-1]
 
         monkeypatch.setattr(store.Store, "_inline_transaction", attempt)

@@ -1,0 +1,241 @@
+"""A one-message write runs in the calling thread only when it cannot wait or run long,
+and never ahead of a write made before it."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from embedded_support import db_url_fixture  # noqa: F401
+
+from backends.embedded import EmbeddedBackend, messages, store
+from memory_core import ConfigurationError, NotFoundError, TransportError, open_backend
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(name="threads")
+def threads_fixture(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The threads ``add_message``'s SQL work ran in (attempts included), in order."""
+    seen: list[int] = []
+    real = messages.add_message
+
+    def spy(conn: sqlite3.Connection, req: Any) -> Any:
+        seen.append(threading.get_ident())
+        return real(conn, req)
+
+    monkeypatch.setattr(messages, "add_message", spy)
+    return seen
+
+
+async def _contents(backend: EmbeddedBackend, session: str = "s") -> list[str]:
+    return [m.content for m in (await backend.get_conversation(session, limit=1000)).messages]
+
+
+@pytest.mark.parametrize("url", ["memory://", "file"])
+async def test_a_single_add_runs_in_the_calling_thread(
+    url: str, db_url: str, threads: list[int]
+) -> None:
+    async with EmbeddedBackend(db_url if url == "file" else url) as backend:
+        stored = await backend.add_message("s", "user", "hello", metadata={"k": [1, 2]})
+        assert threads == [threading.get_ident()]
+        [read] = (await backend.get_conversation("s")).messages
+        assert read == stored
+        again = await backend.add_message("s", "assistant", "hi", idempotency_key="t1")
+        assert await backend.add_message("s", "assistant", "hi", idempotency_key="t1") == again
+        assert await _contents(backend) == ["hello", "hi"]
+        assert len(threads) == 3 and set(threads) == {threading.get_ident()}
+
+
+async def test_turned_off_every_write_runs_in_the_writer_thread(
+    db_url: str, threads: list[int]
+) -> None:
+    async with EmbeddedBackend(db_url, inline_writes=False) as backend:
+        await backend.add_message("s", "user", "hello")
+        assert threads and threading.get_ident() not in threads
+        assert await _contents(backend) == ["hello"]
+
+
+@pytest.mark.parametrize("value", ["no", 0, None])
+def test_inline_writes_must_be_a_bool(value: object) -> None:
+    with pytest.raises(ConfigurationError, match="inline_writes"):
+        open_backend("memory://", inline_writes=value)
+
+
+@pytest.mark.parametrize("url", ["memory://", "file"])
+async def test_a_write_over_its_budget_is_rolled_back_and_stored_once(
+    url: str, db_url: str, threads: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with EmbeddedBackend(db_url if url == "file" else url) as backend:
+        await backend.add_message("s", "user", "first")
+        monkeypatch.setattr(store, "INLINE_CHECK_STEPS", 1)
+        spy = messages.add_message
+
+        def slow_first(conn: sqlite3.Connection, req: Any) -> Any:
+            if not threads:
+                time.sleep(2 * store.INLINE_BUDGET)  # the budget runs out inside the work
+            return spy(conn, req)
+
+        monkeypatch.setattr(messages, "add_message", slow_first)
+        threads.clear()
+        stored = await backend.add_message("s", "assistant", "second", idempotency_key="k")
+        # interrupted in the calling thread, then run again in the writer thread
+        assert len(threads) == 2
+        assert threads[0] == threading.get_ident() != threads[1]
+        conversation = await backend.get_conversation("s")
+        assert [m.content for m in conversation.messages] == ["first", "second"]
+        assert conversation.messages[-1] == stored
+        # nothing of the interrupted attempt is left: the next inline write follows on
+        held = backend._store._conn if url == "memory://" else backend._store._inline_writer
+        assert held is not None and not held.in_transaction
+        monkeypatch.setattr(messages, "add_message", spy)
+        threads.clear()
+        await backend.add_message("s", "user", "third")
+        assert threads == [threading.get_ident()]
+        assert await _contents(backend) == ["first", "second", "third"]
+
+
+async def test_a_caller_error_is_raised_in_place_and_writes_nothing(
+    db_url: str, threads: list[int]
+) -> None:
+    async with EmbeddedBackend(db_url) as backend:
+        await backend.add_message("s", "user", "first")
+        threads.clear()
+        with pytest.raises(NotFoundError, match="conversation"):
+            await backend.add_message(
+                conversation_id="00000000-0000-4000-8000-000000000000",
+                role="user",
+                content="nowhere",
+            )
+        assert threads == [threading.get_ident()]  # not tried again in a worker thread
+        assert backend._store._inline_writer is not None
+        assert not backend._store._inline_writer.in_transaction
+        assert len(await backend.list_conversations()) == 1
+        await backend.add_message("s", "user", "second")
+        assert await _contents(backend) == ["first", "second"]
+
+
+async def test_a_busy_answer_moves_the_write_and_other_errors_do_not(db_url: str) -> None:
+    async with EmbeddedBackend(db_url) as backend:
+        calls: list[int] = []
+
+        def busy_then_insert(conn: sqlite3.Connection) -> int:
+            calls.append(threading.get_ident())
+            conn.execute(
+                "INSERT INTO conversations (id, tenant, session_id, created_at, updated_at) "
+                "VALUES (?, '', ?, 0, 0)",
+                (f"c{len(calls)}", f"c{len(calls)}"),
+            )
+            if len(calls) == 1:
+                exc = sqlite3.OperationalError("database is locked")
+                exc.sqlite_errorcode = sqlite3.SQLITE_BUSY  # type: ignore[attr-defined]
+                raise exc
+            return len(calls)
+
+        assert await backend._store.write(busy_then_insert, small=True) == 2
+        assert calls[0] == threading.get_ident() != calls[1]
+        # the first attempt's row was rolled back, the second's committed
+        assert [c.session_id for c in await backend.list_conversations()] == ["c2"]
+
+        def broken(conn: sqlite3.Connection) -> None:
+            conn.execute("INSERT INTO no_such_table VALUES (1)")
+
+        with pytest.raises(TransportError, match="no_such_table"):
+            await backend._store.write(broken, small=True)
+
+
+async def test_a_write_queued_before_is_not_overtaken(db_url: str) -> None:
+    async with EmbeddedBackend(db_url) as backend:
+        await backend.add_message("s", "user", "first")
+        writer = backend._store._writer_thread
+        assert writer is not None
+        release = threading.Event()
+        writer.submit(release.wait, 5)  # the writer thread is busy, the lock is free
+
+        async def batch() -> None:
+            await backend.add_messages_batch(
+                "s", [{"role": "user", "content": "batch 1"}, {"role": "user", "content": "b2"}]
+            )
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(batch)
+            await anyio.sleep(0.05)  # the batch is queued behind the busy writer thread
+            single = anyio.Event()
+
+            async def one() -> None:
+                await backend.add_message("s", "user", "single")
+                single.set()
+
+            group.start_soon(one)
+            await anyio.sleep(0.05)
+            assert not single.is_set()  # it waits for the batch made before it
+            release.set()
+        assert await _contents(backend) == ["first", "batch 1", "b2", "single"]
+
+
+async def test_a_file_locked_by_another_writer_does_not_block_the_loop(db_url: str) -> None:
+    async with EmbeddedBackend(db_url) as backend:
+        await backend.add_message("s", "user", "first")
+        path = backend.location.path
+        assert path is not None
+        other = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        other.execute("BEGIN IMMEDIATE")  # another process's write transaction
+        ticks = 0
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                await anyio.sleep(0.01)
+                ticks += 1
+
+        def release_later() -> None:
+            time.sleep(0.3)
+            other.execute("COMMIT")
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(ticker)
+            releasing = threading.Thread(target=release_later)
+            releasing.start()
+            await backend.add_message("s", "user", "second")  # waits in the writer thread
+            releasing.join()
+            group.cancel_scope.cancel()
+        other.close()
+        assert ticks >= 10  # the event loop ran while the write waited for the lock
+        assert await _contents(backend) == ["first", "second"]
+
+
+def _wal_bytes(path: Path) -> int:
+    wal = path.with_name(path.name + "-wal")
+    return wal.stat().st_size if wal.exists() else 0
+
+
+async def test_inline_writes_checkpoint_the_log_off_the_calling_thread(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Inline writes turn SQLite's automatic checkpoint off (its fsync would run in the
+    # event loop); without the checkpoints handed to a reader thread the log would grow
+    # by every write (about nine 4 KiB pages each).
+    monkeypatch.setattr(store, "CHECKPOINT_EVERY", 10)
+    checkpoints: list[int] = []
+    real = store.Store._checkpoint
+
+    def spy(self: store.Store) -> None:
+        checkpoints.append(threading.get_ident())
+        real(self)
+
+    monkeypatch.setattr(store.Store, "_checkpoint", spy)
+    async with EmbeddedBackend(db_url) as backend:
+        path = backend.location.path
+        assert path is not None
+        for i in range(300):
+            await backend.add_message("s", "user", f"message {i}")
+            if i % 10 == 9:
+                await anyio.sleep(0.005)  # let the checkpoint run, as an agent's loop would
+        assert checkpoints and threading.get_ident() not in checkpoints
+        assert _wal_bytes(path) < 1 << 20  # without checkpoints: 300 x 9 pages, 11 MB
+        assert len(await _contents(backend)) == 300
