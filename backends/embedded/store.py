@@ -33,11 +33,11 @@ always finishes (commit or rollback) before the task is cancelled.
   the event loop is held at most about that budget plus building the models.
   ``inline_reads=False`` / ``inline_writes=False`` on the backend turn this off.
 * **Inline writes** additionally take the write lock without blocking and only when no
-  write of this store is queued for the writer thread, so writes still land in the
-  order they were made. On a file store they use a connection of their own whose
-  automatic WAL checkpoint is off (a checkpoint calls ``fsync``, which the event loop
-  must not wait for); every :data:`CHECKPOINT_EVERY` inline writes a passive checkpoint is
-  handed to a reader thread instead (on a reader connection, so writes go on).
+  write or checkpoint of this store is queued for the writer thread, so writes still
+  land in the order they were made. On a file store they use a connection of their own
+  whose automatic WAL checkpoint is off (a checkpoint calls ``fsync``, which the event
+  loop must not wait for); every :data:`CHECKPOINT_EVERY` inline writes a passive
+  checkpoint is handed to the writer thread instead (see :meth:`Store._checkpoint`).
 * **``memory://``** stays one connection behind the one lock: a private in-memory
   database is only visible to the connection that opened it, and a shared-cache database
   would bring table-level locking (readers blocked by writers with ``SQLITE_LOCKED``),
@@ -79,9 +79,9 @@ INLINE_CHECK_STEPS = 1000
 # starts again in a reader thread.
 _NOT_NOW = frozenset({sqlite3.SQLITE_INTERRUPT, sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
 _NOT_RUN = object()
-# Inline writes between two checkpoints handed to a reader thread. A one-message write
-# adds about ten WAL pages; SQLite's own automatic checkpoint comes at 1000.
-CHECKPOINT_EVERY = 100
+# Inline writes between two checkpoints handed to the writer thread. A one-message write
+# adds about 13 WAL pages; SQLite's own automatic checkpoint comes at 1000.
+CHECKPOINT_EVERY = 75
 
 
 class Store:
@@ -139,9 +139,9 @@ class Store:
 
     async def write(self, work: Work[T], *, small: bool) -> T:
         """Run the write ``work(conn)``: a ``small`` one in the calling thread when no
-        other write is queued and it can finish there without waiting (see the module
-        docstring), otherwise as :meth:`call`."""
-        if small and self.inline_writes and not self._queued_writes:
+        other write or checkpoint is queued and it can finish there without waiting (see
+        the module docstring), otherwise as :meth:`call`."""
+        if small and self.inline_writes and not (self._queued_writes or self._checkpointing):
             result = self._write_inline(work)
             if result is not _NOT_RUN:
                 return result  # type: ignore[return-value]
@@ -219,9 +219,8 @@ class Store:
         return self._inline_writer
 
     def _checkpoint_soon(self) -> None:
-        """Hand a passive WAL checkpoint to a reader thread (not awaited). It runs on a
-        reader connection, so writes go on meanwhile."""
-        pool = self._reader_threads
+        """Hand a passive WAL checkpoint to the writer thread (not awaited)."""
+        pool = self._writer_thread
         if pool is not None and not self._checkpointing:
             self._checkpointing = True
             try:
@@ -230,13 +229,15 @@ class Store:
                 self._checkpointing = False
 
     def _checkpoint(self) -> None:
+        # Under the write lock: with writes going on, a checkpoint never catches up with
+        # the end of the log, and the log only starts again from its beginning when a
+        # write finds it fully copied (it grew by every write). Writes made meanwhile wait
+        # in the writer thread, not in the event loop.
         try:
-            conn = self._borrow()
-            try:
-                conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-            finally:
-                self._give_back(conn)
-        except (MemoryCoreError, sqlite3.Error):
+            with self._lock:
+                if self._conn is not None:
+                    self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error:
             pass  # the next one will try again; SQLite checkpoints on close too
         finally:
             self._checkpointing = False
