@@ -19,7 +19,7 @@ from memory_core.validation import metadata_json
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MICROSECOND = timedelta(microseconds=1)
-_FLOAT_EXACT_MICROS = 2**52
+FLOAT_EXACT_MICROS = 2**52
 _from_seconds = datetime.fromtimestamp
 
 
@@ -27,7 +27,7 @@ SQL_INT_MAX = 2**63 - 1
 
 _new = object.__new__
 _set = object.__setattr__
-_UNKNOWN_SAFETY = SafeUUID.unknown  # an enum member read once (each lookup costs a call)
+UNKNOWN_SAFETY = SafeUUID.unknown  # an enum member read once (each lookup costs a call)
 
 
 def sql_int(value: int) -> int:
@@ -48,7 +48,7 @@ def from_micros(value: int) -> datetime:
     microsecond of the true instant, so ``fromtimestamp`` (which rounds to the nearest
     microsecond) gives it exactly, at half the cost of adding a ``timedelta``; other
     instants take the exact integer path."""
-    if 0 <= value < _FLOAT_EXACT_MICROS:
+    if 0 <= value < FLOAT_EXACT_MICROS:
         return _from_seconds(value / 1_000_000, UTC)
     return EPOCH + timedelta(microseconds=value)
 
@@ -76,7 +76,7 @@ def stored_uuid(text: str) -> UUID:
     general parser's checks (which cost as much as building the whole message)."""
     value = _new(UUID)
     _set(value, "int", int(text.replace("-", ""), 16))
-    _set(value, "is_safe", _UNKNOWN_SAFETY)
+    _set(value, "is_safe", UNKNOWN_SAFETY)
     return value
 
 

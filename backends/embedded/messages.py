@@ -28,11 +28,26 @@ from .codec import (
     stored_uuid,
     to_micros,
 )
-from .rows import HAS_MENTIONS, ID, MESSAGE_COLUMNS, MessageReader, to_conversation
-
-SELECT_MESSAGES = (
-    f"SELECT {MESSAGE_COLUMNS} FROM messages m JOIN conversations c ON c.id = m.conversation_id"
+from .rows import (
+    HAS_MENTIONS,
+    ID,
+    MESSAGE_COLUMNS,
+    MESSAGE_COLUMNS_NO_MENTIONS,
+    read_messages,
+    to_conversation,
 )
+
+_FROM = "FROM messages m JOIN conversations c ON c.id = m.conversation_id"
+SELECT_MESSAGES = f"SELECT {MESSAGE_COLUMNS} {_FROM}"
+_SELECT_WITHOUT_MENTIONS = f"SELECT {MESSAGE_COLUMNS_NO_MENTIONS} {_FROM}"
+
+
+def select_messages(conn: sqlite3.Connection) -> str:
+    """:data:`SELECT_MESSAGES`, without its per-row mentions lookup when the store holds
+    no mention at all (one index probe, in the caller's snapshot)."""
+    if conn.execute("SELECT EXISTS (SELECT 1 FROM mentions)").fetchone()[0]:
+        return SELECT_MESSAGES
+    return _SELECT_WITHOUT_MENTIONS
 
 
 def add_message(conn: sqlite3.Connection, req: rq.AddMessage) -> Message:
@@ -187,8 +202,7 @@ def load(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> list[Mess
     """Rows from :func:`fetch` → messages with their mentions (looked up only for the
     messages that have some)."""
     mentioned = [row[ID] for row in rows if row[HAS_MENTIONS]]
-    read = MessageReader(entities.mentions_of(conn, mentioned) if mentioned else None)
-    return [read(row) for row in rows]
+    return read_messages(rows, entities.mentions_of(conn, mentioned) if mentioned else None)
 
 
 def get_conversation(conn: sqlite3.Connection, req: rq.GetConversation) -> Conversation:
@@ -197,7 +211,7 @@ def get_conversation(conn: sqlite3.Connection, req: rq.GetConversation) -> Conve
     row = conversations.require(conn, req.target)
     if row is None:
         return conversations.missing(req.target)
-    sql = f"{SELECT_MESSAGES} WHERE m.conversation_id = ?"
+    sql = f"{select_messages(conn)} WHERE m.conversation_id = ?"
     params: list[object] = [row["id"]]
     if req.since is not None:
         sql += " AND m.created_at > ?"

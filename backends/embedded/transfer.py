@@ -19,7 +19,7 @@ from memory_core.transfer import records as rec
 from memory_core.transfer.records import Record, parse_stamp
 
 from .codec import dump_json, now_micros, pack_vector, to_micros
-from .rows import MESSAGE_COLUMNS, MessageReader, to_conversation, to_entity
+from .rows import MESSAGE_COLUMNS, read_messages, to_conversation, to_entity
 from .store import Store
 
 PAGE = 1000
@@ -112,9 +112,10 @@ class EmbeddedTransfer:
             page = await self._read(
                 partial(_message_page, conversation_id=conversation_id, after=after)
             )
-            read = MessageReader()  # mentions travel as records of their own
-            for row, mentions in page:
-                yield rec.message(read(tuple(row)), conversation_id, row["seq"])
+            # mentions travel as records of their own
+            built = read_messages(tuple(row) for row, _ in page)
+            for (row, mentions), message in zip(page, built, strict=True):
+                yield rec.message(message, conversation_id, row["seq"])
                 for entity_id, position in mentions:
                     yield rec.mention(row["id"], entity_id, position)
             if len(page) < PAGE:
