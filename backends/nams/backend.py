@@ -57,7 +57,6 @@ from .sessions import (
     SESSION_KEY,
     NameIndex,
     SessionNames,
-    header_id,
     parse_json,
     parse_messages,
     portable_id,
@@ -382,25 +381,27 @@ class NamsBackend(MemoryBackend):
         """A header as a Conversation; ``session`` None means "the name it carries" (in
         portable mode) else its id. ``server_uuid``: the header's id as :func:`_uuid`
         maps it, when the caller already has it."""
-        metadata = header.metadata
-        conversation_id = server_uuid or _uuid(header.id)
-        if self._names is not None:
-            session = session or session_name(header)
-            metadata = visible_metadata(metadata)
-            conversation_id = header_id(header) or conversation_id
+        conversation_id: UUID | None = None
+        if self._names is None:
+            metadata = dict(header.metadata)  # copied as validation would have copied it
+        else:
+            name = session_name(header)
+            session = session or name
+            metadata = visible_metadata(header.metadata)  # a copy
+            if name is not None:
+                conversation_id = portable_id(name, header.user_id)
         # The header is validated (wire model) and each value has its field's type, so the
-        # Conversation is not validated again (a list builds a thousand). The dict is
-        # copied as validation would have copied it.
+        # Conversation is not validated again (a list builds a thousand).
         return trusted(
             Conversation,
             {
-                "id": conversation_id,
+                "id": conversation_id or server_uuid or _uuid(header.id),
                 "session_id": session or header.id,
                 "title": None,
                 "messages": messages or [],
                 "created_at": header.created_at or utcnow(),
                 "updated_at": header.updated_at,
-                "metadata": dict(metadata),
+                "metadata": metadata,
                 "user_identifier": header.user_id,
             },
         )
@@ -611,7 +612,10 @@ class NamsBackend(MemoryBackend):
         return found
 
     def _listed(self, headers: list[wire.ConversationOut]) -> list[Conversation]:
-        """Listed headers as Conversations (their ids parsed in one pass)."""
+        """Listed headers as Conversations (server ids parsed in one pass where they are
+        the ids callers see; in portable mode a named conversation's id is its name's)."""
+        if self._names is not None:
+            return [self._conversation(c, None) for c in headers]
         ids = _uuids([c.id for c in headers])
         return [
             self._conversation(c, None, server_uuid=i) for c, i in zip(headers, ids, strict=True)

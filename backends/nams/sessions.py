@@ -30,6 +30,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 from uuid import NAMESPACE_URL, UUID, uuid5
@@ -101,8 +102,10 @@ def _key(name: str, user: str | None) -> Key:
     return (user or "", name)
 
 
+@lru_cache(maxsize=4096)
 def portable_id(name: str, user: str | None) -> UUID:
-    """The ``Conversation.id`` of session ``name`` of ``user`` in portable mode."""
+    """The ``Conversation.id`` of session ``name`` of ``user`` in portable mode (kept for
+    the names seen last: a listing derives one per conversation, a SHA-1 each)."""
     return uuid5(NAMESPACE_URL, f"nams-session:{user or ''}\0{name}")
 
 
