@@ -123,6 +123,7 @@ async def run(
             "python": platform.python_version(),
             "sqlite_version": sqlite3.sqlite_version,
             "neo4j_version": neo4j_version,
+            "driver": f"neo4j {_version('neo4j')}, Rust extension {_version('neo4j-rust-ext')}",
             "peer_version": _version("neo4j-agent-memory"),
             "backends": backends,
         },

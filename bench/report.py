@@ -73,8 +73,8 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         *_kept_lines(meta),
         f"Peer: neo4j-agent-memory {meta['peer_version']} (no embedder, no extraction). "
-        f"Neo4j {meta['neo4j_version']}; SQLite {meta['sqlite_version']}; "
-        f"Python {meta['python']}.",
+        f"Neo4j {meta['neo4j_version']} (driver: {meta.get('driver', 'not recorded')}); "
+        f"SQLite {meta['sqlite_version']}; Python {meta['python']}.",
         "",
         "Figures are median (min to max) over the repeats; times in milliseconds, lower is "
         "better (`msgs_per_s`: higher is better). Ratios are memory-core ÷ peer and "

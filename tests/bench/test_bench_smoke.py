@@ -26,7 +26,9 @@ async def test_smoke_run_writes_json_and_markdown_with_expected_keys(
     json_path, md_path = write(result, tmp_path)
     data = json.loads(json_path.read_text(encoding="utf-8"))
     assert set(data) == {"meta", "workloads", "peak_rss_mb", "skipped"}
-    assert {"mode", "repeats", "machine", "peer_version", "neo4j_version"} <= set(data["meta"])
+    assert {"mode", "repeats", "machine", "peer_version", "neo4j_version", "driver"} <= set(
+        data["meta"]
+    )
     assert data["meta"]["peer_version"] == "0.8.0"
     assert data["peak_rss_mb"] and all(v > 0 for v in data["peak_rss_mb"].values())
     seen = {(w["backend"], w["workload"]) for w in data["workloads"]}
