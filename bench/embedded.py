@@ -18,8 +18,10 @@ from uuid import uuid4
 
 from backends.embedded import EmbeddedBackend
 from backends.embedded.schema import create_schema
+from backends.embedded.store import _NOT_RUN as NOT_RUN
+from backends.embedded.store import Store
 
-from .common import SEARCH_QUERY, Counter, agent_turns, latency_metrics, rows
+from .common import SEARCH_QUERY, agent_turns, latency_metrics, rows
 from .core import FLOOR, OURS, Workload, measure, median_ms, timed
 from .sizes import Sizes
 
@@ -263,14 +265,42 @@ async def _list_conversations(
 async def _agent(
     backend: EmbeddedBackend, sizes: Sizes, log: Callable[[str], None]
 ) -> dict[str, Any]:
-    counter = Counter(backend._store, "call")
+    counter = _Transactions(backend._store)
 
     async def ours(r: int) -> dict[str, float]:
-        before = counter.count
+        before = dict(counter.counts)
         spent = await agent_turns(backend, f"agent-{r}-{uuid4().hex[:6]}", sizes.turns)
-        trips = (counter.count - before) / sizes.turns
-        return {"ms_per_turn": statistics.median(spent), "round_trips_per_turn": trips}
+        made = {where: (n - before[where]) / sizes.turns for where, n in counter.counts.items()}
+        return {
+            "ms_per_turn": statistics.median(spent),
+            "round_trips_per_turn": sum(made.values()),
+            "in_calling_thread_per_turn": made["calling thread"],
+        }
 
     workload = Workload("embedded", "agent turns (turn protocol)", f"{sizes.turns}", {OURS: ours})
-    workload.notes.append("round trip = one store transaction (worker-thread call)")
+    workload.notes.append(
+        "round trip = one store transaction, in a worker thread or in the calling thread"
+    )
     return await measure(workload, sizes, log)
+
+
+class _Transactions:
+    """Counts the store's transactions: those run in a worker thread (``Store.run``) and
+    those run in the calling thread (an inline attempt that was not handed on)."""
+
+    def __init__(self, owner: Store) -> None:
+        self.counts = {"worker thread": 0, "calling thread": 0}
+        self._wrap(owner, "run", "worker thread")
+        self._wrap(owner, "_read_inline", "calling thread")
+        self._wrap(owner, "_write_inline", "calling thread")
+
+    def _wrap(self, owner: Store, method: str, where: str) -> None:
+        real = getattr(owner, method)
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            result = real(*args, **kwargs)
+            if result is not NOT_RUN:
+                self.counts[where] += 1
+            return result
+
+        setattr(owner, method, counted)
