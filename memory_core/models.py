@@ -27,6 +27,9 @@ _V4_CLEAR = ~((0xF000 << 64) | (0xC000 << 48))
 _V4_SET = (0x4000 << 64) | (0x8000 << 48)
 
 
+_UNKNOWN_SAFETY = SafeUUID.unknown  # read once: each lookup of an enum member is a call
+
+
 def random_ids(count: int) -> list[UUID]:
     """``count`` random (version 4) UUIDs, as ``uuid4()`` makes them, from one read of the
     OS's random source (``uuid4()`` reads it once per id and validates what it builds:
@@ -37,7 +40,7 @@ def random_ids(count: int) -> list[UUID]:
         value = object.__new__(UUID)
         bits = int.from_bytes(data[start : start + 16]) & _V4_CLEAR | _V4_SET
         object.__setattr__(value, "int", bits)
-        object.__setattr__(value, "is_safe", SafeUUID.unknown)
+        object.__setattr__(value, "is_safe", _UNKNOWN_SAFETY)
         ids.append(value)
     return ids
 
