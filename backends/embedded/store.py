@@ -210,9 +210,7 @@ class Store:
             return self._conn
         if self._inline_writer is None:
             try:
-                conn = self._connect(reader=False, schema=False)
-                conn.execute("PRAGMA busy_timeout = 0")
-                conn.execute("PRAGMA wal_autocheckpoint = 0")
+                conn = self._connect(reader=False, inline=True)
             except sqlite3.Error:
                 return None
             self._inline_writer = conn
@@ -250,8 +248,7 @@ class Store:
             return self._conn
         if self._inline is None:
             try:
-                conn = self._connect(reader=True)
-                conn.execute("PRAGMA busy_timeout = 0")
+                conn = self._connect(reader=True, inline=True)
             except sqlite3.Error:
                 return None
             self._inline = conn
@@ -359,29 +356,36 @@ class Store:
                 ) from exc
             self._conn = conn
 
-    def _connect(self, *, reader: bool, schema: bool = True) -> sqlite3.Connection:
+    def _connect(self, *, reader: bool, inline: bool = False) -> sqlite3.Connection:
+        """A configured connection: the writer (which creates the schema), a reader, or
+        (``inline``) one for the calling thread, which never waits for a lock (no busy
+        timeout, from its first statement on) and, as a writer, leaves checkpoints to the
+        writer thread; the writer has already switched the file to WAL."""
         path = self.location.path
-        if path is not None and not reader:
+        wait = 0.0 if inline else self.busy_timeout
+        if path is not None and not reader and not inline:
             path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(
             ":memory:" if path is None else str(path),
-            timeout=self.busy_timeout,
+            timeout=wait,
             isolation_level=None,
             check_same_thread=False,
         )
         try:
             conn.row_factory = sqlite3.Row
-            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
             conn.execute("PRAGMA foreign_keys = ON")
             conn.create_function("meta_match", 2, metadata_matches, deterministic=True)
             if reader:
                 conn.execute("PRAGMA query_only = ON")
                 return conn
+            if inline:
+                conn.execute("PRAGMA synchronous = NORMAL")
+                conn.execute("PRAGMA wal_autocheckpoint = 0")
+                return conn
             if path is not None:
                 _ensure_wal(conn, self.busy_timeout)
                 conn.execute("PRAGMA synchronous = NORMAL")
-            if not schema:
-                return conn
             conn.execute("BEGIN IMMEDIATE")
             try:
                 create_schema(conn)

@@ -240,3 +240,21 @@ async def test_inline_writes_checkpoint_the_log_off_the_calling_thread(
         # while the event loop kept taking it.
         assert _wal_bytes(path) < 1 << 20
         assert len(await _contents(backend)) == 300
+
+
+async def test_the_inline_connections_never_wait_and_leave_checkpoints_alone(
+    db_url: str,
+) -> None:
+    # Settings from the connection's first statement on: opened with a busy timeout, even
+    # reading the journal mode could wait for another process in the event loop.
+    async with EmbeddedBackend(db_url) as backend:
+        await backend.add_message("s", "user", "first")
+        await backend.get_conversation("s", limit=10)
+        writer, reader = backend._store._inline_writer, backend._store._inline
+        assert writer is not None and reader is not None
+        for conn in (writer, reader):
+            assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 0
+        assert writer.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+        assert writer.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL, as the writer
+        assert writer.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+        assert reader.execute("PRAGMA query_only").fetchone()[0] == 1
