@@ -158,63 +158,65 @@ class Store:
 
     def _read_inline(self, work: Work[T]) -> T | object:
         lock = self._lock if self.location.in_memory else self._inline_lock
+        return self._inline_call(lock, work, write=False)
+
+    def _write_inline(self, work: Work[T]) -> T | object:
+        result = self._inline_call(self._lock, work, write=True)
+        if result is not _NOT_RUN and not self.location.in_memory:
+            self._inline_commits += 1
+            if self._inline_commits % CHECKPOINT_EVERY == 0:
+                self._checkpoint_soon()
+        return result
+
+    def _inline_call(self, lock: threading.Lock, work: Work[T], *, write: bool) -> T | object:
+        """``work`` in the calling thread if ``lock`` and the connection are free now;
+        :data:`_NOT_RUN` (nothing done) when it cannot run or finish there."""
         if not lock.acquire(blocking=False):
             return _NOT_RUN
         try:
-            conn = self._inline_connection()
+            conn = self._inline_connection(write=write)
             if conn is None:
                 return _NOT_RUN
             try:
-                return self._inline_transaction(conn, work, write=False)
+                return self._inline_transaction(conn, work, write=write)
             finally:
                 # The handler goes first: with the budget spent it would interrupt the
-                # ROLLBACK too and leave the connection inside the read's transaction.
+                # ROLLBACK too and leave the connection inside the call's transaction.
                 conn.set_progress_handler(None, 0)
                 _rollback(conn)
-                if conn.in_transaction and conn is self._inline:
-                    self._inline = None  # cannot be ended: not used again
-                    with contextlib.suppress(sqlite3.Error):
-                        conn.close()
+                if conn.in_transaction:
+                    self._drop_inline(conn)  # cannot be ended: not used again
         finally:
             lock.release()
 
-    def _write_inline(self, work: Work[T]) -> T | object:
-        if not self._lock.acquire(blocking=False):
-            return _NOT_RUN
-        try:
-            conn = self._inline_writer_connection()
-            if conn is None:
-                return _NOT_RUN
-            try:
-                result = self._inline_transaction(conn, work, write=True)
-            finally:
-                conn.set_progress_handler(None, 0)  # before ROLLBACK, as for reads
-                _rollback(conn)
-                if conn.in_transaction and conn is self._inline_writer:
-                    self._inline_writer = None
-                    with contextlib.suppress(sqlite3.Error):
-                        conn.close()
-            if result is not _NOT_RUN and conn is self._inline_writer:
-                self._inline_commits += 1
-                if self._inline_commits % CHECKPOINT_EVERY == 0:
-                    self._checkpoint_soon()
-            return result
-        finally:
-            self._lock.release()
-
-    def _inline_writer_connection(self) -> sqlite3.Connection | None:
-        """The connection for inline writes (caller holds the write lock): the writer's
-        on ``memory://``; on a file store one without busy timeout or automatic
-        checkpoint; ``None`` when the store is not open or it cannot be opened."""
+    def _inline_connection(self, *, write: bool) -> sqlite3.Connection | None:
+        """The connection for inline calls (caller holds its lock): the writer's on
+        ``memory://``; on a file store one of its own for reads and one for writes (see
+        :meth:`_connect`); ``None`` when the store is not open or the connection cannot
+        be opened without waiting."""
         if self._conn is None or self.location.in_memory:
             return self._conn
-        if self._inline_writer is None:
+        conn = self._inline_writer if write else self._inline
+        if conn is None:
             try:
-                conn = self._connect(reader=False, inline=True)
+                conn = self._connect(reader=not write, inline=True)
             except sqlite3.Error:
                 return None
-            self._inline_writer = conn
-        return self._inline_writer
+            if write:
+                self._inline_writer = conn
+            else:
+                self._inline = conn
+        return conn
+
+    def _drop_inline(self, conn: sqlite3.Connection) -> None:
+        if conn is self._inline:
+            self._inline = None
+        elif conn is self._inline_writer:
+            self._inline_writer = None
+        else:
+            return  # the writer's own connection (memory://) is never dropped
+        with contextlib.suppress(sqlite3.Error):
+            conn.close()
 
     def _checkpoint_soon(self) -> None:
         """Hand a passive WAL checkpoint to the writer thread (not awaited)."""
@@ -239,20 +241,6 @@ class Store:
             pass  # the next one will try again; SQLite checkpoints on close too
         finally:
             self._checkpointing = False
-
-    def _inline_connection(self) -> sqlite3.Connection | None:
-        """The connection for inline reads (caller holds its lock): the writer's on
-        ``memory://``; a reader without busy timeout on a file store; ``None`` when the
-        store is not open or the connection cannot be opened without waiting."""
-        if self._conn is None or self.location.in_memory:
-            return self._conn
-        if self._inline is None:
-            try:
-                conn = self._connect(reader=True, inline=True)
-            except sqlite3.Error:
-                return None
-            self._inline = conn
-        return self._inline
 
     def _inline_transaction(
         self, conn: sqlite3.Connection, work: Work[T], *, write: bool

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from backends.embedded import EmbeddedBackend
@@ -65,3 +67,49 @@ async def fts_integrity(backend: EmbeddedBackend) -> None:
         conn.execute("INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)")
 
     await backend._store.call(check, write=True)
+
+
+def record_threads(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[int]:
+    """Wrap ``owner.name`` (a ``work(conn, req)`` function) so that each call records the
+    thread it ran in; the list of those threads, in order."""
+    seen: list[int] = []
+    real = getattr(owner, name)
+
+    def spy(conn: sqlite3.Connection, req: Any) -> Any:
+        seen.append(threading.get_ident())
+        return real(conn, req)
+
+    monkeypatch.setattr(owner, name, spy)
+    return seen
+
+
+async def loop_ticks(
+    call: Callable[[], Awaitable[Any]], beside: Callable[[], None], settle: float = 0.0
+) -> int:
+    """Await ``call()`` while ``beside`` runs in a thread of its own (started ``settle``
+    seconds before the call); how often a 10 ms ticker ran on the event loop meanwhile
+    (a call that blocked the loop lets it tick hardly at all)."""
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await anyio.sleep(0.01)
+            ticks += 1
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ticker)
+        thread = threading.Thread(target=beside)
+        thread.start()
+        await anyio.sleep(settle)
+        await call()
+        thread.join()
+        group.cancel_scope.cancel()
+    return ticks
+
+
+def busy() -> sqlite3.OperationalError:
+    """The error ``sqlite3`` raises when another connection holds the lock."""
+    exc = sqlite3.OperationalError("database is locked")
+    exc.sqlite_errorcode = sqlite3.SQLITE_BUSY  # type: ignore[attr-defined]
+    return exc

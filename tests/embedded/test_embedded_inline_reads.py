@@ -5,15 +5,13 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
-import anyio
 import pytest
-from embedded_support import db_url_fixture  # noqa: F401
+from embedded_support import busy, db_url_fixture, loop_ticks, record_threads  # noqa: F401
 
 from backends.embedded import EmbeddedBackend, messages, store
-from memory_core import ConfigurationError, TransportError, open_backend
+from memory_core import TransportError
 
 pytestmark = pytest.mark.anyio
 
@@ -21,15 +19,7 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture(name="threads")
 def threads_fixture(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The threads ``get_conversation``'s SQL work ran in, in order."""
-    seen: list[int] = []
-    real = messages.get_conversation
-
-    def spy(conn: sqlite3.Connection, req: Any) -> Any:
-        seen.append(threading.get_ident())
-        return real(conn, req)
-
-    monkeypatch.setattr(messages, "get_conversation", spy)
-    return seen
+    return record_threads(monkeypatch, messages, "get_conversation")
 
 
 async def _filled(url: str, **options: Any) -> EmbeddedBackend:
@@ -106,9 +96,7 @@ async def test_a_busy_answer_moves_the_read_and_other_errors_do_not(db_url: str)
         def busy_in_the_calling_thread(conn: sqlite3.Connection) -> int:
             calls.append(threading.get_ident())
             if len(calls) == 1:
-                exc = sqlite3.OperationalError("database is locked")
-                exc.sqlite_errorcode = sqlite3.SQLITE_BUSY  # type: ignore[attr-defined]
-                raise exc
+                raise busy()
             return len(calls)
 
         assert await backend._store.read(busy_in_the_calling_thread, small=True) == 2
@@ -123,28 +111,6 @@ async def test_a_busy_answer_moves_the_read_and_other_errors_do_not(db_url: str)
         await backend.close()
 
 
-async def _loop_keeps_running(read: Callable[[], Any], hold: Callable[[], None]) -> int:
-    """Run ``read`` while ``hold`` (in a thread) keeps the store busy for 0.3 s; return how
-    often a 10 ms ticker ran meanwhile."""
-    ticks = 0
-
-    async def ticker() -> None:
-        nonlocal ticks
-        while True:
-            await anyio.sleep(0.01)
-            ticks += 1
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(ticker)
-        holding = threading.Thread(target=hold)
-        holding.start()
-        await anyio.sleep(0.05)
-        await read()
-        holding.join()
-        group.cancel_scope.cancel()
-    return ticks
-
-
 async def test_a_memory_store_busy_with_a_write_does_not_block_the_loop() -> None:
     backend = await _filled("memory://")
     started = threading.Event()
@@ -155,17 +121,11 @@ async def test_a_memory_store_busy_with_a_write_does_not_block_the_loop() -> Non
             threading.Event().wait(0.3)
 
     try:
-        ticks = await _loop_keeps_running(lambda: backend.get_conversation("s", limit=5), hold)
+        ticks = await loop_ticks(lambda: backend.get_conversation("s", limit=5), hold, settle=0.05)
         assert started.is_set()
         assert ticks >= 10  # the read waited in a worker thread, not in the event loop
     finally:
         await backend.close()
-
-
-@pytest.mark.parametrize("value", ["yes", 1, None])
-def test_inline_reads_must_be_a_bool(value: object) -> None:
-    with pytest.raises(ConfigurationError, match="inline_reads"):
-        open_backend("memory://", inline_reads=value)
 
 
 @pytest.mark.parametrize("url", ["memory://", "file"])

@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 import pytest
-from embedded_support import db_url_fixture  # noqa: F401
+from embedded_support import busy, db_url_fixture, loop_ticks, record_threads  # noqa: F401
 
 from backends.embedded import EmbeddedBackend, messages, store
 from memory_core import ConfigurationError, NotFoundError, TransportError, open_backend
@@ -22,15 +22,7 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture(name="threads")
 def threads_fixture(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The threads ``add_message``'s SQL work ran in (attempts included), in order."""
-    seen: list[int] = []
-    real = messages.add_message
-
-    def spy(conn: sqlite3.Connection, req: Any) -> Any:
-        seen.append(threading.get_ident())
-        return real(conn, req)
-
-    monkeypatch.setattr(messages, "add_message", spy)
-    return seen
+    return record_threads(monkeypatch, messages, "add_message")
 
 
 async def _contents(backend: EmbeddedBackend, session: str = "s") -> list[str]:
@@ -61,10 +53,11 @@ async def test_turned_off_every_write_runs_in_the_writer_thread(
         assert await _contents(backend) == ["hello"]
 
 
-@pytest.mark.parametrize("value", ["no", 0, None])
-def test_inline_writes_must_be_a_bool(value: object) -> None:
-    with pytest.raises(ConfigurationError, match="inline_writes"):
-        open_backend("memory://", inline_writes=value)
+@pytest.mark.parametrize("option", ["inline_reads", "inline_writes"])
+@pytest.mark.parametrize("value", ["yes", 1, None])
+def test_the_inline_options_must_be_bools(option: str, value: object) -> None:
+    with pytest.raises(ConfigurationError, match=option):
+        open_backend("memory://", **{option: value})
 
 
 @pytest.mark.parametrize("url", ["memory://", "file"])
@@ -132,9 +125,7 @@ async def test_a_busy_answer_moves_the_write_and_other_errors_do_not(db_url: str
                 (f"c{len(calls)}", f"c{len(calls)}"),
             )
             if len(calls) == 1:
-                exc = sqlite3.OperationalError("database is locked")
-                exc.sqlite_errorcode = sqlite3.SQLITE_BUSY  # type: ignore[attr-defined]
-                raise exc
+                raise busy()
             return len(calls)
 
         assert await backend._store.write(busy_then_insert, small=True) == 2
@@ -185,25 +176,13 @@ async def test_a_file_locked_by_another_writer_does_not_block_the_loop(db_url: s
         assert path is not None
         other = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         other.execute("BEGIN IMMEDIATE")  # another process's write transaction
-        ticks = 0
-
-        async def ticker() -> None:
-            nonlocal ticks
-            while True:
-                await anyio.sleep(0.01)
-                ticks += 1
 
         def release_later() -> None:
             time.sleep(0.3)
             other.execute("COMMIT")
 
-        async with anyio.create_task_group() as group:
-            group.start_soon(ticker)
-            releasing = threading.Thread(target=release_later)
-            releasing.start()
-            await backend.add_message("s", "user", "second")  # waits in the writer thread
-            releasing.join()
-            group.cancel_scope.cancel()
+        # the write waits in the writer thread
+        ticks = await loop_ticks(lambda: backend.add_message("s", "user", "second"), release_later)
         other.close()
         assert ticks >= 10  # the event loop ran while the write waited for the lock
         assert await _contents(backend) == ["first", "second"]
