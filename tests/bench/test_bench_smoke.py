@@ -72,9 +72,21 @@ async def test_smoke_run_writes_json_and_markdown_with_expected_keys(
         [(name, stats)] = [
             (k, v)
             for k, v in turns["subjects"]["memory-core"].items()
-            if k.endswith("per_turn") and not k.startswith("ms")
+            if k in {"round_trips_per_turn", "requests_per_turn"}
         ]
         assert stats["min"] >= 1, (backend, name, stats)
+    embedded_turns = next(
+        w
+        for w in data["workloads"]
+        if w["backend"] == "embedded" and w["workload"] == "agent turns (turn protocol)"
+    )["subjects"]["memory-core"]
+    # a turn's read and writes run in the calling thread, and the total counts them too
+    # (it once counted worker-thread calls only)
+    assert embedded_turns["in_calling_thread_per_turn"]["min"] >= 1
+    assert (
+        embedded_turns["round_trips_per_turn"]["min"]
+        >= embedded_turns["in_calling_thread_per_turn"]["max"]
+    )
     table = md_path.read_text(encoding="utf-8")
     assert "| backend | workload |" in table and "bolt" in table
 
