@@ -31,12 +31,12 @@ class EmbeddedBackend(MemoryBackend):
     ``memory://`` is a private in-process database: each backend object has its own,
     gone when it is closed. ``sqlite:///relative.db`` / ``sqlite:////absolute.db`` is a
     file (parent folders are created) in WAL mode that survives reopening and can be
-    shared by several processes. SQLite runs in worker threads, one transaction per
-    call, so the event loop never blocks and it works under asyncio and trio. Writes go
-    one at a time through one connection; reads of a file store run on reader
-    connections of their own, concurrently with each other and with a write (WAL);
-    ``memory://`` serialises everything through its one connection (see
-    :mod:`backends.embedded.store`).
+    shared by several processes. One transaction per call, in worker threads (or, for
+    the calls an agent turn makes, in the calling thread when they cannot wait), so the
+    event loop never waits on a lock or the disk and it works under asyncio and trio.
+    Writes go one at a time; reads of a file store run on reader connections of their
+    own, concurrently with each other and with a write (WAL); ``memory://`` serialises
+    everything through its one connection (see :mod:`backends.embedded.store`).
 
     Options (besides the common ones of :class:`~memory_core.MemoryBackend`):
 
