@@ -20,7 +20,7 @@ import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 from uuid import NAMESPACE_URL, UUID, uuid5
 
@@ -63,7 +63,18 @@ from .sessions import (
     session_name,
     visible_metadata,
 )
-from .transport import ENV_API_KEY, ENV_WORKSPACE, NamsTransport, RetryPolicy, check_positive
+from .transport import (
+    ENV_API_KEY,
+    ENV_WORKSPACE,
+    NamsTransport,
+    RequestParts,
+    RetryPolicy,
+    check_positive,
+    decode,
+)
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -297,17 +308,12 @@ class NamsBackend(MemoryBackend):
     # ------------------------------------------------------------------ plumbing
 
     async def _call(
-        self,
-        method: str,
-        route: str,
-        operation: str,
-        *,
-        params: dict[str, Any] | None = None,
-        json: Any = None,
+        self, method: str, route: str, operation: str, **parts: Unpack[RequestParts]
     ) -> Any:
-        return await self._http.request(
-            method, route, operation=operation, params=params, json=json
-        )
+        """One request (see :meth:`NamsTransport.send`); its decoded JSON body (``None``
+        when empty)."""
+        body = await self._http.send(method, route, operation=operation, **parts)
+        return decode(body, method, route)
 
     async def _fetch(
         self,
@@ -315,16 +321,11 @@ class NamsBackend(MemoryBackend):
         method: str,
         route: str,
         operation: str,
-        *,
-        params: dict[str, Any] | None = None,
-        json: Any = None,
-        content: bytes | None = None,
+        **parts: Unpack[RequestParts],
     ) -> M:
         """One request (see :meth:`NamsTransport.send`); the response validated as ``model``
         straight from its bytes."""
-        body = await self._http.send(
-            method, route, operation=operation, params=params, json=json, content=content
-        )
+        body = await self._http.send(method, route, operation=operation, **parts)
         return parse_json(model, body, method, route)
 
     @staticmethod

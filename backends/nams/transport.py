@@ -31,7 +31,7 @@ import random
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import anyio
 import httpx
@@ -46,6 +46,21 @@ from memory_core.errors import (
 )
 
 from . import wire
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+
+class RequestParts(TypedDict, total=False):
+    """What a request carries besides its method and route (all optional)."""
+
+    params: dict[str, Any] | None
+    """Query parameters."""
+    json: Any
+    """A body to send as JSON."""
+    content: bytes | None
+    """A body that is already JSON (sent as ``application/json``), instead of ``json``."""
+
 
 log = logging.getLogger("backends.nams")
 ENV_API_KEY = "MEMORY_API_KEY"
@@ -186,36 +201,17 @@ class NamsTransport:
         if client is not None:
             await client.aclose()
 
-    async def request(
-        self,
-        method: str,
-        route: str,
-        *,
-        operation: str,
-        params: dict[str, Any] | None = None,
-        json: Any = None,
-    ) -> Any:
-        """Send one request (retrying where safe) and return the decoded JSON body.
+    async def send(
+        self, method: str, route: str, *, operation: str, **parts: Unpack[RequestParts]
+    ) -> bytes:
+        """Send one request (retrying where safe) and return its raw body (``b""`` for a
+        204), for the caller to validate or :func:`decode`.
 
         ``route`` is already percent-encoded (see :func:`wire.path`). ``operation`` is the
-        contract method, used in errors. A 204 or empty body returns ``None``.
+        contract method, used in errors. ``parts`` (see :class:`RequestParts`) are the query
+        parameters and the body.
         """
-        body = await self.send(method, route, operation=operation, params=params, json=json)
-        return decode(body, method, route)
-
-    async def send(
-        self,
-        method: str,
-        route: str,
-        *,
-        operation: str,
-        params: dict[str, Any] | None = None,
-        json: Any = None,
-        content: bytes | None = None,
-    ) -> bytes:
-        """As :meth:`request`, but the raw body is returned undecoded (``b""`` for a 204),
-        for callers that validate the bytes directly. ``content`` is a request body that
-        is already JSON (sent as ``application/json``), instead of ``json``."""
+        params, json, content = parts.get("params"), parts.get("json"), parts.get("content")
         if self._client is None:
             await self.open()
         assert self._client is not None
