@@ -500,11 +500,19 @@ WHERE $tenant IS NULL OR c.user_identifier = $tenant
 # reorders them, so there is no ORDER BY (the caller checks the order as it reads).
 #
 # In one conversation whose messages all carry ``conversation_id`` (all were written here:
-# its ``message_count`` covers every HAS_MESSAGE), ``$lucene`` gets a required clause of
-# weight 0 on the indexed ``conversation_id``: Lucene then yields that conversation's hits
-# only, with unchanged scores, instead of every hit in the database for the scope filter
-# to drop. Otherwise (other writers' messages, or an id with no letter or digit, which
-# analyses to no token) the query stays unrestricted; the scope filter decides either way.
+# its ``message_count`` covers every HAS_MESSAGE), ``$lucene`` gets a required clause on
+# the indexed ``conversation_id``: Lucene then yields that conversation's hits (and those
+# of any conversation whose id ends in the same twelve hex digits, for the scope filter to
+# drop) instead of every hit in the database. The id's last group is one token (a phrase
+# of all five costs 0.4 ms more at 100k hits). Otherwise (other writers' messages, or an
+# id that is not a UUID) the query stays unrestricted; the scope filter decides either way.
+#
+# The clause's weight is NEGLIGIBLE_BOOST, not 0: with a zero weight Lucene gives up
+# skipping blocks of hits that cannot reach the top ``$k`` (measured: 3.0 against 1.5 ms
+# when the query word is in all of 200k messages, half of them in the conversation). The
+# scores stay exactly the unrestricted ones: Lucene adds the clause's score (below
+# 100 times 1e-30) to the query's float32 score in double precision and rounds back to
+# float32, and no BM25 score is so small that this is half a float32 step.
 _TEXT_STREAM = f"""
 CALL db.index.fulltext.queryNodes($index, lucene, {{limit: $k}}) YIELD node AS m, score
 OPTIONAL MATCH (c:Conversation)-[:HAS_MESSAGE]->(m)
@@ -513,16 +521,19 @@ RETURN CASE WHEN c IS NULL THEN null ELSE {MESSAGE_PROJECTION} END AS message,
        c.id AS conversation_id, c.session_id AS session_id, score
 """
 _TENANT_SCOPE = "($tenant IS NULL OR c.user_identifier = $tenant)"
+# 1e-30, written out: Lucene's query syntax takes no exponent.
+NEGLIGIBLE_BOOST = "0." + "0" * 29 + "1"
+UUID_PATTERN = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 
 
 def _lucene_in(conv: str) -> str:
     """``$lucene``, restricted to the conversation ``conv`` when it is safe to."""
-    escaped = rf"""replace(replace({conv}.id, '\\', '\\\\'), '"', '\\"')"""
     return (
         f"CASE WHEN {conv} IS NULL "
         f"OR coalesce({conv}.message_count, 0) <> COUNT {{ ({conv})-[:HAS_MESSAGE]->() }} "
-        f"OR NOT {conv}.id =~ '(?s).*[\\\\p{{L}}\\\\p{{N}}].*' THEN $lucene "
-        f"""ELSE $lucene + ' AND conversation_id:"' + {escaped} + '"^0' END"""
+        f"OR NOT {conv}.id =~ '{UUID_PATTERN}' THEN $lucene "
+        f"ELSE $lucene + ' AND conversation_id:' + substring({conv}.id, 24) "
+        f"+ '^{NEGLIGIBLE_BOOST}' END"
     )
 
 

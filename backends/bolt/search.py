@@ -1,11 +1,9 @@
 """``search_messages`` on Neo4j: full-text hits plus, with an embedder, vector hits.
 
-Everything runs in one read transaction: resolve the session (if any), then
-
-* without metadata filters, one statement scores the full-text hits on the shared scale,
-  ranks them and keeps the best ``limit`` in Cypher, returning only those messages;
-* with metadata filters (matched exactly in Python, before the limit), every text hit
-  of the scope streams back with its metadata and is scored in Python.
+Everything runs in one read transaction: resolve the session (if any), then stream the
+scope's full-text hits, best Lucene score first, scoring each on the shared
+scale (and matching metadata filters exactly) in Python, and stop reading as soon as no
+later hit can enter the best ``limit`` (see :func:`_text_top`).
 
 With a query vector, vector hits (an exact cosine scan of the one conversation, or the
 vector index for a search across sessions) are merged in (the higher score wins), then
@@ -33,7 +31,7 @@ from . import cypher
 from .records import session_uuid, to_message
 from .schema import FULLTEXT_INDEX
 from .scoring import lucene_query, metadata_matches
-from .session import rows
+from .session import plain, rows
 
 VECTOR_K_START = 50
 VECTOR_K_MAX = 100_000
@@ -167,7 +165,7 @@ async def _scan(
         score = text_score(terms, props.get("content") or "", raw)
         if threshold is not None and score < threshold:
             continue
-        entry = (score, -seen, record.data())
+        entry = (score, -seen, plain(record))
         if len(kept) < req.limit:
             heapq.heappush(kept, entry)
         elif entry[:2] > kept[0][:2]:

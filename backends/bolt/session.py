@@ -33,14 +33,28 @@ CONSTRAINT_RETRIES = 3
 INDEX_WAIT_SECONDS = 300
 
 
+_GRAPH_VALUES = (neo4j.graph.Node, neo4j.graph.Relationship, neo4j.graph.Path)
+
+
+def plain(record: neo4j.Record) -> dict[str, Any]:
+    """``record`` as a dict. Statements return map projections, lists and scalars, which
+    need no conversion: ``Record.data()`` walks every nested value looking for nodes (0.8
+    ms for a hundred messages, a third of a newest-100 read), so it is kept for a record
+    that does carry a node, relationship or path at the top."""
+    values = record.values()
+    if any(isinstance(value, _GRAPH_VALUES) for value in values):
+        return record.data()
+    return dict(zip(record.keys(), values, strict=True))
+
+
 async def rows(tx: AsyncManagedTransaction, query: str, **params: Any) -> Rows:
     """Run one statement in ``tx`` and return its records as dicts."""
     result = await tx.run(query, params)
-    return [record.data() async for record in result]
+    return [plain(record) async for record in result]
 
 
 async def _all_rows(result: neo4j.AsyncResult) -> Rows:
-    return [record.data() async for record in result]
+    return [plain(record) async for record in result]
 
 
 class Connection:
@@ -203,4 +217,4 @@ class Connection:
         """Schema commands run in auto-commit transactions."""
         async with self._session(neo4j.WRITE_ACCESS) as session:
             result = await session.run(query, params)
-            return [record.data() async for record in result]
+            return [plain(record) async for record in result]

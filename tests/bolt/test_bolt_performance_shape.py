@@ -180,6 +180,67 @@ async def test_search_in_one_conversation_reads_only_its_hits(
     assert index_rows[2] == 7, index_rows  # across sessions, the index is read as before
 
 
+async def test_search_restricted_by_the_ids_last_group_drops_other_conversations_hits(
+    bolt: BoltBackend,
+    unique: Callable[[str], str],
+    graph: Graph,
+    neo4j_server: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Lucene is asked for the hits whose ``conversation_id`` holds the id's last twelve hex
+    digits: another conversation whose id ends the same way is read too (a third is not),
+    but none of its messages is returned, and the scores are those of the unrestricted
+    query."""
+    from neo4j import GraphDatabase
+
+    from backends.bolt import search as bolt_search
+
+    tag = unique("chat").replace("-", "")
+    shared = uuid4().hex[:12]
+    sessions = []
+    for last in (shared, shared, uuid4().hex[:12]):
+        sessions.append(unique("s"))
+        graph(
+            "CREATE (c:Conversation {id: $id, session_id: $session, message_count: 4, "
+            "created_at: datetime()}) "
+            "WITH c UNWIND range(1, 4) AS i "
+            "CREATE (c)-[:HAS_MESSAGE]->(:Message {id: randomUUID(), role: 'user', "
+            "content: $tag + reduce(t = '', _ IN range(0, i) | t + ' needle'), "
+            "conversation_id: $id, seq: i, timestamp: datetime()})",
+            id=str(uuid4())[:24] + last,
+            session=sessions[-1],
+            tag=tag,
+        )
+    graph("CALL db.awaitIndexes(30)")
+    statements: list[tuple[str, dict[str, Any]]] = []
+    scan = bolt_search._scan
+
+    async def recording(tx: Any, req: Any, statement: str, params: dict[str, Any]) -> Any:
+        statements.append((statement, params))
+        return await scan(tx, req, statement, params)
+
+    monkeypatch.setattr(bolt_search, "_scan", recording)
+    found = await bolt.search_messages(f"{tag} needle", session_id=sessions[0], limit=10)
+    assert [m.session_id for m in found] == [sessions[0]] * 4
+    unrestricted = graph(
+        "CALL db.index.fulltext.queryNodes($index, $lucene) YIELD node AS m, score "
+        "MATCH (c:Conversation {session_id: $session})-[:HAS_MESSAGE]->(m) "
+        "RETURN m.content AS content, score",
+        index=FULLTEXT_INDEX,
+        lucene=lucene_query(f"{tag} needle"),
+        session=sessions[0],
+    )
+    terms = query_terms(f"{tag} needle")
+    best = sorted(
+        (text_score(terms, h["content"], float(h["score"])) for h in unrestricted), reverse=True
+    )
+    assert [m.score for m in found] == best
+    [(statement, params)] = statements
+    with GraphDatabase.driver(neo4j_server.uri, auth=neo4j_server.auth) as driver:
+        _, summary, _ = driver.execute_query("PROFILE " + statement, params)
+    assert _index_rows(summary.profile) == 8  # the two conversations', not the third's
+
+
 async def test_search_in_one_conversation_finds_other_writers_messages(
     bolt: BoltBackend, unique: Callable[[str], str], graph: Graph
 ) -> None:
@@ -214,3 +275,26 @@ async def test_the_content_only_index_of_earlier_versions_is_replaced(
     indexes = {name: props for name, props in row["i"]}
     assert "memory_core_message_text" not in indexes
     assert indexes[FULLTEXT_INDEX] == ["content", "conversation_id"]
+
+
+async def test_rows_are_plain_dicts_and_graph_values_still_convert(
+    bolt: BoltBackend, unique: Callable[[str], str], graph: Graph
+) -> None:
+    """Records become dicts without ``Record.data()``'s walk over nested values; a record
+    carrying a node at the top still gets its properties as a dict, as before."""
+    tag = unique("probe")
+    graph("CREATE (:Probe {tag: $tag, n: 1})", tag=tag)
+    nested = {"a": [1, {"b": [True, None, "x"]}], "c": {"d": 2.5}}
+    found = await bolt._conn.run_read(
+        "MATCH (p:Probe {tag: $tag}) RETURN $nested AS nested, [1, 2] AS list, 'x' AS s, "
+        "p {.*} AS projected",
+        tag=tag,
+        nested=nested,
+    )
+    assert found == [
+        {"nested": nested, "list": [1, 2], "s": "x", "projected": {"tag": tag, "n": 1}}
+    ]
+    assert all(type(row) is dict for row in found)
+    [row] = await bolt._conn.run_read("MATCH (p:Probe {tag: $tag}) RETURN p, 3 AS n", tag=tag)
+    assert row == {"p": {"tag": tag, "n": 1}, "n": 3}
+    graph("MATCH (p:Probe {tag: $tag}) DELETE p", tag=tag)
