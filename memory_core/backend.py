@@ -65,6 +65,7 @@ from .validation import (
     check_threshold,
     check_uuid,
     parse_uuid,
+    simple_message,
 )
 
 if TYPE_CHECKING:
@@ -583,8 +584,16 @@ class MemoryBackend(ABC):
                 f"must be a list of dicts, got {type(messages).__name__}", argument="messages"
             )
         caps = self.capabilities
+        max_chars = self.limits.max_content_chars
+        plain = not (extract and self.extractor is not None)
         items: list[rq.NewMessage] = []
         for i, raw in enumerate(messages):
+            simple = simple_message(raw, max_chars) if plain else None
+            if simple is not None:
+                items.append(
+                    rq.NewMessage(role=simple[0], content=simple[1], metadata={}, timestamp=None)
+                )
+                continue
             where = f"messages[{i}]"
             if not isinstance(raw, dict):
                 raise InvalidArgumentTypeError(
@@ -597,9 +606,7 @@ class MemoryBackend(ABC):
                     argument=where,
                 )
             role = check_role(raw.get("role"), f"{where}.role")
-            content = check_str(
-                raw.get("content"), f"{where}.content", max_chars=self.limits.max_content_chars
-            )
+            content = check_str(raw.get("content"), f"{where}.content", max_chars=max_chars)
             meta = check_metadata(raw.get("metadata"), f"{where}.metadata", self.limits)
             stamp = raw.get("timestamp")
             when = None if stamp is None else check_datetime(stamp, f"{where}.timestamp")

@@ -83,7 +83,7 @@ class AddMessage:
     embedding: list[float] | None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class NewMessage:
     role: MessageRole
     content: str

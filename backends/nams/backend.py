@@ -512,9 +512,12 @@ class NamsBackend(MemoryBackend):
         """One bulk request per chunk of at most 100 (the contract cuts the chunks)."""
         # Plain dicts validated in one pass (not a MessageIn per message), then serialized
         # straight to bytes: the contract already checked each role and content.
-        body = wire.BulkIn.model_validate(
-            {"messages": [{"role": m.role.value, "content": m.content} for m in req.messages]}
-        ).to_json()
+        bulk = wire.BULK_IN_FIELDS
+        body = bulk.dump_json(
+            bulk.validate_python(
+                {"messages": [{"role": m.role.value, "content": m.content} for m in req.messages]}
+            )
+        )
 
         async def post(at: _At) -> list[Message]:
             route = wire.path(wire.MESSAGES_BULK, conversation_id=at.server_id)

@@ -364,6 +364,13 @@ class BulkIn(WireModel):
     messages: list[MessageIn]
 
 
+BULK_IN_FIELDS: TypeAdapter[Any] = TypeAdapter(
+    fields_of(BulkIn, messages=list[fields_of(MessageIn)])  # type: ignore[misc]
+)
+"""A :class:`BulkIn` body as plain dicts: validated as the model is, and dumped to the
+same JSON (its field names are the wire's), without a model per message."""
+
+
 class SearchIn(WireModel):
     """``POST .../search`` body."""
 
@@ -487,6 +494,7 @@ class ErrorOut(WireModel):
 
 __all__ = [
     "API_PREFIX",
+    "BULK_IN_FIELDS",
     "CONTEXT",
     "CONTEXT_RECENT_MESSAGES",
     "CONVERSATION",

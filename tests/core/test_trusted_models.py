@@ -37,6 +37,14 @@ def test_trusted_many_equals_validated_and_trusted() -> None:
     assert built[0].model_fields_set == set(rows[0])
     built[0].score = 0.5  # an ordinary, mutable model
     assert built[0].score == 0.5 and built[1].score is None
+    # The models of one call share their fields set (every field is set in each): an
+    # assignment adds nothing to it, and a copy has its own.
+    assert built[1].model_fields_set == set(rows[1])
+    assert built[1].model_dump(exclude_unset=True) == Message.model_validate(rows[1]).model_dump(
+        exclude_unset=True
+    )
+    copy = built[0].model_copy(update={"content": "c"})
+    assert copy.model_fields_set is not built[0].model_fields_set
 
 
 def test_trusted_many_fills_plain_defaults_and_names_missing_fields() -> None:

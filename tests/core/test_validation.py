@@ -6,6 +6,8 @@ from datetime import UTC, datetime, timedelta, timezone
 from uuid import uuid4
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory_core import (
     EntityRef,
@@ -109,3 +111,71 @@ def test_the_largest_64_bit_limit_and_any_json_integer_are_accepted() -> None:
     assert v.check_limit(2**63 - 1) == 2**63 - 1
     # metadata is stored as JSON text everywhere, so integers of any size round-trip
     assert v.check_metadata({"k": 2**70, "emoji": "👩‍👩‍👧"}) == {"k": 2**70, "emoji": "👩‍👩‍👧"}
+
+
+_ROLE_SPELLINGS = st.sampled_from(
+    ["user", "assistant", "system", "tool", "User", "TOOL", "robot", "", *MessageRole]
+)
+_VALUES = st.one_of(
+    st.none(), st.integers(), st.binary(max_size=4), st.lists(st.integers(), max_size=2)
+)
+_TEXT = st.one_of(
+    st.text(max_size=12),
+    st.text(alphabet=st.characters(codec="ascii"), max_size=12),
+    st.sampled_from(["\ud800", "a\udfffb", "é", "x" * 11]),
+)
+_BATCH_MESSAGES = st.one_of(
+    st.dictionaries(
+        st.sampled_from(["role", "content", "metadata", "timestamp", "extra"]),
+        st.one_of(_ROLE_SPELLINGS, _TEXT, _VALUES),
+        max_size=4,
+    ),
+    st.fixed_dictionaries({"role": _ROLE_SPELLINGS, "content": _TEXT}),
+    _VALUES,
+    _TEXT,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(raw=_BATCH_MESSAGES, max_chars=st.sampled_from([None, 0, 3, 10]))
+def test_the_simple_message_path_agrees_with_the_named_checks(
+    raw: object, max_chars: int | None
+) -> None:
+    """``simple_message`` skips the named checks for the common batch message: whatever
+    it takes must be exactly what the checks return, and pass each of them."""
+    found = v.simple_message(raw, max_chars)
+    if found is None:
+        return
+    assert isinstance(raw, dict) and set(raw) <= {"role", "content"}
+    role = v.check_role(raw.get("role"))
+    content = v.check_str(raw.get("content"), "content", max_chars=max_chars)
+    assert found == (role, content)
+    assert type(found[0]) is MessageRole and type(found[1]) is str
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"role": "user", "content": "plain ascii"},
+        {"role": MessageRole.TOOL, "content": ""},
+        {"role": "assistant", "content": "non-ASCII: é ü 漢字"},
+    ],
+)
+def test_the_common_batch_message_takes_the_simple_path(raw: dict[str, object]) -> None:
+    assert v.simple_message(raw, 1_000) is not None
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"role": "User", "content": "x"},  # another spelling: the checks decide
+        {"role": "user", "content": "x", "metadata": None},
+        {"role": "user", "content": "a\ud800"},
+        {"role": "user", "content": "x" * 1_001},
+        {"role": "user"},
+        {"content": "x"},
+        [("role", "user")],
+    ],
+)
+def test_anything_else_is_left_to_the_named_checks(raw: object) -> None:
+    assert v.simple_message(raw, 1_000) is None

@@ -162,3 +162,32 @@ def test_message_lists_the_model_refuses_are_refused(body: object) -> None:
         wire.MESSAGE_LIST_FIELDS.validate_json(text)
     with pytest.raises(ValidationError):
         wire.MessageList.model_validate_json(text)
+
+
+def test_bulk_bodies_built_from_dicts_are_the_models_bytes() -> None:
+    body = {
+        "messages": [
+            {"role": "user", "content": 'quote " and \\ backslash'},
+            {"role": "assistant", "content": "non-ASCII é 漢字 \u2028"},
+            {"role": "tool", "content": ""},
+        ]
+    }
+    plain = wire.BULK_IN_FIELDS.dump_json(wire.BULK_IN_FIELDS.validate_python(body))
+    assert plain == wire.BulkIn.model_validate(body).to_json()
+    assert json.loads(plain) == body
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"messages": [{"role": "robot", "content": "x"}]},
+        {"messages": [{"role": "user"}]},
+        {"messages": [{"role": "user", "content": 5}]},
+        {},
+    ],
+)
+def test_bulk_bodies_the_model_refuses_are_refused(body: object) -> None:
+    with pytest.raises(ValidationError):
+        wire.BULK_IN_FIELDS.validate_python(body)
+    with pytest.raises(ValidationError):
+        wire.BulkIn.model_validate(body)
