@@ -57,8 +57,10 @@ from .sessions import (
     SESSION_KEY,
     NameIndex,
     SessionNames,
+    name_in,
     parse_json,
     parse_messages,
+    parse_page,
     portable_id,
     session_name,
     visible_metadata,
@@ -377,35 +379,42 @@ class NamsBackend(MemoryBackend):
         header: wire.ConversationOut,
         session: str | None,
         messages: list[Message] | None = None,
-        server_uuid: UUID | None = None,
     ) -> Conversation:
-        """A header as a Conversation; ``session`` None means "the name it carries" (in
-        portable mode) else its id. ``server_uuid``: the header's id as :func:`_uuid`
-        maps it, when the caller already has it."""
+        """A header as a Conversation (see :meth:`_header_values`)."""
+        return trusted(Conversation, self._header_values(header.model_dump(), session, messages))
+
+    def _header_values(
+        self,
+        header: dict[str, Any],
+        session: str | None,
+        messages: list[Message] | None = None,
+        server_uuid: UUID | None = None,
+    ) -> dict[str, Any]:
+        """A header's Conversation fields. ``header`` is keyed by ``ConversationOut`` field
+        name and handed over (its metadata is kept, not copied); ``session`` None means
+        "the name it carries" (in portable mode) else its id. ``server_uuid``: the
+        header's id as :func:`_uuid` maps it, when the caller already has it.
+
+        The header was validated (wire contract) and each value has its field's type, so
+        the Conversation is not validated again (a list builds a thousand)."""
+        metadata: dict[str, Any] = header.get("metadata") or {}
         conversation_id: UUID | None = None
-        if self._names is None:
-            metadata = dict(header.metadata)  # copied as validation would have copied it
-        else:
-            name = session_name(header)
+        if self._names is not None:
+            name = name_in(metadata)
             session = session or name
-            metadata = visible_metadata(header.metadata)  # a copy
+            metadata = visible_metadata(metadata)
             if name is not None:
-                conversation_id = portable_id(name, header.user_id)
-        # The header is validated (wire model) and each value has its field's type, so the
-        # Conversation is not validated again (a list builds a thousand).
-        return trusted(
-            Conversation,
-            {
-                "id": conversation_id or server_uuid or _uuid(header.id),
-                "session_id": session or header.id,
-                "title": None,
-                "messages": messages or [],
-                "created_at": header.created_at or utcnow(),
-                "updated_at": header.updated_at,
-                "metadata": metadata,
-                "user_identifier": header.user_id,
-            },
-        )
+                conversation_id = portable_id(name, header.get("user_id"))
+        return {
+            "id": conversation_id or server_uuid or _uuid(header["id"]),
+            "session_id": session or header["id"],
+            "title": None,
+            "messages": messages or [],
+            "created_at": header.get("created_at") or utcnow(),
+            "updated_at": header.get("updated_at"),
+            "metadata": metadata,
+            "user_identifier": header.get("user_id"),
+        }
 
     async def _on(
         self,
@@ -602,28 +611,31 @@ class NamsBackend(MemoryBackend):
                 params["cursor"] = cursor
             if req.user_identifier is not None:
                 params["userId"] = req.user_identifier
-            page = await self._fetch(
-                wire.ConversationPage,
-                "GET",
-                wire.CONVERSATIONS,
-                "list_conversations",
-                params=params,
+            route = wire.CONVERSATIONS
+            body = await self._http.send(
+                "GET", route, operation="list_conversations", params=params
             )
-            found += self._listed(page.conversations[: req.limit - len(found)])
-            cursor = page.next_cursor
-            if not page.conversations or not cursor:
+            page = parse_page(body, "GET", route)
+            headers: list[dict[str, Any]] = page.get("conversations", [])
+            found += self._listed(headers[: req.limit - len(found)])
+            cursor = page.get("next_cursor")
+            if not headers or not cursor:
                 break
         return found
 
-    def _listed(self, headers: list[wire.ConversationOut]) -> list[Conversation]:
-        """Listed headers as Conversations (server ids parsed in one pass where they are
-        the ids callers see; in portable mode a named conversation's id is its name's)."""
+    def _listed(self, headers: list[dict[str, Any]]) -> list[Conversation]:
+        """Listed headers (see :func:`parse_page`) as Conversations (server ids parsed in
+        one pass where they are the ids callers see; in portable mode a named
+        conversation's id is its name's)."""
         if self._names is not None:
-            return [self._conversation(c, None) for c in headers]
-        ids = _uuids([c.id for c in headers])
-        return [
-            self._conversation(c, None, server_uuid=i) for c, i in zip(headers, ids, strict=True)
-        ]
+            values = [self._header_values(c, None) for c in headers]
+        else:
+            ids = _uuids([c["id"] for c in headers])
+            values = [
+                self._header_values(c, None, server_uuid=i)
+                for c, i in zip(headers, ids, strict=True)
+            ]
+        return trusted_many(Conversation, values)
 
     async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
         """Sends only query and limit (≤ 200); keeps the service's ``score``."""

@@ -27,7 +27,7 @@ import os
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -81,6 +81,21 @@ def parse_json(model: type[M], body: bytes, method: str, route: str) -> M:
     return parse(model, decode(body, method, route), route)
 
 
+def parse_page(body: bytes, method: str, route: str) -> dict[str, Any]:
+    """A raw :class:`~wire.ConversationPage` body as a dict keyed by field name, its
+    conversations dicts keyed by :class:`~wire.ConversationOut` field name (see
+    :data:`wire.CONVERSATION_PAGE_FIELDS`; an absent optional field is absent). A body
+    that fails is read by the model as :func:`parse_json` reads it, with the same
+    outcome."""
+    if body:
+        try:
+            page: dict[str, Any] = wire.CONVERSATION_PAGE_FIELDS.validate_json(body)
+            return page
+        except ValidationError:
+            pass
+    return parse_json(wire.ConversationPage, body, method, route).model_dump()
+
+
 def parse_messages(body: bytes, method: str, route: str) -> list[dict[str, Any]]:
     """The messages of a raw :class:`~wire.MessageList` body, as dicts keyed by
     :class:`~wire.MessageOut` field name (see :data:`wire.MESSAGE_LIST_FIELDS`; an absent
@@ -124,7 +139,12 @@ def _server_uuid(value: str) -> UUID:
 
 def session_name(header: wire.ConversationOut) -> str | None:
     """The portable name a conversation carries, if the adapter created it."""
-    value = header.metadata.get(SESSION_KEY)
+    return name_in(header.metadata)
+
+
+def name_in(metadata: Mapping[str, Any]) -> str | None:
+    """The portable name in a conversation's ``metadata``, if the adapter put one there."""
+    value = metadata.get(SESSION_KEY)
     return value if isinstance(value, str) else None
 
 

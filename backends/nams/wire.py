@@ -348,6 +348,11 @@ MESSAGE_LIST_FIELDS: TypeAdapter[Any] = TypeAdapter(
 )
 """A :class:`MessageList` body read into plain dicts (see :func:`fields_of`)."""
 
+CONVERSATION_PAGE_FIELDS: TypeAdapter[Any] = TypeAdapter(
+    fields_of(ConversationPage, conversations=list[fields_of(ConversationOut)])  # type: ignore[misc]
+)
+"""A :class:`ConversationPage` body read into plain dicts (see :func:`fields_of`)."""
+
 
 def bare_messages(payload: Any) -> Any:
     """A decoded :class:`MessageList` answer, a bare list of messages wrapped as one.
@@ -499,6 +504,7 @@ __all__ = [
     "CONTEXT_RECENT_MESSAGES",
     "CONVERSATION",
     "CONVERSATIONS",
+    "CONVERSATION_PAGE_FIELDS",
     "DEFAULT_CONVERSATIONS_PAGE",
     "DEFAULT_MESSAGES_PAGE",
     "DEFAULT_SEARCH_LIMIT",

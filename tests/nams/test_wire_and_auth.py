@@ -191,3 +191,54 @@ def test_bulk_bodies_the_model_refuses_are_refused(body: object) -> None:
         wire.BULK_IN_FIELDS.validate_python(body)
     with pytest.raises(ValidationError):
         wire.BulkIn.model_validate(body)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {
+            "conversations": [
+                {
+                    "id": "a",
+                    "userId": "u",
+                    "workspaceId": "w",
+                    "metadata": {"k": [1, {"x": None}]},
+                    "createdAt": "2025-01-01T00:00:00Z",
+                    "updatedAt": "2025-01-02T03:04:05.123456+02:00",
+                },
+                {"id": "b", "user_id": None, "extra": 1},
+            ],
+            "nextCursor": "c2",
+        },
+        {"conversations": [], "next_cursor": None},
+        {"conversations": [{"id": "c", "created_at": "2025-01-01"}], "next_cursor": "n"},
+        {},
+    ],
+)
+def test_conversation_pages_read_into_dicts_as_the_model_reads_them(
+    body: dict[str, object],
+) -> None:
+    from backends.nams.sessions import parse_page
+
+    raw = json.dumps(body).encode()
+    plain = parse_page(raw, "GET", "/conversations")
+    modelled = wire.ConversationPage.model_validate_json(raw)
+    assert plain.get("next_cursor") == modelled.next_cursor
+    assert plain.get("conversations", []) == [
+        c.model_dump(exclude_unset=True) for c in modelled.conversations
+    ]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b'{"conversations": [{"userId": "u"}]}', b'{"conversations": {}}', b"not json", b"[]"],
+)
+def test_conversation_pages_the_model_refuses_are_the_same_transport_error(body: bytes) -> None:
+    from backends.nams.sessions import parse_json, parse_page
+    from memory_core import TransportError
+
+    with pytest.raises(TransportError) as plain:
+        parse_page(body, "GET", "/conversations")
+    with pytest.raises(TransportError) as modelled:
+        parse_json(wire.ConversationPage, body, "GET", "/conversations")
+    assert str(plain.value) == str(modelled.value)
