@@ -442,13 +442,13 @@ async def _list(backend, memory, floor, sizes, tag, sessions, peer_sessions, log
     )
 
     async def ours(r: int) -> dict[str, float]:
-        return {"ms": await timed(lambda: backend.list_conversations(limit=sizes.list_limit))}
+        return await median_ms(sizes.lists, backend.list_conversations, limit=sizes.list_limit)
 
     async def peer(r: int) -> dict[str, float]:
-        return {"ms": await timed(lambda: memory.list_conversations(limit=sizes.list_limit))}
+        return await median_ms(sizes.lists, memory.list_conversations, limit=sizes.list_limit)
 
     async def raw(r: int) -> dict[str, float]:
-        return {"ms": await timed(lambda: floor.read(query, limit=sizes.list_limit))}
+        return await median_ms(sizes.lists, floor.read, query, limit=sizes.list_limit)
 
     size = f"{sizes.list_limit} of {sizes.conversations}+"
     workload = Workload("bolt", "list_conversations", size, {OURS: ours, PEER: peer, FLOOR: raw})

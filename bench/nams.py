@@ -291,7 +291,7 @@ async def _list(
         await _conversation(client)
 
     async def ours(r: int) -> dict[str, float]:
-        return {"ms": await timed(backend.list_conversations, limit=sizes.list_limit)}
+        return await median_ms(sizes.lists, backend.list_conversations, limit=sizes.list_limit)
 
     async def raw(r: int) -> dict[str, float]:
         async def pages() -> None:
@@ -308,7 +308,7 @@ async def _list(
                 if not cursor or not body["conversations"]:
                     break
 
-        return {"ms": await timed(pages)}
+        return await median_ms(sizes.lists, pages)
 
     size = f"{sizes.list_limit} of {sizes.conversations}+"
     workload = Workload(

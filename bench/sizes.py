@@ -22,6 +22,7 @@ class Sizes:
     searches: int = 30  # per repeat: enough for Neo4j to have compiled the statements
     conversations: int = 1_000  # list_conversations over this many
     list_limit: int = 1_000
+    lists: int = 5  # list calls per repeat (the median is reported: one call is noisy)
     turns: int = 30  # agent turns through the turn protocol
     vector_dimensions: int = 64
 
@@ -35,6 +36,7 @@ FULL = Sizes(
     read_points=(1_000, 10_000, 100_000),
     search_points=(10_000, 100_000),
     conversations=5_000,
+    lists=10,
     turns=200,
 )
 SMOKE = replace(
@@ -50,6 +52,7 @@ SMOKE = replace(
     searches=2,
     conversations=12,
     list_limit=10,
+    lists=1,
     turns=3,
     vector_dimensions=8,
 )
