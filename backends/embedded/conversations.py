@@ -18,7 +18,7 @@ from memory_core import Conversation, InvalidRequestError, NotFoundError, Sessio
 from memory_core import requests as rq
 
 from .codec import dump_json, now_micros, sql_int
-from .rows import to_conversation, to_session
+from .rows import to_conversation, to_conversations, to_session
 
 NAMESPACE = UUID("76d6accc-5703-50c3-bfc3-6639b22e80f8")
 
@@ -191,7 +191,7 @@ def list_conversations(conn: sqlite3.Connection, req: rq.ListConversations) -> l
         params.append(req.user_identifier)
     sql += " ORDER BY updated_at DESC, id ASC LIMIT ?"
     params.append(sql_int(req.limit))
-    return [to_conversation(row) for row in conn.execute(sql, params)]
+    return to_conversations(conn.execute(sql, params))
 
 
 def list_sessions(conn: sqlite3.Connection, req: rq.ListSessions) -> list[SessionInfo]:

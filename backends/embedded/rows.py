@@ -9,7 +9,7 @@ from typing import Any
 from uuid import UUID
 
 from memory_core import Conversation, Entity, EntityRef, Message, MessageRole, SessionInfo
-from memory_core.models import trusted
+from memory_core.models import trusted, trusted_many
 from memory_core.summary import preview
 
 from .codec import (
@@ -101,19 +101,25 @@ def read_messages(
 
 def to_conversation(row: sqlite3.Row, messages: list[Message] | None = None) -> Conversation:
     """A ``conversations`` row (plus messages for ``get_conversation``)."""
-    return trusted(
-        Conversation,
-        {
-            "id": stored_uuid(row["id"]),
-            "session_id": row["session_id"],
-            "title": row["title"],
-            "messages": messages or [],
-            "created_at": from_micros(row["created_at"]),
-            "updated_at": from_micros(row["updated_at"]),
-            "metadata": load_json(row["metadata"]),
-            "user_identifier": row["user_identifier"],
-        },
-    )
+    return trusted(Conversation, _conversation_values(row, messages))
+
+
+def to_conversations(rows: Iterable[sqlite3.Row]) -> list[Conversation]:
+    """``conversations`` rows, without messages (one ``trusted_many`` for a listing)."""
+    return trusted_many(Conversation, (_conversation_values(row, None) for row in rows))
+
+
+def _conversation_values(row: sqlite3.Row, messages: list[Message] | None) -> dict[str, Any]:
+    return {
+        "id": stored_uuid(row["id"]),
+        "session_id": row["session_id"],
+        "title": row["title"],
+        "messages": messages or [],
+        "created_at": from_micros(row["created_at"]),
+        "updated_at": from_micros(row["updated_at"]),
+        "metadata": load_json(row["metadata"]),
+        "user_identifier": row["user_identifier"],
+    }
 
 
 def to_session(row: sqlite3.Row) -> SessionInfo:
