@@ -124,6 +124,36 @@ def _reference(
     return scored[:limit]
 
 
+Statements = list[tuple[str, dict[str, Any]]]
+
+
+def _record_scans(monkeypatch: pytest.MonkeyPatch) -> Statements:
+    """The text-search statements (and parameters) run from now on, in order."""
+    from backends.bolt import search as bolt_search
+
+    statements: Statements = []
+    scan = bolt_search._scan
+
+    async def recording(tx: Any, req: Any, statement: str, params: dict[str, Any]) -> Any:
+        statements.append((statement, params))
+        return await scan(tx, req, statement, params)
+
+    monkeypatch.setattr(bolt_search, "_scan", recording)
+    return statements
+
+
+def _profiled_index_rows(server: Any, statements: Statements) -> list[int]:
+    """Rows the full-text index yielded to each statement, run again under ``PROFILE``."""
+    from neo4j import GraphDatabase
+
+    found = []
+    with GraphDatabase.driver(server.uri, auth=server.auth) as driver:
+        for statement, params in statements:
+            _, summary, _ = driver.execute_query("PROFILE " + statement, params)
+            found.append(_index_rows(summary.profile))
+    return found
+
+
 def _index_rows(plan: Any) -> int:
     """Rows the full-text procedure yielded, from a ``PROFILE`` plan tree."""
     rows = plan.get("rows", plan.get("args", {}).get("Rows", 0))
@@ -141,10 +171,6 @@ async def test_search_in_one_conversation_reads_only_its_hits(
     """A search in one conversation cost as much as every hit in the database (a load
     test's searches scanned all 200 clients' messages): Lucene itself must be asked for
     that conversation's hits only, by session and by conversation id."""
-    from neo4j import GraphDatabase
-
-    from backends.bolt import search as bolt_search
-
     session = unique("s")
     mine = await bolt.add_messages_batch(
         session, [{"role": "user", "content": f"needle {i}"} for i in range(5)]
@@ -153,14 +179,7 @@ async def test_search_in_one_conversation_reads_only_its_hits(
         await bolt.add_messages_batch(
             unique("other"), [{"role": "user", "content": f"needle other {i}"} for i in range(60)]
         )
-    statements: list[tuple[str, dict[str, Any]]] = []
-    scan = bolt_search._scan
-
-    async def recording(tx: Any, req: Any, statement: str, params: dict[str, Any]) -> Any:
-        statements.append((statement, params))
-        return await scan(tx, req, statement, params)
-
-    monkeypatch.setattr(bolt_search, "_scan", recording)
+    statements = _record_scans(monkeypatch)
     by_session = await bolt.search_messages("needle", session_id=session, limit=3)
     conversation_id = str(mine[0].conversation_id)
     by_id = await bolt.search_messages("needle", conversation_id=conversation_id, limit=3)
@@ -169,11 +188,7 @@ async def test_search_in_one_conversation_reads_only_its_hits(
     assert {m.content for m in by_session} <= {m.content for m in mine}
     assert [m.id for m in by_session] == [m.id for m in by_id]
 
-    index_rows = []
-    with GraphDatabase.driver(neo4j_server.uri, auth=neo4j_server.auth) as driver:
-        for statement, params in statements:
-            _, summary, _ = driver.execute_query("PROFILE " + statement, params)
-            index_rows.append(_index_rows(summary.profile))
+    index_rows = _profiled_index_rows(neo4j_server, statements)
     assert len(index_rows) == 3
     # PROFILE reads each statement to the end: the first ``k`` (limit + 4) hits at most.
     assert index_rows[:2] == [5, 5], index_rows  # the conversation's own five
@@ -191,10 +206,6 @@ async def test_search_restricted_by_the_ids_last_group_drops_other_conversations
     digits: another conversation whose id ends the same way is read too (a third is not),
     but none of its messages is returned, and the scores are those of the unrestricted
     query."""
-    from neo4j import GraphDatabase
-
-    from backends.bolt import search as bolt_search
-
     tag = unique("chat").replace("-", "")
     shared = uuid4().hex[:12]
     sessions = []
@@ -212,33 +223,12 @@ async def test_search_restricted_by_the_ids_last_group_drops_other_conversations
             tag=tag,
         )
     graph("CALL db.awaitIndexes(30)")
-    statements: list[tuple[str, dict[str, Any]]] = []
-    scan = bolt_search._scan
-
-    async def recording(tx: Any, req: Any, statement: str, params: dict[str, Any]) -> Any:
-        statements.append((statement, params))
-        return await scan(tx, req, statement, params)
-
-    monkeypatch.setattr(bolt_search, "_scan", recording)
+    statements = _record_scans(monkeypatch)
     found = await bolt.search_messages(f"{tag} needle", session_id=sessions[0], limit=10)
     assert [m.session_id for m in found] == [sessions[0]] * 4
-    unrestricted = graph(
-        "CALL db.index.fulltext.queryNodes($index, $lucene) YIELD node AS m, score "
-        "MATCH (c:Conversation {session_id: $session})-[:HAS_MESSAGE]->(m) "
-        "RETURN m.content AS content, score",
-        index=FULLTEXT_INDEX,
-        lucene=lucene_query(f"{tag} needle"),
-        session=sessions[0],
-    )
-    terms = query_terms(f"{tag} needle")
-    best = sorted(
-        (text_score(terms, h["content"], float(h["score"])) for h in unrestricted), reverse=True
-    )
-    assert [m.score for m in found] == best
-    [(statement, params)] = statements
-    with GraphDatabase.driver(neo4j_server.uri, auth=neo4j_server.auth) as driver:
-        _, summary, _ = driver.execute_query("PROFILE " + statement, params)
-    assert _index_rows(summary.profile) == 8  # the two conversations', not the third's
+    expected = _reference(graph, sessions[0], f"{tag} needle", 10, None)
+    assert [m.score for m in found] == [score for score, _ in expected]  # exactly
+    assert _profiled_index_rows(neo4j_server, statements) == [8]  # two conversations', not 3
 
 
 async def test_search_in_one_conversation_finds_other_writers_messages(
