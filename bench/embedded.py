@@ -252,13 +252,11 @@ async def _list_conversations(
     async def ours(r: int) -> dict[str, float]:
         return await median_ms(sizes.lists, backend.list_conversations, limit=sizes.list_limit)
 
+    async def fetch() -> None:
+        reader.execute(sql, (sizes.list_limit,)).fetchall()
+
     async def raw(r: int) -> dict[str, float]:
-        spent = []
-        for _ in range(sizes.lists):
-            start = time.perf_counter()
-            reader.execute(sql, (sizes.list_limit,)).fetchall()
-            spent.append((time.perf_counter() - start) * 1000)
-        return {"median_ms": statistics.median(spent)}
+        return await median_ms(sizes.lists, fetch)
 
     size = f"{sizes.list_limit} of {sizes.conversations}"
     workload = Workload("embedded", "list_conversations", size, {OURS: ours, FLOOR: raw})

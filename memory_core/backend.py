@@ -585,10 +585,10 @@ class MemoryBackend(ABC):
             )
         caps = self.capabilities
         max_chars = self.limits.max_content_chars
-        plain = not (extract and self.extractor is not None)
+        no_extraction = not (extract and self.extractor is not None)
         items: list[rq.NewMessage] = []
         for i, raw in enumerate(messages):
-            simple = simple_message(raw, max_chars) if plain else None
+            simple = simple_message(raw, max_chars) if no_extraction else None
             if simple is not None:
                 items.append(
                     rq.NewMessage(role=simple[0], content=simple[1], metadata={}, timestamp=None)

@@ -31,13 +31,11 @@ _ROLES: dict[str, MessageRole] = {role.value: role for role in MessageRole}
 
 def _check_encodable(value: str, argument: str) -> None:
     # A lone surrogate ("\ud800") is a valid Python str but not UTF-8: no store can keep it.
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
+    if not _encodable(value):
         raise InvalidRequestError(
             "contains a character that is not valid Unicode text (a lone surrogate)",
             argument=argument,
-        ) from None
+        )
 
 
 _SIMPLE_MESSAGE_KEYS = frozenset({"role", "content"})
