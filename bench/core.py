@@ -11,6 +11,7 @@ min / median / max.
 
 from __future__ import annotations
 
+import gc
 import statistics
 import time
 from collections.abc import Awaitable, Callable
@@ -58,6 +59,37 @@ async def timed(call: Callable[..., Awaitable[Any]], *args: Any, **kwargs: Any) 
     start = time.perf_counter()
     await call(*args, **kwargs)
     return (time.perf_counter() - start) * 1000
+
+
+class ClientTime:
+    """This process's CPU time and garbage-collection pauses over a ``with`` block, as
+    metrics: when the server runs in another process, they show how much of a
+    workload's time is the client's own, and how much of that the collector's."""
+
+    def __init__(self) -> None:
+        self.cpu_ms = 0.0
+        self.gc_ms = 0.0
+        self._cpu_start = 0.0
+        self._gc_start = 0.0
+
+    def _on_gc(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._gc_start = time.perf_counter()
+        else:
+            self.gc_ms += (time.perf_counter() - self._gc_start) * 1000
+
+    def __enter__(self) -> ClientTime:
+        gc.callbacks.append(self._on_gc)
+        self._cpu_start = time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cpu_ms = (time.process_time() - self._cpu_start) * 1000
+        gc.callbacks.remove(self._on_gc)
+
+    def metrics(self) -> Metrics:
+        """``client_cpu_ms`` and ``client_gc_ms`` of the block."""
+        return {"client_cpu_ms": self.cpu_ms, "client_gc_ms": self.gc_ms}
 
 
 async def median_ms(

@@ -23,7 +23,7 @@ from memory_core import open_backend
 from tests.support.nams_server import API_KEY, NamsTestServer
 
 from .common import SEARCH_QUERY, agent_turns, latency_metrics, rows
-from .core import FLOOR, OURS, Run, Workload, measure, median_ms, timed
+from .core import FLOOR, OURS, ClientTime, Run, Workload, measure, median_ms, timed
 from .sizes import Sizes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -182,8 +182,9 @@ async def _batch(
 
     async def ours(r: int) -> dict[str, float]:
         cid = str((await backend.create_conversation(f"batch-{r}")).id)
-        ms = await timed(backend.add_messages_batch, cid, data, batch_size=BULK)
-        return {"ms": ms, "msgs_per_s": sizes.batch_total / ms * 1000}
+        with ClientTime() as clock:
+            ms = await timed(backend.add_messages_batch, cid, data, batch_size=BULK)
+        return {"ms": ms, "msgs_per_s": sizes.batch_total / ms * 1000, **clock.metrics()}
 
     async def raw(r: int) -> dict[str, float]:
         cid = await _conversation(client)
@@ -196,14 +197,19 @@ async def _batch(
                 response.raise_for_status()
                 response.json()  # the stored messages, which add_messages_batch returns
 
-        ms = await timed(load)
-        return {"ms": ms, "msgs_per_s": sizes.batch_total / ms * 1000}
+        with ClientTime() as clock:
+            ms = await timed(load)
+        return {"ms": ms, "msgs_per_s": sizes.batch_total / ms * 1000, **clock.metrics()}
 
     workload = Workload(
         "nams",
         f"batch ingest (bulk {BULK})",
         f"{sizes.batch_total}",
         _side_by_side(traffic, ours, raw),
+    )
+    workload.notes.append(
+        "client_cpu_ms / client_gc_ms: the bench process's CPU time and collector pauses "
+        "during the call (the server's are in its own process)"
     )
     return await measure(workload, sizes, log)
 

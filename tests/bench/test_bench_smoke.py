@@ -87,6 +87,17 @@ async def test_smoke_run_writes_json_and_markdown_with_expected_keys(
         embedded_turns["round_trips_per_turn"]["min"]
         >= embedded_turns["in_calling_thread_per_turn"]["max"]
     )
+    # The NAMS bulk workload says how much of each side's time is the client's own.
+    nams_bulk = next(
+        w
+        for w in data["workloads"]
+        if w["backend"] == "nams" and w["workload"].startswith("batch ingest")
+    )
+    for subject in ("memory-core", "floor"):
+        metrics = nams_bulk["subjects"][subject]
+        assert metrics["client_cpu_ms"]["min"] > 0
+        assert metrics["client_gc_ms"]["min"] >= 0
+        assert metrics["client_cpu_ms"]["max"] <= metrics["ms"]["max"] * 2  # one busy thread
     table = md_path.read_text(encoding="utf-8")
     assert "| backend | workload |" in table and "bolt" in table
 
