@@ -97,7 +97,6 @@ async def test_smoke_run_writes_json_and_markdown_with_expected_keys(
         metrics = nams_bulk["subjects"][subject]
         assert metrics["client_cpu_ms"]["min"] > 0
         assert metrics["client_gc_ms"]["min"] >= 0
-        assert metrics["client_cpu_ms"]["max"] <= metrics["ms"]["max"] * 2  # one busy thread
     table = md_path.read_text(encoding="utf-8")
     assert "| backend | workload |" in table and "bolt" in table
 
