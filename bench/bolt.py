@@ -29,7 +29,7 @@ from backends.bolt import BoltBackend, schema
 from backends.bolt.schema import FULLTEXT_INDEX
 from memory_core import HashingEmbedder, open_backend
 
-from .common import SEARCH_QUERY, Counter, agent_turns, latency_metrics, rows
+from .common import SEARCH_QUERY, Counter, agent_turns, ingest_metrics, latency_metrics, rows
 from .core import FLOOR, OURS, PEER, Workload, measure, median_ms, timed
 from .sizes import Sizes
 
@@ -271,7 +271,7 @@ async def _batch(backend, memory, floor, sizes, size, tag, sessions, peer_sessio
         session = f"bench-{tag}-batch-{size}-{r}"
         sessions.append(session)
         ms = await timed(lambda: backend.add_messages_batch(session, data, batch_size=size))
-        return {"ms": ms, "msgs_per_s": sizes.batch_total / ms * 1000}
+        return ingest_metrics(ms, sizes.batch_total)
 
     async def peer(r: int) -> dict[str, float]:
         session = f"bench-{tag}-peer-batch-{size}-{r}"
@@ -281,7 +281,7 @@ async def _batch(backend, memory, floor, sizes, size, tag, sessions, peer_sessio
                 session, data, batch_size=size, generate_embeddings=False, extract_entities=False
             )
         )
-        return {"ms": ms, "msgs_per_s": sizes.batch_total / ms * 1000}
+        return ingest_metrics(ms, sizes.batch_total)
 
     async def raw(r: int) -> dict[str, float]:
         cid = await floor.conversation(f"bench-{tag}-floor-{r}-{uuid4().hex[:6]}")
@@ -291,7 +291,7 @@ async def _batch(backend, memory, floor, sizes, size, tag, sessions, peer_sessio
                 await floor.add_many(cid, data[k : k + size])
 
         ms = await timed(load)
-        return {"ms": ms, "msgs_per_s": sizes.batch_total / ms * 1000}
+        return ingest_metrics(ms, sizes.batch_total)
 
     workload = Workload(
         "bolt",

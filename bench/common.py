@@ -26,6 +26,12 @@ def latency_metrics(latencies: list[float]) -> dict[str, float]:
     return {"p50_ms": percentile(latencies, 0.5), "p95_ms": percentile(latencies, 0.95)}
 
 
+def ingest_metrics(ms: float, messages: int) -> dict[str, float]:
+    """Milliseconds for storing ``messages`` messages, and the throughput (messages per
+    second, higher is better)."""
+    return {"ms": ms, "msgs_per_s": messages / ms * 1000}
+
+
 class Counter:
     """Counts calls of a wrapped method (round trips to the store)."""
 

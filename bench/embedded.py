@@ -21,7 +21,7 @@ from backends.embedded.schema import create_schema
 from backends.embedded.store import _NOT_RUN as NOT_RUN
 from backends.embedded.store import Store
 
-from .common import SEARCH_QUERY, agent_turns, latency_metrics, rows
+from .common import SEARCH_QUERY, agent_turns, ingest_metrics, latency_metrics, rows
 from .core import FLOOR, OURS, Workload, measure, median_ms, timed
 from .sizes import Sizes
 
@@ -144,7 +144,7 @@ async def _batch(
     async def ours(r: int) -> dict[str, float]:
         session = f"batch-{size}-{r}-{uuid4().hex[:6]}"
         ms = await timed(lambda: backend.add_messages_batch(session, data, batch_size=size))
-        return {"ms": ms, "msgs_per_s": sizes.batch_total / ms * 1000}
+        return ingest_metrics(ms, sizes.batch_total)
 
     async def raw(r: int) -> dict[str, float]:
         cid = floor.conversation()
@@ -152,7 +152,7 @@ async def _batch(
         for k in range(0, len(data), size):
             floor.insert_many(cid, data[k : k + size])
         ms = (time.perf_counter() - start) * 1000
-        return {"ms": ms, "msgs_per_s": sizes.batch_total / ms * 1000}
+        return ingest_metrics(ms, sizes.batch_total)
 
     name = f"batch ingest (batch {size})"
     workload = Workload("embedded", name, f"{sizes.batch_total}", {OURS: ours, FLOOR: raw})

@@ -22,7 +22,7 @@ from backends.nams import NamsBackend
 from memory_core import open_backend
 from tests.support.nams_server import API_KEY, NamsTestServer
 
-from .common import SEARCH_QUERY, agent_turns, latency_metrics, rows
+from .common import SEARCH_QUERY, agent_turns, ingest_metrics, latency_metrics, rows
 from .core import FLOOR, OURS, ClientTime, Run, Workload, measure, median_ms, timed
 from .sizes import Sizes
 
@@ -184,7 +184,7 @@ async def _batch(
         cid = str((await backend.create_conversation(f"batch-{r}")).id)
         with ClientTime() as clock:
             ms = await timed(backend.add_messages_batch, cid, data, batch_size=BULK)
-        return {"ms": ms, "msgs_per_s": sizes.batch_total / ms * 1000, **clock.metrics()}
+        return {**ingest_metrics(ms, sizes.batch_total), **clock.metrics()}
 
     async def raw(r: int) -> dict[str, float]:
         cid = await _conversation(client)
@@ -199,7 +199,7 @@ async def _batch(
 
         with ClientTime() as clock:
             ms = await timed(load)
-        return {"ms": ms, "msgs_per_s": sizes.batch_total / ms * 1000, **clock.metrics()}
+        return {**ingest_metrics(ms, sizes.batch_total), **clock.metrics()}
 
     workload = Workload(
         "nams",

@@ -4,6 +4,7 @@ asserted, only that each figure moves when its cause happens, and the hook is re
 from __future__ import annotations
 
 import gc
+import time
 
 from bench.core import ClientTime
 
@@ -24,8 +25,6 @@ def test_counts_collections_inside_the_block_only() -> None:
 
 
 def test_cpu_time_follows_work_not_sleep() -> None:
-    import time
-
     with ClientTime() as idle:
         time.sleep(0.1)
     with ClientTime() as busy:
