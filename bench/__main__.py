@@ -91,7 +91,7 @@ async def run(
         uri = neo4j_uri or os.environ.get("NEO4J_URI")
         server = None
         if not uri:
-            from tests.support.neo4j_server import Neo4jServer
+            from memory_core_dev.neo4j_server import Neo4jServer
 
             server = Neo4jServer().start()
             uri = server.uri

@@ -2,7 +2,7 @@
 
 Run ``python bench/bench_bolt.py``. Uses the Neo4j at ``NEO4J_URI`` (with
 ``NEO4J_USERNAME`` / ``NEO4J_PASSWORD``) when set, else starts the test-suite's local
-Neo4j (``tests.support.neo4j_server``; run from the repository root). Works in sessions
+Neo4j (``memory_core_dev.neo4j_server``; run from the repository root). Works in sessions
 of its own and clears them at the end. Prints figures; asserts nothing.
 
 What it shows: ``add_message`` is one round trip whose cost does not grow with the
@@ -89,7 +89,7 @@ def main() -> None:
     url = os.environ.get("NEO4J_URI")
     server = None
     if not url:
-        from tests.support.neo4j_server import Neo4jServer
+        from memory_core_dev.neo4j_server import Neo4jServer
 
         server = Neo4jServer().start()
         url = server.uri

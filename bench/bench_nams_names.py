@@ -16,8 +16,8 @@ import time
 import anyio
 import httpx
 
-from backends.nams.server import BackgroundServer, Traffic, create_app
 from memory_core import open_backend
+from memory_core.server import BackgroundServer, Traffic, create_app
 
 KEY = "bench-key"
 
@@ -58,7 +58,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--conversations", type=int, default=1000)
     args = parser.parse_args()
-    logging.getLogger("backends.nams.server").setLevel(logging.WARNING)
+    logging.getLogger("memory_core.server").setLevel(logging.WARNING)
     traffic = Traffic(size=1_000_000)
     server = BackgroundServer(create_app("memory://", api_keys=[KEY], traffic=traffic)).start()
     try:

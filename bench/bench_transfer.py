@@ -116,7 +116,7 @@ def main() -> None:
         server = None
         if not url:
             sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-            from tests.support.neo4j_server import Neo4jServer
+            from memory_core_dev.neo4j_server import Neo4jServer
 
             server = Neo4jServer().start()
             url = server.uri

@@ -25,9 +25,9 @@ from uuid import uuid4
 
 import neo4j
 
-from backends.bolt import BoltBackend, schema
-from backends.bolt.schema import FULLTEXT_INDEX
 from memory_core import HashingEmbedder, open_backend
+from memory_core.backends.bolt import BoltStore, schema
+from memory_core.backends.bolt.schema import FULLTEXT_INDEX
 
 from .common import SEARCH_QUERY, Counter, agent_turns, ingest_metrics, latency_metrics, rows
 from .core import FLOOR, OURS, PEER, Workload, measure, median_ms, timed
@@ -192,7 +192,7 @@ async def run(uri: str, sizes: Sizes, log: Callable[[str], None]) -> list[dict[s
     tag = uuid4().hex[:8]
     floor = Floor(uri, f"bench-{tag}-")
     backend = open_backend(uri)
-    assert isinstance(backend, BoltBackend)
+    assert isinstance(backend.store, BoltStore)
     sessions: list[str] = []
     peer_sessions: list[str] = []
     try:
@@ -394,7 +394,7 @@ async def _vector(uri, floor, sizes, tag, sessions, log):  # type: ignore[no-unt
         for k in range(0, len(data), SETUP_CALL):
             await backend.add_messages_batch(session, data[k : k + SETUP_CALL], batch_size=1000)
         [vector] = await embedder.embed([SEARCH_QUERY + " 42"])
-        index = backend._conn.vector_index
+        index = backend.store._conn.vector_index
         query = (
             "CALL db.index.vector.queryNodes($index, 10, $vector) YIELD node, score "
             "RETURN node {.id, .content} AS m, score"
@@ -456,7 +456,7 @@ async def _list(backend, memory, floor, sizes, tag, sessions, peer_sessions, log
 
 
 async def _agent(backend, sizes, tag, sessions, log):  # type: ignore[no-untyped-def]
-    counter = Counter(backend._conn, "read", "write", "_one_statement")
+    counter = Counter(backend.store._conn, "read", "write", "_one_statement")
 
     async def ours(r: int) -> dict[str, float]:
         session = f"bench-{tag}-agent-{r}"

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
-from backends.embedded import EmbeddedBackend
-from backends.embedded.schema import create_schema
-from backends.embedded.store import _NOT_RUN as NOT_RUN
-from backends.embedded.store import Store
+from memory_core.backends.embedded import EmbeddedBackend
+from memory_core.backends.embedded.schema import create_schema
+from memory_core.backends.embedded.store import _NOT_RUN as NOT_RUN
+from memory_core.backends.embedded.store import Database
 
 from .common import SEARCH_QUERY, agent_turns, ingest_metrics, latency_metrics, rows
 from .core import FLOOR, OURS, Workload, measure, median_ms, timed
@@ -266,7 +266,7 @@ async def _list_conversations(
 async def _agent(
     backend: EmbeddedBackend, sizes: Sizes, log: Callable[[str], None]
 ) -> dict[str, Any]:
-    counter = _Transactions(backend._store)
+    counter = _Transactions(backend.store._store)
 
     async def ours(r: int) -> dict[str, float]:
         before = dict(counter.counts)
@@ -286,16 +286,16 @@ async def _agent(
 
 
 class _Transactions:
-    """Counts the store's transactions: those run in a worker thread (``Store.run``) and
+    """Counts the store's transactions: those run in a worker thread (``Database.run``) and
     those run in the calling thread (an inline attempt that was not handed on)."""
 
-    def __init__(self, owner: Store) -> None:
+    def __init__(self, owner: Database) -> None:
         self.counts = {"worker thread": 0, "calling thread": 0}
         self._wrap(owner, "run", "worker thread")
         self._wrap(owner, "_read_inline", "calling thread")
         self._wrap(owner, "_write_inline", "calling thread")
 
-    def _wrap(self, owner: Store, method: str, where: str) -> None:
+    def _wrap(self, owner: Database, method: str, where: str) -> None:
         real = getattr(owner, method)
 
         def counted(*args: Any, **kwargs: Any) -> Any:

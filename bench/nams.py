@@ -18,9 +18,9 @@ from typing import Any
 
 import httpx
 
-from backends.nams import NamsBackend
 from memory_core import open_backend
-from tests.support.nams_server import API_KEY, NamsTestServer
+from memory_core.backends.nams import NamsBackend, NamsStore
+from memory_core_dev.nams_server import API_KEY, NamsTestServer
 
 from .common import SEARCH_QUERY, agent_turns, ingest_metrics, latency_metrics, rows
 from .core import FLOOR, OURS, ClientTime, Run, Workload, measure, median_ms, timed
@@ -97,7 +97,7 @@ async def run(sizes: Sizes, log: Callable[[str], None]) -> list[dict[str, Any]]:
             trust_env=False,
             session_names="server",
         )
-        assert isinstance(backend, NamsBackend)
+        assert isinstance(backend.store, NamsStore)
         async with (
             backend,
             httpx.AsyncClient(base_url=server.base_url, headers=headers, trust_env=False) as client,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from tests.support.nams_server import NamsTestServer
+from memory_core_dev.nams_server import NamsTestServer
 
 
 def main() -> int:

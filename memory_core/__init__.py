@@ -40,7 +40,7 @@ from .models import (
     SessionInfo,
 )
 from .open import open_backend
-from .registry import backend_class, known_schemes, register_backend
+from .registry import known_schemes, register_backend, store_class
 from .settings import Settings
 from .turns import (
     MemoryAgent,
@@ -98,9 +98,9 @@ __all__ = [
     "TurnNotOpenError",
     "TurnResult",
     "__version__",
-    "backend_class",
     "known_schemes",
     "open_backend",
     "register_backend",
+    "store_class",
     "with_memory",
 ]

@@ -25,8 +25,11 @@ from .settings import default_url, redact_url
 # name -> (dotted "module:function" taking (args) -> int, which installs its arguments
 # via "module:add_arguments", help line)
 EXTERNAL_COMMANDS: dict[str, tuple[str, str]] = {
-    "conformance": ("conformance.runner", "run the conformance suite against backend URLs"),
-    "serve": ("backends.nams.server.cli", "serve the NAMS REST API over any backend"),
+    "conformance": (
+        "memory_core.conformance.runner",
+        "run the conformance suite against backend URLs",
+    ),
+    "serve": ("memory_core.server.cli", "serve the NAMS REST API over any backend"),
     "mcp": ("memory_core.integrations.mcp_server", "serve a backend over MCP (stdio or HTTP)"),
 }
 EXTRA_FOR = {"serve": "server", "conformance": "conformance", "mcp": "mcp"}

@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 
 from .backend import MemoryBackend
 from .errors import ConfigurationError
-from .registry import backend_class
+from .registry import store_class
 from .settings import Settings, default_url, redact_url
 
 
@@ -44,5 +44,4 @@ def open_backend(
         )
     if not scheme:
         raise ConfigurationError(f"{redact_url(url)!r} has no scheme (e.g. memory://, bolt://)")
-    cls = backend_class(scheme)
-    return cls.from_url(url, **options)
+    return MemoryBackend.over(store_class(scheme), url, **options)

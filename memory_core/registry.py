@@ -1,9 +1,11 @@
-"""URL scheme → backend class, with lazy imports, install hints and entry points.
+"""URL scheme → store class, with lazy imports, install hints and entry points.
 
-Built-in schemes are listed here as dotted paths so importing memory-core imports no
-backend. Third-party backends register with :func:`register_backend` or, without any
-code in the application, through the entry-point group ``memory_core.backends`` (entry
-name = URL scheme, value = ``"package.module:Class"``).
+A backend is a :class:`~memory_core.interface.Store` subclass; :func:`memory_core.open_backend`
+wraps the store of a URL's scheme in :class:`~memory_core.MemoryBackend`. Built-in schemes
+are listed here as dotted paths so importing memory-core imports no backend. Third-party
+backends register with :func:`register_backend` or, without any code in the application,
+through the entry-point group ``memory_core.backends`` (entry name = URL scheme, value =
+``"package.module:StoreClass"``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import TYPE_CHECKING
 from .errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from .backend import MemoryBackend
+    from .interface import Store
 
 ENTRY_POINT_GROUP = "memory_core.backends"
 
@@ -29,9 +31,9 @@ class BackendSpec:
     extra: str | None = None
 
 
-_EMBEDDED = BackendSpec("backends.embedded:EmbeddedBackend")
-_BOLT = BackendSpec("backends.bolt:BoltBackend")
-_NAMS = BackendSpec("backends.nams:NamsBackend")
+_EMBEDDED = BackendSpec("memory_core.backends.embedded:EmbeddedStore")
+_BOLT = BackendSpec("memory_core.backends.bolt:BoltStore")
+_NAMS = BackendSpec("memory_core.backends.nams:NamsStore")
 
 _registry: dict[str, BackendSpec] = {
     "memory": _EMBEDDED,
@@ -44,7 +46,8 @@ _registry: dict[str, BackendSpec] = {
 def register_backend(
     scheme: str, path: str, *, extra: str | None = None, replace: bool = False
 ) -> None:
-    """Map ``scheme`` to ``"package.module:Class"``; ``extra`` names the pip extra it needs."""
+    """Map ``scheme`` to ``"package.module:StoreClass"`` (a :class:`~memory_core.interface.Store`
+    subclass); ``extra`` names the pip extra it needs."""
     key = scheme.lower()
     if key in _registry and not replace and _registry[key].path != path:
         raise ConfigurationError(
@@ -74,9 +77,9 @@ def _spec(scheme: str) -> BackendSpec:
     )
 
 
-def backend_class(scheme: str) -> type[MemoryBackend]:
-    """Import and return the backend class for ``scheme``."""
-    from .backend import MemoryBackend
+def store_class(scheme: str) -> type[Store]:
+    """Import and return the :class:`~memory_core.interface.Store` class for ``scheme``."""
+    from .interface import Store
 
     spec = _spec(scheme)
     module_name, _, attr = spec.path.partition(":")
@@ -92,6 +95,8 @@ def backend_class(scheme: str) -> type[MemoryBackend]:
             f"the {scheme!r} backend could not be imported ({exc.name or exc}); {hint}"
         ) from None
     cls = getattr(module, attr, None)
-    if not (isinstance(cls, type) and issubclass(cls, MemoryBackend)):
-        raise ConfigurationError(f"{spec.path} is not a MemoryBackend subclass")
+    if not (isinstance(cls, type) and issubclass(cls, Store)):
+        raise ConfigurationError(
+            f"{spec.path} is not a memory_core.interface.Store subclass (a backend's store)"
+        )
     return cls

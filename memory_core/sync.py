@@ -9,97 +9,81 @@
         print(memory.get_conversation("session-1").messages)
 
 :func:`open_backend` takes the same arguments as :func:`memory_core.open_backend` and
-returns a :class:`SyncMemoryBackend`. Its methods are generated from
-:class:`~memory_core.backend.MemoryBackend` (same names, signatures, docstrings, errors and
-warnings), so they cannot drift from the async API. Every call runs on ONE event loop in
-one portal thread (anyio's blocking portal) that lives as long as the facade; calls from
-several threads at once are safe and run concurrently on that loop.
+returns a :class:`SyncMemoryBackend`. It has every public method of
+:class:`~memory_core.backend.MemoryBackend`, written out with the same parameters, defaults
+and annotations (so type checkers and editors see the real types), the same docstrings,
+errors and warnings; a test keeps the signatures equal to the async ones. Every call runs
+on ONE event loop in one portal thread (anyio's blocking portal) that lives as long as the
+facade; calls from several threads at once are safe and run concurrently on that loop.
 
 A call from a thread that runs an event loop raises :class:`SyncCallInEventLoopError`
 (blocking there would freeze the loop): await the async API instead, or call the facade
 from a worker thread (``anyio.to_thread.run_sync``, ``loop.run_in_executor``).
 
-Warnings raised by the backend during a call (e.g. :class:`~memory_core.CapabilityWarning`)
-are re-issued in the calling thread and point at the caller's line. To collect them per
-call, this module wraps :func:`warnings.warn` once, process-wide; the wrapper only diverts
-warnings raised inside a facade call and passes every other warning through unchanged.
+Capability warnings raised by the backend during a call
+(:class:`~memory_core.CapabilityWarning`) are collected on the portal thread through
+:func:`memory_core.warning_channel.collect` (a context variable set for that call only),
+then re-issued in the calling thread, pointing at the caller's line. :mod:`warnings` is
+never patched.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import functools
 import inspect
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from contextlib import ExitStack
+from datetime import datetime
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self, TypeVar
+from uuid import UUID
 
 import anyio.from_thread
 
-from .backend import MemoryBackend
+from . import requests as rq
+from . import warning_channel
+from .backend import ExtractionMode, MemoryBackend
 from .capabilities import Capabilities
 from .errors import MemoryCoreError, TransportError
+from .models import (
+    Conversation,
+    ConversationSummary,
+    Entity,
+    ExtractionStatus,
+    Message,
+    MessageRole,
+    SessionInfo,
+)
 from .open import open_backend as _open_async
 from .settings import Settings
 
 __all__ = ["SyncCallInEventLoopError", "SyncMemoryBackend", "open_backend", "sync_method_names"]
+
+_T = TypeVar("_T")
 
 
 class SyncCallInEventLoopError(MemoryCoreError, RuntimeError):
     """A blocking method was called from a thread that runs an event loop."""
 
 
-# ---------------------------------------------------------------- warnings per call
-
-_Captured = list[tuple[Warning | str, type[Warning]]]
-_capture: contextvars.ContextVar[_Captured | None] = contextvars.ContextVar(
-    "memory_core_sync_warnings", default=None
-)
-_hook_lock = threading.Lock()
-_hooked = False
-
-
-def _install_warning_hook() -> None:
-    """Divert warnings raised inside facade calls to the call's list (once per process)."""
-    global _hooked
-    with _hook_lock:
-        if _hooked:
-            return
-        original = warnings.warn
-
-        @functools.wraps(original)
-        def warn(
-            message: Any,
-            category: type[Warning] | None = None,
-            stacklevel: int = 1,
-            source: Any = None,
-            **kwargs: Any,
-        ) -> None:
-            sink = _capture.get()
-            if sink is None:
-                # one more frame (this wrapper) between the warning and its caller
-                original(message, category, stacklevel + 1, source, **kwargs)
-                return
-            kind = type(message) if isinstance(message, Warning) else (category or UserWarning)
-            sink.append((message, kind))
-
-        warnings.warn = warn
-        _hooked = True
-
-
-async def _run_capturing(
-    sink: _Captured, func: Callable[..., Coroutine[Any, Any, Any]], args: Any, kwargs: Any
+async def _run_collecting(
+    found: warning_channel.Collected,
+    method: Callable[..., Awaitable[Any]],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
 ) -> Any:
-    token = _capture.set(sink)
-    try:
-        return await func(*args, **kwargs)
-    finally:
-        _capture.reset(token)
+    """Await ``method`` on the portal thread; its capability warnings go to ``found``.
+
+    The context variable is set here, inside the portal's task: context variables do not
+    cross threads, and tasks the call starts inherit it."""
+    with warning_channel.collect() as collected:
+        try:
+            return await method(*args, **kwargs)
+        finally:
+            found.extend(collected)
 
 
 def _in_event_loop_thread() -> bool:
@@ -120,8 +104,6 @@ def _in_event_loop_thread() -> bool:
 
 # ---------------------------------------------------------------- the facade
 
-_LIFECYCLE = frozenset({"connect", "close"})
-
 
 def sync_method_names() -> list[str]:
     """The public async methods of :class:`MemoryBackend` the facade mirrors."""
@@ -140,7 +122,6 @@ class SyncMemoryBackend:
     """
 
     def __init__(self, factory: Callable[[], MemoryBackend], *, portal_backend: str) -> None:
-        _install_warning_hook()
         self._stack = ExitStack()
         self._closed = False
         self._close_lock = threading.Lock()
@@ -190,6 +171,8 @@ class SyncMemoryBackend:
         state = "closed" if self._closed else "open"
         return f"<SyncMemoryBackend {self._backend.describe()} {state}>"
 
+    # ------------------------------------------------------------ call machinery
+
     def _call(
         self,
         name: str,
@@ -198,8 +181,41 @@ class SyncMemoryBackend:
         *,
         allow_loop_thread: bool = False,
     ) -> Any:
-        # allow_loop_thread: for frameworks that run their sync hooks on their own loop's
-        # thread (blocking it is their design); never on the portal's own thread.
+        """Call the backend's coroutine method ``name`` and block until it returns (how
+        integrations reach it by name: ``MemoryBridge.call_in_hook``).
+
+        ``allow_loop_thread``: for frameworks that run their sync hooks on their own loop's
+        thread (blocking it is their design); never on the portal's own thread."""
+        return self._run(getattr(self._backend, name), name, args, kwargs, allow_loop_thread)
+
+    def _blocking(
+        self,
+        method: Callable[..., Awaitable[_T]],
+        arguments: dict[str, Any],
+        *,
+        spread: str | None = None,
+    ) -> _T:
+        """The body of every blocking method. ``method``: the backend's coroutine method
+        of the same name (it types the result); ``arguments``: the blocking method's
+        ``locals()``, i.e. all its parameters (none can be left out by mistake), passed by
+        keyword; ``spread``: the name of its ``**kwargs`` parameter, if any."""
+        del arguments["self"]
+        if spread is not None:
+            arguments.update(arguments.pop(spread))
+        result: _T = self._run(method, method.__name__, (), arguments, False)
+        return result
+
+    def _run(
+        self,
+        method: Callable[..., Awaitable[Any]],
+        name: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        allow_loop_thread: bool,
+    ) -> Any:
+        """The call machinery: refuse event-loop threads and a closed facade, await
+        ``method`` on the portal while collecting its capability warnings, then re-issue
+        them here, in the calling thread."""
         if threading.get_ident() == self._portal_thread or (
             not allow_loop_thread and _in_event_loop_thread()
         ):
@@ -210,10 +226,9 @@ class SyncMemoryBackend:
             )
         if self._closed:
             raise TransportError(f"{self._backend.name} backend is closed; open a new one")
-        sink: _Captured = []
-        method = getattr(self._backend, name)
+        found: warning_channel.Collected = []
         try:
-            return self._portal.call(_run_capturing, sink, method, args, kwargs)
+            return self._portal.call(_run_collecting, found, method, args, kwargs)
         except RuntimeError:
             if self._closed:  # closed by another thread while this call was starting
                 raise TransportError(
@@ -221,9 +236,16 @@ class SyncMemoryBackend:
                 ) from None
             raise
         finally:
-            for message, category in sink:
-                # _call <- generated method <- the caller's line
-                warnings.warn(message, category, stacklevel=3)
+            for message, category in found:
+                # _run <- _blocking or _call <- the blocking method or the integration's
+                # call_in_hook <- the caller's line
+                warnings.warn(message, category, stacklevel=4)
+
+    # ------------------------------------------------------------ lifecycle
+
+    def connect(self) -> None:
+        """Blocking :meth:`MemoryBackend.connect`."""
+        self._blocking(self._backend.connect, locals())
 
     def close(self) -> None:
         """Close the backend and stop the portal thread. Calling it again is a no-op."""
@@ -252,27 +274,237 @@ class SyncMemoryBackend:
     ) -> None:
         self.close()
 
-    if TYPE_CHECKING:
-        # The blocking methods are generated below; type checkers see them as Any.
-        def __getattr__(self, name: str) -> Any: ...
+    # ------------------------------------------------------------ writes
+    # Each method mirrors the async one (tests/sync/test_sync_signatures.py checks it);
+    # at runtime its docstring is the async method's (see the end of this class).
+
+    def add_message(
+        self,
+        session_id: str | UUID | None = None,
+        role: MessageRole | str | None = None,
+        content: str | None = None,
+        *,
+        conversation_id: Any = None,
+        extract_entities: bool = True,
+        extract_relations: bool = True,
+        generate_embedding: bool = True,
+        metadata: dict[str, Any] | None = None,
+        extraction_mode: ExtractionMode = "auto",
+        explicit_mentions: list[Any] | None = None,
+        user_identifier: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Message:
+        """Blocking :meth:`MemoryBackend.add_message`."""
+        return self._blocking(self._backend.add_message, locals())
+
+    def add_messages_batch(
+        self,
+        session_id: str | UUID | None = None,
+        messages: list[dict[str, Any]] | None = None,
+        *,
+        conversation_id: Any = None,
+        batch_size: int = 100,
+        generate_embeddings: bool = True,
+        extract_entities: bool = False,
+        extract_relations: bool = True,
+        on_progress: rq.ProgressCallback | None = None,
+        on_batch_complete: rq.BatchCallback | None = None,
+        user_identifier: str | None = None,
+    ) -> list[Message]:
+        """Blocking :meth:`MemoryBackend.add_messages_batch`."""
+        return self._blocking(self._backend.add_messages_batch, locals())
+
+    def bulk_add_messages(
+        self,
+        session_id: str | UUID | None = None,
+        messages: list[dict[str, Any]] | None = None,
+        *,
+        conversation_id: Any = None,
+        **kwargs: Any,
+    ) -> list[Message]:
+        """Blocking :meth:`MemoryBackend.bulk_add_messages`."""
+        return self._blocking(self._backend.bulk_add_messages, locals(), spread="kwargs")
+
+    def create_conversation(
+        self,
+        session_id: str | UUID | None = None,
+        *,
+        conversation_id: Any = None,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        user_identifier: str | None = None,
+    ) -> Conversation:
+        """Blocking :meth:`MemoryBackend.create_conversation`."""
+        return self._blocking(self._backend.create_conversation, locals())
+
+    # ------------------------------------------------------------ reads
+
+    def get_conversation(
+        self,
+        session_id: str | UUID | None = None,
+        *,
+        conversation_id: Any = None,
+        limit: int | None = None,
+        since: datetime | None = None,
+        user_identifier: str | None = None,
+    ) -> Conversation:
+        """Blocking :meth:`MemoryBackend.get_conversation`."""
+        return self._blocking(self._backend.get_conversation, locals())
+
+    def list_conversations(
+        self, *, limit: int = 100, user_identifier: str | None = None
+    ) -> list[Conversation]:
+        """Blocking :meth:`MemoryBackend.list_conversations`."""
+        return self._blocking(self._backend.list_conversations, locals())
+
+    def list_sessions(
+        self,
+        *,
+        prefix: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+        order_by: str = "updated_at",
+        order_dir: str = "desc",
+        user_identifier: str | None = None,
+    ) -> list[SessionInfo]:
+        """Blocking :meth:`MemoryBackend.list_sessions`."""
+        return self._blocking(self._backend.list_sessions, locals())
+
+    def search_messages(
+        self,
+        query: str,
+        *,
+        session_id: str | UUID | None = None,
+        conversation_id: Any = None,
+        limit: int = 10,
+        threshold: float | None = None,
+        metadata_filters: dict[str, Any] | None = None,
+        user_identifier: str | None = None,
+    ) -> list[Message]:
+        """Blocking :meth:`MemoryBackend.search_messages`."""
+        return self._blocking(self._backend.search_messages, locals())
+
+    def get_context(
+        self,
+        query: str | None = None,
+        *,
+        session_id: str | UUID | None = None,
+        conversation_id: Any = None,
+        max_messages: int = 10,
+        max_hits: int = 5,
+        user_identifier: str | None = None,
+    ) -> str:
+        """Blocking :meth:`MemoryBackend.get_context`."""
+        return self._blocking(self._backend.get_context, locals())
+
+    def get_conversation_summary(
+        self,
+        session_id: str | UUID | None = None,
+        *,
+        conversation_id: Any = None,
+        user_identifier: str | None = None,
+        summarizer: rq.Summarizer | None = None,
+    ) -> ConversationSummary:
+        """Blocking :meth:`MemoryBackend.get_conversation_summary`."""
+        return self._blocking(self._backend.get_conversation_summary, locals())
+
+    def get_observations(
+        self,
+        session_id: str | UUID | None = None,
+        *,
+        conversation_id: Any = None,
+        user_identifier: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Blocking :meth:`MemoryBackend.get_observations`."""
+        return self._blocking(self._backend.get_observations, locals())
+
+    def get_reflections(
+        self,
+        session_id: str | UUID | None = None,
+        *,
+        conversation_id: Any = None,
+        user_identifier: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Blocking :meth:`MemoryBackend.get_reflections`."""
+        return self._blocking(self._backend.get_reflections, locals())
+
+    def get_extraction_status(
+        self,
+        session_id: str | UUID | None = None,
+        *,
+        conversation_id: Any = None,
+        user_identifier: str | None = None,
+    ) -> ExtractionStatus:
+        """Blocking :meth:`MemoryBackend.get_extraction_status`."""
+        return self._blocking(self._backend.get_extraction_status, locals())
+
+    def wait_for_extraction(
+        self,
+        session_id: str | UUID | None = None,
+        *,
+        conversation_id: Any = None,
+        timeout: float = 60.0,
+        poll_interval: float = 0.5,
+        user_identifier: str | None = None,
+    ) -> bool:
+        """Blocking :meth:`MemoryBackend.wait_for_extraction`."""
+        return self._blocking(self._backend.wait_for_extraction, locals())
+
+    # ------------------------------------------------------------ deletes
+
+    def delete_message(
+        self, message_id: Any, *, cascade: bool = True, user_identifier: str | None = None
+    ) -> bool:
+        """Blocking :meth:`MemoryBackend.delete_message`."""
+        return self._blocking(self._backend.delete_message, locals())
+
+    def clear_session(
+        self,
+        session_id: str | UUID | None = None,
+        *,
+        conversation_id: Any = None,
+        user_identifier: str | None = None,
+    ) -> bool:
+        """Blocking :meth:`MemoryBackend.clear_session`."""
+        return self._blocking(self._backend.clear_session, locals())
+
+    # ------------------------------------------------------------ entities
+
+    def add_entity(
+        self,
+        name: str,
+        type: str,
+        *,
+        description: str | None = None,
+        user_identifier: str | None = None,
+    ) -> Entity:
+        """Blocking :meth:`MemoryBackend.add_entity`."""
+        return self._blocking(self._backend.add_entity, locals())
+
+    def find_entities(
+        self,
+        identifier: str,
+        limit: int = 8,
+        *,
+        type: str | None = None,
+        user_identifier: str | None = None,
+    ) -> list[Entity]:
+        """Blocking :meth:`MemoryBackend.find_entities`."""
+        return self._blocking(self._backend.find_entities, locals())
+
+    def delete_entity(self, entity_id: str, *, user_identifier: str | None = None) -> bool:
+        """Blocking :meth:`MemoryBackend.delete_entity`."""
+        return self._blocking(self._backend.delete_entity, locals())
 
 
-def _blocking(name: str, template: Callable[..., Any]) -> Callable[..., Any]:
-    def method(self: SyncMemoryBackend, /, *args: Any, **kwargs: Any) -> Any:
-        return self._call(name, args, kwargs)
-
-    method.__name__ = name
-    method.__qualname__ = f"SyncMemoryBackend.{name}"
-    method.__doc__ = template.__doc__
-    method.__signature__ = inspect.signature(template)  # type: ignore[attr-defined]
-    method.__annotations__ = dict(getattr(template, "__annotations__", {}))
-    return method
-
-
+# help() shows the async method's full docstring; editors show the pointer written above.
+# close keeps its own (it also stops the portal thread).
+# (A method missing here fails tests/sync/test_sync_signatures.py, not this import.)
 for _name in sync_method_names():
-    if _name not in _LIFECYCLE or _name == "connect":
-        setattr(SyncMemoryBackend, _name, _blocking(_name, getattr(MemoryBackend, _name)))
-del _name
+    _method = vars(SyncMemoryBackend).get(_name)
+    if _method is not None and _name != "close":
+        _method.__doc__ = getattr(MemoryBackend, _name).__doc__
+del _name, _method
 
 
 def open_backend(

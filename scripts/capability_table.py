@@ -12,9 +12,9 @@ import re
 import sys
 from pathlib import Path
 
-from memory_core import Capabilities, MemoryBackend, backend_class
-from memory_core.backend import DEFAULTED_HOOKS, HOOKS_FOR_FLAG
+from memory_core import Capabilities, store_class
 from memory_core.capabilities import FLAG_DOCS, LIMIT_DOCS
+from memory_core.interface import DEFAULTED_HOOKS, HOOKS_FOR_FLAG, Store
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 START, END = "<!-- capability-table:start -->", "<!-- capability-table:end -->"
@@ -31,10 +31,10 @@ def _cell(value: object) -> str:
 def table() -> str:
     """The Markdown table: one row per flag and limit, one column per built-in backend."""
     caps: dict[str, Capabilities] = {
-        name: backend_class(scheme).capabilities for name, scheme in COLUMNS.items()
+        name: store_class(scheme).capabilities for name, scheme in COLUMNS.items()
     }
     # NAMS declares its flags per session mode; the class shows the default (portable).
-    server_ids = getattr(backend_class("nams"), "server_capabilities", None)
+    server_ids = getattr(store_class("nams"), "server_capabilities", None)
     if isinstance(server_ids, Capabilities):
         caps["nams (server ids)"] = server_ids
     lines = [
@@ -48,11 +48,11 @@ def table() -> str:
 
 
 def hook_table() -> str:
-    """The Markdown table of the contract's hooks: when each is required, and its
+    """The Markdown table of the store interface's hooks: when each is required, and its
     docstring folded onto one line."""
     required_by = {hook: flag for flag, hooks in HOOKS_FOR_FLAG.items() for hook in hooks}
     lines = ["| hook | required | what it must do |", "| --- | --- | --- |"]
-    for name, member in vars(MemoryBackend).items():
+    for name, member in vars(Store).items():
         abstract = getattr(member, "__isabstractmethod__", False)
         if not (abstract or name in required_by or name in DEFAULTED_HOOKS):
             continue

@@ -20,7 +20,7 @@ Examples (from the repository root)::
     python scripts/server_load.py --backend bolt --servers 4       # Neo4j, 4 server processes
 
 ``--backend bolt`` uses ``NEO4J_URI`` (and ``NEO4J_USERNAME``/``NEO4J_PASSWORD``) when set,
-else starts the test suite's local Neo4j (``tests.support.neo4j_server``).
+else starts the test suite's local Neo4j (``memory_core_dev.neo4j_server``).
 """
 
 from __future__ import annotations
@@ -263,7 +263,7 @@ def backend_url(
     if os.environ.get("NEO4J_URI"):
         return os.environ["NEO4J_URI"]
     sys.path.insert(0, str(ROOT))
-    from tests.support.neo4j_server import Neo4jServer
+    from memory_core_dev.neo4j_server import Neo4jServer
 
     server = Neo4jServer()
     server.start()

@@ -2,7 +2,7 @@
 
 Run once over the whole tree at vulture's default confidence (60%), every finding was a
 public API name, a pydantic field or a pytest/ASGI hook; the real dead code it found was
-removed. CI runs it at 80% over ``memory_core`` and ``backends`` (with this file) so that
+removed. CI runs it at 80% over the whole ``memory_core`` package (with this file) so that
 new unused imports, variables and unreachable code fail the build. Each name below is
 used implicitly; say why next to it.
 """

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.nams_server import nams_bolt_server, nams_server
-from tests.support.neo4j_fixtures import neo4j_clean, neo4j_server
+from memory_core_dev.nams_server import nams_bolt_server, nams_server
+from memory_core_dev.neo4j_fixtures import neo4j_clean, neo4j_server
 
 __all__ = ["nams_bolt_server", "nams_server", "neo4j_clean", "neo4j_server"]
+
+# The conformance suite's pytest plugin is opt-in: one line, as a backend author writes it.
+pytest_plugins = ["memory_core.conformance.plugin"]
 
 
 @pytest.fixture

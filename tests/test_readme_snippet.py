@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from memory_core import CapabilityWarning, open_backend
-from tests.support.nams_server import API_KEY, NamsTestServer
+from memory_core_dev.nams_server import API_KEY, NamsTestServer
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 PRINTED_URL = '"sqlite:///memory.db"'

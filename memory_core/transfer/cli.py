@@ -84,7 +84,7 @@ def _users(args: argparse.Namespace) -> list[str] | None:
 
 def hooked(target: MemoryBackend, args: argparse.Namespace) -> bool:
     """True when the import goes through the target's bulk hook (no checkpoint needed)."""
-    return target._bulk_transfer() is not None and args.on_conflict != "new-ids"
+    return target.store.bulk_transfer() is not None and args.on_conflict != "new-ids"
 
 
 def _checkpoint(args: argparse.Namespace, source: str, target: str) -> Path:

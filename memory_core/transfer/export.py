@@ -58,7 +58,7 @@ async def iter_records(
         prefix,
     )
     counts: Counter[str] = Counter()
-    hook = backend._bulk_transfer()
+    hook = backend.store.bulk_transfer()
     source = (
         hook.export_records(chosen, prefix, report)
         if hook is not None

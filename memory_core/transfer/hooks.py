@@ -1,6 +1,6 @@
 """The optional bulk path a backend may offer to :mod:`memory_core.transfer`.
 
-A backend returns an object with this shape from ``MemoryBackend._bulk_transfer()`` when
+A backend returns an object with this shape from ``Store.bulk_transfer()`` when
 it can read and write archive records directly, ids and all. Without one, transfers go
 through the public contract (ids are then issued by the target).
 """
@@ -32,7 +32,7 @@ class ImportState:
 
 
 class BulkTransfer(Protocol):
-    """What ``MemoryBackend._bulk_transfer()`` returns (see the module doc)."""
+    """What ``Store.bulk_transfer()`` returns (see the module doc)."""
 
     def export_records(
         self, users: list[str] | None, session_prefix: str | None, report: TransferReport

@@ -129,7 +129,7 @@ async def write_records(
     """Write a stream of ``(line number, record)`` into ``backend`` (see
     :func:`import_memory`)."""
     await backend.connect()
-    hook = backend._bulk_transfer() if mode != "new-ids" else None
+    hook = backend.store.bulk_transfer() if mode != "new-ids" else None
     state = ImportState(mode, report)
     writer: _HookWriter | PublicWriter
     writer = (

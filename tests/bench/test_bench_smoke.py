@@ -12,7 +12,7 @@ import pytest
 from bench.__main__ import BACKENDS, main, run
 from bench.report import write
 from bench.sizes import SMOKE
-from tests.support.neo4j_fixtures import Neo4jHandle
+from memory_core_dev.neo4j_fixtures import Neo4jHandle
 
 pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
 

@@ -2,7 +2,7 @@
 real implementer might, and names the scenario that must catch it.
 
 Every class subclasses the embedded backend and changes it only through the public hooks
-of :class:`~memory_core.MemoryBackend` (``_add_message``, ``_get_conversation``, …),
+of :class:`~memory_core.MemoryBackend` (``add_message``, ``get_conversation``, …),
 re-implementing the mistake in Python on top of the correct result, so the catalogue
 survives refactors of the embedded internals. :mod:`tests.conformance.test_catalogue`
 runs each one against its scenario (and the honest backend against the same scenario).
@@ -23,24 +23,24 @@ from uuid import UUID, uuid4
 
 import anyio
 
-from backends.embedded import EmbeddedBackend
 from memory_core import Conversation, Entity, EntityRef, Message, NotFoundError, SessionInfo
 from memory_core import requests as rq
+from memory_core.backends.embedded import EmbeddedStore
 from memory_core.filters import matches, same_value
 
 ALL = 10**9
 
 
-class _Memory(EmbeddedBackend):
+class _Memory(EmbeddedStore):
     """A private in-memory store whatever the URL says."""
 
     def __init__(self, url: str = "memory://", **options: Any) -> None:
         super().__init__("memory://", **options)
 
 
-async def _everything(backend: EmbeddedBackend, req: rq.GetConversation) -> Conversation:
+async def _everything(backend: EmbeddedStore, req: rq.GetConversation) -> Conversation:
     """The correct read of every message (``since`` applied), for re-doing the limit."""
-    return await EmbeddedBackend._get_conversation(backend, replace(req, limit=ALL))
+    return await EmbeddedStore.get_conversation(backend, replace(req, limit=ALL))
 
 
 def _with_messages(conversation: Conversation, messages: list[Message]) -> Conversation:
@@ -53,7 +53,7 @@ def _with_messages(conversation: Conversation, messages: list[Message]) -> Conve
 class OrdersByTimestamp(_Memory):
     """Reads order by ``created_at`` (stable sort) instead of the sequence number."""
 
-    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
         full = await _everything(self, req)
         ordered = sorted(full.messages, key=lambda m: m.created_at)
         return _with_messages(full, ordered[-req.limit :])
@@ -62,7 +62,7 @@ class OrdersByTimestamp(_Memory):
 class OrdersByTimestampThenId(_Memory):
     """Reads order by ``(created_at, id)``: equal timestamps come in random order."""
 
-    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
         full = await _everything(self, req)
         ordered = sorted(full.messages, key=lambda m: (m.created_at, str(m.id)))
         return _with_messages(full, ordered[-req.limit :])
@@ -71,21 +71,21 @@ class OrdersByTimestampThenId(_Memory):
 class TimestampsInMilliseconds(_Memory):
     """Stores caller timestamps at millisecond resolution (a JavaScript-style clock)."""
 
-    async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
+    async def add_messages(self, req: rq.AddMessages) -> list[Message]:
         def millis(when: datetime | None) -> datetime | None:
             return (
                 None if when is None else when.replace(microsecond=when.microsecond // 1000 * 1000)
             )
 
         items = [replace(m, timestamp=millis(m.timestamp)) for m in req.messages]
-        return await super()._add_messages(replace(req, messages=items))
+        return await super().add_messages(replace(req, messages=items))
 
 
 class ReadsNewestFirst(_Memory):
     """Returns the newest N in the order the index gives them: newest first."""
 
-    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
-        read = await super()._get_conversation(req)
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
+        read = await super().get_conversation(req)
         return _with_messages(read, read.messages[::-1])
 
 
@@ -95,7 +95,7 @@ class ReadsNewestFirst(_Memory):
 class LimitKeepsOldest(_Memory):
     """``limit=N`` returns the oldest N messages."""
 
-    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
         full = await _everything(self, req)
         return _with_messages(full, full.messages[: req.limit])
 
@@ -103,29 +103,29 @@ class LimitKeepsOldest(_Memory):
 class SilentReadCap(_Memory):
     """Claims full history but never reads more than 500 messages (a page size)."""
 
-    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
-        return await super()._get_conversation(replace(req, limit=min(req.limit, 500)))
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
+        return await super().get_conversation(replace(req, limit=min(req.limit, 500)))
 
 
 class ListConversationsCap50(_Memory):
     """list_conversations never returns more than 50 (the NAMS default page)."""
 
-    async def _list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
-        return await super()._list_conversations(replace(req, limit=min(req.limit, 50)))
+    async def list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
+        return await super().list_conversations(replace(req, limit=min(req.limit, 50)))
 
 
 class SearchLimitIgnored(_Memory):
     """search_messages returns every hit whatever ``limit`` says."""
 
-    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
-        return await super()._search_messages(replace(req, limit=ALL))
+    async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        return await super().search_messages(replace(req, limit=ALL))
 
 
 class SearchLimitBeforeRanking(_Memory):
     """Takes the first ``limit`` matches in storage order, then ranks them."""
 
-    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
-        hits = await super()._search_messages(replace(req, limit=ALL))
+    async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        hits = await super().search_messages(replace(req, limit=ALL))
         first = sorted(hits, key=lambda m: m.created_at)[: req.limit]
         return sorted(first, key=lambda m: -(m.score or 0.0))
 
@@ -136,18 +136,18 @@ class SearchLimitBeforeRanking(_Memory):
 class SinceInclusive(_Memory):
     """``since`` keeps messages at or after it (``>=``)."""
 
-    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
         if req.since is None:
-            return await super()._get_conversation(req)
+            return await super().get_conversation(req)
         earlier = req.since - timedelta(microseconds=1)
-        return await super()._get_conversation(replace(req, since=earlier))
+        return await super().get_conversation(replace(req, since=earlier))
 
 
 class SinceAfterLimit(_Memory):
     """Reads the newest N, then drops those not after ``since`` (claims server-side)."""
 
-    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
-        page = await super()._get_conversation(replace(req, since=None))
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
+        page = await super().get_conversation(replace(req, since=None))
         if req.since is None:
             return page
         since = req.since
@@ -157,11 +157,11 @@ class SinceAfterLimit(_Memory):
 class SinceInMilliseconds(_Memory):
     """Truncates ``since`` to milliseconds before comparing."""
 
-    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
         if req.since is None:
-            return await super()._get_conversation(req)
+            return await super().get_conversation(req)
         since = req.since.replace(microsecond=req.since.microsecond // 1000 * 1000)
-        return await super()._get_conversation(replace(req, since=since))
+        return await super().get_conversation(replace(req, since=since))
 
 
 # ---------------------------------------------------------------------------- search
@@ -170,52 +170,52 @@ class SinceInMilliseconds(_Memory):
 class SearchIgnoresSession(_Memory):
     """Searches every session even when one is given (the reference's Bolt leak)."""
 
-    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
-        return await super()._search_messages(replace(req, target=None))
+    async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        return await super().search_messages(replace(req, target=None))
 
 
 class SearchSessionByPrefix(_Memory):
     """Scopes search with ``session_id LIKE :session || '%'``."""
 
-    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
+    async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
         target = req.target
         if target is None or target.session_id is None:
-            return await super()._search_messages(req)
+            return await super().search_messages(req)
         session = target.session_id
-        hits = await super()._search_messages(replace(req, target=None, limit=ALL))
+        hits = await super().search_messages(replace(req, target=None, limit=ALL))
         return [h for h in hits if (h.session_id or "").startswith(session)][: req.limit]
 
 
 class SearchIgnoresConversationId(_Memory):
     """Scopes search by session name only: ``conversation_id`` alone searches everything."""
 
-    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
+    async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
         if req.target is not None and req.target.session_id is None:
             req = replace(req, target=None)
-        return await super()._search_messages(req)
+        return await super().search_messages(req)
 
 
 class RawRankScores(_Memory):
     """Returns the engine's raw rank as the score (not scaled into 0..1)."""
 
-    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
-        hits = await super()._search_messages(req)
+    async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        hits = await super().search_messages(req)
         return [h.model_copy(update={"score": (h.score or 0.0) * 4}) for h in hits]
 
 
 class HitsInStorageOrder(_Memory):
     """Returns hits in the order they were written, not best first."""
 
-    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
-        hits = await super()._search_messages(req)
+    async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        hits = await super().search_messages(req)
         return sorted(hits, key=lambda m: m.created_at)
 
 
 class ScoresRelativeToBest(_Memory):
     """Divides every score by the best one, so the best hit always scores 1.0."""
 
-    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
-        hits = await super()._search_messages(replace(req, threshold=None))
+    async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        hits = await super().search_messages(replace(req, threshold=None))
         best = max((h.score or 0.0 for h in hits), default=0.0) or 1.0
         scaled = [h.model_copy(update={"score": (h.score or 0.0) / best}) for h in hits]
         if req.threshold is not None:
@@ -226,8 +226,8 @@ class ScoresRelativeToBest(_Memory):
 class ThresholdExclusive(_Memory):
     """``threshold`` keeps hits scoring strictly above it."""
 
-    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
-        hits = await super()._search_messages(replace(req, threshold=None))
+    async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        hits = await super().search_messages(replace(req, threshold=None))
         cut = req.threshold
         return hits if cut is None else [h for h in hits if (h.score or 0.0) > cut]
 
@@ -235,8 +235,8 @@ class ThresholdExclusive(_Memory):
 class ThresholdIgnored(_Memory):
     """Claims search_threshold but ignores it."""
 
-    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
-        return await super()._search_messages(replace(req, threshold=None))
+    async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        return await super().search_messages(replace(req, threshold=None))
 
 
 # ---------------------------------------------------------------------------- filters
@@ -248,10 +248,10 @@ class _PythonFilter(_Memory):
     def keep(self, metadata: dict[str, Any], filters: dict[str, Any]) -> bool:
         raise NotImplementedError
 
-    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
+    async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
         if not req.metadata_filters:
-            return await super()._search_messages(req)
-        hits = await super()._search_messages(replace(req, metadata_filters={}, limit=ALL))
+            return await super().search_messages(req)
+        hits = await super().search_messages(replace(req, metadata_filters={}, limit=ALL))
         kept = [h for h in hits if self.keep(h.metadata, req.metadata_filters)]
         return kept[: req.limit]
 
@@ -298,8 +298,8 @@ class FilterNumbersByType(_PythonFilter):
 class FilterAfterLimit(_Memory):
     """Applies ``metadata_filters`` to the best ``limit`` hits (post-filtering)."""
 
-    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
-        hits = await super()._search_messages(replace(req, metadata_filters={}))
+    async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        hits = await super().search_messages(replace(req, metadata_filters={}))
         return [h for h in hits if matches(h.metadata, req.metadata_filters)]
 
 
@@ -312,12 +312,12 @@ class _MapsContent(_Memory):
     def transform(self, content: str) -> str:
         raise NotImplementedError
 
-    async def _add_message(self, req: rq.AddMessage) -> Message:
-        return await super()._add_message(replace(req, content=self.transform(req.content)))
+    async def add_message(self, req: rq.AddMessage) -> Message:
+        return await super().add_message(replace(req, content=self.transform(req.content)))
 
-    async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
+    async def add_messages(self, req: rq.AddMessages) -> list[Message]:
         items = [replace(m, content=self.transform(m.content)) for m in req.messages]
-        return await super()._add_messages(replace(req, messages=items))
+        return await super().add_messages(replace(req, messages=items))
 
 
 class StripsContent(_MapsContent):
@@ -347,12 +347,12 @@ class _MapsMetadata(_Memory):
     def transform(self, metadata: dict[str, Any]) -> dict[str, Any]:
         raise NotImplementedError
 
-    async def _add_message(self, req: rq.AddMessage) -> Message:
-        return await super()._add_message(replace(req, metadata=self.transform(req.metadata)))
+    async def add_message(self, req: rq.AddMessage) -> Message:
+        return await super().add_message(replace(req, metadata=self.transform(req.metadata)))
 
-    async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
+    async def add_messages(self, req: rq.AddMessages) -> list[Message]:
         items = [replace(m, metadata=self.transform(m.metadata)) for m in req.messages]
-        return await super()._add_messages(replace(req, messages=items))
+        return await super().add_messages(replace(req, messages=items))
 
 
 def _deep(value: Any, leaf: Callable[[Any], Any]) -> Any:
@@ -398,11 +398,11 @@ class IdempotencyKeysGlobal(_Memory):
         super().__init__(url, **options)
         self._by_key: dict[tuple[str | None, str], Message] = {}
 
-    async def _add_message(self, req: rq.AddMessage) -> Message:
+    async def add_message(self, req: rq.AddMessage) -> Message:
         key = req.idempotency_key
         if key is not None and (req.target.tenant, key) in self._by_key:
             return self._by_key[(req.target.tenant, key)]
-        stored = await super()._add_message(req)
+        stored = await super().add_message(req)
         if key is not None:
             self._by_key[(req.target.tenant, key)] = stored
         return stored
@@ -415,15 +415,15 @@ class IdempotencyCheckThenWrite(_Memory):
         super().__init__(url, **options)
         self._by_key: dict[tuple[str, str], Message] = {}
 
-    async def _add_message(self, req: rq.AddMessage) -> Message:
+    async def add_message(self, req: rq.AddMessage) -> Message:
         key = req.idempotency_key
         if key is None:
-            return await super()._add_message(req)
+            return await super().add_message(req)
         slot = (req.target.handle, key)
         if slot in self._by_key:
             return self._by_key[slot]
         await anyio.sleep(0.005)  # the round trip between the check and the write
-        stored = await super()._add_message(replace(req, idempotency_key=None))
+        stored = await super().add_message(replace(req, idempotency_key=None))
         self._by_key[slot] = stored
         return stored
 
@@ -431,8 +431,8 @@ class IdempotencyCheckThenWrite(_Memory):
 class IdempotencyReturnsNewContent(_Memory):
     """A replay returns the stored id with the replayed content (an upsert's echo)."""
 
-    async def _add_message(self, req: rq.AddMessage) -> Message:
-        stored = await super()._add_message(req)
+    async def add_message(self, req: rq.AddMessage) -> Message:
+        stored = await super().add_message(req)
         return stored.model_copy(update={"content": req.content, "role": req.role})
 
 
@@ -447,23 +447,23 @@ class DeleteLeavesSearchIndex(_Memory):
         self._written: set[UUID] = set()
         self._deleted: set[UUID] = set()
 
-    async def _add_message(self, req: rq.AddMessage) -> Message:
-        stored = await super()._add_message(req)
+    async def add_message(self, req: rq.AddMessage) -> Message:
+        stored = await super().add_message(req)
         self._written.add(stored.id)
         return stored
 
-    async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
-        stored = await super()._add_messages(req)
+    async def add_messages(self, req: rq.AddMessages) -> list[Message]:
+        stored = await super().add_messages(req)
         self._written.update(m.id for m in stored)
         return stored
 
-    async def _delete_message(self, req: rq.DeleteMessage) -> bool:
+    async def delete_message(self, req: rq.DeleteMessage) -> bool:
         if req.message_id not in self._written or req.message_id in self._deleted:
             return False
         self._deleted.add(req.message_id)
         return True
 
-    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
         full = await _everything(self, req)
         alive = [m for m in full.messages if m.id not in self._deleted]
         return _with_messages(full, alive[-req.limit :])
@@ -472,16 +472,16 @@ class DeleteLeavesSearchIndex(_Memory):
 class DeleteAlwaysTrue(_Memory):
     """delete_message returns True whether or not a message was deleted."""
 
-    async def _delete_message(self, req: rq.DeleteMessage) -> bool:
-        await super()._delete_message(req)
+    async def delete_message(self, req: rq.DeleteMessage) -> bool:
+        await super().delete_message(req)
         return True
 
 
 class ClearAlwaysTrue(_Memory):
     """clear_session returns True also for a missing session."""
 
-    async def _clear_session(self, target: rq.Target) -> bool:
-        await super()._clear_session(target)
+    async def clear_session(self, target: rq.Target) -> bool:
+        await super().clear_session(target)
         return True
 
 
@@ -498,18 +498,18 @@ class StaleSessionCounts(_Memory):
                 key = message.conversation_id
                 self._counts[key] = self._counts.get(key, 0) + 1
 
-    async def _add_message(self, req: rq.AddMessage) -> Message:
-        stored = await super()._add_message(req)
+    async def add_message(self, req: rq.AddMessage) -> Message:
+        stored = await super().add_message(req)
         self._count([stored])
         return stored
 
-    async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
-        stored = await super()._add_messages(req)
+    async def add_messages(self, req: rq.AddMessages) -> list[Message]:
+        stored = await super().add_messages(req)
         self._count(stored)
         return stored
 
-    async def _list_sessions(self, req: rq.ListSessions) -> list[SessionInfo]:
-        rows = await super()._list_sessions(req)
+    async def list_sessions(self, req: rq.ListSessions) -> list[SessionInfo]:
+        rows = await super().list_sessions(req)
         return [
             r.model_copy(update={"message_count": self._counts.get(r.conversation_id, 0)})
             for r in rows
@@ -525,10 +525,10 @@ class _ListsSessionsByPattern(_Memory):
     def matches(self, session_id: str, prefix: str) -> bool:
         raise NotImplementedError
 
-    async def _list_sessions(self, req: rq.ListSessions) -> list[SessionInfo]:
+    async def list_sessions(self, req: rq.ListSessions) -> list[SessionInfo]:
         if not req.prefix:
-            return await super()._list_sessions(req)
-        rows = await super()._list_sessions(replace(req, prefix=None, limit=ALL, offset=0))
+            return await super().list_sessions(req)
+        rows = await super().list_sessions(replace(req, prefix=None, limit=ALL, offset=0))
         prefix = req.prefix
         kept = [r for r in rows if self.matches(r.session_id, prefix)]
         return kept[req.offset : req.offset + req.limit]
@@ -561,8 +561,8 @@ class PrefixIgnoresCase(_ListsSessionsByPattern):
 class SessionTiesDescending(_Memory):
     """Breaks list_sessions ties by session_id in the sort direction, not ascending."""
 
-    async def _list_sessions(self, req: rq.ListSessions) -> list[SessionInfo]:
-        rows = await super()._list_sessions(replace(req, limit=ALL, offset=0))
+    async def list_sessions(self, req: rq.ListSessions) -> list[SessionInfo]:
+        rows = await super().list_sessions(replace(req, limit=ALL, offset=0))
         if req.order_by == "message_count":
             rows.sort(
                 key=lambda r: (r.message_count, r.session_id), reverse=req.order_dir == "desc"
@@ -587,35 +587,35 @@ class _RewritesTargets(_Memory):
             tenant=self.tenant(target.tenant),
         )
 
-    async def _add_message(self, req: rq.AddMessage) -> Message:
-        return await super()._add_message(replace(req, target=self._t(req.target)))
+    async def add_message(self, req: rq.AddMessage) -> Message:
+        return await super().add_message(replace(req, target=self._t(req.target)))
 
-    async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
-        return await super()._add_messages(replace(req, target=self._t(req.target)))
+    async def add_messages(self, req: rq.AddMessages) -> list[Message]:
+        return await super().add_messages(replace(req, target=self._t(req.target)))
 
-    async def _create_conversation(self, req: rq.CreateConversation) -> Conversation:
-        return await super()._create_conversation(replace(req, target=self._t(req.target)))
+    async def create_conversation(self, req: rq.CreateConversation) -> Conversation:
+        return await super().create_conversation(replace(req, target=self._t(req.target)))
 
-    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
-        return await super()._get_conversation(replace(req, target=self._t(req.target)))
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
+        return await super().get_conversation(replace(req, target=self._t(req.target)))
 
-    async def _clear_session(self, target: rq.Target) -> bool:
-        return await super()._clear_session(self._t(target))
+    async def clear_session(self, target: rq.Target) -> bool:
+        return await super().clear_session(self._t(target))
 
-    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
+    async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
         target = None if req.target is None else self._t(req.target)
-        return await super()._search_messages(
+        return await super().search_messages(
             replace(req, target=target, tenant=self.tenant(req.tenant))
         )
 
-    async def _list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
-        return await super()._list_conversations(replace(req, tenant=self.tenant(req.tenant)))
+    async def list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
+        return await super().list_conversations(replace(req, tenant=self.tenant(req.tenant)))
 
-    async def _list_sessions(self, req: rq.ListSessions) -> list[SessionInfo]:
-        return await super()._list_sessions(replace(req, tenant=self.tenant(req.tenant)))
+    async def list_sessions(self, req: rq.ListSessions) -> list[SessionInfo]:
+        return await super().list_sessions(replace(req, tenant=self.tenant(req.tenant)))
 
-    async def _delete_message(self, req: rq.DeleteMessage) -> bool:
-        return await super()._delete_message(replace(req, tenant=self.tenant(req.tenant)))
+    async def delete_message(self, req: rq.DeleteMessage) -> bool:
+        return await super().delete_message(replace(req, tenant=self.tenant(req.tenant)))
 
 
 class SessionIdsCaseFolded(_RewritesTargets):
@@ -677,22 +677,22 @@ class ClearIgnoresTenant(_Memory):
         if target.session_id is not None:
             self._tenants.setdefault(target.session_id, set()).add(target.tenant)
 
-    async def _add_message(self, req: rq.AddMessage) -> Message:
+    async def add_message(self, req: rq.AddMessage) -> Message:
         self._seen(req.target)
-        return await super()._add_message(req)
+        return await super().add_message(req)
 
-    async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
+    async def add_messages(self, req: rq.AddMessages) -> list[Message]:
         self._seen(req.target)
-        return await super()._add_messages(req)
+        return await super().add_messages(req)
 
-    async def _create_conversation(self, req: rq.CreateConversation) -> Conversation:
+    async def create_conversation(self, req: rq.CreateConversation) -> Conversation:
         self._seen(req.target)
-        return await super()._create_conversation(req)
+        return await super().create_conversation(req)
 
-    async def _clear_session(self, target: rq.Target) -> bool:
+    async def clear_session(self, target: rq.Target) -> bool:
         cleared = False
         for tenant in self._tenants.get(target.session_id or "", {target.tenant}):
-            cleared |= await super()._clear_session(replace(target, tenant=tenant))
+            cleared |= await super().clear_session(replace(target, tenant=tenant))
         return cleared
 
 
@@ -702,11 +702,11 @@ class ClearIgnoresTenant(_Memory):
 class RandomIdForMissingSession(_Memory):
     """An unknown session reads as an empty conversation with a new random id each time."""
 
-    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
-        read = await super()._get_conversation(req)
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
+        read = await super().get_conversation(req)
         if read.messages or req.target.session_id is None:
             return read
-        listed = await super()._list_conversations(
+        listed = await super().list_conversations(
             rq.ListConversations(limit=ALL, scope=req.target.scope)
         )
         if read.id in {c.id for c in listed}:
@@ -721,34 +721,34 @@ class CreateOverwrites(_Memory):
         super().__init__(url, **options)
         self._latest: dict[UUID, dict[str, Any]] = {}
 
-    async def _create_conversation(self, req: rq.CreateConversation) -> Conversation:
-        created = await super()._create_conversation(req)
+    async def create_conversation(self, req: rq.CreateConversation) -> Conversation:
+        created = await super().create_conversation(req)
         update = {"title": req.title, "metadata": req.metadata}
         self._latest[created.id] = update
         return created.model_copy(update=update)
 
-    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
-        read = await super()._get_conversation(req)
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
+        read = await super().get_conversation(req)
         return read.model_copy(update=self._latest.get(read.id, {}))
 
 
 class CreateNeverFills(_Memory):
     """create_conversation on an existing conversation returns it untouched."""
 
-    async def _create_conversation(self, req: rq.CreateConversation) -> Conversation:
-        existing = await super()._get_conversation(
+    async def create_conversation(self, req: rq.CreateConversation) -> Conversation:
+        existing = await super().get_conversation(
             rq.GetConversation(target=req.target, limit=1, since=None)
         )
         if existing.messages:
             return existing.model_copy(update={"messages": []})
-        return await super()._create_conversation(req)
+        return await super().create_conversation(req)
 
 
 class ListsByCreation(_Memory):
     """list_conversations orders by created_at instead of updated_at."""
 
-    async def _list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
-        listed = await super()._list_conversations(replace(req, limit=ALL))
+    async def list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
+        listed = await super().list_conversations(replace(req, limit=ALL))
         listed.sort(key=lambda c: c.created_at, reverse=True)
         return listed[: req.limit]
 
@@ -760,19 +760,19 @@ class BulkDoesNotTouch(_Memory):
         super().__init__(url, **options)
         self._touched: dict[UUID, float] = {}
 
-    async def _add_message(self, req: rq.AddMessage) -> Message:
-        stored = await super()._add_message(req)
+    async def add_message(self, req: rq.AddMessage) -> Message:
+        stored = await super().add_message(req)
         if stored.conversation_id is not None:
             self._touched[stored.conversation_id] = time.monotonic()
         return stored
 
-    async def _create_conversation(self, req: rq.CreateConversation) -> Conversation:
-        created = await super()._create_conversation(req)
+    async def create_conversation(self, req: rq.CreateConversation) -> Conversation:
+        created = await super().create_conversation(req)
         self._touched.setdefault(created.id, time.monotonic())
         return created
 
-    async def _list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
-        listed = await super()._list_conversations(replace(req, limit=ALL))
+    async def list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
+        listed = await super().list_conversations(replace(req, limit=ALL))
         listed.sort(key=lambda c: self._touched.get(c.id, 0.0), reverse=True)
         return listed[: req.limit]
 
@@ -783,8 +783,8 @@ class BulkDoesNotTouch(_Memory):
 class FindEntitiesAsciiCase(_Memory):
     """find_entities ignores case for ASCII letters only (SQLite NOCASE)."""
 
-    async def _find_entities(self, req: rq.FindEntities) -> list[Entity]:
-        found = await super()._find_entities(replace(req, limit=ALL))
+    async def find_entities(self, req: rq.FindEntities) -> list[Entity]:
+        found = await super().find_entities(replace(req, limit=ALL))
 
         def fold(text: str) -> str:
             return "".join(c.lower() if c.isascii() else c for c in text)
@@ -796,12 +796,12 @@ class FindEntitiesAsciiCase(_Memory):
 class NameOnlyMentionCreates(_Memory):
     """A name-only EntityRef creates a CONCEPT entity when none exists."""
 
-    async def _add_message(self, req: rq.AddMessage) -> Message:
+    async def add_message(self, req: rq.AddMessage) -> Message:
         refs = [
             EntityRef(name=r.name, type="CONCEPT") if r.id is None and r.type is None else r
             for r in req.mentions
         ]
-        return await super()._add_message(replace(req, mentions=refs))
+        return await super().add_message(replace(req, mentions=refs))
 
 
 class DeleteEntityKeepsMentions(_Memory):
@@ -811,8 +811,8 @@ class DeleteEntityKeepsMentions(_Memory):
         super().__init__(url, **options)
         self._gone: set[str] = set()
 
-    async def _delete_entity(self, req: rq.DeleteEntity) -> bool:
-        found = await super()._find_entities(
+    async def delete_entity(self, req: rq.DeleteEntity) -> bool:
+        found = await super().find_entities(
             rq.FindEntities(identifier=req.entity_id, limit=1, type=None, scope=req.scope)
         )
         if req.entity_id in self._gone or not any(e.id == req.entity_id for e in found):
@@ -820,24 +820,24 @@ class DeleteEntityKeepsMentions(_Memory):
         self._gone.add(req.entity_id)
         return True
 
-    async def _find_entities(self, req: rq.FindEntities) -> list[Entity]:
-        return [e for e in await super()._find_entities(req) if e.id not in self._gone]
+    async def find_entities(self, req: rq.FindEntities) -> list[Entity]:
+        return [e for e in await super().find_entities(req) if e.id not in self._gone]
 
 
 class UnknownMentionIdSkipped(_Memory):
     """An EntityRef with an unknown id is silently skipped."""
 
-    async def _add_message(self, req: rq.AddMessage) -> Message:
+    async def add_message(self, req: rq.AddMessage) -> Message:
         kept = []
         for ref in req.mentions:
             if ref.id is not None:
-                found = await self._find_entities(
+                found = await self.find_entities(
                     rq.FindEntities(identifier=ref.id, limit=1, type=None, scope=req.target.scope)
                 )
                 if not any(e.id == ref.id for e in found):
                     continue
             kept.append(ref)
-        return await super()._add_message(replace(req, mentions=kept))
+        return await super().add_message(replace(req, mentions=kept))
 
 
 # ---------------------------------------------------------------------------- concurrency
@@ -860,27 +860,27 @@ class NonAtomicGetOrCreate(_Memory):
             self._storage[session] = f"{session}\x1f{uuid4().hex}"
         return replace(target, session_id=self._storage.get(session, session))
 
-    async def _add_message(self, req: rq.AddMessage) -> Message:
-        return await super()._add_message(replace(req, target=await self._key(req.target, True)))
+    async def add_message(self, req: rq.AddMessage) -> Message:
+        return await super().add_message(replace(req, target=await self._key(req.target, True)))
 
-    async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
+    async def add_messages(self, req: rq.AddMessages) -> list[Message]:
         target = await self._key(req.target, True)
-        return await super()._add_messages(replace(req, target=target))
+        return await super().add_messages(replace(req, target=target))
 
-    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
         target = await self._key(req.target, False)
-        return await super()._get_conversation(replace(req, target=target))
+        return await super().get_conversation(replace(req, target=target))
 
-    async def _clear_session(self, target: rq.Target) -> bool:
-        return await super()._clear_session(await self._key(target, False))
+    async def clear_session(self, target: rq.Target) -> bool:
+        return await super().clear_session(await self._key(target, False))
 
 
 class UnknownConversationIdIsNoOp(_Memory):
     """Writing to an unknown conversation_id silently stores nothing (the reference)."""
 
-    async def _add_message(self, req: rq.AddMessage) -> Message:
+    async def add_message(self, req: rq.AddMessage) -> Message:
         try:
-            return await super()._add_message(req)
+            return await super().add_message(req)
         except NotFoundError:
             return Message(role=req.role, content=req.content, metadata=req.metadata)
 
@@ -891,24 +891,24 @@ class UnknownConversationIdIsNoOp(_Memory):
 class ContextSearchUnscoped(_Memory):
     """get_context adds relevant messages from every session, not just this one."""
 
-    async def _get_context(self, req: rq.GetContext) -> str:
-        original = self._search_messages
+    async def get_context(self, req: rq.GetContext) -> str:
+        original = self.store.search_messages
 
         async def unscoped(search: rq.SearchMessages) -> list[Message]:
             return await original(replace(search, target=None))
 
-        self._search_messages = unscoped  # type: ignore[method-assign]
+        self.store.search_messages = unscoped  # type: ignore[method-assign]
         try:
-            return await super()._get_context(req)
+            return await super().get_context(req)
         finally:
-            del self._search_messages
+            del self.store.search_messages
 
 
 class ContextIgnoresMaxMessages(_Memory):
     """get_context shows every recent message whatever max_messages says."""
 
-    async def _get_context(self, req: rq.GetContext) -> str:
-        return await super()._get_context(replace(req, max_messages=1000))
+    async def get_context(self, req: rq.GetContext) -> str:
+        return await super().get_context(replace(req, max_messages=1000))
 
 
 # ---------------------------------------------------------------------------- blocking
@@ -917,8 +917,8 @@ class ContextIgnoresMaxMessages(_Memory):
 class SqliteOnLoop(_Memory):
     """Runs its SQLite transactions directly on the event-loop thread (no worker thread)."""
 
-    async def _connect(self) -> None:
-        await super()._connect()
+    async def connect(self) -> None:
+        await super().connect()
         store: Any = self._store
 
         async def call(work: Any, *, write: bool) -> Any:
@@ -935,12 +935,12 @@ class SleepingRateLimiter(_Memory):
     def _pace(count: int) -> None:
         time.sleep(0.0002 * count)
 
-    async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
+    async def add_messages(self, req: rq.AddMessages) -> list[Message]:
         self._pace(len(req.messages))
-        return await super()._add_messages(req)
+        return await super().add_messages(req)
 
-    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
-        read = await super()._get_conversation(req)
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
+        read = await super().get_conversation(req)
         self._pace(len(read.messages))
         return read
 
@@ -952,7 +952,7 @@ class SleepingRateLimiter(_Memory):
 class Case:
     """A broken backend and the scenario that must fail on it."""
 
-    backend: type[EmbeddedBackend]
+    backend: type[EmbeddedStore]
     scenario: str
     promise: str
 

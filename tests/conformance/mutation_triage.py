@@ -1,6 +1,6 @@
 """Sort the mutants that survived ``mutmut run`` into classes, for conformance/MUTATION.md.
 
-Run after ``python -m mutmut run`` (see conformance/README.md, "Mutation score")::
+Run after ``python -m mutmut run`` (see memory_core/conformance/README.md, "Mutation score")::
 
     python -m tests.conformance.mutation_triage > /tmp/triage.md
 
@@ -24,9 +24,9 @@ from collections import defaultdict
 
 _STATUS = re.compile(r"^\s+(\S+): (.+)$")
 
-# Survivors triaged by hand (on the commit recorded in conformance/README.md): a pattern
+# Survivors triaged by hand (on the commit recorded in memory_core/conformance/README.md): a pattern
 # of mutant names and why no conformance scenario can or should kill them. Names are
-# mutmut's ``<module>.x_<function>__mutmut_<n>``, relative to ``backends.embedded``.
+# mutmut's ``<module>.x_<function>__mutmut_<n>``, relative to ``memory_core.backends.embedded``.
 REASONS: list[tuple[str, str]] = [
     (
         r"^location\.|^schema\.|^store\.xǁStoreǁ_connect__",
@@ -171,7 +171,7 @@ def _statement_start(body: list[str], index: int) -> str:
 
 def reason_for(name: str) -> str | None:
     """The hand triage of a survivor, if it has one."""
-    short = name.removeprefix("backends.embedded.")
+    short = name.removeprefix("memory_core.backends.embedded.")
     return next((why for pattern, why in REASONS if re.search(pattern, short)), None)
 
 

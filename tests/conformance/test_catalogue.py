@@ -1,15 +1,15 @@
 """Every broken backend of :mod:`tests.conformance.catalogue` fails the scenario it names,
-run through the real runner (:func:`conformance.runner.run`), and the honest embedded
+run through the real runner (:func:`memory_core.conformance.runner.run`), and the honest embedded
 backend passes every one of those scenarios."""
 
 from __future__ import annotations
 
 import pytest
 
-from conformance.report import FAILED, PASSED, RunReport
-from conformance.runner import run
-from conformance.scenarios import all_scenarios, method_name_for
 from memory_core import register_backend
+from memory_core.conformance.report import FAILED, PASSED, RunReport
+from memory_core.conformance.runner import run
+from memory_core.conformance.scenarios import all_scenarios, method_name_for
 
 from .catalogue import CATALOGUE, Case
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from conformance import ConformanceSuite
-from tests.support.neo4j_fixtures import Neo4jHandle
+from memory_core.conformance import ConformanceSuite
+from memory_core_dev.neo4j_fixtures import Neo4jHandle
 
 pytestmark = pytest.mark.neo4j
 

@@ -5,7 +5,7 @@ Every ``memory://`` instance is a private store, so it may be declared throwaway
 
 from __future__ import annotations
 
-from conformance import ConformanceSuite
+from memory_core.conformance import ConformanceSuite
 
 
 class TestMemoryConformance(ConformanceSuite):

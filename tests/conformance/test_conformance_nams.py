@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from conformance.suite import ConformanceSuite
+from memory_core.conformance.suite import ConformanceSuite
 from memory_core.summary import extractive_summary
-from tests.support.nams_server import API_KEY, NamsTestServer
+from memory_core_dev.nams_server import API_KEY, NamsTestServer
 
 # Test mode: extraction stays pending for a moment and observations/reflections have
 # content, so the nams.* scenarios check the polling, timeout and content paths.

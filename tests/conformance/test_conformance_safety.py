@@ -9,8 +9,8 @@ from pathlib import Path
 
 import anyio
 
-from conformance.runner import run
 from memory_core import open_backend
+from memory_core.conformance.runner import run
 
 EXISTING = [("user", "my real note"), ("assistant", "kept safe"), ("user", "third")]
 

@@ -14,9 +14,9 @@ import anyio
 import pytest
 from neo4j import GraphDatabase
 
-from conformance.runner import run
 from memory_core import EntityRef, open_backend
-from tests.support.neo4j_fixtures import Neo4jHandle
+from memory_core.conformance.runner import run
+from memory_core_dev.neo4j_fixtures import Neo4jHandle
 
 pytestmark = pytest.mark.neo4j
 

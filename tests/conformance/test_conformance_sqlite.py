@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import ConformanceSuite
+from memory_core.conformance import ConformanceSuite
 
 
 class TestSqliteConformance(ConformanceSuite):

@@ -8,11 +8,11 @@ from collections.abc import Iterator
 import anyio
 import pytest
 
-from backends.nams.server import create_app
-from backends.nams.server.cli import build_parser
 from memory_core import ConfigurationError
+from memory_core.server import create_app
+from memory_core.server.cli import build_parser
 from memory_core.summary import extractive_summary
-from tests.support.nams_server import NamsTestServer
+from memory_core_dev.nams_server import NamsTestServer
 
 pytestmark = [pytest.mark.nams, pytest.mark.anyio]
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from backends.embedded import EmbeddedBackend
-from conformance.report import FAILED, PASSED, RunReport
-from conformance.runner import run
 from memory_core import Conversation, Message, register_backend
 from memory_core import requests as rq
+from memory_core.backends.embedded import EmbeddedStore
+from memory_core.conformance.report import FAILED, PASSED, RunReport
+from memory_core.conformance.runner import run
 
 
-class _Memory(EmbeddedBackend):
+class _Memory(EmbeddedStore):
     def __init__(self, url: str = "memory://", **options: Any) -> None:
         super().__init__("memory://", **options)
 
@@ -21,21 +21,21 @@ class _Memory(EmbeddedBackend):
 class IgnoresLimit(_Memory):
     """Returns the whole conversation whatever ``limit`` says, without a warning."""
 
-    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
-        return await super()._get_conversation(replace(req, limit=1000))
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
+        return await super().get_conversation(replace(req, limit=1000))
 
 
 class LosesMetadata(_Memory):
     """Claims message_metadata but stores none, without a warning."""
 
-    async def _add_message(self, req: rq.AddMessage) -> Message:
-        return await super()._add_message(replace(req, metadata={}))
+    async def add_message(self, req: rq.AddMessage) -> Message:
+        return await super().add_message(replace(req, metadata={}))
 
 
 class NoMetadataDeclared(_Memory):
     """Declares message_metadata False: the contract drops it with a warning (honest)."""
 
-    capabilities = replace(EmbeddedBackend.capabilities, message_metadata=False)
+    capabilities = replace(EmbeddedStore.capabilities, message_metadata=False)
 
 
 for _scheme, _cls in (

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-import tests.toy.register  # noqa: F401  (registers toy://)
-from conformance import catalog, runner
-from conformance.requirements import REQUIREMENTS
-from conformance.scenarios import AREAS, all_scenarios, method_name_for
-from conformance.suite import ConformanceSuite
+import tests.conformance.toy_register  # noqa: F401  (registers toy://)
 from memory_core import Capabilities
+from memory_core.conformance import catalog, runner
+from memory_core.conformance.requirements import REQUIREMENTS
+from memory_core.conformance.scenarios import AREAS, all_scenarios, method_name_for
+from memory_core.conformance.suite import ConformanceSuite
 
 ROOT = Path(__file__).resolve().parents[2]
 CLOSING = re.compile(r"^(\d+) passed, (\d+) failed$")
@@ -28,7 +28,7 @@ def _python(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
 
 
 def test_scenarios_md_is_current() -> None:
-    assert catalog.main(["--check"]) == 0, "run: python -m conformance.catalog --write"
+    assert catalog.main(["--check"]) == 0, "run: python -m memory_core.conformance.catalog --write"
 
 
 def test_every_scenario_is_a_method_of_the_suite_in_a_known_area() -> None:
@@ -137,7 +137,8 @@ def test_memory_core_command_runs_the_suite_on_a_sqlite_file(tmp_path: Path) -> 
 
 def test_plugin_runs_the_suite_by_url_in_a_subprocess() -> None:
     result = _python(
-        "-m", "pytest", "-p", "tests.toy.register", "--pyargs", "conformance",
+        "-m", "pytest", "-p", "tests.conformance.toy_register",
+        "-p", "memory_core.conformance.plugin", "--pyargs", "memory_core.conformance",
         "--backend-url", "toy://", "-q", "-k", "reads or delete",
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
@@ -146,13 +147,23 @@ def test_plugin_runs_the_suite_by_url_in_a_subprocess() -> None:
 
 
 def test_plugin_without_url_is_a_usage_error() -> None:
-    result = _python("-m", "pytest", "--pyargs", "conformance", "-q")
+    result = _python(
+        "-m", "pytest", "-p", "memory_core.conformance.plugin",
+        "--pyargs", "memory_core.conformance", "-q",
+    )  # fmt: skip
     assert result.returncode == 4, result.stdout + result.stderr
     assert "no backend URL given" in result.stdout + result.stderr
 
 
 def test_plugin_leaves_other_test_runs_alone(tmp_path: Path) -> None:
-    (tmp_path / "test_plain.py").write_text("def test_plain():\n    assert 1 + 1 == 2\n")
-    result = _python("-m", "pytest", "-q", str(tmp_path), cwd=tmp_path)
+    # Installed memory-core registers no pytest plugin: a plain project's run imports
+    # nothing of ours (the test fails if any memory_core module is loaded by then).
+    (tmp_path / "test_plain.py").write_text(
+        "import sys\n\n"
+        "def test_plain():\n"
+        "    ours = sorted(m for m in sys.modules if m.partition('.')[0] == 'memory_core')\n"
+        "    assert ours == []\n"
+    )
+    result = _python("-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path), cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed" in result.stdout

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from memory_core import CapabilityWarning
-from tests.support.nams_server import API_KEY
+from memory_core_dev.nams_server import API_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "frameworks"

@@ -13,7 +13,7 @@ import anyio.to_thread
 import pytest
 
 from memory_core import CapabilityWarning, NotSupportedError
-from tests.support.sync_stores import SyncStore
+from memory_core_dev.sync_stores import SyncStore
 
 
 def _capability_warnings(seen: list[warnings.WarningMessage]) -> list[warnings.WarningMessage]:

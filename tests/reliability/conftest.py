@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from memory_core import open_backend
-from tests.support.nams_server import NamsTestServer, start_nams_server
+from memory_core_dev.nams_server import NamsTestServer, start_nams_server
 
 from .subjects import Subject
 

@@ -17,7 +17,7 @@ from memory_core import (
     open_backend,
 )
 from memory_core import requests as rq
-from tests.support.nams_server import NamsTestServer
+from memory_core_dev.nams_server import NamsTestServer
 
 from .subjects import Subject
 
@@ -42,13 +42,13 @@ async def test_a_bad_fourth_message_writes_nothing(subject: Subject) -> None:
 async def test_whole_call_is_one_hook_call_without_a_bulk_cap(subject: Subject) -> None:
     backend = subject.backend
     calls: list[int] = []
-    hook = backend._add_messages
+    hook = backend.store.add_messages
 
     async def spy(req: rq.AddMessages) -> list[Message]:
         calls.append(len(req.messages))
         return await hook(req)
 
-    backend._add_messages = spy  # type: ignore[method-assign]
+    backend.store.add_messages = spy  # type: ignore[method-assign]
     progress: list[tuple[int, int]] = []
     done: list[tuple[int, int]] = []
     stored = await backend.add_messages_batch(

@@ -15,7 +15,7 @@ import pytest
 from neo4j import GraphDatabase
 
 from memory_core import MemoryCoreError, open_backend
-from tests.support.neo4j_fixtures import Neo4jHandle
+from memory_core_dev.neo4j_fixtures import Neo4jHandle
 
 pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
 
@@ -113,7 +113,7 @@ async def test_neo4j_restart_during_batch_ingest(neo4j_server: Neo4jHandle) -> N
 def three_per_statement(monkeypatch: pytest.MonkeyPatch) -> None:
     """Batch statements of 3 messages, so that small calls take the several-statement
     path a call of more than 1,000 messages takes."""
-    from backends.bolt import backend as bolt_backend
+    from memory_core.backends.bolt import backend as bolt_backend
 
     monkeypatch.setattr(bolt_backend, "STATEMENT_ROWS", 3)
 
@@ -123,7 +123,7 @@ async def test_a_call_of_several_statements_is_one_transaction(
 ) -> None:
     """8 messages = 3 statements in one transaction: they continue one another's sequence
     and chain; a failure in the last statement keeps none of the earlier ones."""
-    from tests.bolt.helpers import chain
+    from tests.backends.bolt.helpers import chain
 
     server = unique_content
     session = f"statements-{uuid4().hex}"
@@ -161,8 +161,8 @@ async def test_a_call_too_large_for_the_transaction_memory_fails_at_once(
     retries; nothing is written. The error is injected on the second statement."""
     from neo4j import exceptions as neo
 
-    from backends.bolt import backend as bolt_backend
     from memory_core import StoreError
+    from memory_core.backends.bolt import backend as bolt_backend
 
     statements = 0
     real_rows = bolt_backend.rows

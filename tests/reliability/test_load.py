@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.neo4j_fixtures import Neo4jHandle
+from memory_core_dev.neo4j_fixtures import Neo4jHandle
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,7 +12,7 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis import checks
 
-from tests.support.nams_server import API_KEY, NamsTestServer, start_nams_server
+from memory_core_dev.nams_server import API_KEY, NamsTestServer, start_nams_server
 
 from .conftest import FULL
 

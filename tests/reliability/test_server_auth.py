@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.nams_server import (
+from memory_core_dev.nams_server import (
     API_KEY,
     BOUND_KEY,
     BOUND_WORKSPACE,

@@ -10,11 +10,11 @@ from typing import Any
 import httpx
 import pytest
 
-from backends.nams.server.cli import build_parser, main
-from backends.nams.server.limits import ENV, ServerLimits
-from backends.nams.server.logsafe import EscapingFormatter, escape
 from memory_core import DEFAULT_LIMITS, ConfigurationError
-from tests.support.nams_server import NamsTestServer, start_nams_server
+from memory_core.server.cli import build_parser, main
+from memory_core.server.limits import ENV, ServerLimits
+from memory_core.server.logsafe import EscapingFormatter, escape
+from memory_core_dev.nams_server import NamsTestServer, start_nams_server
 
 SMALL = ServerLimits(
     max_body_bytes=20_000,
@@ -177,7 +177,7 @@ def test_api_key_flag_warns_once(capsys: pytest.CaptureFixture[str]) -> None:
 def test_log_lines_cannot_be_forged(
     small_server: NamsTestServer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="backends.nams.server")
+    caplog.set_level(logging.INFO, logger="memory_core.server")
     with httpx.Client(trust_env=False) as http:
         base = small_server.base_url
         http.get(base + "/conversations/x%0D%0A2026-01-01 INFO forged%1B[31m%E2%80%A8")

@@ -1,3 +1,3 @@
-from tests.support.sync_stores import sync_store
+from memory_core_dev.sync_stores import sync_store
 
 __all__ = ["sync_store"]

@@ -1,4 +1,5 @@
-"""The blocking facade on every backend: same API, errors and warnings; thread safety."""
+"""The blocking facade on every backend: same API, errors and warnings; thread safety.
+(Signatures: test_sync_signatures.py; warnings without patching: test_sync_warnings.py.)"""
 
 from __future__ import annotations
 
@@ -14,28 +15,11 @@ import pytest
 from memory_core import (
     CapabilityWarning,
     InvalidRequestError,
-    MemoryBackend,
     NotSupportedError,
     TransportError,
 )
-from memory_core.sync import (
-    SyncCallInEventLoopError,
-    SyncMemoryBackend,
-    open_backend,
-    sync_method_names,
-)
-from tests.support.sync_stores import SyncStore
-
-
-def test_every_async_method_has_a_blocking_twin_with_the_same_signature() -> None:
-    names = sync_method_names()
-    assert {"add_message", "get_conversation", "search_messages", "clear_session"} <= set(names)
-    for name in names:
-        blocking = getattr(SyncMemoryBackend, name)
-        assert not inspect.iscoroutinefunction(blocking), name
-        assert inspect.signature(blocking) == inspect.signature(getattr(MemoryBackend, name))
-        if name != "close":  # close also stops the portal thread
-            assert blocking.__doc__ == getattr(MemoryBackend, name).__doc__
+from memory_core.sync import SyncCallInEventLoopError, open_backend
+from memory_core_dev.sync_stores import SyncStore
 
 
 def test_round_trip_and_errors(sync_store: SyncStore) -> None:

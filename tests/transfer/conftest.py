@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.neo4j_fixtures import Neo4jHandle, neo4j_wipe
+from memory_core_dev.neo4j_fixtures import Neo4jHandle, neo4j_wipe
 
 
 @pytest.fixture

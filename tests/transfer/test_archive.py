@@ -197,12 +197,12 @@ async def test_a_cut_archive_is_reported() -> None:
 async def test_public_export_agrees_with_the_bulk_hook() -> None:
     source = await _source()
     fast = records(await export_lines(source))
-    hook = source._bulk_transfer
-    source._bulk_transfer = lambda: None  # type: ignore[method-assign]
+    hook = source.store.bulk_transfer
+    source.store.bulk_transfer = lambda: None  # type: ignore[method-assign]
     try:
         public = records(await export_lines(source))
     finally:
-        source._bulk_transfer = hook  # type: ignore[method-assign]
+        source.store.bulk_transfer = hook  # type: ignore[method-assign]
 
     def kind(items: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
         return [{k: v for k, v in r.items() if k != "seq"} for r in items if r["record"] == name]

@@ -11,7 +11,7 @@ import pytest
 
 from memory_core import open_backend
 from memory_core.transfer import TransferReport, copy_memory
-from tests.support.nams_server import NamsTestServer
+from memory_core_dev.nams_server import NamsTestServer
 from tests.transfer.sample import export_lines, of_kind, populate
 
 pytestmark = pytest.mark.anyio

@@ -7,24 +7,27 @@ from typing import Any
 
 import pytest
 
-from backends.embedded import EmbeddedBackend
 from memory_core import InvalidRequestError, open_backend
+from memory_core.backends.embedded import EmbeddedBackend, EmbeddedStore
 from memory_core.transfer import TransferReport, copy_memory
 from tests.transfer.sample import MESSAGES, export_lines, of_kind, populate
 
 pytestmark = pytest.mark.anyio
 
 
+class _NoBulkStore(EmbeddedStore):
+    def bulk_transfer(self) -> None:
+        return None
+
+
 class PublicOnly(EmbeddedBackend):
     """An embedded store written only through the public API (as a third-party backend
     without a bulk hook would be), which can be told to die after N batches."""
 
+    store_class = _NoBulkStore
     fail_after: int | None = None
     after_commit = True
     batches = 0
-
-    def _bulk_transfer(self) -> None:
-        return None
 
     async def add_messages_batch(self, *args: Any, **kwargs: Any) -> Any:
         if self.fail_after is not None and self.batches >= self.fail_after:
@@ -61,7 +64,7 @@ async def test_a_multi_tenant_store_moves_user_by_user(tmp_path: Path) -> None:
 async def test_public_export_of_a_multi_tenant_store_needs_users() -> None:
     async with open_backend("memory://", multi_tenant=True) as source:
         await populate(source, "alice")
-        source._bulk_transfer = lambda: None  # type: ignore[method-assign]
+        source.store.bulk_transfer = lambda: None  # type: ignore[method-assign]
         with pytest.raises(InvalidRequestError, match="users"):
             await export_lines(source)
         lines = await export_lines(source, users=["alice"])

@@ -1,8 +1,8 @@
 """Fixtures for the turn protocol on the real backends.
 
 ``turn_store`` is parametrized over the embedded backend (a SQLite file), Bolt (the real
-Neo4j of ``tests.support.neo4j_fixtures``) and NAMS (the NAMS-compatible HTTP server of
-``tests.support.nams_server`` on 127.0.0.1). Each test works in its own conversations and
+Neo4j of ``memory_core_dev.neo4j_fixtures``) and NAMS (the NAMS-compatible HTTP server of
+``memory_core_dev.nams_server`` on 127.0.0.1). Each test works in its own conversations and
 entities with unique names, and the conversations are removed afterwards.
 """
 
@@ -18,7 +18,7 @@ import pytest
 
 from memory_core import Entity, MemoryBackend, Message, open_backend
 from memory_core.turns import TurnMemory
-from tests.support.nams_server import API_KEY
+from memory_core_dev.nams_server import API_KEY
 
 BACKENDS = [
     pytest.param("embedded", id="embedded"),

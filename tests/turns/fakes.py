@@ -16,14 +16,15 @@ from memory_core import (
     Capabilities,
     Conversation,
     Entity,
-    MemoryBackend,
     Message,
     NotFoundError,
 )
 from memory_core import requests as rq
+from memory_core.interface import Store
+from tests.fakes import public
 
 
-class FullFake(MemoryBackend):
+class FullFakeStore(Store):
     """Messages and entities in dicts; every write is recorded in ``writes``."""
 
     name = "fullfake"
@@ -52,13 +53,13 @@ class FullFake(MemoryBackend):
     def _messages(self, target: rq.Target) -> list[Message]:
         return self.sessions.setdefault(target.handle, [])
 
-    async def _connect(self) -> None:
+    async def connect(self) -> None:
         return None
 
-    async def _close(self) -> None:
+    async def close(self) -> None:
         return None
 
-    async def _add_message(self, req: rq.AddMessage) -> Message:
+    async def add_message(self, req: rq.AddMessage) -> Message:
         messages = self._messages(req.target)
         if req.idempotency_key is not None:
             for stored in messages:
@@ -77,15 +78,15 @@ class FullFake(MemoryBackend):
         self.writes.append(message)
         return message
 
-    async def _add_messages(self, req: rq.AddMessages) -> list[Message]:
+    async def add_messages(self, req: rq.AddMessages) -> list[Message]:
         raise NotImplementedError
 
-    async def _create_conversation(self, req: rq.CreateConversation) -> Conversation:
+    async def create_conversation(self, req: rq.CreateConversation) -> Conversation:
         self._messages(req.target)
         handle = req.target.handle
         return Conversation(id=uuid5(NAMESPACE_URL, handle), session_id=handle)
 
-    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
         messages = self.sessions.get(req.target.handle, [])
         return Conversation(
             id=uuid5(NAMESPACE_URL, req.target.handle),
@@ -93,16 +94,16 @@ class FullFake(MemoryBackend):
             messages=list(messages[-req.limit :]),
         )
 
-    async def _list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
+    async def list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
         return []
 
-    async def _search_messages(self, req: rq.SearchMessages) -> list[Message]:
+    async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
         return []
 
-    async def _clear_session(self, target: rq.Target) -> bool:
+    async def clear_session(self, target: rq.Target) -> bool:
         return self.sessions.pop(target.handle, None) is not None
 
-    async def _add_entity(self, req: rq.AddEntity) -> Entity:
+    async def add_entity(self, req: rq.AddEntity) -> Entity:
         for entity in self.entities:
             if entity.name == req.name and entity.type == req.type:
                 return entity
@@ -110,14 +111,14 @@ class FullFake(MemoryBackend):
         self.entities.append(entity)
         return entity
 
-    async def _find_entities(self, req: rq.FindEntities) -> list[Entity]:
+    async def find_entities(self, req: rq.FindEntities) -> list[Entity]:
         self.lookups.append(req.identifier)
         key = req.identifier.casefold()
         hits = [e for e in self.entities if e.id == req.identifier or e.name.casefold() == key]
         return hits[: req.limit]
 
 
-class NamsLikeFake(FullFake):
+class NamsLikeFakeStore(FullFakeStore):
     """NAMS-shaped capabilities: no metadata, mentions or keys; ids issued by the store."""
 
     name = "namslike"
@@ -127,17 +128,21 @@ class NamsLikeFake(FullFake):
         default_messages_per_read=200,
     )
 
-    async def _create_conversation(self, req: rq.CreateConversation) -> Conversation:
+    async def create_conversation(self, req: rq.CreateConversation) -> Conversation:
         issued = uuid4()
         self.sessions[str(issued)] = []
         return Conversation(id=issued, session_id=str(issued))
 
-    async def _get_conversation(self, req: rq.GetConversation) -> Conversation:
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
         if req.target.handle not in self.sessions:
             raise NotFoundError("conversation not found")
-        return await super()._get_conversation(req)
+        return await super().get_conversation(req)
 
-    async def _add_message(self, req: rq.AddMessage) -> Message:
+    async def add_message(self, req: rq.AddMessage) -> Message:
         if req.target.handle not in self.sessions:
             raise NotFoundError("conversation not found")
-        return await super()._add_message(req)
+        return await super().add_message(req)
+
+
+FullFake = public(FullFakeStore)
+NamsLikeFake = public(NamsLikeFakeStore)

@@ -34,7 +34,8 @@ from memory_core.turns import (
     TurnNotOpenError,
     with_memory,
 )
-from tests.turns.fakes import FullFake, NamsLikeFake
+from tests.fakes import public
+from tests.turns.fakes import FullFake, FullFakeStore, NamsLikeFake
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("error")]
 
@@ -100,13 +101,13 @@ async def test_no_mentions_means_skip_mode() -> None:
     backend = FullFake(extractor=extractor)
     memory = TurnMemory(backend, "c", "unit")
     calls: list[rq.AddMessage] = []
-    original = backend._add_message
+    original = backend.store.add_message
 
     async def spy(req: rq.AddMessage) -> Any:
         calls.append(req)
         return await original(req)
 
-    backend._add_message = spy  # type: ignore[method-assign]
+    backend.store.add_message = spy  # type: ignore[method-assign]
     await memory.open_turn("t", "nothing to look up here")
     await memory.close_turn("t", "fine")
     assert len(calls) == 2
@@ -143,19 +144,24 @@ async def test_retrieval_dedupes_entities_by_id() -> None:
     assert opened.retrieved == [acme]
 
 
-class _BrokenLookups(FullFake):
-    async def _find_entities(self, req: rq.FindEntities) -> list[Entity]:
+class _BrokenLookupsStore(FullFakeStore):
+    async def find_entities(self, req: rq.FindEntities) -> list[Entity]:
         raise TransportError(f"lookup of {req.identifier} failed")
 
 
-class _NoEntities(FullFake):
-    capabilities = replace(FullFake.capabilities, entities=False)
+class _NoEntitiesStore(FullFakeStore):
+    capabilities = replace(FullFakeStore.capabilities, entities=False)
 
 
-class _NoKeys(FullFake):
+class _NoKeysStore(FullFakeStore):
     """Metadata and mentions but no idempotency keys."""
 
-    capabilities = replace(FullFake.capabilities, idempotency_keys=False)
+    capabilities = replace(FullFakeStore.capabilities, idempotency_keys=False)
+
+
+_BrokenLookups = public(_BrokenLookupsStore)
+_NoEntities = public(_NoEntitiesStore)
+_NoKeys = public(_NoKeysStore)
 
 
 async def test_retrieval_failure_is_logged_without_content_and_turn_goes_on(
@@ -260,12 +266,12 @@ async def test_failed_reply_write_raises_turn_incomplete_then_retry_completes() 
     backend = FullFake()
     memory = TurnMemory(backend, "c", "unit")
     await memory.open_turn("t", "question")
-    original = backend._add_message
+    original = backend.store.add_message
 
     async def failing(req: rq.AddMessage) -> Any:
         raise TransportError("connection reset")
 
-    backend._add_message = failing  # type: ignore[method-assign]
+    backend.store.add_message = failing  # type: ignore[method-assign]
     with pytest.raises(TurnIncompleteError) as info:
         await memory.close_turn("t", "answer", refers_to=["e1"])
     error = info.value
@@ -276,7 +282,7 @@ async def test_failed_reply_write_raises_turn_incomplete_then_retry_completes() 
     assert "user message is stored" in str(error) and "close_turn" in str(error)
     assert _stored(backend, "c") == [("user", "question")]
 
-    backend._add_message = original  # type: ignore[method-assign]
+    backend.store.add_message = original  # type: ignore[method-assign]
     await memory.close_turn(error.turn_id, error.assistant_message)
     assert _stored(backend, "c") == [("user", "question"), ("assistant", "answer")]
 
@@ -526,16 +532,16 @@ async def test_nams_like_retry_after_a_reply_write_that_reached_the_store() -> N
     backend = NamsLikeFake()
     memory = await TurnMemory.start_conversation(backend, "unit")
     await memory.open_turn("t", "question")
-    original = backend._add_message
+    original = backend.store.add_message
 
     async def lost_response(req: rq.AddMessage) -> Any:
         await original(req)
         raise TransportError("read timeout")
 
-    backend._add_message = lost_response  # type: ignore[method-assign]
+    backend.store.add_message = lost_response  # type: ignore[method-assign]
     with pytest.raises(TurnIncompleteError):
         await memory.close_turn("t", "answer")
-    backend._add_message = original  # type: ignore[method-assign]
+    backend.store.add_message = original  # type: ignore[method-assign]
     reply = await memory.close_turn("t", "answer")
     assert reply.content == "answer"
     assert _stored(backend, memory.conversation_id) == [
@@ -550,16 +556,16 @@ async def test_metadata_without_keys_adopts_a_reply_that_reached_the_store() -> 
     assert memory.not_recorded == ("idempotency_keys",)
     await memory.open_turn("t", "question")
     await memory.open_turn("t2", "another question")  # the reply is not at the tail
-    original = backend._add_message
+    original = backend.store.add_message
 
     async def lost_response(req: rq.AddMessage) -> Any:
         await original(req)
         raise TransportError("read timeout")
 
-    backend._add_message = lost_response  # type: ignore[method-assign]
+    backend.store.add_message = lost_response  # type: ignore[method-assign]
     with pytest.raises(TurnIncompleteError):
         await memory.close_turn("t", "answer")
-    backend._add_message = original  # type: ignore[method-assign]
+    backend.store.add_message = original  # type: ignore[method-assign]
     await memory.close_turn("t", "answer")
     assert _stored(backend, "c") == [
         ("user", "question"),
@@ -576,10 +582,10 @@ async def test_retry_that_cannot_read_storage_is_still_turn_incomplete() -> None
     async def down(*args: Any, **kwargs: Any) -> Any:
         raise TransportError("down")
 
-    backend._add_message = down  # type: ignore[method-assign]
+    backend.store.add_message = down  # type: ignore[method-assign]
     with pytest.raises(TurnIncompleteError):
         await memory.close_turn("t", "answer")
-    backend._get_conversation = down  # type: ignore[method-assign]
+    backend.store.get_conversation = down  # type: ignore[method-assign]
     with pytest.raises(TurnIncompleteError) as info:
         await memory.close_turn("t", "answer")
     assert isinstance(info.value.__cause__, TransportError)

@@ -1,0 +1,474 @@
+"""``BoltBackend``: conversation memory in Neo4j through the official async driver."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from typing import Any, ClassVar
+from uuid import UUID, uuid4
+
+from neo4j import AsyncManagedTransaction
+from neo4j import exceptions as neo
+
+from memory_core import (
+    Capabilities,
+    ConfigurationError,
+    Conversation,
+    Entity,
+    EntityRef,
+    MemoryBackend,
+    Message,
+    NotFoundError,
+    NotSupportedError,
+    SessionInfo,
+    StoreError,
+)
+from memory_core import requests as rq
+from memory_core.interface import Store
+from memory_core.models import random_ids
+
+from . import cypher
+from .config import POOL_OPTIONS, parse_config
+from .records import (
+    batch_messages,
+    dump_metadata,
+    session_uuid,
+    storable_embedding,
+    to_conversation,
+    to_entity,
+    to_message,
+    to_session,
+)
+from .search import fetch_size, search
+from .session import Connection, Rows, rows
+from .transfer import BoltTransfer
+
+# Messages per statement of a batch write (a larger call is several statements in one
+# transaction).
+STATEMENT_ROWS = 1000
+OUT_OF_TRANSACTION_MEMORY = "Neo.TransientError.General.MemoryPoolOutOfMemoryError"
+
+
+class BoltStore(Store):
+    """Conversation memory in Neo4j 5 (Community is enough), graph-compatible with
+    neo4j-agent-memory 0.8.0.
+
+    URLs: ``bolt://``, ``bolt+s://``, ``bolt+ssc://`` (one server) and ``neo4j://``,
+    ``neo4j+s://``, ``neo4j+ssc://`` (routing: clusters, Aura), e.g.
+    ``bolt://user:password@localhost:7687?database=memory``.
+
+    Options (besides the shared ones of :class:`~memory_core.interface.Store`):
+
+    ``database``
+        the database to use (also ``?database=`` in the URL, else ``NEO4J_DATABASE``,
+        else the server's default).
+    ``username`` / ``password`` or ``auth=(user, password)``
+        credentials when they are not in the URL (else ``NEO4J_USERNAME`` /
+        ``NEO4J_PASSWORD``; none of them means no auth).
+    ``max_connection_pool_size``, ``connection_timeout``, ``connection_acquisition_timeout``,
+    ``max_transaction_retry_time``, ``max_connection_lifetime``, ``liveness_check_timeout``
+        passed to the driver.
+    ``create_schema``
+        create constraints and indexes on connect (default True; needs schema rights).
+
+    The backend runs under asyncio only (the neo4j driver does).
+
+    Behaviour worth knowing:
+
+    * A session's conversation id is ``uuid5(NAMESPACE, tenant + NUL + session_id)``;
+      conversations another writer (neo4j-agent-memory) created are found by
+      ``session_id`` and used as they are.
+    * Messages are ordered by a per-conversation ``seq``; a conversation another writer
+      appended to is read in that writer's order (timestamp, then id) instead.
+    * Search is full-text (Lucene score ``s`` reported as ``s / (1 + s)``) plus, with an
+      embedder, vector similarity (cosine clipped to 0..1); a hit keeps its higher score.
+      One vector index per database: every embedder used on it must have its size.
+    * Metadata filters compare JSON values exactly (``True`` is not ``1``, ``1`` is not
+      ``"1"``; ``1`` equals ``1.0``), applied after the scoped search.
+    * Without ``multi_tenant`` entities are global, as in the reference: every entity in
+      the database is found and linked, and the ones made get no ``tenant`` property.
+      Under ``multi_tenant=True`` entities belong to a tenant like conversations and
+      messages: they carry ``tenant`` (the user identifier) and ``add_entity``,
+      ``find_entities`` and mentions see only the caller's (another tenant's entity id is
+      unknown: ``NotFoundError``, nothing written). There an entity name and the user
+      identifier together must fit in 7,900 bytes of UTF-8 (one index key).
+    * ``delete_message`` always removes the message's relationships (``cascade`` cannot
+      keep them: a relationship cannot outlive its node); entities are never deleted.
+    * ``clear_session`` deletes the conversation and its messages, and a ``(:User)`` node
+      linked to it once nothing else is attached to that User (one with other
+      conversations, or any other relationship, stays).
+    """
+
+    name: ClassVar[str] = "bolt"
+    capabilities = Capabilities(
+        delete_message=True,
+        list_sessions=True,
+        conversation_summary=True,
+        conversation_titles=True,
+        message_metadata=True,
+        explicit_mentions=True,
+        idempotency_keys=True,
+        client_chosen_ids=True,
+        auto_create_conversation=True,
+        full_history=True,
+        server_side_since=True,
+        caller_timestamps=True,
+        search_global=True,
+        search_threshold=True,
+        search_metadata_filters=True,
+        vector_search=True,
+        observations=False,
+        reflections=False,
+        extraction_status=False,
+        entities=True,
+        delete_entity=True,
+        multi_tenant=True,
+        trio=False,
+        max_messages_per_read=None,
+        default_messages_per_read=1000,
+        max_page_size=None,
+        # Neo4j's index key limit is about 8 KB; a per-tenant entity key holds the tenant
+        # and the name together, so each may take half of it.
+        max_indexed_bytes=3950,
+        max_bulk_messages=None,
+    )
+
+    def __init__(
+        self,
+        url: str = "bolt://localhost:7687",
+        *,
+        database: str | None = None,
+        username: str | None = None,
+        password: str | None = None,
+        auth: tuple[str, str] | None = None,
+        max_connection_pool_size: int | None = None,
+        connection_timeout: float | None = None,
+        connection_acquisition_timeout: float | None = None,
+        max_transaction_retry_time: float | None = None,
+        max_connection_lifetime: float | None = None,
+        liveness_check_timeout: float | None = None,
+        create_schema: bool = True,
+        **options: Any,
+    ) -> None:
+        driver_options = {
+            "max_connection_pool_size": max_connection_pool_size,
+            "connection_timeout": connection_timeout,
+            "connection_acquisition_timeout": connection_acquisition_timeout,
+            "max_transaction_retry_time": max_transaction_retry_time,
+            "max_connection_lifetime": max_connection_lifetime,
+            "liveness_check_timeout": liveness_check_timeout,
+        }
+        assert set(driver_options) == set(POOL_OPTIONS)
+        self._config = parse_config(
+            url,
+            database=database,
+            username=username,
+            password=password,
+            auth=auth,
+            driver_options=driver_options,
+        )
+        super().__init__(**options)
+        if not isinstance(create_schema, bool):
+            raise ConfigurationError("bolt backend: create_schema must be a bool")
+        self._create_schema = create_schema
+        self._conn = Connection(self._config, f"{self.name} backend at {self.describe()}")
+
+    def describe(self) -> str:
+        """``scheme://[user@]host:port[/database]`` (never the password)."""
+        return self._config.describe()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def connect(self) -> None:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            raise NotSupportedError(
+                self.name,
+                "connect",
+                "the neo4j driver runs under asyncio only (this is another event loop)",
+                "run this backend under asyncio (anyio's default backend)",
+            ) from None
+        dimensions = None if self.embedder is None else self.embedder.dimensions
+        await self._conn.open(dimensions, self._create_schema)
+
+    async def close(self) -> None:
+        await self._conn.close()
+
+    # ------------------------------------------------------------------ writes
+
+    async def add_message(self, req: rq.AddMessage) -> Message:
+        key = req.idempotency_key
+        tenant = req.target.tenant
+        mentions = _mention_params(req.mentions, tenant)
+        params = {
+            **_target_params(req.target),
+            **_conversation_params(req.target, None, {}),
+            "id": str(uuid4()),
+            "role": req.role.value,
+            "content": req.content,
+            "embedding": storable_embedding(req.embedding),
+            "metadata": dump_metadata(req.metadata),
+            "key": key,
+            "key_hash": None if key is None else hashlib.sha256(key.encode()).hexdigest(),
+            "mentions": mentions,
+            "mention_ids": mentions["mention_ids"],
+        }
+        query = cypher.scoped(tenant).message(bool(req.target.session_id), bool(req.mentions))
+        found = await self._conn.run_write(query, **params)
+        return _stored(found, req.target)[0]
+
+    async def add_messages(self, req: rq.AddMessages) -> list[Message]:
+        ids = random_ids(len(req.messages))
+        items = [
+            _batch_item(i, m, req.target.tenant) for i, m in zip(ids, req.messages, strict=True)
+        ]
+        with_mentions = any(message.mentions for message in req.messages)
+        params = {
+            **_target_params(req.target),
+            **_conversation_params(req.target, None, {}),
+            "with_mentions": with_mentions,
+        }
+        query = cypher.scoped(req.target.tenant).batch(bool(req.target.session_id), with_mentions)
+        if len(items) <= STATEMENT_ROWS:
+            found = await self._conn.run_write(
+                query, **params, messages=items, mention_ids=_mention_ids(items)
+            )
+            return batch_messages(found, items, ids, req.target, _missing)
+
+        async def work(tx: AsyncManagedTransaction) -> list[Message]:
+            # Still one transaction (all or nothing), cut into statements so that no one
+            # statement's parameters and intermediate lists grow with the call. Each
+            # statement continues the previous one's sequence and chain (it sees them),
+            # and a missing entity or conversation raises here, which rolls back.
+            stored: list[Message] = []
+            for start in range(0, len(items), STATEMENT_ROWS):
+                chunk = items[start : start + STATEMENT_ROWS]
+                mentioned = _mention_ids(chunk)
+                try:
+                    found = await rows(tx, query, **params, messages=chunk, mention_ids=mentioned)
+                except neo.TransientError as exc:
+                    if exc.code != OUT_OF_TRANSACTION_MEMORY:
+                        raise
+                    # Not retried: rerunning the same large transaction meets the same end.
+                    raise StoreError(
+                        f"{self._conn.where}: a batch of {len(items)} messages is one "
+                        "transaction (all or nothing) and Neo4j ran out of transaction "
+                        "memory (dbms.memory.transaction.total.max) before its end; nothing "
+                        "was written. Store it in several add_messages_batch calls, or raise "
+                        "that limit on the server."
+                    ) from None
+                stored += batch_messages(
+                    found, chunk, ids[start : start + STATEMENT_ROWS], req.target, _missing
+                )
+            return stored
+
+        return await self._conn.write(work)
+
+    async def create_conversation(self, req: rq.CreateConversation) -> Conversation:
+        params = {
+            **_target_params(req.target),
+            **_conversation_params(req.target, req.title, req.metadata),
+            "mention_ids": [],
+        }
+        query = (
+            cypher.CREATE_CONVERSATION_SESSION
+            if req.target.session_id
+            else cypher.CREATE_CONVERSATION_ID
+        )
+        found = await self._conn.run_write(query, **params)
+        row = found[0]
+        if row["conversation"] is None:
+            raise _missing(req.target)
+        return to_conversation(row["conversation"])
+
+    # ------------------------------------------------------------------ reads
+
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
+        target = req.target
+        query = cypher.GET_CONVERSATION_SESSION if target.session_id else cypher.GET_CONVERSATION_ID
+        found = await self._conn.run_read(
+            query, **_target_params(target), limit=req.limit, since=req.since
+        )
+        row = found[0]
+        props = row["conversation"]
+        if props is None:
+            if target.session_id is None:
+                raise _missing(target)
+            return Conversation(
+                id=session_uuid(target.tenant, target.session_id),
+                session_id=target.session_id,
+                user_identifier=target.user_identifier,
+            )
+        messages = [
+            to_message(p, conversation_id=props["id"], session_id=props.get("session_id"))
+            for p in reversed(row["messages"])
+        ]
+        return to_conversation(props, messages)
+
+    async def list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
+        found = await self._conn.run_read(
+            cypher.LIST_CONVERSATIONS, tenant=req.tenant, limit=req.limit
+        )
+        return [to_conversation(row["conversation"]) for row in found]
+
+    async def list_sessions(self, req: rq.ListSessions) -> list[SessionInfo]:
+        found = await self._conn.run_read(
+            cypher.list_sessions(req.order_by, req.order_dir),
+            tenant=req.tenant,
+            prefix=req.prefix,
+            offset=req.offset,
+            limit=req.limit,
+        )
+        return [to_session(row) for row in found]
+
+    async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        index = self._conn.vector_index
+
+        async def work(tx: AsyncManagedTransaction) -> list[Message]:
+            return await search(tx, req, index)
+
+        # Small fetches let a text-only search stop early; vector hits are read whole.
+        size = fetch_size(req.limit) if req.query_embedding is None else None
+        return await self._conn.read(work, fetch_size=size)
+
+    # ------------------------------------------------------------------ deletes
+
+    async def delete_message(self, req: rq.DeleteMessage) -> bool:
+        found = await self._conn.run_write(
+            cypher.DELETE_MESSAGE, message_id=str(req.message_id), tenant=req.tenant
+        )
+        return bool(found and found[0]["deleted"])
+
+    async def clear_session(self, target: rq.Target) -> bool:
+        query = cypher.CLEAR_SESSION_SESSION if target.session_id else cypher.CLEAR_SESSION_ID
+        found = await self._conn.run_write(query, **_target_params(target))
+        return bool(found and found[0]["deleted"])
+
+    # ------------------------------------------------------------------ entities
+
+    async def add_entity(self, req: rq.AddEntity) -> Entity:
+        found = await self._conn.run_write(
+            cypher.scoped(req.tenant).add_entity,
+            id=str(uuid4()),
+            name=req.name,
+            type=req.type,
+            description=req.description,
+            tenant=req.tenant,
+        )
+        return to_entity(found[0]["entity"])
+
+    async def find_entities(self, req: rq.FindEntities) -> list[Entity]:
+        found = await self._conn.run_read(
+            cypher.scoped(req.tenant).find_entities,
+            identifier=req.identifier,
+            type=req.type,
+            limit=req.limit,
+            tenant=req.tenant,
+        )
+        return [to_entity(row["entity"]) for row in found]
+
+    async def delete_entity(self, req: rq.DeleteEntity) -> bool:
+        found = await self._conn.run_write(
+            cypher.scoped(req.tenant).delete_entity, entity_id=req.entity_id, tenant=req.tenant
+        )
+        return bool(found and found[0]["found"])
+
+    def bulk_transfer(self) -> BoltTransfer:
+        """The fast, lossless path of :mod:`memory_core.transfer`."""
+        return BoltTransfer(self._conn, self.multi_tenant)
+
+
+# Neo4j's range indexes hold keys of at most 8 KiB; stay well below it.
+def _target_params(target: rq.Target) -> dict[str, Any]:
+    if target.session_id is not None:
+        return {
+            "session_id": target.session_id,
+            "own_id": str(session_uuid(target.tenant, target.session_id)),
+            "tenant": target.tenant,
+        }
+    return {"conversation_id": str(target.conversation_id), "tenant": target.tenant}
+
+
+def _conversation_params(
+    target: rq.Target, title: str | None, metadata: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "title": title,
+        "conversation_metadata": dump_metadata(metadata),
+        "user": target.user_identifier,
+    }
+
+
+def _mention_params(refs: list[EntityRef], tenant: str | None) -> dict[str, list[Any]]:
+    """Split references: ids link existing entities, typed ones MERGE on (name, type),
+    bare names link the single entity with that name (case-insensitive); all of them in
+    ``tenant``'s entities when it is not None."""
+    ids: list[str] = []
+    typed: list[dict[str, str]] = []
+    names: list[str] = []
+    for ref in refs:
+        if ref.id:
+            ids.append(ref.id)
+        elif ref.type and ref.name:
+            typed.append({"name": ref.name.strip(), "type": ref.type, "id": str(uuid4())})
+        elif ref.name:
+            names.append(ref.name.strip())
+    return {"mention_ids": ids, "typed": typed, "names": names}
+
+
+def _batch_item(message_id: UUID, message: rq.NewMessage, tenant: str | None) -> dict[str, Any]:
+    """One message of a batch as the statement's ``$messages[i]``: only the keys that have
+    a value (a missing key reads as null in Cypher, and every key is packed and sent: the
+    empty ones were a third of a batch's bytes and most of its packing time)."""
+    item: dict[str, Any] = {
+        "id": str(message_id),
+        "role": message.role.value,
+        "content": message.content,
+    }
+    embedding = storable_embedding(message.embedding)
+    if embedding is not None:
+        item["embedding"] = embedding
+    metadata = dump_metadata(message.metadata)
+    if metadata is not None:
+        item["metadata"] = metadata
+    if message.timestamp is not None:
+        item["timestamp"] = message.timestamp
+    if message.mentions:
+        item.update(_mention_params(message.mentions, tenant))
+    return item
+
+
+def _mention_ids(items: list[dict[str, Any]]) -> list[str]:
+    """Every entity id the batch ``items`` mention (the statement checks they exist)."""
+    return [eid for item in items for eid in item.get("mention_ids", ())]
+
+
+def _missing(target: rq.Target) -> NotFoundError:
+    return NotFoundError(f"conversation {target.conversation_id} does not exist")
+
+
+def _stored(found: Rows, target: rq.Target) -> list[Message]:
+    """The messages a write statement returned, or the error it signalled."""
+    first = found[0]
+    if first["missing"]:
+        unknown = ", ".join(sorted(set(first["missing"])))
+        raise NotFoundError(f"explicit_mentions: no entity has id {unknown}; nothing was written")
+    if first["message"] is None:
+        raise _missing(target)
+    ordered = sorted(found, key=lambda row: row["message"].get("seq") or 0)
+    return [
+        to_message(
+            row["message"],
+            conversation_id=row["conversation"]["id"],
+            session_id=row["conversation"]["session_id"],
+        )
+        for row in ordered
+    ]
+
+
+class BoltBackend(MemoryBackend):
+    """The public API over a :class:`BoltStore`: ``BoltBackend(url, **options)`` opens
+    what ``open_backend(url, **options)`` opens for ``bolt://`` and ``neo4j://`` URLs."""
+
+    store_class = BoltStore

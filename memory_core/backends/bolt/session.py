@@ -1,0 +1,225 @@
+"""The driver wrapper: managed transactions, error translation and schema set-up.
+
+Every call runs in a managed transaction (``execute_read`` / ``execute_write``), so the
+driver retries transient failures and lost connections (a transaction that failed
+before COMMIT was rolled back by the server, so rerunning it cannot apply a write
+twice; a connection lost *during* COMMIT raises ``IncompleteCommit``, which the driver
+never retries and which becomes a :class:`~memory_core.TransportError` saying so).
+Sessions share one bookmark manager, so a read after a write sees it on a cluster too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import neo4j
+from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncManagedTransaction
+from neo4j import exceptions as neo
+
+from memory_core import ConfigurationError
+
+from . import schema
+from .config import BoltConfig
+from .errors import DRIVER_ERRORS, is_constraint_race, translate
+
+T = TypeVar("T")
+Rows = list[dict[str, Any]]
+Work = Callable[[AsyncManagedTransaction], Awaitable[T]]
+
+USER_AGENT = "memory-core-bolt/0.1"
+CONSTRAINT_RETRIES = 3
+INDEX_WAIT_SECONDS = 300
+
+
+_GRAPH_VALUES = (neo4j.graph.Node, neo4j.graph.Relationship, neo4j.graph.Path)
+
+
+def plain(record: neo4j.Record) -> dict[str, Any]:
+    """``record`` as a dict. Statements return map projections, lists and scalars, which
+    need no conversion: ``Record.data()`` walks every nested value looking for nodes (0.8
+    ms for a hundred messages, a third of a newest-100 read), so it is kept for a record
+    that does carry a node, relationship or path at the top."""
+    values = record.values()
+    if any(isinstance(value, _GRAPH_VALUES) for value in values):
+        return record.data()
+    return dict(zip(record.keys(), values, strict=True))
+
+
+async def rows(tx: AsyncManagedTransaction, query: str, **params: Any) -> Rows:
+    """Run one statement in ``tx`` and return its records as dicts."""
+    result = await tx.run(query, params)
+    return [plain(record) async for record in result]
+
+
+async def _all_rows(result: neo4j.AsyncResult) -> Rows:
+    return [plain(record) async for record in result]
+
+
+class Connection:
+    """One driver for one backend instance."""
+
+    def __init__(self, config: BoltConfig, where: str) -> None:
+        self.config = config
+        self.where = where
+        self.vector_index: str | None = None
+        self._driver: AsyncDriver | None = None
+        self._bookmarks = AsyncGraphDatabase.bookmark_manager()
+
+    async def open(self, vector_dimensions: int | None, create_schema: bool) -> None:
+        """Create the driver, check the server answers, set up the schema."""
+        try:
+            self._driver = AsyncGraphDatabase.driver(
+                self.config.uri,
+                auth=self.config.auth,
+                user_agent=USER_AGENT,
+                notifications_min_severity="OFF",
+                **dict(self.config.driver_options),
+            )
+            await self._driver.verify_connectivity()
+            if create_schema:
+                await self._setup_schema(vector_dimensions)
+            elif vector_dimensions is not None:
+                self.vector_index = await self._find_vector_index(vector_dimensions)
+        except BaseException as exc:
+            await self.close()
+            if isinstance(exc, DRIVER_ERRORS):
+                raise translate(exc, self.where) from None
+            if isinstance(exc, ValueError | TypeError):
+                # The driver refused the URL or an option (the URL carries no password).
+                raise ConfigurationError(f"{self.where}: {exc}") from None
+            raise
+
+    async def close(self) -> None:
+        driver, self._driver = self._driver, None
+        if driver is not None:
+            # Closing a driver whose server is gone is not an error.
+            with contextlib.suppress(*DRIVER_ERRORS):
+                await driver.close()
+
+    def _session(self, mode: str, fetch_size: int | None = None) -> neo4j.AsyncSession:
+        if self._driver is None:
+            raise ConfigurationError(f"{self.where}: not connected")
+        if fetch_size is None:
+            return self._driver.session(
+                database=self.config.database,
+                default_access_mode=mode,
+                bookmark_manager=self._bookmarks,
+            )
+        return self._driver.session(
+            database=self.config.database,
+            default_access_mode=mode,
+            bookmark_manager=self._bookmarks,
+            fetch_size=fetch_size,
+        )
+
+    async def read(self, work: Work[T], *, fetch_size: int | None = None) -> T:
+        """Run ``work`` in a managed read transaction (``fetch_size``: records per network
+        fetch when ``work`` may stop reading a result early)."""
+        try:
+            async with self._session(neo4j.READ_ACCESS, fetch_size) as session:
+                return await session.execute_read(work)
+        except DRIVER_ERRORS as exc:
+            raise translate(exc, self.where) from None
+
+    async def write(self, work: Work[T]) -> T:
+        """Run ``work`` in a managed write transaction (see :meth:`_rerun_after_race`)."""
+
+        async def attempt() -> T:
+            async with self._session(neo4j.WRITE_ACCESS) as session:
+                return await session.execute_write(work)
+
+        return await self._rerun_after_race(attempt)
+
+    async def run_write(self, query: str, **params: Any) -> Rows:
+        """One statement in one write transaction (see :meth:`_rerun_after_race`)."""
+        return await self._rerun_after_race(
+            lambda: self._one_statement(query, params, neo4j.RoutingControl.WRITE)
+        )
+
+    async def _rerun_after_race(self, attempt: Callable[[], Awaitable[T]]) -> T:
+        """A unique-constraint failure rolled the transaction back, so it is rerun (a
+        concurrent writer created the conversation, or stored the same idempotency key,
+        first; the rerun finds what it wrote). Driver errors become memory-core errors."""
+        for tries in range(CONSTRAINT_RETRIES + 1):
+            try:
+                return await attempt()
+            except DRIVER_ERRORS as exc:
+                if is_constraint_race(exc) and tries < CONSTRAINT_RETRIES:
+                    continue
+                raise translate(exc, self.where) from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def run_read(self, query: str, **params: Any) -> Rows:
+        """One statement in one read transaction."""
+        try:
+            return await self._one_statement(query, params, neo4j.RoutingControl.READ)
+        except DRIVER_ERRORS as exc:
+            raise translate(exc, self.where) from None
+
+    async def _one_statement(
+        self, query: str, params: dict[str, Any], routing: neo4j.RoutingControl
+    ) -> Rows:
+        # ``execute_query`` is a managed transaction like ``execute_read``/``_write`` (same
+        # retries), but it sends BEGIN with the statement: two round trips, not three.
+        if self._driver is None:
+            raise ConfigurationError(f"{self.where}: not connected")
+        found: Rows = await self._driver.execute_query(
+            query,
+            params,
+            routing_=routing,
+            database_=self.config.database,
+            bookmark_manager_=self._bookmarks,
+            result_transformer_=_all_rows,
+        )
+        return found
+
+    # ------------------------------------------------------------------ schema
+
+    async def _setup_schema(self, dimensions: int | None) -> None:
+        """Create what is missing (one ``SHOW INDEXES`` when nothing is), then wait until
+        new indexes are online."""
+        [row] = await self._auto(schema.SHOW_INDEX_NAMES)
+        existing = set(row["names"])
+        missing = [ddl for name, ddl in schema.STATEMENTS.items() if name not in existing]
+        missing += [ddl for name, ddl in schema.RETIRED.items() if name in existing]
+        if dimensions is not None:
+            self.vector_index = await self._find_vector_index(dimensions)
+            if self.vector_index is None:
+                missing.append(schema.vector_index_statement(dimensions))
+        for statement in missing:
+            await self._ddl(statement)
+        if missing:
+            await self._auto(schema.AWAIT_INDEXES, seconds=INDEX_WAIT_SECONDS)
+            if dimensions is not None:
+                self.vector_index = await self._find_vector_index(dimensions)
+
+    async def _find_vector_index(self, dimensions: int) -> str | None:
+        """The name of the vector index on ``Message.embedding``; a different size is a
+        configuration error (the embedder does not fit the stored vectors)."""
+        found = await self._auto(schema.SHOW_VECTOR_INDEX)
+        for row in found:
+            size = schema.vector_dimensions(row.get("options"))
+            if size is not None and size != dimensions:
+                raise ConfigurationError(
+                    f"{self.where}: the vector index {row['name']!r} on :Message(embedding) "
+                    f"has {size} dimensions but the embedder has {dimensions}; use an "
+                    "embedder of that size or drop the index"
+                )
+            return str(row["name"])
+        return None
+
+    async def _ddl(self, statement: str) -> None:
+        try:
+            await self._auto(statement)
+        except neo.ClientError as exc:
+            # Another process created the same index a moment earlier.
+            if "AlreadyExists" not in str(getattr(exc, "code", "")):
+                raise
+
+    async def _auto(self, query: str, **params: Any) -> Rows:
+        """Schema commands run in auto-commit transactions."""
+        async with self._session(neo4j.WRITE_ACCESS) as session:
+            result = await session.run(query, params)
+            return [plain(record) async for record in result]

@@ -1,0 +1,175 @@
+"""``EmbeddedBackend``: the default backend, on the standard library's ``sqlite3``."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from memory_core import (
+    Capabilities,
+    ConfigurationError,
+    Conversation,
+    Entity,
+    MemoryBackend,
+    Message,
+    SessionInfo,
+)
+from memory_core import requests as rq
+from memory_core.interface import Store
+
+from . import conversations, entities, messages, search
+from .location import parse_location
+from .store import Database
+from .transfer import EmbeddedTransfer
+
+# A newest-N read of at most this many messages tries the calling thread first (builds
+# in well under a millisecond; see memory_core.backends.embedded.store).
+INLINE_MESSAGES = 200
+
+
+class EmbeddedStore(Store):
+    """Conversation memory in SQLite: ``memory://`` or ``sqlite:///path/to/file.db``.
+
+    ``memory://`` is a private in-process database: each backend object has its own,
+    gone when it is closed. ``sqlite:///relative.db`` / ``sqlite:////absolute.db`` is a
+    file (parent folders are created) in WAL mode that survives reopening and can be
+    shared by several processes. One transaction per call, in worker threads (or, for
+    the calls an agent turn makes, in the calling thread when they cannot wait), so the
+    event loop never waits on a lock or the disk and it works under asyncio and trio.
+    Writes go one at a time; reads of a file store run on reader connections of their
+    own, concurrently with each other and with a write (WAL); ``memory://`` serialises
+    everything through its one connection (see :mod:`memory_core.backends.embedded.store`).
+
+    Options (besides the shared ones of :class:`~memory_core.interface.Store`):
+
+    ``busy_timeout``
+        seconds to wait for another process holding the write lock of a file store
+        (default 5) before raising :class:`~memory_core.TransportError`.
+    ``inline_reads``
+        ``True`` (default): ``get_conversation`` of up to 200 messages first runs in the
+        calling thread when it can finish there without waiting, which halves its
+        latency; SQLite is interrupted after about a millisecond and the read moves to a
+        reader thread. ``False``: every read runs in a worker thread.
+    ``inline_writes``
+        ``True`` (default): ``add_message`` likewise first runs in the calling thread when
+        no other write is queued and it can finish there without waiting (a third of its
+        latency); otherwise it is rolled back and runs in the writer thread. ``False``:
+        every write runs in the writer thread.
+    """
+
+    name: ClassVar[str] = "embedded"
+    capabilities = Capabilities(
+        delete_message=True,
+        list_sessions=True,
+        conversation_summary=True,
+        conversation_titles=True,
+        message_metadata=True,
+        explicit_mentions=True,
+        idempotency_keys=True,
+        client_chosen_ids=True,
+        auto_create_conversation=True,
+        full_history=True,
+        server_side_since=True,
+        caller_timestamps=True,
+        search_global=True,
+        search_threshold=True,
+        search_metadata_filters=True,
+        vector_search=True,
+        observations=False,
+        reflections=False,
+        extraction_status=False,
+        entities=True,
+        delete_entity=True,
+        multi_tenant=True,
+        trio=True,
+        max_messages_per_read=None,
+        default_messages_per_read=1000,
+        max_page_size=None,
+        max_bulk_messages=None,
+    )
+
+    def __init__(
+        self,
+        url: str = "memory://",
+        *,
+        busy_timeout: float = 5.0,
+        inline_reads: bool = True,
+        inline_writes: bool = True,
+        **options: Any,
+    ):
+        location = parse_location(url)
+        if (
+            isinstance(busy_timeout, bool)
+            or not isinstance(busy_timeout, int | float)
+            or not busy_timeout >= 0
+        ):
+            raise ConfigurationError("busy_timeout must be a number of seconds >= 0")
+        for name, value in (("inline_reads", inline_reads), ("inline_writes", inline_writes)):
+            if not isinstance(value, bool):
+                raise ConfigurationError(f"{name} must be True or False")
+        super().__init__(**options)
+        self.location = location
+        self._store = Database(location, float(busy_timeout), inline_reads, inline_writes)
+
+    def describe(self) -> str:
+        """``memory://`` or ``sqlite:///<path>``."""
+        return self.location.url
+
+    async def connect(self) -> None:
+        await self._store.open()
+
+    async def close(self) -> None:
+        await self._store.close()
+
+    async def add_message(self, req: rq.AddMessage) -> Message:
+        return await self._store.write(lambda conn: messages.add_message(conn, req), small=True)
+
+    async def add_messages(self, req: rq.AddMessages) -> list[Message]:
+        return await self._store.call(lambda conn: messages.add_messages(conn, req), write=True)
+
+    async def create_conversation(self, req: rq.CreateConversation) -> Conversation:
+        return await self._store.call(lambda conn: conversations.create(conn, req), write=True)
+
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
+        return await self._store.read(
+            lambda conn: messages.get_conversation(conn, req),
+            small=req.limit <= INLINE_MESSAGES,
+        )
+
+    async def list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
+        return await self._store.call(
+            lambda conn: conversations.list_conversations(conn, req), write=False
+        )
+
+    async def list_sessions(self, req: rq.ListSessions) -> list[SessionInfo]:
+        return await self._store.call(
+            lambda conn: conversations.list_sessions(conn, req), write=False
+        )
+
+    async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        return await self._store.call(lambda conn: search.search(conn, req), write=False)
+
+    async def clear_session(self, target: rq.Target) -> bool:
+        return await self._store.call(lambda conn: conversations.clear(conn, target), write=True)
+
+    async def delete_message(self, req: rq.DeleteMessage) -> bool:
+        return await self._store.call(lambda conn: messages.delete_message(conn, req), write=True)
+
+    async def add_entity(self, req: rq.AddEntity) -> Entity:
+        return await self._store.call(lambda conn: entities.add_entity(conn, req), write=True)
+
+    async def find_entities(self, req: rq.FindEntities) -> list[Entity]:
+        return await self._store.call(lambda conn: entities.find_entities(conn, req), write=False)
+
+    async def delete_entity(self, req: rq.DeleteEntity) -> bool:
+        return await self._store.call(lambda conn: entities.delete_entity(conn, req), write=True)
+
+    def bulk_transfer(self) -> EmbeddedTransfer:
+        """The fast, lossless path of :mod:`memory_core.transfer`."""
+        return EmbeddedTransfer(self._store, self.multi_tenant)
+
+
+class EmbeddedBackend(MemoryBackend):
+    """The public API over an :class:`EmbeddedStore`: ``EmbeddedBackend(url, **options)``
+    opens what ``open_backend(url, **options)`` opens for ``memory://`` and ``sqlite://``."""
+
+    store_class = EmbeddedStore

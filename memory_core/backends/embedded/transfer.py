@@ -1,0 +1,380 @@
+"""The bulk transfer hook of the embedded backend (see :mod:`memory_core.transfer`).
+
+Export reads in pages (keyset on entity id, session id and ``seq``), each page in its
+own short read transaction, so memory stays bounded and writers are not blocked for
+long; it is not a snapshot of a store being written meanwhile. Import writes each batch
+of records in one transaction, keeping ids, sequence numbers, timestamps, embeddings,
+idempotency keys and mention order.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator, Callable
+from functools import partial
+from typing import TypeVar
+
+from memory_core.transfer import ImportState, TransferReport
+from memory_core.transfer import records as rec
+from memory_core.transfer.records import Record, parse_stamp
+
+from .codec import dump_json, now_micros, pack_vector, to_micros
+from .rows import MESSAGE_COLUMNS, read_messages, to_conversation, to_entity
+from .store import Database
+
+PAGE = 1000
+T = TypeVar("T")
+
+
+def _micros(value: str | None) -> int | None:
+    return None if value is None else to_micros(parse_stamp(value))
+
+
+class EmbeddedTransfer:
+    """Reads and writes archive records straight from and to the SQLite store."""
+
+    def __init__(self, store: Database, multi_tenant: bool) -> None:
+        self.store = store
+        self.multi_tenant = multi_tenant
+
+    async def _read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        return await self.store.call(work, write=False)
+
+    # ------------------------------------------------------------------ export
+
+    async def export_records(
+        self, users: list[str] | None, session_prefix: str | None, report: TransferReport
+    ) -> AsyncIterator[Record]:
+        for tenant in await self._tenants(users):
+            owner = tenant or None
+            async for record in self._entities(tenant, owner):
+                yield record
+            only = None if self.multi_tenant else users
+            async for record in self._conversations(tenant, session_prefix, only):
+                yield record
+
+    async def _tenants(self, users: list[str] | None) -> list[str]:
+        if not self.multi_tenant:
+            return [""]
+        if users is not None:
+            return list(users)
+        rows = await self._read(
+            lambda c: c.execute(
+                "SELECT tenant FROM conversations WHERE tenant <> '' UNION "
+                "SELECT tenant FROM entities WHERE tenant <> '' ORDER BY 1"
+            ).fetchall()
+        )
+        return [r[0] for r in rows]
+
+    async def _entities(self, tenant: str, owner: str | None) -> AsyncIterator[Record]:
+        after = ""
+        while True:
+            rows = await self._read(
+                partial(
+                    _fetch,
+                    "SELECT * FROM entities WHERE tenant = ? AND id > ? ORDER BY id LIMIT ?",
+                    [tenant, after, PAGE],
+                )
+            )
+            for row in rows:
+                yield rec.entity(to_entity(row), owner)
+            if len(rows) < PAGE:
+                return
+            after = rows[-1]["id"]
+
+    async def _conversations(
+        self, tenant: str, prefix: str | None, users: list[str] | None
+    ) -> AsyncIterator[Record]:
+        sql = (
+            "SELECT c.*, (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS n "
+            "FROM conversations c WHERE c.tenant = ? AND c.session_id > ?"
+        )
+        params: list[object] = [tenant]
+        if prefix:
+            sql += " AND substr(c.session_id, 1, ?) = ?"
+            params += [len(prefix), prefix]
+        if users is not None:
+            sql += f" AND c.user_identifier IN ({','.join('?' * len(users))})"
+            params += users
+        sql += " ORDER BY c.session_id LIMIT ?"
+        after: str | None = ""
+        while after is not None:
+            rows = await self._read(partial(_fetch, sql, [params[0], after, *params[1:], PAGE]))
+            after = rows[-1]["session_id"] if len(rows) == PAGE else None
+            for row in rows:
+                yield rec.conversation(to_conversation(row), row["n"], False)
+                async for record in self._messages(row["id"]):
+                    yield record
+
+    async def _messages(self, conversation_id: str) -> AsyncIterator[Record]:
+        after = -(2**63)
+        while True:
+            page = await self._read(
+                partial(_message_page, conversation_id=conversation_id, after=after)
+            )
+            # mentions travel as records of their own
+            built = read_messages(tuple(row) for row, _ in page)
+            for (row, mentions), message in zip(page, built, strict=True):
+                yield rec.message(message, conversation_id, row["seq"])
+                for entity_id, position in mentions:
+                    yield rec.mention(row["id"], entity_id, position)
+            if len(page) < PAGE:
+                return
+            after = page[-1][0]["seq"]
+
+    # ------------------------------------------------------------------ import
+
+    async def import_records(self, records: list[Record], state: ImportState) -> None:
+        tally = TransferReport()
+        writer = _Importer(state, tally, self.multi_tenant)
+        await self.store.call(lambda conn: writer.run(conn, records), write=True)
+        state.report.merge(tally)
+
+
+def _fetch(sql: str, params: list[object], conn: sqlite3.Connection) -> list[sqlite3.Row]:
+    return conn.execute(sql, params).fetchall()
+
+
+def _message_page(
+    conn: sqlite3.Connection, *, conversation_id: str, after: int
+) -> list[tuple[sqlite3.Row, list[tuple[str, int]]]]:
+    rows = conn.execute(
+        f"SELECT {MESSAGE_COLUMNS} FROM messages m JOIN conversations c "
+        "ON c.id = m.conversation_id WHERE m.conversation_id = ? AND m.seq > ? "
+        "ORDER BY m.seq LIMIT ?",
+        (conversation_id, after, PAGE),
+    ).fetchall()
+    mentions: dict[str, list[tuple[str, int]]] = {}
+    ids = [r["id"] for r in rows]
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        for m in conn.execute(
+            "SELECT message_id, entity_id, position FROM mentions WHERE message_id IN "
+            f"({','.join('?' * len(chunk))}) ORDER BY message_id, position",
+            chunk,
+        ):
+            mentions.setdefault(m["message_id"], []).append((m["entity_id"], m["position"]))
+    return [(r, mentions.get(r["id"], [])) for r in rows]
+
+
+class _Importer:
+    """One batch of records in one transaction (runs in the store's worker thread)."""
+
+    def __init__(self, state: ImportState, tally: TransferReport, multi_tenant: bool) -> None:
+        self.state = state
+        self.tally = tally
+        self.multi_tenant = multi_tenant
+        self.next_seq: dict[str, int] = {}
+        self.latest: dict[str, int] = {}
+
+    def tenant(self, record: Record) -> str | None:
+        """The stored tenant of a record, ``None`` when it cannot be placed."""
+        if not self.multi_tenant:
+            return ""
+        user = record["user_identifier"]
+        return user if isinstance(user, str) and user else None
+
+    def run(self, conn: sqlite3.Connection, records: list[Record]) -> None:
+        for record in records:
+            kind = record["record"]
+            if kind == "entity":
+                self.entity(conn, record)
+            elif kind == "conversation":
+                self.conversation(conn, record)
+            elif kind == "message":
+                self.message(conn, record)
+            elif kind == "mention":
+                self.mention(conn, record)
+        for conversation_id, seq in self.next_seq.items():
+            conn.execute(
+                "UPDATE conversations SET next_seq = MAX(next_seq, ?), "
+                "updated_at = MAX(updated_at, ?) WHERE id = ?",
+                (seq, self.latest.get(conversation_id, 0), conversation_id),
+            )
+
+    def entity(self, conn: sqlite3.Connection, record: Record) -> None:
+        state, tally = self.state, self.tally
+        tenant = self.tenant(record)
+        if tenant is None:
+            tally.skip("entity", "no user_identifier and the target is multi-tenant")
+            state.entities[record["id"]] = None
+            return
+        row = conn.execute("SELECT * FROM entities WHERE id = ?", (record["id"],)).fetchone()
+        if row is not None and row["tenant"] != tenant:
+            tally.skip("entity", "its id belongs to another tenant in the target")
+            state.entities[record["id"]] = None
+            return
+        created = _micros(record.get("created_at")) or now_micros()
+        updated = _micros(record.get("updated_at")) or created
+        values = (
+            record["name"],
+            record["name"].casefold(),
+            record["type"],
+            record.get("description"),
+            created,
+            updated,
+        )
+        if row is not None:
+            state.entities[record["id"]] = record["id"]
+            if state.on_conflict == "overwrite":
+                conn.execute(
+                    "UPDATE entities SET name = ?, name_key = ?, type = ?, description = ?, "
+                    "created_at = ?, updated_at = ? WHERE id = ?",
+                    (*values, record["id"]),
+                )
+                tally.copy("entity")
+            else:
+                tally.skip("entity", "already in the target")
+            return
+        same = conn.execute(
+            "SELECT id FROM entities WHERE tenant = ? AND name_key = ? AND type = ?",
+            (tenant, values[1], record["type"]),
+        ).fetchone()
+        if same is not None:
+            state.entities[record["id"]] = same["id"]
+            tally.skip("entity", "an entity with this name and type is already in the target")
+            return
+        conn.execute(
+            "INSERT INTO entities (id, tenant, name, name_key, type, description, created_at, "
+            "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (record["id"], tenant, *values),
+        )
+        state.entities[record["id"]] = record["id"]
+        tally.copy("entity")
+
+    def conversation(self, conn: sqlite3.Connection, record: Record) -> None:
+        state, tally = self.state, self.tally
+        archive_id = record["id"]
+        tenant = self.tenant(record)
+        if tenant is None:
+            tally.skip("conversation", "no user_identifier and the target is multi-tenant")
+            state.conversations[archive_id] = None
+            return
+        by_id = conn.execute("SELECT * FROM conversations WHERE id = ?", (archive_id,)).fetchone()
+        if by_id is not None and (by_id["tenant"], by_id["session_id"]) != (
+            tenant,
+            record["session_id"],
+        ):
+            tally.skip("conversation", "its id belongs to another session in the target")
+            state.conversations[archive_id] = None
+            return
+        row = (
+            by_id
+            or conn.execute(
+                "SELECT * FROM conversations WHERE tenant = ? AND session_id = ?",
+                (tenant, record["session_id"]),
+            ).fetchone()
+        )
+        if row is not None and _other_user(row["user_identifier"], record["user_identifier"]):
+            tally.skip("conversation", "its session belongs to another user in the target")
+            state.conversations[archive_id] = None
+            return
+        if row is not None and state.on_conflict == "skip":
+            state.conversations[archive_id] = row["id"]
+            tally.skip("conversation", "already in the target")
+            return
+        if row is not None:
+            _delete_conversation(conn, row["id"])
+        created = _micros(record["created_at"])
+        conn.execute(
+            "INSERT INTO conversations (id, tenant, session_id, title, metadata, user_identifier, "
+            "created_at, updated_at, next_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)",
+            (
+                archive_id,
+                tenant,
+                record["session_id"],
+                record.get("title"),
+                dump_json(record["metadata"]),
+                record["user_identifier"],
+                created,
+                _micros(record.get("updated_at")) or created,
+            ),
+        )
+        state.conversations[archive_id] = archive_id
+        tally.copy("conversation")
+
+    def message(self, conn: sqlite3.Connection, record: Record) -> None:
+        tally = self.tally
+        conversation_id = self.state.conversations.get(record["conversation_id"])
+        if conversation_id is None:
+            tally.skip("message", "its conversation was not carried")
+            return
+        found = conn.execute(
+            "SELECT conversation_id FROM messages WHERE id = ?", (record["id"],)
+        ).fetchone()
+        if found is not None:
+            if self.state.on_conflict != "overwrite" or found[0] == conversation_id:
+                tally.skip("message", "already in the target")
+                return
+            conn.execute("DELETE FROM mentions WHERE message_id = ?", (record["id"],))
+            conn.execute("DELETE FROM messages WHERE id = ?", (record["id"],))
+        key = record.get("idempotency_key")
+        if (
+            key is not None
+            and conn.execute(
+                "SELECT 1 FROM messages WHERE conversation_id = ? AND idempotency_key = ?",
+                (conversation_id, key),
+            ).fetchone()
+        ):
+            tally.skip("message", "its idempotency key is already in the conversation")
+            return
+        floor = self.next_seq.get(conversation_id)
+        if floor is None:
+            floor = conn.execute(
+                "SELECT next_seq FROM conversations WHERE id = ?", (conversation_id,)
+            ).fetchone()[0]
+        seq = max(record["seq"], floor)
+        created = _micros(record["created_at"])
+        assert created is not None
+        conn.execute(
+            "INSERT INTO messages (id, conversation_id, seq, role, content, metadata, "
+            "created_at, embedding, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                record["id"],
+                conversation_id,
+                seq,
+                record["role"],
+                record["content"],
+                dump_json(record["metadata"]),
+                created,
+                pack_vector(record.get("embedding")),
+                key,
+            ),
+        )
+        self.next_seq[conversation_id] = seq + 1
+        self.latest[conversation_id] = max(self.latest.get(conversation_id, 0), created)
+        tally.copy("message")
+
+    def mention(self, conn: sqlite3.Connection, record: Record) -> None:
+        tally = self.tally
+        entity_id = self.state.entities.get(record["entity_id"])
+        if entity_id is None:
+            tally.lose("mention", "its entity was not carried")
+            return
+        if conn.execute("SELECT 1 FROM messages WHERE id = ?", (record["message_id"],)).fetchone():
+            cursor = conn.execute(
+                "INSERT OR IGNORE INTO mentions (message_id, entity_id, position) VALUES (?, ?, ?)",
+                (record["message_id"], entity_id, record["position"]),
+            )
+            if cursor.rowcount:
+                tally.copy("mention")
+            else:
+                tally.skip("mention", "already in the target")
+        else:
+            tally.skip("mention", "its message was not carried")
+
+
+def _other_user(stored: str | None, archived: str | None) -> bool:
+    """Two different users' conversations with one session name (possible when a
+    multi-tenant archive goes into a single-tenant store) are never merged."""
+    return stored is not None and archived is not None and stored != archived
+
+
+def _delete_conversation(conn: sqlite3.Connection, conversation_id: str) -> None:
+    conn.execute(
+        "DELETE FROM mentions WHERE message_id IN "
+        "(SELECT id FROM messages WHERE conversation_id = ?)",
+        (conversation_id,),
+    )
+    conn.execute("DELETE FROM messages WHERE conversation_id = ?", (conversation_id,))
+    conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))

@@ -1,0 +1,780 @@
+"""``NamsBackend``: the contract over the hosted Neo4j Agent Memory Service (NAMS).
+
+URLs: ``nams+https://host/v1`` → ``https://host/v1``; ``nams+http://…`` likewise;
+a bare ``nams://`` takes the base URL from ``MEMORY_ENDPOINT``. A URL without a path
+gets ``/v1``. Credentials never go in the URL: pass ``api_key=`` (else ``MEMORY_API_KEY``)
+and optionally ``workspace_id=`` (else ``MEMORY_WORKSPACE_ID``).
+
+The service issues conversation ids. By default (``session_names="portable"``) the
+caller names sessions as on every other backend and the adapter maps each name to one
+server conversation (:mod:`memory_core.backends.nams.sessions`); with ``session_names="server"`` the
+reference behaviour holds: create a conversation first and pass its ``Conversation.id``
+as ``session_id`` (or ``conversation_id``) afterwards. What differs from the embedded and
+Bolt backends is declared in ``backend.capabilities`` (per instance: the two modes differ);
+the behaviour behind each difference is documented on the hook that implements it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+from uuid import NAMESPACE_URL, UUID, uuid5
+
+import httpx
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from memory_core import nams_wire as wire
+from memory_core import requests as rq
+from memory_core.backend import MemoryBackend
+from memory_core.capabilities import Capabilities
+from memory_core.embedding import Embedder
+from memory_core.errors import (
+    ConfigurationError,
+    InvalidRequestError,
+    NotFoundError,
+    TransportError,
+)
+from memory_core.interface import Store
+from memory_core.limits import Limits
+from memory_core.models import (
+    Conversation,
+    Entity,
+    ExtractionStatus,
+    Message,
+    MessageRole,
+    trusted,
+    trusted_many,
+    utcnow,
+)
+from memory_core.settings import redact_url
+from memory_core.summary import format_context
+
+from .sessions import (
+    DEFAULT_CACHE_SIZE,
+    SESSION_KEY,
+    NameIndex,
+    SessionNames,
+    name_in,
+    parse_json,
+    parse_messages,
+    parse_page,
+    portable_id,
+    session_name,
+    visible_metadata,
+)
+from .transport import (
+    ENV_API_KEY,
+    ENV_WORKSPACE,
+    NamsTransport,
+    RequestParts,
+    RetryPolicy,
+    check_positive,
+    decode,
+)
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+SessionNamesMode = Literal["portable", "server"]
+
+ENV_ENDPOINT = "MEMORY_ENDPOINT"
+UNKNOWN_CONVERSATION = (
+    "with session_names='server' the service issues conversation ids: call "
+    "create_conversation() first and pass the returned Conversation.id, or open the "
+    "backend with session_names='portable' (the default) to name sessions yourself"
+)
+
+SERVER_CAPABILITIES = Capabilities(
+    observations=True,
+    reflections=True,
+    extraction_status=True,
+    entities=True,
+    trio=True,
+    max_messages_per_read=wire.MAX_PAGE,
+    default_messages_per_read=wire.MAX_PAGE,
+    max_page_size=wire.MAX_PAGE,
+    max_bulk_messages=wire.MAX_BULK,
+    max_search_hits=wire.MAX_PAGE,
+)
+"""``session_names="server"``: the reference behaviour (the service issues ids)."""
+PORTABLE_CAPABILITIES = replace(
+    SERVER_CAPABILITIES,
+    client_chosen_ids=True,
+    auto_create_conversation=True,
+    user_scoped_calls=True,  # a name is looked up, and created, per user
+)
+"""``session_names="portable"`` (the default): the caller names sessions."""
+
+
+def resolve_base_url(url: str | None) -> str:
+    """The ``http(s)://…/v1`` base URL a ``nams…://`` URL names (see the module doc)."""
+    if url is None:
+        url = "nams://"
+    if not isinstance(url, str):
+        raise ConfigurationError("nams backend: the URL must be a string")
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme == "nams" and not parts.netloc:
+        endpoint = os.environ.get(ENV_ENDPOINT, "").strip()
+        if not endpoint:
+            raise ConfigurationError(
+                f"nams://: set {ENV_ENDPOINT} to the service URL (e.g. https://host/v1) "
+                "or use nams+https://host/v1"
+            )
+        parts = urlsplit(endpoint)
+        scheme = parts.scheme.lower()
+        if scheme not in ("http", "https"):
+            raise ConfigurationError(f"{ENV_ENDPOINT} must be an http(s) URL")
+    elif scheme in ("nams+https", "nams"):
+        scheme = "https"
+    elif scheme == "nams+http":
+        scheme = "http"
+    elif scheme not in ("http", "https"):
+        raise ConfigurationError(f"{redact_url(url)}: not a NAMS URL (use nams+https://host/v1)")
+    if not parts.hostname:
+        raise ConfigurationError(f"{redact_url(url)}: the URL has no host")
+    if parts.username is not None or parts.password is not None:
+        raise ConfigurationError(
+            f"{redact_url(url)}: credentials do not go in the URL; pass api_key=... or set "
+            f"{ENV_API_KEY}"
+        )
+    if parts.query or parts.fragment:
+        raise ConfigurationError(
+            f"{redact_url(url)}: query strings are not read; pass options as keywords"
+        )
+    route = parts.path.rstrip("/") or wire.API_PREFIX
+    return urlunsplit((scheme, parts.netloc, route, "", ""))
+
+
+def _uuid(value: str) -> UUID:
+    """A server id as a UUID; a non-UUID id maps to a stable UUIDv5 of itself."""
+    try:
+        return UUID(value)
+    except ValueError:
+        return uuid5(NAMESPACE_URL, f"nams:{value}")
+
+
+def _uuids(values: list[str]) -> list[UUID]:
+    """Server ids as :func:`_uuid` maps them, parsed in one pass when all are UUIDs.
+
+    pydantic's UUID parser accepts a subset of what ``UUID()`` accepts (hyphenated,
+    plain hex, braces, ``urn:uuid:``), with the same value; anything else goes through
+    :func:`_uuid` one by one.
+    """
+    try:
+        return _UUID_LIST.validate_python(values)
+    except ValidationError:
+        return [_uuid(value) for value in values]
+
+
+_UUID_LIST: TypeAdapter[list[UUID]] = TypeAdapter(list[UUID])
+_ROLES = {role.value: role for role in MessageRole}
+
+
+@lru_cache(maxsize=256)
+def _maybe_uuid(value: str | None) -> UUID | None:
+    """A conversation id (every message of a response repeats it: parsed once)."""
+    return None if value is None else _uuid(value)
+
+
+@dataclass(frozen=True)
+class _At:
+    """The conversation a call acts on: its server id (for routes), the id callers see
+    (``None``: the server's, as sent), the ``session_id`` to report, and its header when
+    the lookup fetched one."""
+
+    server_id: str
+    conversation_id: UUID | None
+    label: str
+    header: wire.ConversationOut | None
+
+
+class NamsStore(Store):
+    """The hosted NAMS service over HTTP (``nams+https://host/v1``).
+
+    Options (besides the contract's ``strict``): ``api_key`` (else ``MEMORY_API_KEY``),
+    ``workspace_id`` (else ``MEMORY_WORKSPACE_ID``; sent as ``X-Workspace-Id``),
+    ``timeout`` (read/write/pool seconds, 30), ``connect_timeout`` (10),
+    ``max_retries`` (3), ``backoff`` (0.5 s first step), ``max_backoff`` (8 s),
+    ``max_retry_after`` (60 s: a longer ``Retry-After`` raises at once),
+    ``http_transport`` (an ``httpx.AsyncBaseTransport``, for tests), ``trust_env``
+    (honour proxy and certificate variables, True; a loopback base URL — ``localhost``,
+    127.0.0.0/8, ``::1`` — never goes through a proxy either way).
+
+    Session names: ``session_names`` is ``"portable"`` (default: the caller names
+    sessions; the name is kept in the conversation's metadata under
+    ``"memory_core_session"`` and found by listing conversations) or ``"server"`` (the
+    reference: ``session_id`` is the server-issued id). Portable-mode options:
+    ``session_cache_size`` (names remembered in process, 10,000) and ``session_index``
+    (a SQLite file path: remember names across processes; off by default).
+
+    The service scopes data by conversation id: ``user_identifier`` is sent only by
+    ``create_conversation`` (as ``userId``) and ``list_conversations`` (a filter); in
+    portable mode it also scopes the lookup of a session name (and is sent as ``userId``
+    when the first write creates the conversation). Any other use warns once
+    (:class:`~memory_core.backend.CapabilityWarning`), or raises
+    :class:`~memory_core.errors.NotSupportedError` when ``strict=True``.
+    """
+
+    name = "nams"
+    capabilities = PORTABLE_CAPABILITIES
+    server_capabilities = SERVER_CAPABILITIES
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        api_key: str | None = None,
+        workspace_id: str | None = None,
+        timeout: float = 30.0,
+        connect_timeout: float = 10.0,
+        max_retries: int = 3,
+        backoff: float = 0.5,
+        max_backoff: float = 8.0,
+        max_retry_after: float = 60.0,
+        http_transport: httpx.AsyncBaseTransport | None = None,
+        trust_env: bool = True,
+        session_names: SessionNamesMode = "portable",
+        session_cache_size: int = DEFAULT_CACHE_SIZE,
+        session_index: str | os.PathLike[str] | None = None,
+        multi_tenant: bool = False,
+        embedder: Embedder | None = None,
+        limits: Limits | None = None,
+    ) -> None:
+        if session_names not in ("portable", "server"):
+            raise ConfigurationError("nams backend: session_names must be 'portable' or 'server'")
+        self.session_names: SessionNamesMode = session_names
+        self.capabilities = (
+            PORTABLE_CAPABILITIES if session_names == "portable" else SERVER_CAPABILITIES
+        )
+        if session_index is not None and not isinstance(session_index, str | os.PathLike):
+            raise ConfigurationError("nams backend: session_index must be a file path")
+        if session_index is not None and session_names != "portable":
+            raise ConfigurationError("nams backend: session_index needs session_names='portable'")
+        self._session_index = session_index
+        cache_size = check_positive(session_cache_size, "session_cache_size", integer=True)
+        super().__init__(multi_tenant=multi_tenant, embedder=embedder, limits=limits)
+        self.base_url = resolve_base_url(url)
+        key = api_key if api_key is not None else os.environ.get(ENV_API_KEY) or None
+        if key is not None and (not isinstance(key, str) or not key.strip()):
+            raise ConfigurationError("nams backend: api_key must be a non-empty string")
+        workspace = workspace_id if workspace_id is not None else os.environ.get(ENV_WORKSPACE)
+        if workspace is not None and not isinstance(workspace, str):
+            raise ConfigurationError("nams backend: workspace_id must be a string")
+        self.workspace_id = workspace or None
+        if http_transport is not None and not isinstance(http_transport, httpx.AsyncBaseTransport):
+            raise ConfigurationError("nams backend: http_transport must be an httpx transport")
+        policy = RetryPolicy(
+            max_retries=check_positive(max_retries, "max_retries", integer=True),
+            backoff=check_positive(backoff, "backoff"),
+            max_backoff=check_positive(max_backoff, "max_backoff"),
+            max_retry_after=check_positive(max_retry_after, "max_retry_after"),
+        )
+        self._http = NamsTransport(
+            self.base_url,
+            api_key=key,
+            workspace_id=self.workspace_id,
+            timeout=check_positive(timeout, "timeout"),
+            connect_timeout=check_positive(connect_timeout, "connect_timeout"),
+            retry=policy,
+            http_transport=http_transport,
+            trust_env=bool(trust_env),
+            backend=self.name,
+        )
+        self._names: SessionNames | None = (
+            SessionNames(self._call, self._fetch, cache_size=max(1, cache_size))
+            if session_names == "portable"
+            else None
+        )
+
+    def describe(self) -> str:
+        """The base URL and workspace; never the API key."""
+        where = f"{self.name} {self.base_url}"
+        return f"{where} workspace={self.workspace_id}" if self.workspace_id else where
+
+    # ------------------------------------------------------------------ plumbing
+
+    async def _call(
+        self, method: str, route: str, operation: str, **parts: Unpack[RequestParts]
+    ) -> Any:
+        """One request (see :meth:`NamsTransport.send`); its decoded JSON body (``None``
+        when empty)."""
+        body = await self._http.send(method, route, operation=operation, **parts)
+        return decode(body, method, route)
+
+    async def _fetch(
+        self,
+        model: type[M],
+        method: str,
+        route: str,
+        operation: str,
+        **parts: Unpack[RequestParts],
+    ) -> M:
+        """One request (see :meth:`NamsTransport.send`); the response validated as ``model``
+        straight from its bytes."""
+        body = await self._http.send(method, route, operation=operation, **parts)
+        return parse_json(model, body, method, route)
+
+    @staticmethod
+    def _role(value: str, route: str) -> MessageRole:
+        """A wire role in any case (the exact spelling is looked up inline first)."""
+        role = _ROLES.get(value.lower())
+        if role is None:
+            raise TransportError(f"nams: {route} returned an unknown role {value!r}")
+        return role
+
+    def _from_wire(self, items: list[dict[str, Any]], route: str, at: _At) -> list[Message]:
+        """Wire messages (dicts keyed by ``MessageOut`` field name, see
+        :func:`parse_messages`) as Messages, in the order given.
+
+        Each item is validated against the wire contract and each value below has its
+        field's type, so the Messages are filled in without validating them a second time
+        (bulk writes and reads build hundreds at once).
+        """
+        ids = _uuids([item["id"] for item in items])
+        fixed, label = at.conversation_id, at.label
+        return trusted_many(
+            Message,
+            (
+                {
+                    "id": id_,
+                    "created_at": item.get("created_at") or utcnow(),
+                    "updated_at": None,
+                    "embedding": None,
+                    "metadata": {},
+                    "role": _ROLES.get(item["role"]) or self._role(item["role"], route),
+                    "content": item["content"],
+                    "conversation_id": fixed or _maybe_uuid(item.get("conversation_id")),
+                    "session_id": label,
+                    "tool_calls": None,
+                    "score": item.get("score"),
+                    "idempotency_key": None,
+                    "mentions": [],
+                }
+                for item, id_ in zip(items, ids, strict=True)
+            ),
+        )
+
+    def _messages(self, body: bytes, method: str, route: str, at: _At) -> list[Message]:
+        """The messages of a raw ``MessageList`` response, in the order sent."""
+        return self._from_wire(parse_messages(body, method, route), route, at)
+
+    def _conversation(
+        self,
+        header: wire.ConversationOut,
+        session: str | None,
+        messages: list[Message] | None = None,
+    ) -> Conversation:
+        """A header as a Conversation (see :meth:`_header_values`)."""
+        return trusted(Conversation, self._header_values(header.model_dump(), session, messages))
+
+    def _header_values(
+        self,
+        header: dict[str, Any],
+        session: str | None,
+        messages: list[Message] | None = None,
+        server_uuid: UUID | None = None,
+    ) -> dict[str, Any]:
+        """A header's Conversation fields. ``header`` is keyed by ``ConversationOut`` field
+        name and handed over (its metadata is kept, not copied); ``session`` None means
+        "the name it carries" (in portable mode) else its id. ``server_uuid``: the
+        header's id as :func:`_uuid` maps it, when the caller already has it.
+
+        The header was validated (wire contract) and each value has its field's type, so
+        the Conversation is not validated again (a list builds a thousand)."""
+        metadata: dict[str, Any] = header.get("metadata") or {}
+        conversation_id: UUID | None = None
+        if self._names is not None:
+            name = name_in(metadata)
+            session = session or name
+            metadata = visible_metadata(metadata)
+            if name is not None:
+                conversation_id = portable_id(name, header.get("user_id"))
+        return {
+            "id": conversation_id or server_uuid or _uuid(header["id"]),
+            "session_id": session or header["id"],
+            "title": None,
+            "messages": messages or [],
+            "created_at": header.get("created_at") or utcnow(),
+            "updated_at": header.get("updated_at"),
+            "metadata": metadata,
+            "user_identifier": header.get("user_id"),
+        }
+
+    async def _on(
+        self,
+        target: rq.Target,
+        run: Callable[[_At], Awaitable[T]],
+        *,
+        create: bool = False,
+        missing: Callable[[], T] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> T:
+        """Run ``run(at)`` on the conversation ``target`` names.
+
+        Server-id mode: the handle is the server id. Portable mode: a name is resolved
+        (created when ``create``; a name naming nothing returns ``missing()``), a
+        ``conversation_id`` alone is a portable or server id (``NotFoundError`` when it
+        names nothing). A 404 on a remembered session (deleted elsewhere) forgets it and
+        resolves once more.
+        """
+        names = self._names
+        if names is None:
+            try:
+                return await run(_At(target.handle, None, target.handle, None))
+            except NotFoundError as exc:
+                if create:
+                    raise NotFoundError(f"{exc}. {UNKNOWN_CONVERSATION}") from None
+                raise
+        name, user = target.session_id, target.user_identifier
+        for attempt in (0, 1):
+            if name is not None:
+                found = await names.resolve(name, user, create=create, metadata=metadata)
+            else:
+                assert target.conversation_id is not None
+                found = await names.resolve_id(target.conversation_id)
+                if found is None:
+                    raise NotFoundError(f"nams: no conversation {target.conversation_id}")
+            if found is None:
+                assert missing is not None, "reads pass missing=, writes create=True"
+                return missing()
+            label = name or (session_name(found.header) if found.header else None)
+            at = _At(found.server_id, found.conversation_id, label or found.server_id, found.header)
+            try:
+                return await run(at)
+            except NotFoundError:
+                names.forget(name, user, found.conversation_id)
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _missing_conversation(self, target: rq.Target) -> Conversation:
+        """What reading an unknown portable name returns: an empty conversation whose id
+        is stable for the (user, name) pair, as on embedded and Bolt. Nothing is created."""
+        name = target.session_id or ""
+        return Conversation(
+            id=portable_id(name, target.user_identifier),
+            session_id=name,
+            user_identifier=target.user_identifier,
+        )
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def connect(self) -> None:
+        """Open the pool and probe with one cheap request; close it again on failure.
+        Opens the session index file when one was configured."""
+        await self._http.open()
+        try:
+            await self._call("GET", wire.CONVERSATIONS, "connect", params={"limit": 1})
+            if self._names is not None and self._session_index is not None:
+                scope = f"{self.base_url} {self.workspace_id or ''}"
+                self._names.index = NameIndex(self._session_index, scope)
+        except BaseException:
+            await self._http.close()
+            raise
+
+    async def close(self) -> None:
+        if self._names is not None:
+            self._names.close()
+        await self._http.close()
+
+    # ------------------------------------------------------------------ writes
+
+    async def add_message(self, req: rq.AddMessage) -> Message:
+        """Only role and content travel. The response has no ``createdAt``: the returned
+        message carries the client's clock at the time of the response. In portable mode
+        the first write to a new name creates its conversation."""
+        body = wire.MessageIn(role=req.role.value, content=req.content).to_json()
+
+        async def post(at: _At) -> Message:
+            route = wire.path(wire.MESSAGES, conversation_id=at.server_id)
+            created = await self._fetch(
+                wire.MessageCreated, "POST", route, "add_message", content=body
+            )
+            return Message(
+                id=_uuid(created.id),
+                role=req.role,
+                content=created.content,
+                conversation_id=at.conversation_id or _maybe_uuid(created.conversation_id),
+                session_id=at.label,
+                created_at=utcnow(),
+            )
+
+        return await self._on(req.target, post, create=True)
+
+    async def add_messages(self, req: rq.AddMessages) -> list[Message]:
+        """One bulk request per chunk of at most 100 (the contract cuts the chunks)."""
+        # Plain dicts validated in one pass (not a MessageIn per message), then serialized
+        # straight to bytes: the contract already checked each role and content.
+        bulk = wire.BULK_IN_FIELDS
+        body = bulk.dump_json(
+            bulk.validate_python(
+                {"messages": [{"role": m.role.value, "content": m.content} for m in req.messages]}
+            )
+        )
+
+        async def post(at: _At) -> list[Message]:
+            route = wire.path(wire.MESSAGES_BULK, conversation_id=at.server_id)
+            payload = await self._http.send(
+                "POST", route, operation="add_messages_batch", content=body
+            )
+            return self._messages(payload, "POST", route, at)
+
+        return await self._on(req.target, post, create=True)
+
+    async def create_conversation(self, req: rq.CreateConversation) -> Conversation:
+        """The service issues the id; only ``userId`` and ``metadata`` are sent.
+
+        Server-id mode: always a new conversation; the returned ``session_id`` is its id
+        (the handle to use). Portable mode: idempotent per name — the existing
+        conversation is returned as stored (the service cannot update metadata)."""
+        if self._names is None:
+            body = wire.ConversationCreate(
+                user_id=req.target.user_identifier, metadata=req.metadata or None
+            ).to_wire(omit_none=True)
+            header = await self._fetch(
+                wire.ConversationOut,
+                "POST",
+                wire.CONVERSATIONS,
+                "create_conversation",
+                json=body,
+            )
+            return self._conversation(header, None)
+
+        if SESSION_KEY in req.metadata:
+            raise InvalidRequestError(
+                f"the key {SESSION_KEY!r} is reserved for the session name in portable mode",
+                argument="metadata",
+            )
+
+        async def read(at: _At) -> Conversation:
+            header = at.header
+            if header is None:
+                route = wire.path(wire.CONVERSATION, conversation_id=at.server_id)
+                header = await self._fetch(
+                    wire.ConversationOut, "GET", route, "create_conversation"
+                )
+            return self._conversation(header, req.target.session_id)
+
+        return await self._on(req.target, read, create=True, metadata=req.metadata)
+
+    # ------------------------------------------------------------------ reads
+
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
+        """Header and newest ``limit`` messages from two requests, returned oldest first
+        (one request when a portable lookup just fetched the header)."""
+
+        async def read(at: _At) -> Conversation:
+            header = at.header
+            if header is None:
+                route = wire.path(wire.CONVERSATION, conversation_id=at.server_id)
+                header = await self._fetch(wire.ConversationOut, "GET", route, "get_conversation")
+            route = wire.path(wire.MESSAGES, conversation_id=at.server_id)
+            payload = await self._http.send(
+                "GET", route, operation="get_conversation", params={"limit": req.limit}
+            )
+            newest_first = self._messages(payload, "GET", route, at)
+            return self._conversation(header, req.target.session_id, newest_first[::-1])
+
+        return await self._on(
+            req.target, read, missing=lambda: self._missing_conversation(req.target)
+        )
+
+    async def list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
+        """Follows the cursor in pages of at most 200 until ``limit`` are collected, a page
+        is empty or there is no next cursor. In portable mode ``session_id`` is the name a
+        conversation carries (its id when it has none).
+
+        Each page is turned into Conversations as it arrives, so its wire headers are
+        garbage before the next request (fewer live objects for the garbage collector
+        to walk in a long listing)."""
+        found: list[Conversation] = []
+        cursor: str | None = None
+        while len(found) < req.limit:
+            params: dict[str, Any] = {"limit": min(wire.MAX_PAGE, req.limit - len(found))}
+            if cursor:
+                params["cursor"] = cursor
+            if req.user_identifier is not None:
+                params["userId"] = req.user_identifier
+            route = wire.CONVERSATIONS
+            body = await self._http.send(
+                "GET", route, operation="list_conversations", params=params
+            )
+            page = parse_page(body, "GET", route)
+            headers: list[dict[str, Any]] = page.get("conversations", [])
+            found += self._listed(headers[: req.limit - len(found)])
+            cursor = page.get("next_cursor")
+            if not headers or not cursor:
+                break
+        return found
+
+    def _listed(self, headers: list[dict[str, Any]]) -> list[Conversation]:
+        """Listed headers (see :func:`parse_page`) as Conversations (server ids parsed in
+        one pass where they are the ids callers see; in portable mode a named
+        conversation's id is its name's)."""
+        if self._names is not None:
+            values = [self._header_values(c, None) for c in headers]
+        else:
+            ids = _uuids([c["id"] for c in headers])
+            values = [
+                self._header_values(c, None, server_uuid=i)
+                for c, i in zip(headers, ids, strict=True)
+            ]
+        return trusted_many(Conversation, values)
+
+    async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        """Sends only query and limit (≤ 200); keeps the service's ``score``."""
+        assert req.target is not None  # search_global is False: the contract requires one
+        return await self._on(req.target, lambda at: self._search(req, at), missing=lambda: [])
+
+    async def _search(self, req: rq.SearchMessages, at: _At) -> list[Message]:
+        assert req.target is not None
+        route = wire.path(wire.SEARCH, conversation_id=at.server_id)
+        body = wire.SearchIn(query=req.query, limit=req.limit).to_json()
+        result = await self._fetch(wire.SearchOut, "POST", route, "search_messages", content=body)
+        return self._from_wire([m.model_dump() for m in result.messages[: req.limit]], route, at)
+
+    async def get_context(self, req: rq.GetContext) -> str:
+        """The context endpoint's reflections, observations and newest ``max_messages``
+        recent messages, formatted by :func:`memory_core.summary.format_context`.
+
+        The endpoint takes no query; with a ``query`` the relevant messages come from the
+        search endpoint (a second request), as on the other backends."""
+        return await self._on(
+            req.target,
+            lambda at: self._context(req, at),
+            missing=lambda: format_context([], []),
+        )
+
+    async def _context(self, req: rq.GetContext, at: _At) -> str:
+        route = wire.path(wire.CONTEXT, conversation_id=at.server_id)
+        context = await self._fetch(wire.ContextOut, "GET", route, "get_context")
+        items = [m.model_dump() for m in context.recent_messages[: req.max_messages]]
+        recent = self._from_wire(items, route, at)[::-1]
+        relevant: list[Message] = []
+        if req.query:
+            seen = {m.id for m in recent}
+            search = rq.SearchMessages(
+                query=req.query,
+                target=req.target,
+                limit=min(wire.MAX_PAGE, req.max_hits + len(seen)),
+                threshold=None,
+                metadata_filters={},
+                query_embedding=None,
+                scope=rq.UNSCOPED,
+            )
+            hits = await self._search(search, at)
+            relevant = [m for m in hits if m.id not in seen][: req.max_hits]
+        return format_context(
+            recent,
+            relevant,
+            observations=[o.content for o in context.observations],
+            reflections=[r.content for r in context.reflections],
+        )
+
+    async def get_observations(self, target: rq.Target) -> list[dict[str, Any]]:
+        """The service's observations as camelCase dicts (checked against the wire model;
+        fields the service adds are kept)."""
+
+        async def read(at: _At) -> list[dict[str, Any]]:
+            route = wire.path(wire.OBSERVATIONS, conversation_id=at.server_id)
+            found = await self._fetch(wire.ObservationList, "GET", route, "get_observations")
+            return [item.to_wire(omit_none=True) for item in found.observations]
+
+        return await self._on(target, read, missing=lambda: [])
+
+    async def get_reflections(self, target: rq.Target) -> list[dict[str, Any]]:
+        """The service's reflections as camelCase dicts (as for observations)."""
+
+        async def read(at: _At) -> list[dict[str, Any]]:
+            route = wire.path(wire.REFLECTIONS, conversation_id=at.server_id)
+            found = await self._fetch(wire.ReflectionList, "GET", route, "get_reflections")
+            return [item.to_wire(omit_none=True) for item in found.reflections]
+
+        return await self._on(target, read, missing=lambda: [])
+
+    async def get_extraction_status(self, target: rq.Target) -> ExtractionStatus:
+        return await self._on(target, self._extraction, missing=lambda: ExtractionStatus())
+
+    async def _extraction(self, at: _At) -> ExtractionStatus:
+        route = wire.path(wire.EXTRACTION_STATUS, conversation_id=at.server_id)
+        found = await self._fetch(wire.ExtractionStatusOut, "GET", route, "get_extraction_status")
+        return ExtractionStatus(
+            messages=[item.to_wire(omit_none=True) for item in found.messages],
+            summary=found.summary,
+        )
+
+    # ------------------------------------------------------------------ deletes
+
+    async def clear_session(self, target: rq.Target) -> bool:
+        """Deletes the whole conversation; a 404 means already gone (returns False). In
+        portable mode the name is forgotten, so the next write creates a new one."""
+
+        async def delete(at: _At) -> bool:
+            route = wire.path(wire.CONVERSATION, conversation_id=at.server_id)
+            await self._call("DELETE", route, "clear_session")
+            return True
+
+        try:
+            return await self._on(target, delete, missing=lambda: False)
+        except NotFoundError:
+            return False
+        finally:
+            if self._names is not None:
+                if target.session_id is not None:
+                    self._names.forget(target.session_id, target.user_identifier, None)
+                else:
+                    self._names.forget(None, None, target.conversation_id)
+
+    # ------------------------------------------------------------------ entities
+
+    def _entity(self, item: wire.EntityOut, name: str, kind: str) -> Entity:
+        entity_id = item.merged_into if item.resolution == "merged" and item.merged_into else None
+        return Entity(
+            id=entity_id or item.id,
+            name=item.name or name,
+            type=wire.entity_type_from_wire(item.type) if item.type else kind,
+            description=item.description,
+            confidence=item.confidence,
+            created_at=item.created_at or utcnow(),
+            updated_at=item.updated_at,
+        )
+
+    async def add_entity(self, req: rq.AddEntity) -> Entity:
+        """Types travel lower case (``OBJECT``/``EVENT`` as ``custom``) and come back upper
+        case. A ``resolution: "merged"`` answer returns the entity it merged into."""
+        body = wire.EntityIn.model_validate(
+            {
+                "name": req.name,
+                "type": wire.entity_type_to_wire(req.type),
+                "description": req.description,
+            }
+        ).to_wire(omit_none=True)
+        item = await self._fetch(wire.EntityOut, "POST", wire.ENTITIES, "add_entity", json=body)
+        return self._entity(item, req.name, req.type)
+
+    async def find_entities(self, req: rq.FindEntities) -> list[Entity]:
+        body = wire.EntitySearchIn.model_validate(
+            {
+                "query": req.identifier,
+                "limit": req.limit,
+                "type": None if req.type is None else wire.entity_type_to_wire(req.type),
+            }
+        ).to_wire(omit_none=True)
+        result = await self._fetch(
+            wire.EntitySearchOut, "POST", wire.ENTITIES_SEARCH, "find_entities", json=body
+        )
+        return [self._entity(e, e.name or "", "CUSTOM") for e in result.entities[: req.limit]]
+
+
+class NamsBackend(MemoryBackend):
+    """The public API over a :class:`NamsStore`: ``NamsBackend(url, **options)`` opens
+    what ``open_backend(url, **options)`` opens for ``nams+https://`` URLs."""
+
+    store_class = NamsStore

@@ -1,0 +1,263 @@
+"""The interface a backend implements: :class:`Store`.
+
+A backend author writes one :class:`Store` subclass: it declares ``name`` and
+``capabilities`` and implements the hooks below, storage logic only. It never sees the
+public API's argument checks, aliases, defaults or capability rules: those live in
+:mod:`memory_core.policy` and run in :class:`memory_core.MemoryBackend`, the class
+applications call, which wraps a store. A store is registered by URL scheme
+(:func:`memory_core.register_backend` or the ``memory_core.backends`` entry-point group)
+and :func:`memory_core.open_backend` wraps it.
+
+Every hook receives a request that is already checked (:mod:`memory_core.requests`);
+the hooks of capabilities a store does not claim are never called.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from . import requests as rq
+from .capabilities import Capabilities
+from .embedding import Embedder
+from .errors import ConfigurationError, NotSupportedError
+from .limits import DEFAULT_LIMITS, Limits
+from .models import Conversation, Entity, ExtractionStatus, Message, SessionInfo
+from .summary import format_context
+from .validation import check_bool
+
+if TYPE_CHECKING:
+    from .transfer.hooks import BulkTransfer
+
+# The optional hooks a capability flag promises. A subclass that declares the flag without
+# overriding every hook listed fails when it is defined (``__init_subclass__``).
+HOOKS_FOR_FLAG: dict[str, tuple[str, ...]] = {
+    "delete_message": ("delete_message",),
+    "list_sessions": ("list_sessions",),
+    "observations": ("get_observations",),
+    "reflections": ("get_reflections",),
+    "extraction_status": ("get_extraction_status",),
+    "entities": ("add_entity", "find_entities"),
+    "delete_entity": ("delete_entity",),
+}
+# Hooks with a working default that a store may override for a better source.
+DEFAULTED_HOOKS = ("get_context", "bulk_transfer")
+
+
+class Store(ABC):
+    """Storage behind :class:`memory_core.MemoryBackend`: what a backend implements.
+
+    Subclasses declare ``name`` and ``capabilities`` (once per class; a store whose flags
+    depend on an option sets ``self.capabilities`` in ``__init__`` before calling this
+    ``__init__``), take their URL as the first argument and their own options as
+    keywords, and pass the shared options below on to ``super().__init__``:
+
+    ``multi_tenant``
+        every request carries a tenant (``req.scope.tenant``); keep tenants apart.
+    ``embedder``
+        an :class:`~memory_core.embedding.Embedder` (vector search; requests carry the
+        vectors already computed).
+    ``limits``
+        the :class:`~memory_core.limits.Limits` requests were checked against.
+    """
+
+    name: ClassVar[str] = "abstract"
+    capabilities: Capabilities = Capabilities()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        caps = getattr(cls, "capabilities", None)
+        if not isinstance(caps, Capabilities):
+            return  # declared per instance (a property): checked when it is read
+        missing = [
+            f"{flag} needs {hook}()"
+            for flag, hooks in HOOKS_FOR_FLAG.items()
+            if caps.supports(flag)
+            for hook in hooks
+            if getattr(cls, hook) is getattr(Store, hook)
+        ]
+        if missing:
+            raise TypeError(
+                f"{cls.__qualname__} claims capabilities whose hooks it does not implement: "
+                f"{'; '.join(missing)}. Implement them, or set the flags to False."
+            )
+
+    def __init__(
+        self,
+        *,
+        multi_tenant: bool = False,
+        embedder: Embedder | None = None,
+        limits: Limits | None = None,
+    ) -> None:
+        if limits is not None and not isinstance(limits, Limits):
+            raise ConfigurationError("limits must be a memory_core.Limits")
+        self.limits = limits or DEFAULT_LIMITS
+        self.multi_tenant = check_bool(multi_tenant, "multi_tenant")
+        if embedder is not None and not isinstance(embedder, Embedder):
+            raise ConfigurationError("embedder must have .dimensions and async .embed()")
+        self.embedder = embedder
+        indexed = self.capabilities.max_indexed_bytes
+        if indexed is not None and self.limits.max_identifier_bytes > indexed:
+            raise ConfigurationError(
+                f"limits.max_identifier_bytes={self.limits.max_identifier_bytes} is above what "
+                f"the {self.name} backend can index ({indexed} bytes)"
+            )
+
+    def describe(self) -> str:
+        """Where this store keeps data, with no secret in it."""
+        return self.name
+
+    # ------------------------------------------------------------------ hooks
+    #
+    # Every hook receives a request the public method has already checked: arguments are
+    # validated and typed, ``session_id``/``conversation_id`` are resolved into a
+    # ``Target``, defaults and limits are applied (a read limit is already clamped to
+    # ``max_messages_per_read``, a batch is already cut to ``max_bulk_messages``), and
+    # capability rules are settled (arguments the backend cannot honour were dropped or
+    # refused; a hook whose flag is False is never called). A hook contains storage logic
+    # only. It may raise ``NotFoundError``, ``TransportError``, ``AuthenticationError``,
+    # ``StoreError`` or ``InvalidRequestError`` (for a limit only the store knows), and
+    # must translate every driver or HTTP exception into one of them.
+
+    @abstractmethod
+    async def connect(self) -> None:
+        """Open connections and prepare storage (schema, indexes). Called once, by
+        :meth:`memory_core.MemoryBackend.connect`; raise ``TransportError``,
+        ``AuthenticationError`` or ``ConfigurationError`` when the store cannot be used."""
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Release every connection. Called once, only after a successful ``connect``."""
+
+    @abstractmethod
+    async def add_message(self, req: rq.AddMessage) -> Message:
+        """Append one message to ``req.target``'s conversation and return it as stored.
+
+        Creates the conversation where the backend has ``auto_create_conversation``; a
+        ``conversation_id``-only target that does not exist raises ``NotFoundError``.
+        ``req.idempotency_key`` (only set where ``idempotency_keys``): a stored message
+        with the same key in that conversation is returned and nothing is written.
+        ``req.mentions`` (only non-empty where ``explicit_mentions``) are linked.
+        ``req.embedding`` is set when an embedder is configured.
+        """
+
+    @abstractmethod
+    async def add_messages(self, req: rq.AddMessages) -> list[Message]:
+        """Append one batch (at most ``max_bulk_messages``) in order, in one transaction
+        or request where the store allows, and return the stored messages in order.
+        ``NewMessage.timestamp`` is only set where ``caller_timestamps``."""
+
+    @abstractmethod
+    async def create_conversation(self, req: rq.CreateConversation) -> Conversation:
+        """Create the conversation of ``req.target`` (or return the existing one, filling
+        a title or metadata it lacks) and return its header, without messages."""
+
+    @abstractmethod
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
+        """The conversation with its newest ``req.limit`` messages, oldest first, created
+        strictly after ``req.since`` (filter in the store where ``server_side_since``;
+        otherwise the contract filters the returned page). A missing session reads as an
+        empty conversation with a stable id where ``auto_create_conversation``, else
+        ``NotFoundError``."""
+
+    @abstractmethod
+    async def list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
+        """At most ``req.limit`` conversation headers of ``req.scope``, most recently
+        updated first."""
+
+    @abstractmethod
+    async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        """At most ``req.limit`` hits, best first, each with ``score`` in 0..1 on the scale
+        of :mod:`memory_core.scoring` (cosine for vector hits). ``req.target`` is ``None``
+        only where ``search_global``; ``req.threshold`` and ``req.metadata_filters`` are
+        only set where the backend declared it honours them, and must then be applied."""
+
+    @abstractmethod
+    async def clear_session(self, target: rq.Target) -> bool:
+        """Delete the whole conversation of ``target``: True if something was deleted,
+        False (not an error) when there was nothing."""
+
+    async def get_context(self, req: rq.GetContext) -> str:
+        """Prompt text for ``req.target``. The default (any backend) is the newest
+        ``req.max_messages`` plus, with ``req.query``, up to ``req.max_hits`` search hits
+        not already among them, formatted by :func:`~memory_core.summary.format_context`.
+        Override only when the store has a better source (NAMS: its context endpoint)."""
+        conversation = await self.get_conversation(
+            rq.GetConversation(target=req.target, limit=req.max_messages, since=None)
+        )
+        relevant: Sequence[Message] = []
+        if req.query:
+            seen = {m.id for m in conversation.messages}
+            hits = await self.search_messages(
+                rq.SearchMessages(
+                    query=req.query,
+                    target=req.target,
+                    limit=req.max_hits + len(seen),
+                    threshold=None,
+                    metadata_filters={},
+                    query_embedding=None,
+                    scope=req.target.scope,
+                )
+            )
+            relevant = [m for m in hits if m.id not in seen][: req.max_hits]
+        return format_context(conversation.messages, relevant)
+
+    def unimplemented(self, method: str) -> NotSupportedError:
+        return NotSupportedError(
+            self.name,
+            method,
+            "not implemented by this backend",
+            "check backend.capabilities before calling",
+        )
+
+    # Optional hooks: required exactly when their capability flag is True (checked when a
+    # subclass is defined, see HOOKS_FOR_FLAG).
+
+    async def list_sessions(self, req: rq.ListSessions) -> list[SessionInfo]:
+        """``list_sessions``: rows of ``req.scope``'s sessions whose id starts with
+        ``req.prefix`` (a literal prefix: no pattern characters), ordered by
+        ``req.order_by``/``req.order_dir`` with ties broken by session id ascending, then
+        ``req.offset`` skipped and ``req.limit`` kept."""
+        raise self.unimplemented("list_sessions")
+
+    async def delete_message(self, req: rq.DeleteMessage) -> bool:
+        """``delete_message``: delete one message of ``req.scope`` and its mentions, keep
+        the rest in order. False when no such message is visible to the caller."""
+        raise self.unimplemented("delete_message")
+
+    async def get_observations(self, target: rq.Target) -> list[dict[str, Any]]:
+        """``observations``: the store's observation records for ``target``."""
+        raise self.unimplemented("get_observations")
+
+    async def get_reflections(self, target: rq.Target) -> list[dict[str, Any]]:
+        """``reflections``: the store's reflection records for ``target``."""
+        raise self.unimplemented("get_reflections")
+
+    async def get_extraction_status(self, target: rq.Target) -> ExtractionStatus:
+        """``extraction_status``: per-message extraction progress for ``target``."""
+        raise self.unimplemented("get_extraction_status")
+
+    async def add_entity(self, req: rq.AddEntity) -> Entity:
+        """``entities``: create the entity, or return the one of ``req.scope`` with the
+        same name and type."""
+        raise self.unimplemented("add_entity")
+
+    async def find_entities(self, req: rq.FindEntities) -> list[Entity]:
+        """``entities``: at most ``req.limit`` entities of ``req.scope`` whose id equals
+        ``req.identifier`` or whose name equals it ignoring case, exact matches first."""
+        raise self.unimplemented("find_entities")
+
+    async def delete_entity(self, req: rq.DeleteEntity) -> bool:
+        """``delete_entity``: delete the entity of ``req.scope`` and the mentions linking
+        messages to it (the messages stay). False when there is no such entity."""
+        raise self.unimplemented("delete_entity")
+
+    # ------------------------------------------------------------------ transfer
+
+    def bulk_transfer(self) -> BulkTransfer | None:
+        """Optional fast path of :mod:`memory_core.transfer`: an object that reads and
+        writes archive records directly, keeping ids, sequence numbers and timestamps
+        (see :class:`memory_core.transfer.BulkTransfer`). ``None`` (the default) means
+        transfers go through the public methods."""
+        return None

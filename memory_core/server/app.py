@@ -1,0 +1,447 @@
+"""The NAMS-compatible ASGI app (FastAPI): the wire contract of :mod:`memory_core.nams_wire`
+served over any backend opened by URL.
+
+``create_app("memory://", api_keys=["key"])`` returns the app; run it with any ASGI
+server, or with ``memory-core serve`` (:mod:`.cli`), which also supports dropped-connection
+faults. The OpenAPI document is at ``/openapi.json``. There is no ``/docs`` page: Swagger UI
+would load its assets from a CDN and be blank offline; point any OpenAPI viewer at
+``/openapi.json`` instead.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import asynccontextmanager
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, FastAPI, Query, Request, Response, Security
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from memory_core import (
+    AuthenticationError,
+    ConfigurationError,
+    MemoryBackend,
+    MemoryCoreError,
+    NotFoundError,
+    NotSupportedError,
+    RateLimitedError,
+    open_backend,
+)
+from memory_core.requests import Summarizer
+from memory_core.settings import redact_url
+
+from .. import nams_wire as wire
+from .auth import ApiKeys, AuthMiddleware, resolve_workspace
+from .errors import ApiError, CatchAllMiddleware, check_limit
+from .faults import FaultMiddleware, Faults, FaultSettings
+from .hosted import HostedMemory
+from .limits import (
+    BodyLimitMiddleware,
+    ServerLimits,
+    check_content,
+    check_conversation_metadata,
+    check_name,
+    check_query,
+)
+from .logsafe import escape
+from .traffic import RequestLogMiddleware, Traffic
+
+DEFAULT_BACKEND_URL = "memory://"
+log = logging.getLogger("memory_core.server")
+
+_bearer = HTTPBearer(auto_error=False, description="an API key of this server")
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": wire.ErrorOut} for status in (400, 401, 403, 404, 413, 429, 503)
+}
+
+
+# ---------------------------------------------------------------------- dependencies
+
+
+async def _workspace(
+    request: Request,
+    _credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)] = None,
+) -> str:
+    """Authenticate the request and return its workspace (also noted for the log)."""
+    keys: ApiKeys = request.app.state.keys
+    workspace = resolve_workspace(
+        keys, request.headers.get("authorization"), request.headers.get(wire.WORKSPACE_HEADER)
+    )
+    request.state.workspace = workspace
+    return workspace
+
+
+async def _hosted(request: Request) -> HostedMemory:
+    hosted: HostedMemory | None = getattr(request.app.state, "hosted", None)
+    if hosted is None:
+        raise ApiError(503, wire.ErrorCode.UNAVAILABLE, "the backing store is not open")
+    return hosted
+
+
+async def _limits(request: Request) -> ServerLimits:
+    limits: ServerLimits = request.app.state.limits
+    return limits
+
+
+Workspace = Annotated[str, Depends(_workspace)]
+Hosted = Annotated[HostedMemory, Depends(_hosted)]
+Limited = Annotated[ServerLimits, Depends(_limits)]
+PageLimit = Annotated[int | None, Query(ge=1, le=wire.MAX_PAGE, description="1..200")]
+
+
+# ---------------------------------------------------------------------- routes
+
+
+def _api_router() -> APIRouter:
+    router = APIRouter(prefix=wire.API_PREFIX, responses=_ERRORS)
+
+    @router.post(wire.CONVERSATIONS, status_code=201, tags=["conversations"])
+    async def create_conversation(
+        workspace: Workspace,
+        hosted: Hosted,
+        limits: Limited,
+        body: wire.ConversationCreate | None = None,
+    ) -> wire.ConversationOut:
+        """Create a conversation; the server issues its id."""
+        body = body or wire.ConversationCreate()
+        check_name(limits, body.user_id, "userId")
+        metadata = check_conversation_metadata(limits, body.metadata)
+        return await hosted.create_conversation(workspace, body.user_id, metadata)
+
+    @router.get(wire.CONVERSATIONS, tags=["conversations"])
+    async def list_conversations(
+        workspace: Workspace,
+        hosted: Hosted,
+        limit: PageLimit = None,
+        cursor: str | None = None,
+        user_id: Annotated[str | None, Query(alias="userId")] = None,
+    ) -> wire.ConversationPage:
+        """Conversations, most recently updated first; follow ``next_cursor``."""
+        count = check_limit(limit, wire.DEFAULT_CONVERSATIONS_PAGE)
+        return await hosted.list_conversations(workspace, user_id, count, cursor or None)
+
+    @router.get(wire.CONVERSATION, tags=["conversations"])
+    async def get_conversation(
+        conversation_id: str, workspace: Workspace, hosted: Hosted
+    ) -> wire.ConversationOut:
+        """The conversation header (messages are at ``.../messages``)."""
+        return await hosted.get_conversation(workspace, conversation_id)
+
+    @router.delete(wire.CONVERSATION, status_code=204, tags=["conversations"])
+    async def delete_conversation(
+        conversation_id: str, workspace: Workspace, hosted: Hosted
+    ) -> Response:
+        """Delete the conversation and its messages."""
+        await hosted.delete_conversation(workspace, conversation_id)
+        return Response(status_code=204)
+
+    @router.get(wire.MESSAGES, response_model_exclude_none=True, tags=["messages"])
+    async def list_messages(
+        conversation_id: str, workspace: Workspace, hosted: Hosted, limit: PageLimit = None
+    ) -> wire.MessageList:
+        """The newest messages, newest first (default 50, at most 200)."""
+        count = check_limit(limit, wire.DEFAULT_MESSAGES_PAGE)
+        items = await hosted.list_messages(workspace, conversation_id, count)
+        return wire.MessageList(messages=items)
+
+    @router.post(
+        wire.MESSAGES, status_code=201, response_model_exclude_none=True, tags=["messages"]
+    )
+    async def add_message(
+        conversation_id: str,
+        body: wire.MessageIn,
+        workspace: Workspace,
+        hosted: Hosted,
+        limits: Limited,
+    ) -> wire.MessageCreated:
+        """Append a message (the response has no ``createdAt``)."""
+        check_content(limits, body.content)
+        return await hosted.add_message(workspace, conversation_id, body)
+
+    @router.post(
+        wire.MESSAGES_BULK, status_code=201, response_model_exclude_none=True, tags=["messages"]
+    )
+    async def add_messages(
+        conversation_id: str,
+        body: wire.BulkIn,
+        workspace: Workspace,
+        hosted: Hosted,
+        limits: Limited,
+    ) -> wire.MessageList:
+        """Append 1..100 messages in order."""
+        if not 1 <= len(body.messages) <= wire.MAX_BULK:
+            raise ApiError(
+                400,
+                wire.ErrorCode.BULK_TOO_LARGE if body.messages else wire.ErrorCode.INVALID_REQUEST,
+                f"a bulk write carries 1..{wire.MAX_BULK} messages, got {len(body.messages)}",
+            )
+        for i, message in enumerate(body.messages):
+            check_content(limits, message.content, f"messages[{i}].content")
+        items = await hosted.add_messages(workspace, conversation_id, body.messages)
+        return wire.MessageList(messages=items)
+
+    @router.post(wire.SEARCH, response_model_exclude_none=True, tags=["messages"])
+    async def search_messages(
+        conversation_id: str,
+        body: wire.SearchIn,
+        workspace: Workspace,
+        hosted: Hosted,
+        limits: Limited,
+    ) -> wire.SearchOut:
+        """Messages of this conversation matching ``query``, best first, with a score."""
+        count = check_limit(body.limit, wire.DEFAULT_SEARCH_LIMIT)
+        check_query(limits, body.query)
+        if not body.query.strip():
+            raise ApiError(400, wire.ErrorCode.INVALID_REQUEST, "query must not be empty")
+        return await hosted.search(workspace, conversation_id, body.query, count)
+
+    @router.get(wire.CONTEXT, response_model_exclude_none=True, tags=["memory"])
+    async def get_context(
+        conversation_id: str, workspace: Workspace, hosted: Hosted
+    ) -> wire.ContextOut:
+        """Reflections, observations and recent messages (newest first)."""
+        return await hosted.context(workspace, conversation_id)
+
+    @router.get(wire.OBSERVATIONS, response_model_exclude_none=True, tags=["memory"])
+    async def get_observations(
+        conversation_id: str, workspace: Workspace, hosted: Hosted
+    ) -> wire.ObservationList:
+        """Observations (empty unless the server has a summarizer)."""
+        return await hosted.observations(workspace, conversation_id)
+
+    @router.get(wire.REFLECTIONS, response_model_exclude_none=True, tags=["memory"])
+    async def get_reflections(
+        conversation_id: str, workspace: Workspace, hosted: Hosted
+    ) -> wire.ReflectionList:
+        """Reflections (empty unless the server has a summarizer)."""
+        return await hosted.reflections(workspace, conversation_id)
+
+    @router.get(wire.EXTRACTION_STATUS, response_model_exclude_none=True, tags=["memory"])
+    async def get_extraction_status(
+        conversation_id: str, workspace: Workspace, hosted: Hosted
+    ) -> wire.ExtractionStatusOut:
+        """Per-message extraction state and a count per state."""
+        return await hosted.extraction_status(workspace, conversation_id)
+
+    @router.post(wire.ENTITIES, status_code=201, tags=["entities"])
+    async def add_entity(
+        body: wire.EntityIn, workspace: Workspace, hosted: Hosted, limits: Limited
+    ) -> wire.EntityOut:
+        """Create an entity, or merge into the existing one with that name and type."""
+        if not body.name.strip():
+            raise ApiError(400, wire.ErrorCode.INVALID_REQUEST, "name must not be empty")
+        check_name(limits, body.name, "name")
+        if body.description is not None:
+            check_content(limits, body.description, "description")
+        return await hosted.add_entity(workspace, body)
+
+    @router.post(wire.ENTITIES_SEARCH, tags=["entities"])
+    async def search_entities(
+        body: wire.EntitySearchIn, workspace: Workspace, hosted: Hosted, limits: Limited
+    ) -> wire.EntitySearchOut:
+        """Entities whose id or name (ignoring case) equals ``query``."""
+        count = check_limit(body.limit, wire.DEFAULT_SEARCH_LIMIT)
+        check_query(limits, body.query)
+        if not body.query.strip():
+            raise ApiError(400, wire.ErrorCode.INVALID_REQUEST, "query must not be empty")
+        return await hosted.search_entities(workspace, body.query, body.type, count)
+
+    return router
+
+
+def _admin_router() -> APIRouter:
+    """Test-only routes to turn fault knobs and read the request record."""
+    router = APIRouter(prefix="/_admin", tags=["test admin"], dependencies=[Depends(_workspace)])
+
+    @router.get("/faults")
+    async def get_faults(request: Request) -> dict[str, Any]:
+        faults: Faults = request.app.state.faults
+        return faults.snapshot()
+
+    @router.post("/faults")
+    async def set_faults(request: Request, body: FaultSettings) -> dict[str, Any]:
+        faults: Faults = request.app.state.faults
+        faults.set(**body.model_dump(exclude_none=True))
+        return faults.snapshot()
+
+    @router.delete("/faults", status_code=204)
+    async def reset_faults(request: Request) -> Response:
+        request.app.state.faults.reset()
+        return Response(status_code=204)
+
+    @router.get("/traffic")
+    async def get_traffic(request: Request) -> list[dict[str, Any]]:
+        traffic: Traffic = request.app.state.traffic
+        return traffic.as_json()
+
+    @router.delete("/traffic", status_code=204)
+    async def clear_traffic(request: Request) -> Response:
+        request.app.state.traffic.clear()
+        return Response(status_code=204)
+
+    return router
+
+
+# ---------------------------------------------------------------------- errors
+
+
+def _error(status: int, code: str, message: str, details: Any = None, **headers: str) -> Response:
+    return JSONResponse(
+        wire.error_body(code, message, details), status_code=status, headers=headers
+    )
+
+
+async def _on_api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers)
+
+
+async def _on_http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StarletteHTTPException)
+    code = wire.code_for_status(exc.status_code)
+    message = exc.detail if isinstance(exc.detail, str) else "request failed"
+    return _error(exc.status_code, code, message, **(exc.headers or {}))
+
+
+async def _on_validation_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    problems = [
+        {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))}
+        for e in exc.errors()
+    ]
+    if any(p["loc"] and p["loc"][-1] == "limit" for p in problems):
+        return _error(400, wire.ErrorCode.INVALID_LIMIT, "limit must be 1..200", problems)
+    return _error(400, wire.ErrorCode.INVALID_REQUEST, "invalid request", problems)
+
+
+async def _on_core_error(request: Request, exc: Exception) -> Response:
+    """Errors of the backing store, translated; nothing of the request is echoed."""
+    assert isinstance(exc, MemoryCoreError)
+    kind = wire.answer_for(exc)
+    if kind.error is NotFoundError:
+        return _error(kind.status, kind.code, "not found")
+    if isinstance(exc, NotSupportedError):
+        return _error(kind.status, kind.code, exc.message)
+    if kind.served:
+        return _error(kind.status, kind.code, str(exc))
+    if isinstance(exc, RateLimitedError | AuthenticationError):
+        log.error("backing store refused: %s", type(exc).__name__)
+    else:
+        log.error("backing store failed: %s", escape(str(exc)))
+    return _error(kind.status, kind.code, "the backing store is unavailable")
+
+
+# ---------------------------------------------------------------------- factory
+
+
+def open_store(backend_url: str, options: Mapping[str, Any] | None = None) -> MemoryBackend:
+    """The backing store (not yet connected), opened multi-tenant so workspaces stay
+    apart; a backend that cannot be multi-tenant is a :class:`ConfigurationError`."""
+    try:
+        return open_backend(backend_url, multi_tenant=True, **dict(options or {}))
+    except NotSupportedError as exc:
+        raise ConfigurationError(
+            f"{redact_url(backend_url)} cannot keep workspaces apart ({exc.message}); "
+            "the NAMS server needs a backend with multi_tenant support"
+        ) from None
+
+
+def create_app(
+    backend_url: str = DEFAULT_BACKEND_URL,
+    *,
+    api_keys: ApiKeys | Iterable[str] | None = None,
+    backend_options: Mapping[str, Any] | None = None,
+    summarizer: Summarizer | None = None,
+    observation_window: int = 10,
+    extraction_delay: float = 0.0,
+    faults: Faults | None = None,
+    traffic: Traffic | None = None,
+    admin: bool = False,
+    limits: ServerLimits | None = None,
+) -> FastAPI:
+    """The NAMS-compatible app over the backend ``backend_url`` names.
+
+    ``api_keys``: :class:`ApiKeys`, or ``KEY`` / ``KEY=WORKSPACE`` strings; ``None`` reads
+    ``NAMS_SERVER_API_KEYS``; an empty list serves without keys. The backing store is
+    opened (``multi_tenant=True`` plus ``backend_options``) when the app starts and closed
+    when it stops. ``summarizer`` (``list[Message] -> str``) enables observations (one per
+    ``observation_window`` messages) and reflections. ``extraction_delay`` (test mode)
+    keeps each message's extraction pending for that many seconds. ``admin`` adds the test-only
+    ``/_admin`` routes; ``faults`` and ``traffic`` are also on ``app.state``.
+    ``limits`` (default: :meth:`ServerLimits.from_env`) bounds request bodies and fields;
+    the backing store is opened with matching library limits.
+    """
+    if isinstance(api_keys, ApiKeys):
+        keys = api_keys
+    elif api_keys is None:
+        keys = ApiKeys.from_env()
+    else:
+        keys = ApiKeys.parse(api_keys)
+    if isinstance(observation_window, bool) or not isinstance(observation_window, int):
+        raise ConfigurationError("observation_window must be an int >= 1")
+    if observation_window < 1:
+        raise ConfigurationError("observation_window must be an int >= 1")
+    if (
+        isinstance(extraction_delay, bool)
+        or not isinstance(extraction_delay, int | float)
+        or not extraction_delay >= 0
+    ):
+        raise ConfigurationError("extraction_delay must be a number of seconds >= 0")
+    limits = limits or ServerLimits.from_env()
+    options = {"limits": limits.library(), **(backend_options or {})}
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        try:
+            backend = open_store(backend_url, options)
+            await backend.connect()
+        except MemoryCoreError as exc:
+            app.state.startup_error = exc
+            raise
+        app.state.hosted = HostedMemory(
+            backend,
+            summarizer=summarizer,
+            observation_window=observation_window,
+            extraction_delay=float(extraction_delay),
+        )
+        log.info("NAMS API over %s", backend.describe())
+        try:
+            yield
+        finally:
+            app.state.hosted = None
+            await backend.close()
+
+    app = FastAPI(
+        title="memory-core NAMS-compatible API",
+        description="The Neo4j Agent Memory Service wire contract over any memory-core backend.",
+        version="1",
+        lifespan=lifespan,
+        openapi_url="/openapi.json",
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.keys = keys
+    app.state.limits = limits
+    app.state.faults = faults or Faults()
+    app.state.traffic = traffic or Traffic()
+    app.state.hosted = None
+    app.state.startup_error = None
+    app.include_router(_api_router())
+    if admin:
+        app.include_router(_admin_router())
+    app.add_exception_handler(ApiError, _on_api_error)
+    app.add_exception_handler(StarletteHTTPException, _on_http_error)
+    app.add_exception_handler(RequestValidationError, _on_validation_error)
+    app.add_exception_handler(MemoryCoreError, _on_core_error)
+    # The last added runs first: log, faults, then the key (401 before anything else is
+    # looked at), then the body size, then the handlers.
+    app.add_middleware(CatchAllMiddleware)
+    app.add_middleware(BodyLimitMiddleware, limit=limits.max_body_bytes)
+    app.add_middleware(AuthMiddleware, keys=keys)
+    app.add_middleware(FaultMiddleware, faults=app.state.faults)
+    app.add_middleware(RequestLogMiddleware, traffic=app.state.traffic)
+    return app

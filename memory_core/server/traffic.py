@@ -1,0 +1,124 @@
+"""One log line per request, and an in-memory record of recent requests for tests.
+
+The log line names the method, path, status, duration and workspace — never the API key,
+a header value or any message content — with control characters escaped (a client's
+``%0D%0A`` cannot forge a line). Tests read :class:`Traffic` (``app.state.traffic``
+or ``GET /_admin/traffic``) to count requests and TCP connections (the client address of
+a request identifies its connection).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .faults import ASGIApp, Message, Receive, Scope, Send
+from .logsafe import escape
+
+log = logging.getLogger("memory_core.server")
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """One handled request. ``status`` is ``None`` when the connection was dropped."""
+
+    method: str
+    path: str
+    status: int | None
+    client: tuple[str, int] | None
+    workspace: str | None
+    duration_ms: float
+
+
+class Traffic:
+    """The last ``size`` requests, thread-safe."""
+
+    def __init__(self, size: int = 10_000) -> None:
+        self._lock = threading.Lock()
+        self._records: deque[RequestRecord] = deque(maxlen=size)
+        self._total = 0
+
+    def add(self, record: RequestRecord) -> None:
+        with self._lock:
+            self._records.append(record)
+            self._total += 1
+
+    @property
+    def total(self) -> int:
+        """How many requests were ever recorded (a mark for :meth:`since`)."""
+        with self._lock:
+            return self._total
+
+    def since(self, total: int) -> list[RequestRecord]:
+        """The requests recorded after :attr:`total` was ``total`` (at most the last
+        ``size``: positions in the record itself shift once it is full)."""
+        with self._lock:
+            newer = self._total - total
+            return list(self._records)[-newer:] if newer > 0 else []
+
+    def records(self) -> list[RequestRecord]:
+        with self._lock:
+            return list(self._records)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._records.clear()
+
+    def as_json(self) -> list[dict[str, Any]]:
+        return [asdict(r) for r in self.records()]
+
+
+class RequestLogMiddleware:
+    """Outermost middleware: times each request, logs it and records it."""
+
+    def __init__(self, app: ASGIApp, traffic: Traffic) -> None:
+        self.app = app
+        self.traffic = traffic
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        state = scope.setdefault("state", {})
+        done: list[bool] = []
+
+        # Recorded when the response starts, so a client that has its answer can count
+        # on the record being there already.
+        async def watch(message: Message) -> None:
+            if message["type"] == "http.response.start" and not done:
+                done.append(True)
+                self._record(scope, int(message["status"]), state.get("workspace"), started)
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch)
+        finally:
+            if not done:
+                status = None if state.get("dropped") else 500
+                self._record(scope, status, state.get("workspace"), started)
+
+    def _record(self, scope: Scope, status: int | None, workspace: Any, started: float) -> None:
+        duration = (time.perf_counter() - started) * 1000
+        client = scope.get("client")
+        record = RequestRecord(
+            method=scope["method"],
+            path=scope["path"],
+            status=status,
+            client=(str(client[0]), int(client[1])) if client else None,
+            workspace=workspace if isinstance(workspace, str) else None,
+            duration_ms=round(duration, 3),
+        )
+        self.traffic.add(record)
+        log.info(
+            "%s %s %s %.1fms workspace=%s",
+            escape(record.method),
+            escape(record.path),
+            "dropped" if status is None else status,
+            duration,
+            escape(record.workspace or "-"),
+        )

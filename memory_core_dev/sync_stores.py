@@ -1,0 +1,89 @@
+"""Real stores of each backend kind, opened through :mod:`memory_core.sync`.
+
+``sync_store`` (import it into a conftest) is parametrized over the embedded backend (a
+SQLite file), Bolt (the run's real Neo4j) and NAMS (the run's NAMS-compatible server, a
+fresh workspace per test). Tests make their sessions with :meth:`SyncStore.session`,
+which works in either NAMS mode (server-issued ids or caller-named sessions); every
+session made is cleared afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+
+import pytest
+
+from memory_core.integrations import start_session
+from memory_core.sync import SyncMemoryBackend, open_backend
+from memory_core_dev.nams_server import API_KEY
+
+STORE_KINDS = [
+    pytest.param("embedded", id="embedded"),
+    pytest.param("bolt", id="bolt", marks=pytest.mark.neo4j),
+    pytest.param("nams", id="nams", marks=pytest.mark.nams),
+]
+
+
+@dataclass
+class SyncStore:
+    """One real store: open blocking backends on it and make sessions in it."""
+
+    kind: str
+    url: str
+    options: dict[str, Any]
+    opened: list[SyncMemoryBackend] = field(default_factory=list)
+    sessions: list[str] = field(default_factory=list)
+    tag: str = field(default_factory=lambda: uuid4().hex[:10])
+
+    def open(self, **extra: Any) -> SyncMemoryBackend:
+        """A new blocking backend on the store (closed after the test)."""
+        memory = open_backend(self.url, **{**self.options, **extra})
+        memory.connect()
+        self.opened.append(memory)
+        return memory
+
+    @property
+    def memory(self) -> SyncMemoryBackend:
+        """The first backend opened on the store."""
+        return self.opened[0]
+
+    def session(self, name: str = "s") -> str:
+        """A new session usable on this store (server-issued id on NAMS today)."""
+        session_id = start_session(self.memory, f"{name}-{self.tag}-{len(self.sessions)}")
+        self.sessions.append(session_id)
+        return session_id
+
+    def close(self) -> None:
+        try:
+            for session_id in self.sessions:
+                self.memory.clear_session(session_id)
+        finally:
+            for memory in self.opened:
+                memory.close()
+
+
+def store_location(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> SyncStore:
+    """Where a store of ``kind`` lives for this test."""
+    if kind == "embedded":
+        return SyncStore(kind, f"sqlite:///{tmp_path / 'sync.db'}", {})
+    if kind == "bolt":
+        server = request.getfixturevalue("neo4j_server")
+        return SyncStore(kind, server.uri, {"auth": server.auth})
+    server = request.getfixturevalue("nams_server")
+    options = {"api_key": API_KEY, "workspace_id": server.workspace("sync"), "trust_env": False}
+    return SyncStore(kind, server.url, options)
+
+
+@pytest.fixture(params=STORE_KINDS)
+def sync_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SyncStore]:
+    """A real store of each backend kind with one blocking backend already open."""
+    store = store_location(request.param, request, tmp_path)
+    store.open()
+    try:
+        yield store
+    finally:
+        store.close()

@@ -1,0 +1,177 @@
+"""Check the import graph of the ``memory_core`` package: no cycles, and the layout's
+directions (DESIGN: the core imports no backend, a backend imports the core only, no
+backend imports another, nothing imports the server or the conformance suite except
+themselves and the CLI).
+
+python scripts/check_imports.py      # exit 1 and name every cycle and wrong-way import
+
+Every import counts, also one inside a function (a lazy import still ties the two modules
+together); imports under ``if TYPE_CHECKING:`` do not (they never run). ``from pkg import
+name`` depends on ``pkg.name`` where that is a module, else on the package's ``__init__``.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "memory_core"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            yield from (n for n in node.orelse for n in _imports_of(n))
+            continue
+        yield from _imports_of(node)
+
+
+def _imports_of(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        yield node
+        return
+    if isinstance(node, ast.If) and _is_type_checking(node):
+        return
+    yield from _imports(node)
+
+
+def targets(name: str, is_package: bool, tree: ast.AST, known: set[str]) -> set[str]:
+    """The modules of ``known`` that module ``name`` imports."""
+    found: set[str] = set()
+    package = name if is_package else name.rpartition(".")[0]
+    for node in _imports(tree):
+        if isinstance(node, ast.Import):
+            bases = [alias.name for alias in node.names]
+            candidates = bases
+        else:
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, *([node.module] if node.module else [])])
+            else:
+                base = node.module or ""
+            # ``from pkg import mod`` imports the module; ``from pkg import name``, the package
+            candidates = [
+                f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
+                for alias in node.names
+            ]
+        for candidate in candidates:
+            # the module itself where it is one, else the nearest package that is
+            while candidate and candidate not in known:
+                candidate = candidate.rpartition(".")[0]
+            if candidate and candidate != name:
+                found.add(candidate)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    files = sorted((ROOT / PACKAGE).rglob("*.py"))
+    names = {module_name(f): f for f in files}
+    known = set(names)
+    return {
+        name: targets(name, path.name == "__init__.py", ast.parse(path.read_text()), known)
+        for name, path in names.items()
+    }
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(edges.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                item = stack.pop()
+                on_stack.discard(item)
+                component.append(item)
+                if item == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    sys.setrecursionlimit(10_000)
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def _area(module: str) -> str:
+    """``backends.<name>``, ``server``, ``conformance`` or ``core``."""
+    parts = module.split(".")[1:]
+    if parts[:1] == ["backends"] and len(parts) > 1:
+        return f"backends.{parts[1]}"
+    if parts[:1] in (["server"], ["conformance"]):
+        return parts[0]
+    return "core"
+
+
+# what each area may import besides itself (the CLI starts the server and the suite)
+ALLOWED = {
+    "core": {"core"},
+    "server": {"core"},
+    "conformance": {"core"},
+}
+LAZY_ENTRY_POINTS = {"memory_core.cli"}  # imports the server/suite by dotted path only
+
+
+def wrong_way(edges: dict[str, set[str]]) -> list[str]:
+    found = []
+    for source, imported in sorted(edges.items()):
+        area = _area(source)
+        for target in sorted(imported):
+            other = _area(target)
+            if other == area:
+                continue
+            allowed = ALLOWED.get(area, {"core"})  # a backend: the core only
+            if other not in allowed and source not in LAZY_ENTRY_POINTS:
+                found.append(f"{source} ({area}) imports {target} ({other})")
+    return found
+
+
+def main() -> int:
+    edges = graph()
+    problems = [f"import cycle: {' <-> '.join(c)}" for c in cycles(edges)]
+    problems += [f"wrong direction: {line}" for line in wrong_way(edges)]
+    for problem in problems:
+        print(problem)
+    if problems:
+        return 1
+    count = sum(len(v) for v in edges.values())
+    print(f"{len(edges)} modules, {count} imports: no cycle, every import in its direction")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

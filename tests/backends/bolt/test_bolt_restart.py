@@ -1,0 +1,57 @@
+"""Neo4j restarts under a connected backend: the next operations reconnect and succeed.
+
+Every pooled connection is dead after the restart. The managed transactions the backend
+uses fail before COMMIT on such a connection, so the driver retries them on a fresh one
+(a transaction that never committed cannot be applied twice): the first operation after
+the restart — a read or a write without an idempotency key — works and writes once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import anyio
+import pytest
+
+from memory_core import open_backend
+from memory_core.backends.bolt import BoltBackend, BoltStore
+from memory_core_dev.neo4j_fixtures import Neo4jHandle
+
+from .helpers import Graph, chain
+
+pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
+
+
+async def test_operations_succeed_after_restart(
+    neo4j_server: Neo4jHandle, graph: Graph, unique: Callable[[str], str]
+) -> None:
+    """One restart under two connected backends: ``bolt://`` (direct) and ``neo4j://``
+    (routing, which must also refresh its routing table)."""
+    sessions = {scheme: unique(f"restart-{scheme}") for scheme in ("bolt", "neo4j")}
+    backends: dict[str, BoltBackend] = {}
+    for scheme in sessions:
+        url = neo4j_server.uri.replace("bolt://", f"{scheme}://", 1)
+        backend = open_backend(url, max_transaction_retry_time=120)
+        assert isinstance(backend.store, BoltStore)
+        backends[scheme] = backend
+    try:
+        for scheme, backend in backends.items():
+            await backend.add_message(sessions[scheme], "user", "before")
+            await backend.get_conversation(sessions[scheme])  # the pool holds live connections
+
+        await anyio.to_thread.run_sync(neo4j_server.restart)
+
+        for scheme, backend in backends.items():
+            session = sessions[scheme]
+            # A non-idempotent write first: retried by the driver, stored exactly once.
+            await backend.add_message(session, "assistant", "first after restart")
+            read = await backend.get_conversation(session)
+            assert [m.content for m in read.messages] == ["before", "first after restart"]
+            await backend.add_message(session, "user", "keyed", idempotency_key="k")
+            await backend.add_message(session, "user", "keyed", idempotency_key="k")
+            hits = await backend.search_messages("restart", session_id=session)
+            assert [h.content for h in hits] == ["first after restart"]
+            assert chain(graph, session) == ["before", "first after restart", "keyed"]
+    finally:
+        for backend in backends.values():
+            await backend.close()

@@ -1,0 +1,115 @@
+"""Fixtures and helpers for the embedded backend's tests (imported by each test module)."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from memory_core.backends.embedded import EmbeddedBackend
+
+TABLES = ("conversations", "messages", "entities", "mentions", "schema_info")
+
+
+@pytest.fixture(name="memory")
+async def memory_fixture() -> AsyncIterator[EmbeddedBackend]:
+    """A fresh private ``memory://`` backend, opened."""
+    async with EmbeddedBackend("memory://") as backend:
+        yield backend
+
+
+@pytest.fixture(name="tenants")
+async def tenants_fixture() -> AsyncIterator[EmbeddedBackend]:
+    """A fresh multi-tenant ``memory://`` backend, opened."""
+    async with EmbeddedBackend("memory://", multi_tenant=True) as backend:
+        yield backend
+
+
+@pytest.fixture(name="db_url")
+def db_url_fixture(tmp_path: Path) -> str:
+    """A ``sqlite:///`` URL of a file that does not exist yet (absolute path)."""
+    return f"sqlite:///{tmp_path / 'nested' / 'store.db'}"
+
+
+async def snapshot(backend: EmbeddedBackend) -> dict[str, Any]:
+    """Every row of every table plus the FTS index content: equal snapshots mean nothing
+    was written."""
+
+    def read(conn: sqlite3.Connection) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            table: sorted(tuple(row) for row in conn.execute(f"SELECT * FROM {table}"))
+            for table in TABLES
+        }
+        data["fts"] = sorted(
+            tuple(row) for row in conn.execute("SELECT rowid, content FROM messages_fts")
+        )
+        return data
+
+    return await backend.store._store.call(read, write=False)
+
+
+async def count_rows(backend: EmbeddedBackend, table: str) -> int:
+    """How many rows ``table`` holds."""
+    return await backend.store._store.call(
+        lambda conn: conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0], write=False
+    )
+
+
+async def fts_integrity(backend: EmbeddedBackend) -> None:
+    """Raise if the FTS index disagrees with the messages table."""
+
+    def check(conn: sqlite3.Connection) -> None:
+        conn.execute("INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)")
+
+    await backend.store._store.call(check, write=True)
+
+
+def record_threads(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[int]:
+    """Wrap ``owner.name`` (a ``work(conn, req)`` function) so that each call records the
+    thread it ran in; the list of those threads, in order."""
+    seen: list[int] = []
+    real = getattr(owner, name)
+
+    def spy(conn: sqlite3.Connection, req: Any) -> Any:
+        seen.append(threading.get_ident())
+        return real(conn, req)
+
+    monkeypatch.setattr(owner, name, spy)
+    return seen
+
+
+async def loop_ticks(
+    call: Callable[[], Awaitable[Any]], beside: Callable[[], None], settle: float = 0.0
+) -> int:
+    """Await ``call()`` while ``beside`` runs in a thread of its own (started ``settle``
+    seconds before the call); how often a 10 ms ticker ran on the event loop meanwhile
+    (a call that blocked the loop lets it tick hardly at all)."""
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await anyio.sleep(0.01)
+            ticks += 1
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ticker)
+        thread = threading.Thread(target=beside)
+        thread.start()
+        await anyio.sleep(settle)
+        await call()
+        thread.join()
+        group.cancel_scope.cancel()
+    return ticks
+
+
+def busy() -> sqlite3.OperationalError:
+    """The error ``sqlite3`` raises when another connection holds the lock."""
+    exc = sqlite3.OperationalError("database is locked")
+    exc.sqlite_errorcode = sqlite3.SQLITE_BUSY  # type: ignore[attr-defined]
+    return exc

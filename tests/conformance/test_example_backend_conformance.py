@@ -1,0 +1,11 @@
+"""The README example: the suite on a new backend with a two-line class."""
+
+from __future__ import annotations
+
+import tests.conformance.toy_register  # noqa: F401  (registers toy://)
+from memory_core.conformance import ConformanceSuite
+
+
+class TestToyConformance(ConformanceSuite):
+    backend_url = "toy://"
+    throwaway_store = True  # every toy:// instance is a private in-memory store

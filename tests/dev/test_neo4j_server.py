@@ -1,0 +1,114 @@
+"""The real Neo4j server that the suite starts (memory_core_dev/neo4j_server.py)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+from neo4j import GraphDatabase
+
+from memory_core_dev.neo4j_fixtures import Neo4jHandle, neo4j_wipe
+
+pytestmark = pytest.mark.neo4j
+
+
+def _label() -> str:
+    # A label of its own, so that the test never touches other tests' data.
+    return "T_" + uuid.uuid4().hex
+
+
+def test_return_1(neo4j_server: Neo4jHandle) -> None:
+    with GraphDatabase.driver(neo4j_server.uri, auth=neo4j_server.auth) as driver:
+        records, _, _ = driver.execute_query("RETURN 1 AS one")
+    assert records[0]["one"] == 1
+
+
+def test_write_then_read_node(neo4j_server: Neo4jHandle) -> None:
+    label = _label()
+    with GraphDatabase.driver(neo4j_server.uri, auth=neo4j_server.auth) as driver:
+        try:
+            driver.execute_query(f"CREATE (:`{label}` {{name: $name, n: $n}})", name="alpha", n=7)
+            records, _, _ = driver.execute_query(
+                f"MATCH (x:`{label}`) RETURN x.name AS name, x.n AS n"
+            )
+            assert [(r["name"], r["n"]) for r in records] == [("alpha", 7)]
+        finally:
+            driver.execute_query(f"MATCH (x:`{label}`) DETACH DELETE x")
+
+
+def test_own_server_has_usage_reporting_off(neo4j_server: Neo4jHandle) -> None:
+    if neo4j_server.external:
+        pytest.skip("external server (NEO4J_URI): its configuration is not ours to check")
+    with GraphDatabase.driver(neo4j_server.uri, auth=neo4j_server.auth) as driver:
+        records, _, _ = driver.execute_query(
+            "SHOW SETTINGS YIELD name, value "
+            "WHERE name IN ['dbms.usage_report.enabled', 'server.http.enabled', "
+            "'server.https.enabled', 'dbms.security.auth_enabled', 'server.bolt.listen_address'] "
+            "RETURN name, value"
+        )
+    settings = {r["name"]: r["value"] for r in records}
+    assert settings["dbms.usage_report.enabled"] == "false"
+    assert settings["server.http.enabled"] == "false"
+    assert settings["server.https.enabled"] == "false"
+    assert settings["dbms.security.auth_enabled"] == "false"
+    assert settings["server.bolt.listen_address"].startswith("127.0.0.1:")
+
+
+def test_restart_keeps_data_and_clients_reconnect(neo4j_server: Neo4jHandle) -> None:
+    label = _label()
+    uri_before = neo4j_server.uri
+    # A driver created before the restart, as an application would hold one.
+    driver = GraphDatabase.driver(neo4j_server.uri, auth=neo4j_server.auth)
+    try:
+        driver.execute_query(f"CREATE (:`{label}` {{v: 42}})")
+        with driver.session() as session:
+            assert (
+                session.run(f"MATCH (x:`{label}`) RETURN x.v AS v").single(strict=True)["v"] == 42
+            )
+
+        t0 = time.monotonic()
+        neo4j_server.restart()
+        print(f"neo4j restart took {time.monotonic() - t0:.1f} s")
+        assert neo4j_server.uri == uri_before
+
+        # The old driver's pooled connections are dead; execute_query retries
+        # and the driver reconnects to the same address.
+        records, _, _ = driver.execute_query(f"MATCH (x:`{label}`) RETURN x.v AS v")
+        assert [r["v"] for r in records] == [42]
+        # A new session on the old driver works, and so does a new driver.
+        with driver.session() as session:
+            assert session.run("RETURN 1 AS one").single(strict=True)["one"] == 1
+        with (
+            GraphDatabase.driver(neo4j_server.uri, auth=neo4j_server.auth) as fresh,
+            fresh.session() as session,
+        ):
+            record = session.run(f"MATCH (x:`{label}`) RETURN count(x) AS c").single(strict=True)
+            assert record["c"] == 1
+    finally:
+        try:
+            driver.execute_query(f"MATCH (x:`{label}`) DETACH DELETE x")
+        finally:
+            driver.close()
+
+
+def test_wipe_deletes_nodes_but_keeps_indexes(neo4j_server: Neo4jHandle) -> None:
+    if neo4j_server.external:
+        pytest.skip("external server (NEO4J_URI): not wiping a server the suite did not start")
+    label = _label()
+    index = "idx_" + label
+    with GraphDatabase.driver(neo4j_server.uri, auth=neo4j_server.auth) as driver:
+        driver.execute_query(f"CREATE INDEX `{index}` IF NOT EXISTS FOR (x:`{label}`) ON (x.k)")
+        try:
+            driver.execute_query(
+                f"UNWIND range(1, 2500) AS i CREATE (:`{label}` {{k: i}})-[:R]->(:`{label}`)"
+            )
+            neo4j_wipe(neo4j_server.uri, neo4j_server.auth)
+            records, _, _ = driver.execute_query("MATCH (n) RETURN count(n) AS c")
+            assert records[0]["c"] == 0
+            records, _, _ = driver.execute_query(
+                "SHOW INDEXES YIELD name WHERE name = $name RETURN name", name=index
+            )
+            assert len(records) == 1
+        finally:
+            driver.execute_query(f"DROP INDEX `{index}` IF EXISTS")

@@ -1,0 +1,24 @@
+"""Fixtures of the server tests: the session-wide server (uvicorn on 127.0.0.1) and a
+fresh workspace per test, with fault knobs reset after every test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from memory_core_dev.nams_server import NamsTestServer
+
+
+@pytest.fixture(autouse=True)
+def _reset_faults(request: pytest.FixtureRequest) -> Iterator[None]:
+    yield
+    if "nams_server" in request.fixturenames:
+        server: NamsTestServer = request.getfixturevalue("nams_server")
+        server.faults.reset()
+
+
+@pytest.fixture
+def workspace() -> str:
+    """A workspace no other test uses."""
+    return NamsTestServer.workspace()

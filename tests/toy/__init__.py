@@ -1,1 +1,0 @@
-"""Toy backends for testing the conformance suite itself."""

@@ -1,0 +1,97 @@
+"""Static checks of the blocking facade's types, run by ``mypy --strict`` in
+tests/typing/test_typing.py. Not a test module (pytest does not collect it) and never run.
+
+``assert_type(expr, T)`` is an error under mypy unless the inferred type of ``expr`` is
+exactly ``T``. ``Any`` is not ``T``: a blocking method that degrades to ``Any`` (as the
+``setattr``-generated methods did) fails here, so this file also proves that no method
+is untyped. Every public blocking method is called below (test_typing.py checks that), and
+the ``type: ignore`` lines fail under ``--strict`` (unused ignore) if the facade starts
+accepting anything: unknown names, unknown keywords or wrongly typed arguments.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, assert_type
+from uuid import UUID
+
+from memory_core import (
+    Capabilities,
+    Conversation,
+    ConversationSummary,
+    Entity,
+    ExtractionStatus,
+    MemoryBackend,
+    Message,
+    SessionInfo,
+)
+from memory_core.sync import SyncMemoryBackend, open_backend
+
+
+def check_open() -> None:
+    assert_type(open_backend("memory://"), SyncMemoryBackend)
+    assert_type(open_backend("memory://", strict=True, portal_backend="trio"), SyncMemoryBackend)
+    with open_backend("memory://") as memory:
+        assert_type(memory, SyncMemoryBackend)
+
+
+def check_methods(memory: SyncMemoryBackend, conversation_id: UUID) -> None:
+    # lifecycle
+    assert_type(memory.connect(), None)
+    assert_type(memory.close(), None)
+    # writes
+    assert_type(memory.add_message("s", "user", "x"), Message)
+    assert_type(
+        memory.add_message(
+            conversation_id=conversation_id,
+            role="assistant",
+            content="x",
+            metadata={"k": 1},
+            extraction_mode="skip",
+            idempotency_key="k",
+        ),
+        Message,
+    )
+    assert_type(
+        memory.add_messages_batch("s", [{"role": "user", "content": "x"}], batch_size=10),
+        list[Message],
+    )
+    assert_type(
+        memory.bulk_add_messages("s", [{"role": "user", "content": "x"}], batch_size=10),
+        list[Message],
+    )
+    assert_type(memory.create_conversation("s", title="t"), Conversation)
+    # reads
+    assert_type(memory.get_conversation("s", limit=5, since=datetime.now(UTC)), Conversation)
+    assert_type(memory.list_conversations(limit=5), list[Conversation])
+    assert_type(memory.list_sessions(prefix="s", order_dir="asc"), list[SessionInfo])
+    assert_type(memory.search_messages("x", session_id="s", threshold=0.5), list[Message])
+    assert_type(memory.get_context("x", session_id="s", max_hits=2), str)
+    assert_type(memory.get_conversation_summary("s"), ConversationSummary)
+    assert_type(memory.get_observations("s"), list[dict[str, Any]])
+    assert_type(memory.get_reflections("s"), list[dict[str, Any]])
+    assert_type(memory.get_extraction_status("s"), ExtractionStatus)
+    assert_type(memory.wait_for_extraction("s", timeout=1.0), bool)
+    # deletes
+    assert_type(memory.delete_message(conversation_id, cascade=False), bool)
+    assert_type(memory.clear_session(conversation_id=conversation_id), bool)
+    # entities
+    assert_type(memory.add_entity("Ada", "person", description="d"), Entity)
+    assert_type(memory.find_entities("Ada", 3, type="person"), list[Entity])
+    assert_type(memory.delete_entity("e1"), bool)
+
+
+def check_properties(memory: SyncMemoryBackend) -> None:
+    assert_type(memory.backend, MemoryBackend)
+    assert_type(memory.capabilities, Capabilities)
+    assert_type(memory.name, str)
+    assert_type(memory.strict, bool)
+    assert_type(memory.multi_tenant, bool)
+    assert_type(memory.describe(), str)
+
+
+def check_mistakes_are_errors(memory: SyncMemoryBackend) -> None:
+    memory.no_such_method()  # type: ignore[attr-defined]
+    memory.add_message("s", "user", "x", no_such_option=True)  # type: ignore[call-arg]
+    memory.get_conversation("s", limit="ten")  # type: ignore[arg-type]
+    memory.search_messages()  # type: ignore[call-arg]
