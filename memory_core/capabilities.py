@@ -11,31 +11,54 @@ import json
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-FLAG_DOCS: dict[str, str] = {
-    "delete_message": "delete one message and repair the order of the rest",
-    "list_sessions": "list sessions with counts and previews",
-    "conversation_summary": "summarise a conversation",
-    "conversation_titles": "create_conversation stores a title",
-    "message_metadata": "store and return per-message metadata exactly",
-    "explicit_mentions": "link messages to entities (extraction_mode='explicit')",
-    "idempotency_keys": "add_message(idempotency_key=...) replays write nothing",
-    "client_chosen_ids": "the caller names the session; the store does not issue ids",
-    "auto_create_conversation": "writing to an unknown session creates its conversation",
-    "full_history": "every message of a conversation can be read back",
-    "server_side_since": "get_conversation(since=...) filters in the store",
-    "caller_timestamps": "batch writes keep caller-supplied timestamps",
-    "search_global": "search_messages without a session searches every session",
-    "search_threshold": "search_messages honours threshold",
-    "search_metadata_filters": "search_messages honours metadata_filters exactly",
-    "vector_search": "semantic search when an embedder is configured",
-    "observations": "server-side observations for a conversation",
-    "reflections": "server-side reflections for a conversation",
-    "extraction_status": "per-message entity-extraction status",
-    "entities": "add_entity / find_entities",
-    "delete_entity": "delete an entity and its mentions",
-    "multi_tenant": "multi_tenant=True scopes every call to user_identifier",
-    "user_scoped_calls": "calls naming a session take user_identifier (implied by multi_tenant)",
-    "trio": "runs under trio as well as asyncio",
+
+@dataclass(frozen=True)
+class Flag:
+    """One capability flag, declared once: what it promises and the optional
+    :class:`~memory_core.interface.Store` hooks a store that claims it must implement
+    (checked when the store class is defined)."""
+
+    doc: str
+    hooks: tuple[str, ...] = ()
+
+
+FLAGS: dict[str, Flag] = {
+    "delete_message": Flag(
+        "delete one message and repair the order of the rest", hooks=("delete_message",)
+    ),
+    "list_sessions": Flag("list sessions with counts and previews", hooks=("list_sessions",)),
+    "conversation_summary": Flag("summarise a conversation"),
+    "conversation_titles": Flag("create_conversation stores a title"),
+    "message_metadata": Flag("store and return per-message metadata exactly"),
+    "explicit_mentions": Flag("link messages to entities (extraction_mode='explicit')"),
+    "idempotency_keys": Flag("add_message(idempotency_key=...) replays write nothing"),
+    "client_chosen_ids": Flag("the caller names the session; the store does not issue ids"),
+    "auto_create_conversation": Flag("writing to an unknown session creates its conversation"),
+    "full_history": Flag("every message of a conversation can be read back"),
+    "server_side_since": Flag("get_conversation(since=...) filters in the store"),
+    "caller_timestamps": Flag("batch writes keep caller-supplied timestamps"),
+    "search_global": Flag("search_messages without a session searches every session"),
+    "search_threshold": Flag("search_messages honours threshold"),
+    "search_metadata_filters": Flag("search_messages honours metadata_filters exactly"),
+    "vector_search": Flag("semantic search when an embedder is configured"),
+    "observations": Flag(
+        "server-side observations for a conversation", hooks=("get_observations",)
+    ),
+    "reflections": Flag("server-side reflections for a conversation", hooks=("get_reflections",)),
+    "extraction_status": Flag(
+        "per-message entity-extraction status", hooks=("get_extraction_status",)
+    ),
+    "entities": Flag("add_entity / find_entities", hooks=("add_entity", "find_entities")),
+    "delete_entity": Flag("delete an entity and its mentions", hooks=("delete_entity",)),
+    "multi_tenant": Flag("multi_tenant=True scopes every call to user_identifier"),
+    "user_scoped_calls": Flag(
+        "calls naming a session take user_identifier (implied by multi_tenant)"
+    ),
+    "trio": Flag("runs under trio as well as asyncio"),
+}
+FLAG_DOCS: dict[str, str] = {name: flag.doc for name, flag in FLAGS.items()}
+HOOKS_FOR_FLAG: dict[str, tuple[str, ...]] = {
+    name: flag.hooks for name, flag in FLAGS.items() if flag.hooks
 }
 
 LIMIT_DOCS: dict[str, str] = {

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from . import requests as rq
-from .capabilities import Capabilities
+from .capabilities import HOOKS_FOR_FLAG, Capabilities
 from .embedding import Embedder
 from .errors import ConfigurationError, NotSupportedError
 from .limits import DEFAULT_LIMITS, Limits
@@ -30,19 +30,10 @@ from .validation import check_bool
 if TYPE_CHECKING:
     from .transfer.hooks import BulkTransfer
 
-# The optional hooks a capability flag promises. A subclass that declares the flag without
-# overriding every hook listed fails when it is defined (``__init_subclass__``).
-HOOKS_FOR_FLAG: dict[str, tuple[str, ...]] = {
-    "delete_message": ("delete_message",),
-    "list_sessions": ("list_sessions",),
-    "observations": ("get_observations",),
-    "reflections": ("get_reflections",),
-    "extraction_status": ("get_extraction_status",),
-    "entities": ("add_entity", "find_entities"),
-    "delete_entity": ("delete_entity",),
-}
 # Hooks with a working default that a store may override for a better source.
 DEFAULTED_HOOKS = ("get_context", "bulk_transfer")
+
+__all__ = ["DEFAULTED_HOOKS", "HOOKS_FOR_FLAG", "Store"]
 
 
 class Store(ABC):

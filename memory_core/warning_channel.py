@@ -28,14 +28,17 @@ _sink: ContextVar[Collected | None] = ContextVar("memory_core_warning_sink", def
 _CALLER_PACKAGES = ("memory_core.conformance",)
 
 
-def _is_library_frame(frame: object) -> bool:
-    from .backend import MemoryBackend
-    from .interface import Store  # a store's method (a third-party one too)
+def _ours(module: str) -> bool:
+    return module.partition(".")[0] == "memory_core" and not module.startswith(_CALLER_PACKAGES)
 
-    module = str(getattr(frame, "f_globals", {}).get("__name__", ""))
-    if module.partition(".")[0] == "memory_core" and not module.startswith(_CALLER_PACKAGES):
+
+def _is_library_frame(frame: object) -> bool:
+    """A frame of memory-core, or of a method of an object whose class derives from one of
+    memory-core's (a third-party store or backend subclass)."""
+    if _ours(str(getattr(frame, "f_globals", {}).get("__name__", ""))):
         return True
-    return isinstance(getattr(frame, "f_locals", {}).get("self"), MemoryBackend | Store)
+    owner = getattr(frame, "f_locals", {}).get("self")
+    return owner is not None and any(_ours(c.__module__) for c in type(owner).__mro__)
 
 
 def _caller_stacklevel() -> int:

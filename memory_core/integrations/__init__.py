@@ -5,7 +5,7 @@
 * :mod:`memory_core.integrations.pydantic_ai` — ``memory-core[pydantic-ai]``
 * :mod:`memory_core.integrations.llamaindex` — ``memory-core[llamaindex]``
 * :mod:`memory_core.integrations.strands` — ``memory-core[strands]``
-* :mod:`memory_core.integrations.mcp` — ``memory-core[mcp]`` (``memory-core mcp URL``)
+* :mod:`memory_core.integrations.mcp_server` — ``memory-core[mcp]`` (``memory-core mcp URL``)
 
 Every integration is keyed by a session id and works on any backend; capability flags
 decide what each framework method can do (a missing capability raises
