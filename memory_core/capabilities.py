@@ -8,13 +8,13 @@ the matching call raises :class:`~memory_core.errors.NotSupportedError`. Limits 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 
 @dataclass(frozen=True)
 class Flag:
-    """One capability flag, declared once: what it promises and the optional
+    """One capability flag: what it promises and the optional
     :class:`~memory_core.interface.Store` hooks a store that claims it must implement
     (checked when the store class is defined)."""
 
@@ -22,90 +22,74 @@ class Flag:
     hooks: tuple[str, ...] = ()
 
 
-FLAGS: dict[str, Flag] = {
-    "delete_message": Flag(
-        "delete one message and repair the order of the rest", hooks=("delete_message",)
-    ),
-    "list_sessions": Flag("list sessions with counts and previews", hooks=("list_sessions",)),
-    "conversation_summary": Flag("summarise a conversation"),
-    "conversation_titles": Flag("create_conversation stores a title"),
-    "message_metadata": Flag("store and return per-message metadata exactly"),
-    "explicit_mentions": Flag("link messages to entities (extraction_mode='explicit')"),
-    "idempotency_keys": Flag("add_message(idempotency_key=...) replays write nothing"),
-    "client_chosen_ids": Flag("the caller names the session; the store does not issue ids"),
-    "auto_create_conversation": Flag("writing to an unknown session creates its conversation"),
-    "full_history": Flag("every message of a conversation can be read back"),
-    "server_side_since": Flag("get_conversation(since=...) filters in the store"),
-    "caller_timestamps": Flag("batch writes keep caller-supplied timestamps"),
-    "search_global": Flag("search_messages without a session searches every session"),
-    "search_threshold": Flag("search_messages honours threshold"),
-    "search_metadata_filters": Flag("search_messages honours metadata_filters exactly"),
-    "vector_search": Flag("semantic search when an embedder is configured"),
-    "observations": Flag(
-        "server-side observations for a conversation", hooks=("get_observations",)
-    ),
-    "reflections": Flag("server-side reflections for a conversation", hooks=("get_reflections",)),
-    "extraction_status": Flag(
-        "per-message entity-extraction status", hooks=("get_extraction_status",)
-    ),
-    "entities": Flag("add_entity / find_entities", hooks=("add_entity", "find_entities")),
-    "delete_entity": Flag("delete an entity and its mentions", hooks=("delete_entity",)),
-    "multi_tenant": Flag("multi_tenant=True scopes every call to user_identifier"),
-    "user_scoped_calls": Flag(
-        "calls naming a session take user_identifier (implied by multi_tenant)"
-    ),
-    "trio": Flag("runs under trio as well as asyncio"),
-}
-FLAG_DOCS: dict[str, str] = {name: flag.doc for name, flag in FLAGS.items()}
-HOOKS_FOR_FLAG: dict[str, tuple[str, ...]] = {
-    name: flag.hooks for name, flag in FLAGS.items() if flag.hooks
-}
+def flag(doc: str, *, hooks: tuple[str, ...] = ()) -> bool:
+    """A flag of :class:`Capabilities`, declared in one line: False unless a store sets it,
+    its one-line meaning, and the hooks it promises."""
+    return field(default=False, metadata={"flag": Flag(doc, hooks)})
 
-LIMIT_DOCS: dict[str, str] = {
-    "max_messages_per_read": "most messages one get_conversation returns (None: no cap)",
-    "default_messages_per_read": "messages get_conversation returns when limit=None",
-    "max_page_size": "most conversations one list request returns (None: no cap)",
-    "max_bulk_messages": "most messages one bulk request carries (None: no cap)",
-    "max_search_hits": "most hits one search_messages or find_entities returns (None: no cap)",
-    "max_indexed_bytes": "largest session id, user or entity name the store indexes, UTF-8 "
-    "bytes (None: no cap)",
-}
+
+def limit(doc: str, default: int | None) -> Any:
+    """A numeric limit of :class:`Capabilities` (``None``: no cap) with its meaning."""
+    return field(default=default, metadata={"limit": doc})
 
 
 @dataclass(frozen=True)
 class Capabilities:
     """Frozen set of named boolean flags plus numeric limits."""
 
-    delete_message: bool = False
-    list_sessions: bool = False
-    conversation_summary: bool = False
-    conversation_titles: bool = False
-    message_metadata: bool = False
-    explicit_mentions: bool = False
-    idempotency_keys: bool = False
-    client_chosen_ids: bool = False
-    auto_create_conversation: bool = False
-    full_history: bool = False
-    server_side_since: bool = False
-    caller_timestamps: bool = False
-    search_global: bool = False
-    search_threshold: bool = False
-    search_metadata_filters: bool = False
-    vector_search: bool = False
-    observations: bool = False
-    reflections: bool = False
-    extraction_status: bool = False
-    entities: bool = False
-    delete_entity: bool = False
-    multi_tenant: bool = False
-    user_scoped_calls: bool = False
-    trio: bool = False
-    max_messages_per_read: int | None = None
-    default_messages_per_read: int = 1000
-    max_page_size: int | None = None
-    max_bulk_messages: int | None = None
-    max_search_hits: int | None = None
-    max_indexed_bytes: int | None = None
+    delete_message: bool = flag(
+        "delete one message and repair the order of the rest", hooks=("delete_message",)
+    )
+    list_sessions: bool = flag("list sessions with counts and previews", hooks=("list_sessions",))
+    conversation_summary: bool = flag("summarise a conversation")
+    conversation_titles: bool = flag("create_conversation stores a title")
+    message_metadata: bool = flag("store and return per-message metadata exactly")
+    explicit_mentions: bool = flag("link messages to entities (extraction_mode='explicit')")
+    idempotency_keys: bool = flag("add_message(idempotency_key=...) replays write nothing")
+    client_chosen_ids: bool = flag("the caller names the session; the store does not issue ids")
+    auto_create_conversation: bool = flag("writing to an unknown session creates its conversation")
+    full_history: bool = flag("every message of a conversation can be read back")
+    server_side_since: bool = flag("get_conversation(since=...) filters in the store")
+    caller_timestamps: bool = flag("batch writes keep caller-supplied timestamps")
+    search_global: bool = flag("search_messages without a session searches every session")
+    search_threshold: bool = flag("search_messages honours threshold")
+    search_metadata_filters: bool = flag("search_messages honours metadata_filters exactly")
+    vector_search: bool = flag("semantic search when an embedder is configured")
+    observations: bool = flag(
+        "server-side observations for a conversation", hooks=("get_observations",)
+    )
+    reflections: bool = flag(
+        "server-side reflections for a conversation", hooks=("get_reflections",)
+    )
+    extraction_status: bool = flag(
+        "per-message entity-extraction status", hooks=("get_extraction_status",)
+    )
+    entities: bool = flag("add_entity / find_entities", hooks=("add_entity", "find_entities"))
+    delete_entity: bool = flag("delete an entity and its mentions", hooks=("delete_entity",))
+    multi_tenant: bool = flag("multi_tenant=True scopes every call to user_identifier")
+    user_scoped_calls: bool = flag(
+        "calls naming a session take user_identifier (implied by multi_tenant)"
+    )
+    trio: bool = flag("runs under trio as well as asyncio")
+    max_messages_per_read: int | None = limit(
+        "most messages one get_conversation returns (None: no cap)", None
+    )
+    default_messages_per_read: int = limit(
+        "messages get_conversation returns when limit=None", 1000
+    )
+    max_page_size: int | None = limit(
+        "most conversations one list request returns (None: no cap)", None
+    )
+    max_bulk_messages: int | None = limit(
+        "most messages one bulk request carries (None: no cap)", None
+    )
+    max_search_hits: int | None = limit(
+        "most hits one search_messages or find_entities returns (None: no cap)", None
+    )
+    max_indexed_bytes: int | None = limit(
+        "largest session id, user or entity name the store indexes, UTF-8 bytes (None: no cap)",
+        None,
+    )
 
     def __post_init__(self) -> None:
         # A backend that can scope every call to a tenant takes user_identifier everywhere.
@@ -154,4 +138,14 @@ class Capabilities:
         return "\n".join(lines)
 
 
+FLAGS: dict[str, Flag] = {
+    f.name: f.metadata["flag"] for f in fields(Capabilities) if "flag" in f.metadata
+}
+FLAG_DOCS: dict[str, str] = {name: each.doc for name, each in FLAGS.items()}
+HOOKS_FOR_FLAG: dict[str, tuple[str, ...]] = {
+    name: each.hooks for name, each in FLAGS.items() if each.hooks
+}
+LIMIT_DOCS: dict[str, str] = {
+    f.name: f.metadata["limit"] for f in fields(Capabilities) if "limit" in f.metadata
+}
 assert set(FLAG_DOCS) | set(LIMIT_DOCS) == {f.name for f in fields(Capabilities)}
