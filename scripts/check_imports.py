@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "memory_core"
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -81,9 +81,10 @@ def targets(name: str, is_package: bool, tree: ast.AST, known: set[str]) -> set[
     return found
 
 
-def graph() -> dict[str, set[str]]:
-    files = sorted((ROOT / PACKAGE).rglob("*.py"))
-    names = {module_name(f): f for f in files}
+def graph(root: Path = ROOT, package: str = PACKAGE) -> dict[str, set[str]]:
+    """Every module of ``package`` (a folder of ``root``) -> the modules it imports."""
+    files = sorted((root / package).rglob("*.py"))
+    names = {module_name(f, root): f for f in files}
     known = set(names)
     return {
         name: targets(name, path.name == "__init__.py", ast.parse(path.read_text()), known)
@@ -160,13 +161,18 @@ def wrong_way(edges: dict[str, set[str]]) -> list[str]:
     return found
 
 
+def problems(edges: dict[str, set[str]]) -> list[str]:
+    """Every cycle and every wrong-way import, one line each."""
+    found = [f"import cycle: {' <-> '.join(c)}" for c in cycles(edges)]
+    return found + [f"wrong direction: {line}" for line in wrong_way(edges)]
+
+
 def main() -> int:
     edges = graph()
-    problems = [f"import cycle: {' <-> '.join(c)}" for c in cycles(edges)]
-    problems += [f"wrong direction: {line}" for line in wrong_way(edges)]
-    for problem in problems:
+    found = problems(edges)
+    for problem in found:
         print(problem)
-    if problems:
+    if found:
         return 1
     count = sum(len(v) for v in edges.values())
     print(f"{len(edges)} modules, {count} imports: no cycle, every import in its direction")

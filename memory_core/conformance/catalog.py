@@ -19,7 +19,8 @@ from memory_core import Capabilities
 
 from .promises import GROUPS, PROMISES, SECTION, problems
 from .requirements import REQUIREMENTS
-from .scenarios import AREAS, all_scenarios
+from .scenarios import AREAS
+from .suite import all_scenarios
 
 CATALOG = Path(__file__).with_name("SCENARIOS.md")
 

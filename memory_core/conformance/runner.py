@@ -207,7 +207,7 @@ def run(
     """
     import pytest
 
-    from .scenarios import all_scenarios
+    from .suite import all_scenarios
 
     reports = []
     for url in urls:
@@ -252,7 +252,7 @@ def _preflight(url: str) -> RunReport:
 
 
 def _list_scenarios() -> None:
-    from .scenarios import all_scenarios
+    from .suite import all_scenarios
 
     for sid, spec in all_scenarios().items():
         needs = f"  [requires {', '.join(spec.requires)}]" if spec.requires else ""

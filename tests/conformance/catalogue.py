@@ -1,11 +1,19 @@
-"""A catalogue of plausibly broken backends: each breaks ONE documented promise the way a
-real implementer might, and names the scenario that must catch it.
+"""The one catalogue of deliberately broken backends: each breaks ONE documented promise
+the way a real implementer might, and names the scenario(s) that must catch it.
 
-Every class subclasses the embedded backend and changes it only through the public hooks
-of :class:`~memory_core.MemoryBackend` (``add_message``, ``get_conversation``, …),
-re-implementing the mistake in Python on top of the correct result, so the catalogue
-survives refactors of the embedded internals. :mod:`tests.conformance.test_catalogue`
-runs each one against its scenario (and the honest backend against the same scenario).
+Most classes subclass the embedded backend (``memory://``); a few subclass the example
+backend :class:`~memory_core.conformance.example_backend.ToyStore` (``toy://``). Each changes
+its base only through the hooks of :class:`~memory_core.interface.Store`
+(``add_message``, ``get_conversation``, …), re-implementing the mistake in Python on top of
+the correct result, so the catalogue survives refactors of the bases' internals
+(:class:`SqliteOnLoop` alone reaches into the embedded store's internals).
+
+:data:`CATALOGUE` is the one list of cases: the broken store, the scenarios that must fail on
+it, and how the suite is run on it (``-k`` filter, throwaway or shared, what else must pass or
+be n/a). :func:`register` registers every case's scheme (and ``toy://``).
+:mod:`tests.conformance.test_catalogue` runs every case whose scenarios must fail (and the
+honest base against the same scenarios, run the same way); the few cases that must NOT fail
+(honest variants, declared differences) name the test that drives them in ``tested_by``.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ import re
 import time
 import unicodedata
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -23,10 +32,21 @@ from uuid import UUID, uuid4
 
 import anyio
 
-from memory_core import Conversation, Entity, EntityRef, Message, NotFoundError, SessionInfo
+from memory_core import (
+    Conversation,
+    Entity,
+    EntityRef,
+    Message,
+    NotFoundError,
+    SessionInfo,
+    register_backend,
+)
 from memory_core import requests as rq
 from memory_core.backends.embedded import EmbeddedStore
+from memory_core.conformance.example_backend import ToyStore
+from memory_core.conformance.scenarios import method_name_for
 from memory_core.filters import matches, same_value
+from memory_core.interface import Store
 
 ALL = 10**9
 
@@ -164,6 +184,14 @@ class SinceInMilliseconds(_Memory):
         return await super().get_conversation(replace(req, since=since))
 
 
+class IgnoresSince(_Memory):
+    """Claims server_side_since but drops ``since`` (the contract then trusts the store and
+    filters nothing; a store without the flag cannot break this: the contract filters)."""
+
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
+        return await super().get_conversation(replace(req, since=None))
+
+
 # ---------------------------------------------------------------------------- search
 
 
@@ -237,6 +265,13 @@ class ThresholdIgnored(_Memory):
 
     async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
         return await super().search_messages(replace(req, threshold=None))
+
+
+class IgnoresEmbedder(_Memory):
+    """Claims vector search but searches text only."""
+
+    async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        return await super().search_messages(replace(req, query_embedding=None))
 
 
 # ---------------------------------------------------------------------------- filters
@@ -579,12 +614,15 @@ class _RewritesTargets(_Memory):
     def tenant(self, tenant: str | None) -> str | None:
         return tenant
 
+    def _s(self, scope: rq.Scope) -> rq.Scope:
+        return replace(scope, tenant=self.tenant(scope.tenant))
+
     def _t(self, target: rq.Target) -> rq.Target:
         session = target.session_id
         return replace(
             target,
             session_id=None if session is None else self.session(session, target.tenant),
-            tenant=self.tenant(target.tenant),
+            scope=self._s(target.scope),
         )
 
     async def add_message(self, req: rq.AddMessage) -> Message:
@@ -604,18 +642,16 @@ class _RewritesTargets(_Memory):
 
     async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
         target = None if req.target is None else self._t(req.target)
-        return await super().search_messages(
-            replace(req, target=target, tenant=self.tenant(req.tenant))
-        )
+        return await super().search_messages(replace(req, target=target, scope=self._s(req.scope)))
 
     async def list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
-        return await super().list_conversations(replace(req, tenant=self.tenant(req.tenant)))
+        return await super().list_conversations(replace(req, scope=self._s(req.scope)))
 
     async def list_sessions(self, req: rq.ListSessions) -> list[SessionInfo]:
-        return await super().list_sessions(replace(req, tenant=self.tenant(req.tenant)))
+        return await super().list_sessions(replace(req, scope=self._s(req.scope)))
 
     async def delete_message(self, req: rq.DeleteMessage) -> bool:
-        return await super().delete_message(replace(req, tenant=self.tenant(req.tenant)))
+        return await super().delete_message(replace(req, scope=self._s(req.scope)))
 
 
 class SessionIdsCaseFolded(_RewritesTargets):
@@ -692,7 +728,8 @@ class ClearIgnoresTenant(_Memory):
     async def clear_session(self, target: rq.Target) -> bool:
         cleared = False
         for tenant in self._tenants.get(target.session_id or "", {target.tenant}):
-            cleared |= await super().clear_session(replace(target, tenant=tenant))
+            scope = replace(target.scope, tenant=tenant)
+            cleared |= await super().clear_session(replace(target, scope=scope))
         return cleared
 
 
@@ -840,6 +877,13 @@ class UnknownMentionIdSkipped(_Memory):
         return await super().add_message(replace(req, mentions=kept))
 
 
+class KeepsEntities(_Memory):
+    """Entities work but cannot be deleted (as on NAMS): not a defect, so the entity
+    scenarios must turn n/a on a shared store (they could not clean up) rather than fail."""
+
+    capabilities = replace(EmbeddedStore.capabilities, delete_entity=False)
+
+
 # ---------------------------------------------------------------------------- concurrency
 
 
@@ -888,20 +932,24 @@ class UnknownConversationIdIsNoOp(_Memory):
 # ---------------------------------------------------------------------------- context
 
 
+_IN_CONTEXT: ContextVar[bool] = ContextVar("in_context", default=False)
+
+
 class ContextSearchUnscoped(_Memory):
-    """get_context adds relevant messages from every session, not just this one."""
+    """get_context adds relevant messages from every session, not just this one (the
+    default get_context searches through :meth:`search_messages`, unscoped here)."""
 
     async def get_context(self, req: rq.GetContext) -> str:
-        original = self.store.search_messages
-
-        async def unscoped(search: rq.SearchMessages) -> list[Message]:
-            return await original(replace(search, target=None))
-
-        self.store.search_messages = unscoped  # type: ignore[method-assign]
+        token = _IN_CONTEXT.set(True)
         try:
             return await super().get_context(req)
         finally:
-            del self.store.search_messages
+            _IN_CONTEXT.reset(token)
+
+    async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        if _IN_CONTEXT.get():
+            req = replace(req, target=None)
+        return await super().search_messages(req)
 
 
 class ContextIgnoresMaxMessages(_Memory):
@@ -945,20 +993,151 @@ class SleepingRateLimiter(_Memory):
         return read
 
 
+# ---------------------------------------------------------------------------- portability
+
+
+class IgnoresLimit(_Memory):
+    """Returns the whole conversation whatever ``limit`` says, without a warning."""
+
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
+        return await super().get_conversation(replace(req, limit=1000))
+
+
+class LosesMetadata(_Memory):
+    """Claims message_metadata but stores none, without a warning."""
+
+    async def add_message(self, req: rq.AddMessage) -> Message:
+        return await super().add_message(replace(req, metadata={}))
+
+
+class NoMetadataDeclared(_Memory):
+    """Declares message_metadata False: the contract drops it with a warning (honest, so
+    the portability area must pass)."""
+
+    capabilities = replace(EmbeddedStore.capabilities, message_metadata=False)
+
+
+# ---------------------------------------------------------------------------- toy
+
+
+class ToyIgnoresSessionInSearch(ToyStore):
+    """Searches every session even when one is given (the reference's tenant leak)."""
+
+    name = "toy-search-leak"
+
+    async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        return await super().search_messages(replace(req, target=None))
+
+
+class ToyDeleteRaises(ToyStore):
+    """Claims delete_message but the hook blows up (the reference's ConstraintError)."""
+
+    name = "toy-delete-raises"
+
+    async def delete_message(self, req: rq.DeleteMessage) -> bool:
+        raise RuntimeError("Node still has relationships")
+
+
+class ToyKeepsOldest(ToyStore):
+    """Returns the oldest N messages for limit=N instead of the newest."""
+
+    name = "toy-keeps-oldest"
+
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
+        everything = rq.GetConversation(target=req.target, limit=ALL, since=req.since)
+        conversation = await super().get_conversation(everything)
+        return _with_messages(conversation, conversation.messages[: req.limit])
+
+
+class ToyDropsMetadata(ToyStore):
+    """Claims message_metadata but silently stores none."""
+
+    name = "toy-drops-metadata"
+
+    async def add_message(self, req: rq.AddMessage) -> Message:
+        return await super().add_message(replace(req, metadata={}))
+
+
 # ---------------------------------------------------------------------------- the table
+
+
+ENTITY_SCENARIOS = (
+    "entities.add_and_find",
+    "entities.add_is_idempotent",
+    "entities.find_limit_and_type",
+    "entities.mention_by_id",
+    "entities.mention_typed",
+    "entities.mention_name_only",
+    "entities.extractor",
+    "tenancy.entities_isolated",
+    "tenancy.mentions_isolated",
+)  # the scenarios that write entities, so need delete_entity to clean up on a shared store
 
 
 @dataclass(frozen=True)
 class Case:
-    """A broken backend and the scenario that must fail on it."""
+    """A broken store, the scenarios that must fail on it, and how the suite runs on it.
 
-    backend: type[EmbeddedStore]
-    scenario: str
+    ``fails`` is one scenario id or several; none marks a store the suite must NOT fail (an
+    honest difference), driven by the test ``tested_by`` names (``module::function`` in
+    this package). The run is :func:`memory_core.conformance.runner.run` on :attr:`url`
+    with ``throwaway`` and the ``-k`` filter :attr:`run_keyword`: ``keyword``, by default the
+    methods of every scenario the case names; ``whole_suite`` runs every scenario. In that
+    run each failure message holds every word of ``says``, the scenarios of ``passes`` pass,
+    those of ``not_applicable`` are n/a, and at least ``min_passed`` scenarios pass (the
+    defect breaks nothing unrelated).
+    """
+
+    backend: type[Store]
+    fails: str | tuple[str, ...]
     promise: str
+    keyword: str | None = None
+    whole_suite: bool = False
+    throwaway: bool = True
+    says: tuple[str, ...] = ()
+    passes: tuple[str, ...] = ()
+    not_applicable: tuple[str, ...] = ()
+    min_passed: int = 0
+    tested_by: str | None = None
+
+    @property
+    def failing(self) -> tuple[str, ...]:
+        """The scenario ids that must fail, as a tuple."""
+        return (self.fails,) if isinstance(self.fails, str) else self.fails
+
+    @property
+    def named(self) -> tuple[str, ...]:
+        """Every scenario id the case names."""
+        return (*self.failing, *self.passes, *self.not_applicable)
+
+    @property
+    def base(self) -> str:
+        """The correct store the broken one derives from: ``"embedded"`` or ``"toy"``."""
+        if issubclass(self.backend, ToyStore):
+            return "toy"
+        if issubclass(self.backend, EmbeddedStore):
+            return "embedded"
+        raise TypeError(f"{self.backend.__name__} derives from neither base store")
+
+    @property
+    def honest_url(self) -> str:
+        """The URL of the correct base store, to run the same scenarios on."""
+        return {"embedded": "memory://", "toy": "toy://"}[self.base]
 
     @property
     def scheme(self) -> str:
         return "cfbroken-" + re.sub(r"(?<!^)(?=[A-Z])", "-", self.backend.__name__).lower()
+
+    @property
+    def url(self) -> str:
+        return f"{self.scheme}://"
+
+    @property
+    def run_keyword(self) -> str | None:
+        """The ``-k`` filter of the run on this case (None: the whole suite)."""
+        if self.whole_suite:
+            return None
+        return self.keyword or " or ".join(method_name_for(s) for s in self.named)
 
 
 CATALOGUE: list[Case] = [
@@ -974,6 +1153,14 @@ CATALOGUE: list[Case] = [
     Case(SinceInclusive, "since.strictly_after", "since is strict"),
     Case(SinceAfterLimit, "since.before_limit", "since before limit"),
     Case(SinceInMilliseconds, "since.microseconds", "since resolution"),
+    Case(
+        IgnoresSince,
+        "since.server_side",
+        "server_side_since filters",
+        keyword="since_server_side",
+        throwaway=False,
+        says=("early", "late"),
+    ),
     Case(SearchIgnoresSession, "search.session_scoping", "search honours session_id"),
     Case(SearchSessionByPrefix, "search.session_scoping", "search honours session_id"),
     Case(SearchIgnoresConversationId, "search.conversation_id_scoping", "conversation_id"),
@@ -982,6 +1169,13 @@ CATALOGUE: list[Case] = [
     Case(ScoresRelativeToBest, "search.score_scale", "one score scale"),
     Case(ThresholdExclusive, "search.threshold", "threshold is inclusive"),
     Case(ThresholdIgnored, "search.threshold", "threshold applies"),
+    Case(
+        IgnoresEmbedder,
+        "search.vector",
+        "vector search uses the embedding",
+        keyword="search_vector",
+        throwaway=False,
+    ),
     Case(FilterPythonEquality, "search.metadata_filters", "True != 1"),
     Case(FilterJsonSubstring, "search.metadata_filters", "1 does not match 10"),
     Case(FilterAsStrings, "search.metadata_filters", "1 != '1'"),
@@ -1017,6 +1211,17 @@ CATALOGUE: list[Case] = [
     Case(NameOnlyMentionCreates, "entities.mention_name_only", "name alone never creates"),
     Case(DeleteEntityKeepsMentions, "entities.delete", "mentions go with the entity"),
     Case(UnknownMentionIdSkipped, "entities.mention_unknown_id", "unknown id raises"),
+    Case(
+        KeepsEntities,
+        (),
+        "entity scenarios n/a (not failed) where entities cannot be deleted",
+        keyword="entities or tenancy",
+        throwaway=False,
+        not_applicable=(*ENTITY_SCENARIOS, "entities.delete"),
+        tested_by=(
+            "test_suite_catches::test_entity_scenarios_are_na_where_entities_cannot_be_deleted"
+        ),
+    ),
     Case(TenantIgnored, "tenancy.reads_isolated", "reads scoped by user"),
     Case(TenantCaseFolded, "tenancy.user_keys_exact", "users exact"),
     Case(TenantConcatenatedWithSession, "tenancy.user_keys_exact", "no key collisions"),
@@ -1027,4 +1232,74 @@ CATALOGUE: list[Case] = [
     Case(ContextIgnoresMaxMessages, "context.max_messages", "max_messages"),
     Case(SqliteOnLoop, "runtime.responsive", "no blocking I/O on the loop"),
     Case(SleepingRateLimiter, "runtime.responsive", "no blocking I/O on the loop"),
+    Case(
+        IgnoresLimit,
+        "portability.scripted_app",
+        "limit honoured, or the difference announced",
+        keyword="portability",
+        throwaway=False,
+        says=("read newest 3",),
+        passes=("portability.readme_snippet",),
+    ),
+    Case(
+        LosesMetadata,
+        "portability.scripted_app",
+        "metadata kept, or the difference announced",
+        keyword="portability",
+        throwaway=False,
+        says=("metadata and idempotency",),
+    ),
+    Case(
+        NoMetadataDeclared,
+        (),
+        "a declared and announced difference passes",
+        keyword="portability",
+        throwaway=False,
+        tested_by="test_portability_catches::test_declared_and_announced_differences_pass",
+    ),
+    # the example backend's broken variants run the whole suite: the defect stays local
+    Case(
+        ToyIgnoresSessionInSearch,
+        "search.session_scoping",
+        "search honours session_id",
+        whole_suite=True,
+        throwaway=False,
+        min_passed=81,
+    ),
+    Case(
+        ToyDeleteRaises,
+        "delete.first_middle_last",
+        "claimed deletes work",
+        whole_suite=True,
+        throwaway=False,
+        min_passed=81,
+    ),
+    Case(
+        ToyKeepsOldest,
+        "reads.limit_keeps_newest",
+        "limit keeps the newest N",
+        whole_suite=True,
+        throwaway=False,
+        min_passed=81,
+    ),
+    Case(
+        ToyDropsMetadata,
+        "fidelity.metadata_types",
+        "metadata kept",
+        whole_suite=True,
+        throwaway=False,
+        min_passed=81,
+    ),
 ]
+
+
+def case_for(backend: type[Store]) -> Case:
+    """The case of one broken store."""
+    return next(c for c in CATALOGUE if c.backend is backend)
+
+
+def register() -> None:
+    """Register ``toy://`` and every case's scheme (again: harmless)."""
+    register_backend("toy", f"{ToyStore.__module__}:{ToyStore.__qualname__}")
+    for case in CATALOGUE:
+        register_backend(case.scheme, f"{case.backend.__module__}:{case.backend.__qualname__}")

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-import tests.conformance.toy_register  # noqa: F401  (registers toy://)
 from memory_core.conformance import ConformanceSuite
+
+from .catalogue import register
+
+register()  # toy://
 
 
 class TestToyConformance(ConformanceSuite):

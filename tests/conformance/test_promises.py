@@ -8,7 +8,7 @@ from pathlib import Path
 
 from memory_core.conformance.catalog import main
 from memory_core.conformance.promises import GROUPS, PROMISES, SECTION, problems
-from memory_core.conformance.scenarios import all_scenarios
+from memory_core.conformance.suite import all_scenarios
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 _BOLD_BULLET = re.compile(r"^- \*\*(.+?)\*\*")

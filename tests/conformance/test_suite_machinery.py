@@ -10,12 +10,15 @@ from pathlib import Path
 
 import pytest
 
-import tests.conformance.toy_register  # noqa: F401  (registers toy://)
 from memory_core import Capabilities
 from memory_core.conformance import catalog, runner
 from memory_core.conformance.requirements import REQUIREMENTS
-from memory_core.conformance.scenarios import AREAS, all_scenarios, method_name_for
-from memory_core.conformance.suite import ConformanceSuite
+from memory_core.conformance.scenarios import AREAS, method_name_for
+from memory_core.conformance.suite import ConformanceSuite, all_scenarios
+
+from .catalogue import ToyKeepsOldest, case_for, register
+
+register()
 
 ROOT = Path(__file__).resolve().parents[2]
 CLOSING = re.compile(r"^(\d+) passed, (\d+) failed$")
@@ -70,7 +73,7 @@ def test_runner_writes_the_json_report(tmp_path: Path, capsys: pytest.CaptureFix
 def test_runner_fails_with_exit_1_and_names_the_scenario(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code = runner.main(["toy-keeps-oldest://", "-q", "-k", "reads"])
+    code = runner.main([case_for(ToyKeepsOldest).url, "-q", "-k", "reads"])
     printed = capsys.readouterr().out
     assert code == 1
     assert "reads.limit_keeps_newest:" in printed

@@ -3,6 +3,7 @@ which combines them all."""
 
 from __future__ import annotations
 
+from ..scenarios import SCENARIOS, Scenario, in_report_order
 from .aliasing import AliasingSuite
 from .base import SuiteBase
 from .clear import ClearSuite
@@ -54,4 +55,16 @@ class ConformanceSuite(*AREA_SUITES):  # type: ignore[misc]
     (or the ``conformance_backend_url`` fixture overridden) to run it."""
 
 
-__all__ = ["AREA_SUITES", "ConformanceSuite", "SuiteBase", *[s.__name__ for s in AREA_SUITES]]
+def all_scenarios() -> dict[str, Scenario]:
+    """Every scenario of the suite (importing this package registered them all), in report
+    order."""
+    return in_report_order(SCENARIOS)
+
+
+__all__ = [
+    "AREA_SUITES",
+    "ConformanceSuite",
+    "SuiteBase",
+    "all_scenarios",
+    *[s.__name__ for s in AREA_SUITES],
+]
