@@ -5,6 +5,7 @@ peer and the floor; writes ``bench/results/latest.json`` and ``latest.md``.
     python -m bench --full     # the issue's sizes (1k singles, 100k reads, 5,000 convs)
     python -m bench --smoke    # tiny sizes: checks the harness works (CI runs this)
     python -m bench --only embedded,nams
+    python -m bench --only embedded,bolt,nams --workloads keyset   # one kind of workload
 
 Bolt uses ``NEO4J_URI`` when set (no auth unless ``NEO4J_USERNAME``/``NEO4J_PASSWORD``),
 else starts the test-suite's local Neo4j. Run from the repository root.
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from . import sizes as sizes_module
+from .core import EVERY, Selection
 
 BACKENDS = ("embedded", "bolt", "nams")
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -36,6 +38,11 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--smoke", action="store_true", help="tiny sizes (CI)")
     mode.add_argument("--full", action="store_true", help="the issue's sizes")
     parser.add_argument("--only", default=",".join(BACKENDS), help="backends to run")
+    parser.add_argument(
+        "--workloads",
+        default="",
+        help=f"workloads to run, of {','.join(Selection.KEYS)} (default: every one)",
+    )
     parser.add_argument("--repeats", type=int, default=None, help="repeats per workload (>= 5)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the results")
     parser.add_argument("--note", default="", help="a line for the report (e.g. the load)")
@@ -50,6 +57,10 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(chosen) - set(BACKENDS)
     if unknown:
         parser.error(f"unknown backends: {', '.join(sorted(unknown))}")
+    try:
+        want = Selection(tuple(w.strip() for w in args.workloads.split(",") if w.strip()))
+    except ValueError as exc:
+        parser.error(str(exc))
     name = "smoke" if args.smoke else "full" if args.full else "default"
     sizes = {"smoke": sizes_module.SMOKE, "full": sizes_module.FULL}.get(name, sizes_module.DEFAULT)
     if args.repeats is not None:
@@ -57,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
 
         sizes = replace(sizes, repeats=args.repeats)
     command = "python -m bench " + " ".join(argv if argv is not None else sys.argv[1:])
-    result = asyncio.run(run(sizes, name, chosen, command.strip(), args.note))
+    result = asyncio.run(run(sizes, name, chosen, command.strip(), args.note, want=want))
     from .report import keep, write
 
     if args.keep is not None:
@@ -74,8 +85,10 @@ async def run(
     command: str = "python -m bench",
     note: str = "",
     neo4j_uri: str | None = None,
+    want: Selection = EVERY,
 ) -> dict[str, Any]:
-    """Run the chosen backends' workloads; the whole result (see ``report.write``)."""
+    """Run the chosen backends' workloads (those ``want`` selects); the whole result (see
+    ``report.write``)."""
     started = datetime.now(UTC)
     load_start = _load()
     workloads: list[dict[str, Any]] = []
@@ -84,7 +97,7 @@ async def run(
     if "embedded" in backends:
         from . import embedded
 
-        workloads += await embedded.run(sizes, _log)
+        workloads += await embedded.run(sizes, _log, want)
     if "bolt" in backends:
         from . import bolt
 
@@ -97,7 +110,7 @@ async def run(
             uri = server.uri
         try:
             neo4j_version = await _neo4j_version(uri)
-            workloads += await bolt.run(uri, sizes, _log)
+            workloads += await bolt.run(uri, sizes, _log, want)
             if server is not None and server.pid is not None:
                 rss["neo4j (JVM)"] = _peak_rss_of(server.pid)
         finally:
@@ -106,7 +119,7 @@ async def run(
     if "nams" in backends:
         from . import nams
 
-        workloads += await nams.run(sizes, _log)
+        workloads += await nams.run(sizes, _log, want)
     rss["bench process (client)"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
         "meta": {
@@ -126,6 +139,7 @@ async def run(
             "driver": f"neo4j {_version('neo4j')}, Rust extension {_version('neo4j-rust-ext')}",
             "peer_version": _version("neo4j-agent-memory"),
             "backends": backends,
+            "workloads": list(want.names) or "all",
         },
         "workloads": workloads,
         "peak_rss_mb": rss,

@@ -29,8 +29,17 @@ from memory_core import HashingEmbedder, open_backend
 from memory_core.backends.bolt import BoltStore, schema
 from memory_core.backends.bolt.schema import FULLTEXT_INDEX
 
-from .common import SEARCH_QUERY, Counter, agent_turns, ingest_metrics, latency_metrics, rows
-from .core import FLOOR, OURS, PEER, Workload, measure, median_ms, timed
+from .common import (
+    SEARCH_QUERY,
+    Counter,
+    agent_turns,
+    cursor_before,
+    ingest_metrics,
+    keyset_metrics,
+    latency_metrics,
+    rows,
+)
+from .core import EVERY, FLOOR, OURS, PEER, Selection, Workload, measure, median_ms, timed
 from .sizes import Sizes
 
 
@@ -185,8 +194,11 @@ class Floor:
                 await (await session.run(query, prefix=prefix)).consume()
 
 
-async def run(uri: str, sizes: Sizes, log: Callable[[str], None]) -> list[dict[str, Any]]:
-    """Every Bolt workload; report entries. Sessions are cleared at the end."""
+async def run(
+    uri: str, sizes: Sizes, log: Callable[[str], None], want: Selection = EVERY
+) -> list[dict[str, Any]]:
+    """Every Bolt workload (those ``want`` selects); report entries. Sessions are cleared
+    at the end."""
     peer = Peer(uri)
     memory = await peer.open()
     tag = uuid4().hex[:8]
@@ -195,27 +207,38 @@ async def run(uri: str, sizes: Sizes, log: Callable[[str], None]) -> list[dict[s
     assert isinstance(backend.store, BoltStore)
     sessions: list[str] = []
     peer_sessions: list[str] = []
+    entries: list[dict[str, Any]] = []
     try:
         async with backend:
-            entries = [
-                await _single_add(backend, memory, floor, sizes, tag, sessions, peer_sessions, log)
-            ]
-            for size in sizes.batch_sizes:
+            if want("single"):
                 entries.append(
-                    await _batch(
-                        backend, memory, floor, sizes, size, tag, sessions, peer_sessions, log
+                    await _single_add(
+                        backend, memory, floor, sizes, tag, sessions, peer_sessions, log
                     )
                 )
+            if want("batch"):
+                for size in sizes.batch_sizes:
+                    entries.append(
+                        await _batch(
+                            backend, memory, floor, sizes, size, tag, sessions, peer_sessions, log
+                        )
+                    )
             # Reads and searches run on a store without the batches' 100k+ messages.
             await floor.purge(f"bench-{tag}-")
-            entries += await _reads_and_searches(
-                backend, memory, floor, sizes, tag, sessions, peer_sessions, log
-            )
-            entries.append(await _vector(uri, floor, sizes, tag, sessions, log))
-            entries.append(
-                await _list(backend, memory, floor, sizes, tag, sessions, peer_sessions, log)
-            )
-            entries.append(await _agent(backend, sizes, tag, sessions, log))
+            if want("reads") or want("search"):
+                entries += await _reads_and_searches(
+                    backend, memory, floor, sizes, tag, sessions, peer_sessions, log, want
+                )
+            if want("vector"):
+                entries.append(await _vector(uri, floor, sizes, tag, sessions, log))
+            if want("list"):
+                entries.append(
+                    await _list(backend, memory, floor, sizes, tag, sessions, peer_sessions, log)
+                )
+            if want("agent"):
+                entries.append(await _agent(backend, sizes, tag, sessions, log))
+            if want("keyset"):
+                entries.append(await _keyset(uri, floor, sizes, tag, log))
     finally:
         await floor.close(f"bench-{tag}-")
         await peer.close()
@@ -303,7 +326,9 @@ async def _batch(backend, memory, floor, sizes, size, tag, sessions, peer_sessio
     return await measure(workload, sizes, log)
 
 
-async def _reads_and_searches(backend, memory, floor, sizes, tag, sessions, peer_sessions, log):  # type: ignore[no-untyped-def]
+async def _reads_and_searches(
+    backend, memory, floor, sizes, tag, sessions, peer_sessions, log, want=EVERY
+):  # type: ignore[no-untyped-def]
     entries = []
     session = f"bench-{tag}-long"
     peer_session = f"bench-{tag}-peer-long"
@@ -326,11 +351,11 @@ async def _reads_and_searches(backend, memory, floor, sizes, tag, sessions, peer
             )
         written = point
         cid = str((await backend.get_conversation(session, limit=1)).id)
-        if point in sizes.read_points:
+        if point in sizes.read_points and want("reads"):
             entries.append(
                 await _newest(backend, memory, floor, session, peer_session, cid, point, sizes, log)
             )
-        if point in sizes.search_points:
+        if point in sizes.search_points and want("search"):
             entries.append(await _search(backend, floor, session, cid, point, sizes, log))
     return entries
 
@@ -453,6 +478,88 @@ async def _list(backend, memory, floor, sizes, tag, sessions, peer_sessions, log
     size = f"{sizes.list_limit} of {sizes.conversations}+"
     workload = Workload("bolt", "list_conversations", size, {OURS: ours, PEER: peer, FLOOR: raw})
     return await measure(workload, sizes, log)
+
+
+async def _keyset(uri, floor, sizes, tag, log):  # type: ignore[no-untyped-def]
+    """The first page and a deep page of one user's conversations (a multi-tenant
+    backend: the scope the server uses), by the ``(user_identifier, updated_at, id)``
+    index; the floor runs the same seek with the raw driver."""
+    import anyio
+
+    user = f"bench-{tag}-keyset-user"
+    size, deep = sizes.keyset_page, sizes.keyset_deep
+    backend = open_backend(uri, multi_tenant=True)
+    async with backend:
+        limiter = anyio.Semaphore(8)
+
+        async def create(i: int) -> None:
+            async with limiter:
+                await backend.create_conversation(f"bench-{tag}-keyset-{i}", user_identifier=user)
+
+        async with anyio.create_task_group() as tg:
+            for i in range(sizes.keyset_conversations):
+                tg.start_soon(create, i)
+
+        async def page(cursor: str | None) -> str | None:
+            found = await backend.list_conversations_page(
+                limit=size, cursor=cursor, user_identifier=user
+            )
+            return found.next_cursor
+
+        far = await cursor_before(page, deep)
+        order = "ORDER BY c.user_identifier DESC, c.updated_at DESC, c.id DESC LIMIT $limit"
+        hint = "USING INDEX c:Conversation(user_identifier, updated_at, id) "
+        first_query = (
+            f"MATCH (c:Conversation) {hint}WHERE c.user_identifier = $user "
+            "AND c.updated_at IS NOT NULL AND c.id IS NOT NULL "
+            f"WITH c {order} RETURN c {{.*}} AS c"
+        )
+        seek_query = (
+            f"MATCH (c:Conversation) {hint}WHERE c.user_identifier = $user "
+            "AND c.updated_at <= $at "
+            "AND c.id IS NOT NULL AND CASE WHEN c.updated_at < $at THEN true "
+            "ELSE c.id < $id END "
+            f"WITH c {order} RETURN c {{.*}} AS c"
+        )
+
+        async def raw_page(key: tuple[Any, str] | None) -> tuple[Any, str]:
+            if key is None:
+                found = await floor.read(first_query, user=user, limit=size)
+            else:
+                found = await floor.read(seek_query, user=user, at=key[0], id=key[1], limit=size)
+            last = found[-1]["c"]
+            return last["updated_at"], last["id"]
+
+        raw_far = await cursor_before(raw_page, deep)
+
+        async def ours(r: int) -> dict[str, float]:
+            call = backend.list_conversations_page
+            first = [
+                await timed(call, limit=size, user_identifier=user)
+                for _ in range(sizes.keyset_reads)
+            ]
+            later = [
+                await timed(call, limit=size, cursor=far, user_identifier=user)
+                for _ in range(sizes.keyset_reads)
+            ]
+            return keyset_metrics(first, later, deep)
+
+        async def raw(r: int) -> dict[str, float]:
+            first = [await timed(raw_page, None) for _ in range(sizes.keyset_reads)]
+            later = [await timed(raw_page, raw_far) for _ in range(sizes.keyset_reads)]
+            return keyset_metrics(first, later, deep)
+
+        label = f"page {deep} of {size} in {sizes.keyset_conversations}"
+        workload = Workload(
+            "bolt", "keyset paging (list_conversations_page)", label, {OURS: ours, FLOOR: raw}
+        )
+        workload.notes.append(
+            "one user's conversations (multi_tenant); floor: the same index seek, RETURN c {.*}"
+        )
+        try:
+            return await measure(workload, sizes, log)
+        finally:  # the conversations go with the run's sessions; the user node goes here
+            await floor.write("MATCH (u:User {identifier: $user}) DETACH DELETE u", user=user)
 
 
 async def _agent(backend, sizes, tag, sessions, log):  # type: ignore[no-untyped-def]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import statistics
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from memory_core import MemoryBackend
@@ -62,3 +63,21 @@ async def agent_turns(backend: MemoryBackend, conversation: str, turns: int) -> 
         await chat(f"turn {t}: tell me about Acme Corp and topic {t % 7}", turn_id=f"t{t}")
         spent.append((time.perf_counter() - start) * 1000)
     return spent
+
+
+async def cursor_before(page: Callable[[Any], Awaitable[Any]], number: int) -> Any:
+    """The cursor that starts page ``number`` (1-based) of a walk: ``page(cursor)``
+    reads one page and returns its next cursor; it is followed ``number - 1`` times."""
+    cursor = None
+    for _ in range(number - 1):
+        cursor = await page(cursor)
+        if cursor is None:
+            raise RuntimeError(f"the store holds fewer than {number} pages")
+    return cursor
+
+
+def keyset_metrics(first: list[float], deep: list[float], number: int) -> dict[str, float]:
+    """Median milliseconds of reading the first page and page ``number``, and their
+    ratio (a keyset page costs the same at any depth: about 1)."""
+    one, far = statistics.median(first), statistics.median(deep)
+    return {"page1_ms": one, f"page{number}_ms": far, f"page{number}_to_page1_ratio": far / one}

@@ -6,7 +6,8 @@ raw driver / sqlite3 / httpx doing the same work). Repeat ``r`` runs every subje
 in an order rotated by ``r``, so drift on a shared machine hits all of them alike. Each
 run returns named metrics (milliseconds, lower is better, unless the name says
 otherwise); ratios to the peer and to the floor are taken per repeat, then summarised as
-min / median / max.
+min / median / max (not for ``*_count`` and ``*_ratio`` metrics: counts and a subject's
+own ratios are compared as they are).
 """
 
 from __future__ import annotations
@@ -24,6 +25,26 @@ Metrics = dict[str, float]
 Run = Callable[[int], Awaitable[Metrics]]
 
 OURS, PEER, FLOOR = "memory-core", "peer", "floor"
+
+
+class Selection:
+    """Which workloads a run measures: those whose key (see ``KEYS``) is named, or every
+    one when none is."""
+
+    KEYS = ("single", "batch", "reads", "search", "vector", "list", "agent", "keyset")
+
+    def __init__(self, names: tuple[str, ...] = ()) -> None:
+        unknown = set(names) - set(self.KEYS)
+        if unknown:
+            raise ValueError(f"unknown workloads: {', '.join(sorted(unknown))}")
+        self.names = names
+
+    def __call__(self, key: str) -> bool:
+        assert key in self.KEYS, key
+        return not self.names or key in self.names
+
+
+EVERY = Selection()
 
 
 @dataclass
@@ -133,7 +154,7 @@ async def measure(workload: Workload, sizes: Sizes, log: Callable[[str], None]) 
         theirs = runs.get(other)
         if not ours or not theirs:
             continue
-        shared = [k for k in ours[0] if k in theirs[0] and not k.endswith("_count")]
+        shared = [k for k in ours[0] if k in theirs[0] and not k.endswith(("_count", "_ratio"))]
         entry["ratios"][label] = {
             k: summary(
                 [a[k] / b[k] if b[k] else float("nan") for a, b in zip(ours, theirs, strict=True)]

@@ -21,8 +21,16 @@ from memory_core.backends.embedded.schema import create_schema
 from memory_core.backends.embedded.store import _NOT_RUN as NOT_RUN
 from memory_core.backends.embedded.store import Database
 
-from .common import SEARCH_QUERY, agent_turns, ingest_metrics, latency_metrics, rows
-from .core import FLOOR, OURS, Workload, measure, median_ms, timed
+from .common import (
+    SEARCH_QUERY,
+    agent_turns,
+    cursor_before,
+    ingest_metrics,
+    keyset_metrics,
+    latency_metrics,
+    rows,
+)
+from .core import EVERY, FLOOR, OURS, Selection, Workload, measure, median_ms, timed
 from .sizes import Sizes
 
 READ_COLUMNS = (
@@ -83,29 +91,39 @@ class Floor:
         self.conn.execute("COMMIT")
 
 
-async def run(sizes: Sizes, log: Callable[[str], None]) -> list[dict[str, Any]]:
-    """Every embedded workload; report entries."""
+async def run(
+    sizes: Sizes, log: Callable[[str], None], want: Selection = EVERY
+) -> list[dict[str, Any]]:
+    """Every embedded workload (those ``want`` selects); report entries."""
+    entries: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="memory-core-bench-") as folder:
         root = Path(folder)
         floor = Floor(root / "floor.db")
         # Writes, reads and listings each get a store of their own, so a search over
         # "a 10k-message store" really searches 10k messages.
         async with EmbeddedBackend(f"sqlite:///{root / 'writes.db'}") as backend:
-            entries = [await _single_add(backend, floor, sizes, log)]
-            for size in sizes.batch_sizes:
-                entries.append(await _batch(backend, floor, sizes, size, log))
+            if want("single"):
+                entries.append(await _single_add(backend, floor, sizes, log))
+            if want("batch"):
+                for size in sizes.batch_sizes:
+                    entries.append(await _batch(backend, floor, sizes, size, log))
         floor.conn.close()
         store = root / "reads.db"
-        async with EmbeddedBackend(f"sqlite:///{store}") as backend:
-            reader = _connect(store)
-            entries += await _reads_and_searches(backend, reader, sizes, log)
-            reader.close()
+        if want("reads") or want("search"):
+            async with EmbeddedBackend(f"sqlite:///{store}") as backend:
+                reader = _connect(store)
+                entries += await _reads_and_searches(backend, reader, sizes, log, want)
+                reader.close()
         store = root / "lists.db"
         async with EmbeddedBackend(f"sqlite:///{store}") as backend:
             reader = _connect(store)
-            entries.append(await _list_conversations(backend, reader, sizes, log))
-            entries.append(await _agent(backend, sizes, log))
+            if want("list"):
+                entries.append(await _list_conversations(backend, reader, sizes, log))
+            if want("agent"):
+                entries.append(await _agent(backend, sizes, log))
             reader.close()
+        if want("keyset"):
+            entries.append(await _keyset(root / "keyset.db", sizes, log))
     return entries
 
 
@@ -161,7 +179,11 @@ async def _batch(
 
 
 async def _reads_and_searches(
-    backend: EmbeddedBackend, reader: sqlite3.Connection, sizes: Sizes, log: Callable[[str], None]
+    backend: EmbeddedBackend,
+    reader: sqlite3.Connection,
+    sizes: Sizes,
+    log: Callable[[str], None],
+    want: Selection = EVERY,
 ) -> list[dict[str, Any]]:
     entries = []
     session = "long"
@@ -170,9 +192,9 @@ async def _reads_and_searches(
         await backend.add_messages_batch(session, rows(point - written, written), batch_size=1000)
         written = point
         cid = str((await backend.get_conversation(session, limit=1)).id)
-        if point in sizes.read_points:
+        if point in sizes.read_points and want("reads"):
             entries.append(await _newest(backend, reader, session, cid, point, sizes, log))
-        if point in sizes.search_points:
+        if point in sizes.search_points and want("search"):
             entries.append(await _search(backend, reader, session, point, sizes, log))
     return entries
 
@@ -261,6 +283,63 @@ async def _list_conversations(
     size = f"{sizes.list_limit} of {sizes.conversations}"
     workload = Workload("embedded", "list_conversations", size, {OURS: ours, FLOOR: raw})
     return await measure(workload, sizes, log)
+
+
+async def _keyset(store: Path, sizes: Sizes, log: Callable[[str], None]) -> dict[str, Any]:
+    """The first page and a deep page of ``list_conversations_page`` over a store of
+    their own; the floor runs the same keyset SQL on a reader connection."""
+    size, deep = sizes.keyset_page, sizes.keyset_deep
+    async with EmbeddedBackend(f"sqlite:///{store}") as backend:
+        for i in range(sizes.keyset_conversations):
+            await backend.create_conversation(f"keyset-{i}")
+
+        async def page(cursor: str | None) -> str | None:
+            return (await backend.list_conversations_page(limit=size, cursor=cursor)).next_cursor
+
+        far = await cursor_before(page, deep)
+        reader = _connect(store)
+        reader.row_factory = sqlite3.Row
+        first_sql = (
+            "SELECT * FROM conversations WHERE tenant = '' "
+            "ORDER BY updated_at DESC, id DESC LIMIT ?"
+        )
+        seek_sql = (
+            "SELECT * FROM conversations WHERE tenant = '' AND (updated_at, id) < (?, ?) "
+            "ORDER BY updated_at DESC, id DESC LIMIT ?"
+        )
+
+        async def raw_page(key: tuple[int, str] | None) -> tuple[int, str]:
+            rows = (
+                reader.execute(first_sql, (size,))
+                if key is None
+                else reader.execute(seek_sql, (*key, size))
+            ).fetchall()
+            return rows[-1]["updated_at"], rows[-1]["id"]
+
+        raw_far = await cursor_before(raw_page, deep)
+
+        async def ours(r: int) -> dict[str, float]:
+            call = backend.list_conversations_page
+            first = [await timed(call, limit=size) for _ in range(sizes.keyset_reads)]
+            later = [await timed(call, limit=size, cursor=far) for _ in range(sizes.keyset_reads)]
+            return keyset_metrics(first, later, deep)
+
+        async def raw(r: int) -> dict[str, float]:
+            first = [await timed(raw_page, None) for _ in range(sizes.keyset_reads)]
+            later = [await timed(raw_page, raw_far) for _ in range(sizes.keyset_reads)]
+            return keyset_metrics(first, later, deep)
+
+        label = f"page {deep} of {size} in {sizes.keyset_conversations}"
+        workload = Workload(
+            "embedded", "keyset paging (list_conversations_page)", label, {OURS: ours, FLOOR: raw}
+        )
+        workload.notes.append(
+            "floor: the same seek, (updated_at, id) < (?, ?) on the listing index, in sqlite3"
+        )
+        try:
+            return await measure(workload, sizes, log)
+        finally:
+            reader.close()
 
 
 async def _agent(

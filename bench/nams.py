@@ -22,8 +22,27 @@ from memory_core import open_backend
 from memory_core.backends.nams import NamsBackend, NamsStore
 from memory_core_dev.nams_server import API_KEY, NamsTestServer
 
-from .common import SEARCH_QUERY, agent_turns, ingest_metrics, latency_metrics, rows
-from .core import FLOOR, OURS, ClientTime, Run, Workload, measure, median_ms, timed
+from .common import (
+    SEARCH_QUERY,
+    agent_turns,
+    cursor_before,
+    ingest_metrics,
+    keyset_metrics,
+    latency_metrics,
+    rows,
+)
+from .core import (
+    EVERY,
+    FLOOR,
+    OURS,
+    ClientTime,
+    Run,
+    Selection,
+    Workload,
+    measure,
+    median_ms,
+    timed,
+)
 from .sizes import Sizes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,12 +102,15 @@ class Traffic:
         self._http.close()
 
 
-async def run(sizes: Sizes, log: Callable[[str], None]) -> list[dict[str, Any]]:
-    """Every NAMS workload; report entries."""
+async def run(
+    sizes: Sizes, log: Callable[[str], None], want: Selection = EVERY
+) -> list[dict[str, Any]]:
+    """Every NAMS workload (those ``want`` selects); report entries."""
     server = ServerProcess()
     workspace = NamsTestServer.workspace("bench")
     headers = {"Authorization": f"Bearer {API_KEY}", "X-Workspace-Id": workspace}
     traffic = Traffic(server, headers)
+    entries: list[dict[str, Any]] = []
     try:
         backend = open_backend(
             "nams+" + server.base_url,
@@ -102,12 +124,20 @@ async def run(sizes: Sizes, log: Callable[[str], None]) -> list[dict[str, Any]]:
             backend,
             httpx.AsyncClient(base_url=server.base_url, headers=headers, trust_env=False) as client,
         ):
-            entries = [await _single_add(backend, client, traffic, sizes, log)]
-            entries.append(await _batch(backend, client, traffic, sizes, log))
-            entries.append(await _newest(backend, client, traffic, sizes, log))
-            entries.append(await _search(backend, client, traffic, sizes, log))
-            entries.append(await _list(backend, client, traffic, sizes, log))
-            entries.append(await _agent(backend, traffic, sizes, log))
+            steps = [
+                ("single", _single_add),
+                ("batch", _batch),
+                ("reads", _newest),
+                ("search", _search),
+                ("list", _list),
+            ]
+            for key, step in steps:
+                if want(key):
+                    entries.append(await step(backend, client, traffic, sizes, log))
+            if want("agent"):
+                entries.append(await _agent(backend, traffic, sizes, log))
+        if want("keyset"):
+            entries.append(await _keyset(server, traffic, sizes, log))
     finally:
         traffic.close()
         server.stop()
@@ -325,6 +355,76 @@ async def _list(
     )
     workload.notes.append(f"cursor paging, pages of {PAGE}")
     return await measure(workload, sizes, log)
+
+
+async def _keyset(
+    server: ServerProcess, traffic: Traffic, sizes: Sizes, log: Callable[[str], None]
+) -> dict[str, Any]:
+    """The first page and a deep page of ``list_conversations_page`` through the server
+    (over ``memory://``), in a workspace of their own; the floor sends the same
+    ``GET /conversations`` requests with httpx."""
+    import anyio
+
+    workspace = NamsTestServer.workspace("bench-keyset")
+    headers = {"Authorization": f"Bearer {API_KEY}", "X-Workspace-Id": workspace}
+    size, deep = sizes.keyset_page, sizes.keyset_deep
+    backend = open_backend(
+        "nams+" + server.base_url,
+        api_key=API_KEY,
+        workspace_id=workspace,
+        trust_env=False,
+        session_names="server",
+    )
+    async with (
+        backend,
+        httpx.AsyncClient(base_url=server.base_url, headers=headers, trust_env=False) as client,
+    ):
+        limiter = anyio.Semaphore(8)
+
+        async def create() -> None:
+            async with limiter:
+                await _conversation(client)
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(sizes.keyset_conversations):
+                tg.start_soon(create)
+
+        async def page(cursor: str | None) -> str | None:
+            return (await backend.list_conversations_page(limit=size, cursor=cursor)).next_cursor
+
+        async def raw_page(cursor: str | None) -> str | None:
+            params: dict[str, Any] = {"limit": size}
+            if cursor:
+                params["cursor"] = cursor
+            response = await client.get("/conversations", params=params)
+            response.raise_for_status()
+            found: str | None = response.json().get("next_cursor")
+            return found
+
+        far, raw_far = await cursor_before(page, deep), await cursor_before(raw_page, deep)
+
+        async def ours(r: int) -> dict[str, float]:
+            call = backend.list_conversations_page
+            first = [await timed(call, limit=size) for _ in range(sizes.keyset_reads)]
+            later = [await timed(call, limit=size, cursor=far) for _ in range(sizes.keyset_reads)]
+            return keyset_metrics(first, later, deep)
+
+        async def raw(r: int) -> dict[str, float]:
+            first = [await timed(raw_page, None) for _ in range(sizes.keyset_reads)]
+            later = [await timed(raw_page, raw_far) for _ in range(sizes.keyset_reads)]
+            return keyset_metrics(first, later, deep)
+
+        label = f"page {deep} of {size} in {sizes.keyset_conversations}"
+        workload = Workload(
+            "nams",
+            "keyset paging (list_conversations_page)",
+            label,
+            _side_by_side(traffic, ours, raw),
+        )
+        workload.notes.append(
+            "the server pages the backing store by its keyset cursor (one backing page each)"
+        )
+        return await measure(workload, sizes, log)
 
 
 async def _agent(

@@ -25,6 +25,10 @@ class Sizes:
     lists: int = 5  # list calls per repeat (the median is reported: one call is noisy)
     turns: int = 30  # agent turns through the turn protocol
     vector_dimensions: int = 64
+    keyset_conversations: int = 10_000  # keyset paging (list_conversations_page) over these
+    keyset_page: int = 100  # conversations per page
+    keyset_deep: int = 50  # the page timed beside the first one
+    keyset_reads: int = 5  # reads of each page per repeat (the median is reported)
 
 
 DEFAULT = Sizes()
@@ -55,4 +59,8 @@ SMOKE = replace(
     lists=1,
     turns=3,
     vector_dimensions=8,
+    keyset_conversations=30,
+    keyset_page=5,
+    keyset_deep=4,
+    keyset_reads=1,
 )

@@ -30,6 +30,7 @@ from .errors import (
 from .limits import DEFAULT_LIMITS, Limits
 from .models import (
     Conversation,
+    ConversationPage,
     ConversationSummary,
     Entity,
     EntityRef,
@@ -64,6 +65,7 @@ __all__ = [
     "CapabilityWarning",
     "ConfigurationError",
     "Conversation",
+    "ConversationPage",
     "ConversationSummary",
     "Embedder",
     "Entity",

@@ -19,6 +19,7 @@ import anyio
 
 from . import requests as rq
 from .capabilities import Capabilities
+from .cursors import MAX_CURSOR_CHARS
 from .embedding import Embedder
 from .errors import (
     ConfigurationError,
@@ -31,6 +32,7 @@ from .errors import (
 from .limits import Limits
 from .models import (
     Conversation,
+    ConversationPage,
     ConversationSummary,
     Entity,
     ExtractionStatus,
@@ -476,11 +478,80 @@ class MemoryBackend:
     async def list_conversations(
         self, *, limit: int = 100, user_identifier: str | None = None
     ) -> list[Conversation]:
-        """Conversation headers (no messages), most recently updated first."""
+        """Conversation headers (no messages), most recently updated first, ties broken by
+        conversation id: at most ``limit`` (default 100).
+
+        Where the backend has a ``max_page_size`` (NAMS: 200) a larger ``limit`` is
+        collected over several pages, following each page's cursor. To walk every
+        conversation a page at a time, use :meth:`list_conversations_page`.
+        """
         count = check_limit(limit)
         scope = self._policy.scope("list_conversations", user_identifier)
         await self._ready()
-        return await self.store.list_conversations(rq.ListConversations(limit=count, scope=scope))
+        cap = self.capabilities.max_page_size
+        if cap is None:
+            # A store without a page cap fills the page: one call, as many as asked for.
+            page = await self.store.list_conversations(
+                rq.ListConversations(limit=count, scope=scope)
+            )
+            return page.conversations
+        found: list[Conversation] = []
+        cursor: str | None = None
+        while len(found) < count:
+            page = await self.store.list_conversations(
+                rq.ListConversations(limit=min(cap, count - len(found)), scope=scope, cursor=cursor)
+            )
+            found += page.conversations
+            cursor = page.next_cursor
+            if not page.conversations or cursor is None:
+                break
+        return found
+
+    async def list_conversations_page(
+        self, *, limit: int = 100, cursor: str | None = None, user_identifier: str | None = None
+    ) -> ConversationPage:
+        """One page of conversation headers (no messages), to walk every conversation.
+
+        Pass ``cursor=None`` for the first page, then each page's ``next_cursor`` until it
+        is ``None``. The order is :meth:`list_conversations`'s: most recently updated
+        first, ties broken by conversation id (a total order). ``limit`` (default 100) is
+        capped by ``capabilities.max_page_size`` where the backend has one (NAMS: 200),
+        with a :class:`CapabilityWarning`. A page holds ``limit`` conversations while more
+        follow (on NAMS, what the service sends: a short page is not the end, a ``None``
+        cursor is).
+
+        Keyset paging: a cursor holds the sort key (``updated_at``, id) of the last
+        conversation of its page, and the next page is read with a seek on an index of
+        that order, never with OFFSET or by reading the earlier pages, so each page costs
+        O(``limit``) in the store however deep the walk goes. One walk guarantees:
+
+        * no conversation appears twice;
+        * every conversation not written to during the walk appears exactly once;
+        * a conversation written to during the walk (a message, a batch, a title filled
+          in) moves to the front of the order: if the walk had not reached it yet it may
+          be missed, and it is first in the next walk. One created during the walk is
+          not listed by it.
+
+        A cursor is an opaque string made by the store (see :mod:`memory_core.cursors`):
+        a malformed one, or one another kind of backend made, raises
+        :class:`InvalidRequestError` naming ``cursor``, and nothing is read or written.
+        """
+        count = self._policy.clamp(
+            "list_conversations_page",
+            check_limit(limit),
+            self.capabilities.max_page_size,
+            "a page holds no more; follow next_cursor",
+        )
+        after = (
+            None
+            if cursor is None
+            else check_str(cursor, "cursor", allow_empty=False, max_chars=MAX_CURSOR_CHARS)
+        )
+        scope = self._policy.scope("list_conversations_page", user_identifier)
+        await self._ready()
+        return await self.store.list_conversations(
+            rq.ListConversations(limit=count, scope=scope, cursor=after)
+        )
 
     async def list_sessions(
         self,

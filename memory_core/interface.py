@@ -23,7 +23,14 @@ from .capabilities import HOOKS_FOR_FLAG, Capabilities
 from .embedding import Embedder
 from .errors import ConfigurationError, NotSupportedError
 from .limits import DEFAULT_LIMITS, Limits
-from .models import Conversation, Entity, ExtractionStatus, Message, SessionInfo
+from .models import (
+    Conversation,
+    ConversationPage,
+    Entity,
+    ExtractionStatus,
+    Message,
+    SessionInfo,
+)
 from .summary import format_context
 from .validation import check_bool
 
@@ -153,16 +160,29 @@ class Store(ABC):
         ``NotFoundError``."""
 
     @abstractmethod
-    async def list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
-        """At most ``req.limit`` conversation headers of ``req.scope``, most recently
-        updated first."""
+    async def list_conversations(self, req: rq.ListConversations) -> ConversationPage:
+        """One page of conversation headers (no messages) of ``req.scope``, filtered by
+        ``req.user_identifier`` where given, in (``updated_at``, id) descending order
+        (most recently updated first: a total order), after ``req.cursor`` (``None``:
+        from the start).
+
+        Keyset paging: at most ``req.limit`` headers, exactly that many while more follow
+        (a store with ``max_page_size`` may return what its service sent). ``next_cursor``
+        holds the sort key of the page's last header (see :mod:`memory_core.cursors`),
+        ``None`` when nothing follows. Read a page by a seek on an index in that order
+        (``WHERE (updated_at, id) < (…)``), never with OFFSET or by reading earlier pages:
+        each page costs O(``req.limit``). A cursor this store did not make raises
+        ``InvalidRequestError`` naming ``cursor`` (:func:`memory_core.cursors.cursor_error`).
+        """
 
     @abstractmethod
     async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
         """At most ``req.limit`` hits, best first, each with ``score`` in 0..1 on the scale
         of :mod:`memory_core.scoring` (cosine for vector hits). ``req.target`` is ``None``
-        only where ``search_global``; ``req.threshold`` and ``req.metadata_filters`` are
-        only set where the backend declared it honours them, and must then be applied."""
+        only where ``search_global``; a ``conversation_id``-only target that names no
+        conversation (of the scope) raises ``NotFoundError``, an unknown session finds
+        nothing. ``req.threshold`` and ``req.metadata_filters`` are only set where the
+        backend declared it honours them, and must then be applied."""
 
     @abstractmethod
     async def clear_session(self, target: rq.Target) -> bool:

@@ -89,6 +89,19 @@ class Conversation(_Model):
     user_identifier: str | None = None
 
 
+class ConversationPage(_Model):
+    """One page of :meth:`~memory_core.MemoryBackend.list_conversations_page`.
+
+    ``conversations`` are headers (no messages), most recently updated first.
+    ``next_cursor`` continues the walk after the last of them: pass it back as ``cursor``;
+    ``None`` means there is nothing after this page. A cursor is an opaque string made by
+    the store that made the page (do not build or edit one).
+    """
+
+    conversations: list[Conversation] = Field(default_factory=list)
+    next_cursor: str | None = None
+
+
 class SessionInfo(_Model):
     """One row of ``list_sessions``."""
 
@@ -242,6 +255,7 @@ def _defaults(cls: type[BaseModel]) -> dict[str, Any]:
 
 __all__ = [
     "Conversation",
+    "ConversationPage",
     "ConversationSummary",
     "Entity",
     "EntityRef",

@@ -42,7 +42,9 @@ from .warning_channel import warn_capability
 ExtractionMode = Literal["auto", "skip", "explicit"]
 # Calls that take a user_identifier on every backend: creating a conversation records it,
 # listing conversations filters by it. Elsewhere it needs ``user_scoped_calls``.
-USER_FILTER_METHODS = frozenset({"create_conversation", "list_conversations"})
+USER_FILTER_METHODS = frozenset(
+    {"create_conversation", "list_conversations", "list_conversations_page"}
+)
 UNSCOPED_WORKAROUND = (
     "this backend scopes data by conversation, not by user; pass user_identifier to "
     "create_conversation (it is recorded there) or list_conversations (it filters by it)"

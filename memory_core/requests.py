@@ -123,8 +123,13 @@ class CreateConversation:
 
 @dataclass(frozen=True, kw_only=True)
 class ListConversations(_Scoped):
+    """One page of conversation headers: at most ``limit`` (already capped by
+    ``max_page_size``), after ``cursor`` (a ``next_cursor`` this store made, checked to be
+    a string; ``None``: from the start)."""
+
     limit: int
     scope: Scope
+    cursor: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

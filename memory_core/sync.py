@@ -50,6 +50,7 @@ from .capabilities import Capabilities
 from .errors import MemoryCoreError, TransportError
 from .models import (
     Conversation,
+    ConversationPage,
     ConversationSummary,
     Entity,
     ExtractionStatus,
@@ -356,6 +357,12 @@ class SyncMemoryBackend:
     ) -> list[Conversation]:
         """Blocking :meth:`MemoryBackend.list_conversations`."""
         return self._blocking(self._backend.list_conversations, locals())
+
+    def list_conversations_page(
+        self, *, limit: int = 100, cursor: str | None = None, user_identifier: str | None = None
+    ) -> ConversationPage:
+        """Blocking :meth:`MemoryBackend.list_conversations_page`."""
+        return self._blocking(self._backend.list_conversations_page, locals())
 
     def list_sessions(
         self,

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import NAMESPACE_URL, uuid5
 
-from memory_core import Capabilities, Conversation, MemoryBackend, Message
+from memory_core import Capabilities, Conversation, ConversationPage, MemoryBackend, Message
 from memory_core import requests as rq
 from memory_core.interface import Store
 
@@ -79,9 +79,9 @@ class RecordingStore(Store):
             messages=list(self.messages),
         )
 
-    async def list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
+    async def list_conversations(self, req: rq.ListConversations) -> ConversationPage:
         self.calls.append(("list_conversations", req))
-        return []
+        return ConversationPage()
 
     async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
         self.calls.append(("search_messages", req))

@@ -14,7 +14,7 @@ from memory_core import ConfigurationError, known_schemes, open_backend, store_c
 from memory_core.registry import _registry, register_backend
 
 TINY_BACKEND = '''
-from memory_core import Capabilities, Conversation, Message
+from memory_core import Capabilities, Conversation, ConversationPage, Message
 from memory_core.interface import Store
 
 
@@ -51,7 +51,7 @@ class TinyStore(Store):
         return Conversation(session_id=req.target.handle, messages=messages)
 
     async def list_conversations(self, req):
-        return []
+        return ConversationPage()
 
     async def search_messages(self, req):
         return []

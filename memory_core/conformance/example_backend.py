@@ -24,8 +24,9 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 import anyio.lowlevel
 
-from memory_core import Capabilities, Conversation, Message, NotFoundError
+from memory_core import Capabilities, Conversation, ConversationPage, Message, NotFoundError
 from memory_core import requests as rq
+from memory_core.cursors import cursor_error, decode_cursor, encode_cursor
 from memory_core.interface import Store
 from memory_core.scoring import coverage, query_terms
 
@@ -46,6 +47,7 @@ class _Conversation:
     id: UUID
     session_id: str
     tenant: str | None
+    user: str | None = None  # the first user_identifier a call gave (listings filter on it)
     title: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
@@ -61,8 +63,28 @@ class _Conversation:
             created_at=self.created_at,
             updated_at=self.updated_at,
             messages=[m.model_copy(deep=True) for m in messages],
-            user_identifier=self.tenant,
+            user_identifier=self.user,
         )
+
+    def key(self) -> tuple[datetime, str]:
+        """Where the conversation sorts in a listing (newest first: the largest key)."""
+        return (self.updated_at, str(self.id))
+
+
+CURSOR_KIND = "toy"
+
+
+def _after(cursor: str) -> tuple[datetime, str]:
+    """The key a cursor of this store holds (``cursor_error`` for anything else)."""
+    value = decode_cursor(CURSOR_KIND, cursor)
+    try:
+        when, conversation_id = value
+        moment = datetime.fromisoformat(when)
+        if moment.tzinfo is None:
+            raise ValueError("naive")
+        return moment, str(UUID(conversation_id))
+    except (TypeError, ValueError):
+        raise cursor_error() from None
 
 
 def _stable_id(target: rq.Target) -> UUID:
@@ -112,10 +134,13 @@ class ToyStore(Store):
     def _get_or_create(self, target: rq.Target) -> _Conversation:
         found = self._find(target)
         if found is not None:
+            found.user = found.user or target.user_identifier
             return found
         if target.session_id is None:
             raise NotFoundError(f"no conversation {target.conversation_id}")
-        new = _Conversation(_stable_id(target), target.session_id, target.tenant)
+        new = _Conversation(
+            _stable_id(target), target.session_id, target.tenant, user=target.user_identifier
+        )
         return self._data.setdefault((target.tenant, target.session_id), new)
 
     @staticmethod
@@ -164,14 +189,33 @@ class ToyStore(Store):
         copies = [m.model_copy(deep=True) async for m in _cooperatively(kept[-req.limit :])]
         return c.header().model_copy(update={"messages": copies})
 
-    async def list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
-        mine = [c for c in self._data.values() if req.tenant is None or c.tenant == req.tenant]
-        mine.sort(key=lambda c: c.updated_at, reverse=True)
-        return [c.header() for c in mine[: req.limit]]
+    async def list_conversations(self, req: rq.ListConversations) -> ConversationPage:
+        # Keyset paging over (updated_at, id), newest first: the cursor is the last listed
+        # key, and the page is the largest keys below it. (A real store seeks on an index
+        # of that order; this one sorts its dict, which a toy can afford.)
+        after = None if req.cursor is None else _after(req.cursor)
+        mine = [
+            c
+            for c in self._data.values()
+            if c.tenant == req.tenant
+            and (req.user_identifier is None or c.user == req.user_identifier)
+            and (after is None or c.key() < after)
+        ]
+        mine.sort(key=_Conversation.key, reverse=True)
+        page = mine[: req.limit]
+        more = len(mine) > req.limit
+        cursor = None
+        if more:
+            when, conversation_id = page[-1].key()
+            cursor = encode_cursor(CURSOR_KIND, [when.isoformat(), conversation_id])
+        return ConversationPage(conversations=[c.header() for c in page], next_cursor=cursor)
 
     async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
         if req.target is not None:
-            pool = [c for c in [self._find(req.target)] if c is not None]
+            found = self._find(req.target)
+            if found is None and req.target.session_id is None:
+                raise NotFoundError(f"no conversation {req.target.conversation_id}")
+            pool = [] if found is None else [found]
         else:
             pool = [c for c in self._data.values() if c.tenant == req.tenant]
         terms, hits = query_terms(req.query), []

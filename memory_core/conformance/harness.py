@@ -43,6 +43,13 @@ class _Made:
     handle: str
     user: str | None
 
+    @property
+    def scope(self) -> str | None:
+        """The user to pass when reading or clearing it: a backend without
+        ``user_scoped_calls`` records the user at creation but scopes by conversation
+        (passing it would only warn)."""
+        return self.user if self.backend.capabilities.user_scoped_calls else None
+
 
 class Harness:
     """Opens the backend under test and tracks what a scenario creates.
@@ -259,7 +266,7 @@ class Harness:
         await self._delete_entities(problems)
         for made in reversed(self._made):
             try:
-                await made.backend.clear_session(made.handle, user_identifier=made.user)
+                await made.backend.clear_session(made.handle, user_identifier=made.scope)
             except NotFoundError:
                 pass
             except Exception as exc:  # report every failure, but keep cleaning up
@@ -282,7 +289,7 @@ class Harness:
             if not made.backend.capabilities.delete_entity:
                 continue
             try:
-                read = await made.backend.get_conversation(made.handle, user_identifier=made.user)
+                read = await made.backend.get_conversation(made.handle, user_identifier=made.scope)
             except Exception:
                 continue
             doomed += [

@@ -4,13 +4,38 @@ How the hosted model maps onto the backing store (opened with ``multi_tenant=Tru
 
 * **Workspaces** are tenants: every call uses ``user_identifier="nams:<workspace>"``, so
   one workspace can never read another's conversations, messages or entities.
-* **Conversations** get a server-issued random UUID; the backing session is that UUID
-  as a string. The backing conversation's metadata holds ``{"nams": {"userId": …,
-  "metadata": …}}``: the NAMS ``userId`` and the caller's metadata, and the mark that the
-  conversation was created through this API. A session without the mark (never created,
-  deleted, or written by something else) is ``404``: the API never auto-creates.
-* **Listing** sorts by ``updatedAt`` (newest first, ties by id) and pages with an opaque
-  keyset cursor, so a page boundary is stable while conversations are added.
+* **Conversations**: ``POST /conversations`` creates a backing conversation under a
+  fresh random session name; its NAMS id is that conversation's backing
+  ``Conversation.id`` (a UUID). Every other route addresses it by ``conversation_id=``
+  in the workspace's tenant, which never auto-creates: an id the workspace does not have
+  is ``NotFoundError``, answered ``404``. (Servers before this one used the session name
+  as the NAMS id; ids they issued are unknown here.) The backing conversation's metadata
+  holds ``{"nams": {"userId": …, "metadata": …}}``: the NAMS ``userId`` and the caller's
+  metadata, and the mark that the conversation was created through this API.
+* **One backing call per route** (one transaction of the backing store; nothing is
+  checked first and acted on after): creating, reading the header or the messages,
+  context, observations, reflections and extraction status (one ``get_conversation``
+  each), writing one message or a bulk, searching, deleting (``clear_session``: False
+  is ``404``) and searching entities. Two routes may make more: ``GET /conversations`` (one
+  call per backing page it reads: one while every conversation read is visible, see
+  below) and ``POST /entities`` (``find_entities`` then
+  ``add_entity``: the contract's ``add_entity`` does not say whether the entity
+  existed, and NAMS answers ``resolution: "merged"`` when it did; two concurrent
+  creates of one name may then both answer it as new, and get the same entity).
+  Searching relies on the contract's rule that a ``conversation_id`` naming no
+  conversation raises ``NotFoundError`` (scenario ``aliasing.unknown_conversation_id``).
+* **The mark** decides what the API shows: the listing and every route that reads the
+  conversation (header, messages, context, observations, reflections, extraction
+  status) answer ``404`` for a backing conversation without it. Writing, searching and
+  deleting act on any conversation of the workspace's tenant by id: checking the mark
+  first would take a second call. Only something writing to the backing store directly
+  under the tenant ``nams:<workspace>`` can make a conversation without the mark.
+* **Listing** sorts by ``updatedAt`` (newest first, ties by id, descending: the backing
+  store's order) and pages with the backing store's keyset cursor, carried inside
+  ``next_cursor``: a page costs the rows it returns plus the rows it skips (conversations
+  of other NAMS users when ``userId`` filters, or without the mark), however deep the
+  walk. A conversation written to during a walk moves to the front and may be missed by
+  that walk; none appears twice.
 * **Observations/reflections** exist only when a summarizer is configured: one
   observation per full window of ``observation_window`` messages (oldest first), and one
   reflection summarising all messages of those windows. Texts are cached per window.
@@ -22,16 +47,21 @@ How the hosted model maps onto the backing store (opened with ``multi_tenant=Tru
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 from uuid import NAMESPACE_URL, UUID, uuid4, uuid5
 
-from memory_core import Conversation, Entity, MemoryBackend, Message, NotFoundError
+from memory_core import (
+    Conversation,
+    Entity,
+    InvalidRequestError,
+    MemoryBackend,
+    Message,
+    NotFoundError,
+)
+from memory_core.cursors import decode_cursor, encode_cursor
 from memory_core.requests import Summarizer
 from memory_core.summary import run_summarizer
 
@@ -40,40 +70,47 @@ from .errors import ApiError, not_found
 
 MARK = "nams"
 TENANT_PREFIX = "nams:"
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+CURSOR_KIND = "nams-server"
 _CACHE_SIZE = 4096
+# The most conversations one backing page is asked for while a listing skips rows.
+_MAX_READ = 1000
+T = TypeVar("T")
 
 
-def _micros(when: datetime) -> int:
-    aware = when if when.tzinfo else when.replace(tzinfo=UTC)
-    return (aware - _EPOCH) // timedelta(microseconds=1)
-
-
-def _canonical_id(conversation_id: str) -> str:
-    """The conversation UUID in canonical form; anything else is unknown (404)."""
+def _conversation_uuid(conversation_id: str) -> UUID:
+    """The conversation id of a route; anything but a UUID is unknown (404)."""
     try:
-        return str(UUID(conversation_id))
+        return UUID(conversation_id)
     except ValueError:
         raise not_found() from None
 
 
-def _encode_cursor(micros: int, conversation_id: str, offset: int) -> str:
-    raw = json.dumps({"t": micros, "i": conversation_id, "o": offset}, separators=(",", ":"))
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str) -> tuple[int, str, int]:
+async def _found(call: Awaitable[T]) -> T:
+    """``await call``, with the backing store's ``NotFoundError`` answered ``404``."""
     try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        data = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        micros, conversation_id, offset = data["t"], data["i"], data["o"]
-        if not (isinstance(micros, int) and isinstance(conversation_id, str)):
-            raise TypeError
-        if not isinstance(offset, int) or offset < 0:
-            raise TypeError
-        return micros, conversation_id, offset
-    except (ValueError, TypeError, KeyError, binascii.Error):
-        raise ApiError(400, wire.ErrorCode.INVALID_CURSOR, "cursor is not valid") from None
+        return await call
+    except NotFoundError:
+        raise not_found() from None
+
+
+def _invalid_cursor() -> ApiError:
+    return ApiError(400, wire.ErrorCode.INVALID_CURSOR, "cursor is not valid")
+
+
+def _encode_cursor(backing: str) -> str:
+    """The wire cursor: the backing store's keyset cursor, wrapped."""
+    return encode_cursor(CURSOR_KIND, backing)
+
+
+def _decode_cursor(cursor: str) -> str:
+    """The backing store's cursor a wire cursor carries; ``400 invalid_cursor`` else."""
+    try:
+        backing = decode_cursor(CURSOR_KIND, cursor)
+    except InvalidRequestError:
+        raise _invalid_cursor() from None
+    if not isinstance(backing, str) or not backing:
+        raise _invalid_cursor()
+    return backing
 
 
 class HostedMemory:
@@ -105,15 +142,16 @@ class HostedMemory:
 
     # ------------------------------------------------------------------ conversations
 
-    async def _load(self, workspace: str, conversation_id: str, limit: int) -> Conversation:
-        """The marked backing conversation with its newest ``limit`` messages, or 404."""
-        session = _canonical_id(conversation_id)
-        try:
-            conversation = await self.backend.get_conversation(
-                session, limit=limit, user_identifier=self.tenant(workspace)
+    async def _marked(self, workspace: str, conversation_id: str, limit: int) -> Conversation:
+        """The marked conversation with its newest ``limit`` messages (one backing call),
+        or 404."""
+        conversation = await _found(
+            self.backend.get_conversation(
+                conversation_id=_conversation_uuid(conversation_id),
+                limit=limit,
+                user_identifier=self.tenant(workspace),
             )
-        except NotFoundError:
-            raise not_found() from None
+        )
         if not isinstance(conversation.metadata.get(MARK), dict):
             raise not_found()
         return conversation
@@ -124,7 +162,7 @@ class HostedMemory:
         user = mark.get("userId")
         metadata = mark.get("metadata")
         return wire.ConversationOut(
-            id=conversation.session_id,
+            id=str(conversation.id),
             user_id=user if isinstance(user, str) else None,
             workspace_id=workspace,
             metadata=metadata if isinstance(metadata, dict) else {},
@@ -142,53 +180,60 @@ class HostedMemory:
         return self._header(workspace, conversation)
 
     async def get_conversation(self, workspace: str, conversation_id: str) -> wire.ConversationOut:
-        return self._header(workspace, await self._load(workspace, conversation_id, 1))
+        return self._header(workspace, await self._marked(workspace, conversation_id, 1))
 
     async def delete_conversation(self, workspace: str, conversation_id: str) -> None:
-        conversation = await self._load(workspace, conversation_id, 1)
-        await self.backend.clear_session(
-            conversation.session_id, user_identifier=self.tenant(workspace)
+        deleted = await self.backend.clear_session(
+            conversation_id=_conversation_uuid(conversation_id),
+            user_identifier=self.tenant(workspace),
         )
+        if not deleted:
+            raise not_found()
 
     async def list_conversations(
         self, workspace: str, user_id: str | None, limit: int, cursor: str | None
     ) -> wire.ConversationPage:
-        """One page, newest ``updatedAt`` first (ties by id), after ``cursor``."""
-        after = _decode_cursor(cursor) if cursor else None
-        offset = after[2] if after else 0
-        fetch = offset + limit + 1 + limit // 4
-        while True:
-            rows = await self.backend.list_conversations(
-                limit=fetch, user_identifier=self.tenant(workspace)
-            )
-            complete = len(rows) < fetch
-            keyed = [(self._sort_key(c), c) for c in rows]
-            if not complete and keyed:
-                # Rows sharing the oldest timestamp of a truncated fetch may continue
-                # beyond it: keep only the timestamps that are certainly complete.
-                oldest = max(key[0] for key, _ in keyed)
-                keyed = [(key, c) for key, c in keyed if key[0] < oldest]
-            chosen = [
-                (key, c)
-                for key, c in sorted(keyed, key=lambda item: item[0])
-                if self._visible(c, user_id) and (after is None or key > (-after[0], after[1]))
-            ]
-            if len(chosen) > limit or complete:
-                break
-            fetch *= 2
-        page = chosen[:limit]
-        next_cursor = None
-        if len(chosen) > limit:
-            (neg_micros, last_id), _ = page[-1]
-            next_cursor = _encode_cursor(-neg_micros, last_id, offset + len(page))
-        return wire.ConversationPage(
-            conversations=[self._header(workspace, c) for _, c in page], next_cursor=next_cursor
-        )
+        """One page, newest ``updatedAt`` first (ties by id, descending), after ``cursor``.
 
-    @staticmethod
-    def _sort_key(conversation: Conversation) -> tuple[int, str]:
-        when = conversation.updated_at or conversation.created_at
-        return (-_micros(when), conversation.session_id)
+        The page is read from the backing store's keyset pages, skipping what the caller
+        does not see (no mark, or another ``userId``). A backing page is asked for as many
+        conversations as the page still misses, so the last one read ends at the page's
+        last conversation and its ``next_cursor`` is the page's own. After rows were
+        skipped the next backing page is asked for more (twice as many, up to
+        ``_MAX_READ``); when it then holds more visible conversations than missing, it is
+        read again, cut after the last one needed (one more backing call).
+        """
+        backing = None if cursor is None else _decode_cursor(cursor)
+        tenant = self.tenant(workspace)
+        cap = self.backend.capabilities.max_page_size
+        chosen: list[Conversation] = []
+        size = limit
+        while True:
+            missing = limit - len(chosen)
+            try:
+                page = await self.backend.list_conversations_page(
+                    limit=size if cap is None else min(size, cap),
+                    cursor=backing,
+                    user_identifier=tenant,
+                )
+            except InvalidRequestError as exc:
+                if exc.argument == "cursor":
+                    raise _invalid_cursor() from None
+                raise
+            rows = page.conversations
+            seen = [i for i, c in enumerate(rows) if self._visible(c, user_id)]
+            if len(seen) > missing:
+                size = seen[missing - 1] + 1
+                continue
+            chosen += [rows[i] for i in seen]
+            backing = page.next_cursor if rows else None
+            if backing is None or len(chosen) == limit:
+                break
+            size = min(_MAX_READ, max(limit - len(chosen), 2 * size))
+        return wire.ConversationPage(
+            conversations=[self._header(workspace, c) for c in chosen],
+            next_cursor=None if backing is None else _encode_cursor(backing),
+        )
 
     @staticmethod
     def _visible(conversation: Conversation, user_id: str | None) -> bool:
@@ -214,23 +259,25 @@ class HostedMemory:
         self, workspace: str, conversation_id: str, limit: int
     ) -> list[wire.MessageOut]:
         """The newest ``limit`` messages, newest first."""
-        conversation = await self._load(workspace, conversation_id, limit)
-        cid = conversation.session_id
+        conversation = await self._marked(workspace, conversation_id, limit)
+        cid = str(conversation.id)
         return [self._message(cid, m) for m in reversed(conversation.messages)]
 
     async def add_message(
         self, workspace: str, conversation_id: str, item: wire.MessageIn
     ) -> wire.MessageCreated:
-        conversation = await self._load(workspace, conversation_id, 1)
-        stored = await self.backend.add_message(
-            conversation.session_id,
-            item.role,
-            item.content,
-            user_identifier=self.tenant(workspace),
+        cid = _conversation_uuid(conversation_id)
+        stored = await _found(
+            self.backend.add_message(
+                conversation_id=cid,
+                role=item.role,
+                content=item.content,
+                user_identifier=self.tenant(workspace),
+            )
         )
         return wire.MessageCreated(
             id=str(stored.id),
-            conversation_id=conversation.session_id,
+            conversation_id=str(cid),
             role=stored.role.value,
             content=stored.content,
         )
@@ -238,28 +285,28 @@ class HostedMemory:
     async def add_messages(
         self, workspace: str, conversation_id: str, items: Sequence[wire.MessageIn]
     ) -> list[wire.MessageOut]:
-        conversation = await self._load(workspace, conversation_id, 1)
-        stored = await self.backend.add_messages_batch(
-            conversation.session_id,
-            [{"role": i.role, "content": i.content} for i in items],
-            batch_size=wire.MAX_BULK,
-            user_identifier=self.tenant(workspace),
+        cid = _conversation_uuid(conversation_id)
+        stored = await _found(
+            self.backend.add_messages_batch(
+                conversation_id=cid,
+                messages=[{"role": i.role, "content": i.content} for i in items],
+                batch_size=wire.MAX_BULK,
+                user_identifier=self.tenant(workspace),
+            )
         )
-        return [self._message(conversation.session_id, m) for m in stored]
+        return [self._message(str(cid), m) for m in stored]
 
     async def search(
         self, workspace: str, conversation_id: str, query: str, limit: int
     ) -> wire.SearchOut:
-        conversation = await self._load(workspace, conversation_id, 1)
-        hits = await self.backend.search_messages(
-            query,
-            session_id=conversation.session_id,
-            limit=limit,
-            user_identifier=self.tenant(workspace),
+        cid = _conversation_uuid(conversation_id)
+        hits = await _found(
+            self.backend.search_messages(
+                query, conversation_id=cid, limit=limit, user_identifier=self.tenant(workspace)
+            )
         )
-        cid = conversation.session_id
         return wire.SearchOut(
-            messages=[self._message(cid, m) for m in hits],
+            messages=[self._message(str(cid), m) for m in hits],
             search_type=self.search_type,
         )
 
@@ -326,22 +373,22 @@ class HostedMemory:
         ]
 
     async def observations(self, workspace: str, conversation_id: str) -> wire.ObservationList:
-        conversation = await self._load(workspace, conversation_id, self._read_all())
-        cid = conversation.session_id
+        conversation = await self._marked(workspace, conversation_id, self._read_all())
+        cid = str(conversation.id)
         return wire.ObservationList(
             observations=await self._observations(cid, conversation.messages)
         )
 
     async def reflections(self, workspace: str, conversation_id: str) -> wire.ReflectionList:
-        conversation = await self._load(workspace, conversation_id, self._read_all())
-        cid = conversation.session_id
+        conversation = await self._marked(workspace, conversation_id, self._read_all())
+        cid = str(conversation.id)
         return wire.ReflectionList(reflections=await self._reflections(cid, conversation.messages))
 
     async def context(self, workspace: str, conversation_id: str) -> wire.ContextOut:
         """Reflections, observations and the newest messages (newest first)."""
         limit = self._read_all() if self.summarizer else wire.CONTEXT_RECENT_MESSAGES
-        conversation = await self._load(workspace, conversation_id, limit)
-        cid, messages = conversation.session_id, conversation.messages
+        conversation = await self._marked(workspace, conversation_id, limit)
+        cid, messages = str(conversation.id), conversation.messages
         recent = messages[-wire.CONTEXT_RECENT_MESSAGES :]
         return wire.ContextOut(
             reflections=await self._reflections(cid, messages),
@@ -352,8 +399,8 @@ class HostedMemory:
     async def extraction_status(
         self, workspace: str, conversation_id: str
     ) -> wire.ExtractionStatusOut:
-        conversation = await self._load(workspace, conversation_id, self._read_all())
-        cid = conversation.session_id
+        conversation = await self._marked(workspace, conversation_id, self._read_all())
+        cid = str(conversation.id)
         items = [
             wire.ExtractionItem(
                 id=str(m.id),

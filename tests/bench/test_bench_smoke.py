@@ -39,6 +39,7 @@ async def test_smoke_run_writes_json_and_markdown_with_expected_keys(
             "text search (matches all)",
             "list_conversations",
             "agent turns (turn protocol)",
+            "keyset paging (list_conversations_page)",
         ):
             assert (backend, workload) in seen
     assert ("bolt", "vector search (all sessions)") in seen
@@ -97,6 +98,19 @@ async def test_smoke_run_writes_json_and_markdown_with_expected_keys(
         metrics = nams_bulk["subjects"][subject]
         assert metrics["client_cpu_ms"]["min"] > 0
         assert metrics["client_gc_ms"]["min"] >= 0
+    # Keyset paging reports the first page, a deep one and their ratio (never a ratio to
+    # the floor of a ratio).
+    for backend in BACKENDS:
+        keyset = next(
+            w
+            for w in data["workloads"]
+            if w["backend"] == backend and w["workload"].startswith("keyset paging")
+        )
+        deep = f"page{SMOKE.keyset_deep}"
+        assert {"page1_ms", f"{deep}_ms", f"{deep}_to_page1_ratio"} <= set(
+            keyset["subjects"]["memory-core"]
+        )
+        assert f"{deep}_to_page1_ratio" not in keyset["ratios"]["vs_floor"]
     table = md_path.read_text(encoding="utf-8")
     assert "| backend | workload |" in table and "bolt" in table
 
@@ -119,6 +133,21 @@ async def test_bench_leaves_no_peer_schema_and_no_data_behind(
     finally:
         await driver.close()
     assert records[0]["n"] == 0
+
+
+def test_command_line_rejects_unknown_workloads(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--smoke", "--workloads", "keyset,teleport"])
+    assert "unknown workloads: teleport" in capsys.readouterr().err
+
+
+async def test_a_selection_runs_only_its_workloads(tmp_path: Path) -> None:
+    from bench.core import Selection
+
+    result = await run(SMOKE, "smoke", ["embedded"], want=Selection(("keyset",)))
+    assert {(w["backend"], w["workload"]) for w in result["workloads"]} == {
+        ("embedded", "keyset paging (list_conversations_page)")
+    }
 
 
 def test_command_line_rejects_unknown_backends(capsys: pytest.CaptureFixture[str]) -> None:

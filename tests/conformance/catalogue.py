@@ -34,6 +34,7 @@ import anyio
 
 from memory_core import (
     Conversation,
+    ConversationPage,
     Entity,
     EntityRef,
     Message,
@@ -130,7 +131,7 @@ class SilentReadCap(_Memory):
 class ListConversationsCap50(_Memory):
     """list_conversations never returns more than 50 (the NAMS default page)."""
 
-    async def list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
+    async def list_conversations(self, req: rq.ListConversations) -> ConversationPage:
         return await super().list_conversations(replace(req, limit=min(req.limit, 50)))
 
 
@@ -644,7 +645,7 @@ class _RewritesTargets(_Memory):
         target = None if req.target is None else self._t(req.target)
         return await super().search_messages(replace(req, target=target, scope=self._s(req.scope)))
 
-    async def list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
+    async def list_conversations(self, req: rq.ListConversations) -> ConversationPage:
         return await super().list_conversations(replace(req, scope=self._s(req.scope)))
 
     async def list_sessions(self, req: rq.ListSessions) -> list[SessionInfo]:
@@ -746,7 +747,7 @@ class RandomIdForMissingSession(_Memory):
         listed = await super().list_conversations(
             rq.ListConversations(limit=ALL, scope=req.target.scope)
         )
-        if read.id in {c.id for c in listed}:
+        if read.id in {c.id for c in listed.conversations}:
             return read
         return read.model_copy(update={"id": uuid4()})
 
@@ -784,10 +785,10 @@ class CreateNeverFills(_Memory):
 class ListsByCreation(_Memory):
     """list_conversations orders by created_at instead of updated_at."""
 
-    async def list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
-        listed = await super().list_conversations(replace(req, limit=ALL))
+    async def list_conversations(self, req: rq.ListConversations) -> ConversationPage:
+        listed = (await super().list_conversations(replace(req, limit=ALL))).conversations
         listed.sort(key=lambda c: c.created_at, reverse=True)
-        return listed[: req.limit]
+        return ConversationPage(conversations=listed[: req.limit])
 
 
 class BulkDoesNotTouch(_Memory):
@@ -808,10 +809,10 @@ class BulkDoesNotTouch(_Memory):
         self._touched.setdefault(created.id, time.monotonic())
         return created
 
-    async def list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
-        listed = await super().list_conversations(replace(req, limit=ALL))
+    async def list_conversations(self, req: rq.ListConversations) -> ConversationPage:
+        listed = (await super().list_conversations(replace(req, limit=ALL))).conversations
         listed.sort(key=lambda c: self._touched.get(c.id, 0.0), reverse=True)
-        return listed[: req.limit]
+        return ConversationPage(conversations=listed[: req.limit])
 
 
 # ---------------------------------------------------------------------------- entities

@@ -74,6 +74,7 @@ def operation(data: st.DataObject, handles: list[str]) -> tuple[str, dict[str, A
                 "get_context",
                 "list_sessions",
                 "list_conversations",
+                "list_conversations_page",
                 "delete_message",
                 "add_entity",
                 "find_entities",
@@ -150,6 +151,9 @@ def operation(data: st.DataObject, handles: list[str]) -> tuple[str, dict[str, A
         }
     elif name == "list_conversations":
         args = {"limit": draw(s.limits)}
+    elif name == "list_conversations_page":
+        # None, or a hostile string: never a cursor any store made
+        args = {"limit": draw(s.limits), "cursor": draw(s.mostly(st.none(), s.any_text))}
     elif name == "delete_message":
         args = {"message_id": draw(s.ids)}
     elif name == "add_entity":

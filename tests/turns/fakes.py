@@ -15,6 +15,7 @@ from uuid import NAMESPACE_URL, uuid4, uuid5
 from memory_core import (
     Capabilities,
     Conversation,
+    ConversationPage,
     Entity,
     Message,
     NotFoundError,
@@ -94,8 +95,8 @@ class FullFakeStore(Store):
             messages=list(messages[-req.limit :]),
         )
 
-    async def list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
-        return []
+    async def list_conversations(self, req: rq.ListConversations) -> ConversationPage:
+        return ConversationPage()
 
     async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
         return []

@@ -18,6 +18,7 @@ from uuid import UUID
 from memory_core import (
     Capabilities,
     Conversation,
+    ConversationPage,
     ConversationSummary,
     Entity,
     ExtractionStatus,
@@ -64,6 +65,10 @@ def check_methods(memory: SyncMemoryBackend, conversation_id: UUID) -> None:
     # reads
     assert_type(memory.get_conversation("s", limit=5, since=datetime.now(UTC)), Conversation)
     assert_type(memory.list_conversations(limit=5), list[Conversation])
+    assert_type(memory.list_conversations_page(limit=5, cursor=None), ConversationPage)
+    page = memory.list_conversations_page(user_identifier="u")
+    assert_type(page.next_cursor, str | None)
+    assert_type(memory.list_conversations_page(cursor=page.next_cursor), ConversationPage)
     assert_type(memory.list_sessions(prefix="s", order_dir="asc"), list[SessionInfo])
     assert_type(memory.search_messages("x", session_id="s", threshold=0.5), list[Message])
     assert_type(memory.get_context("x", session_id="s", max_hits=2), str)
@@ -94,4 +99,5 @@ def check_mistakes_are_errors(memory: SyncMemoryBackend) -> None:
     memory.no_such_method()  # type: ignore[attr-defined]
     memory.add_message("s", "user", "x", no_such_option=True)  # type: ignore[call-arg]
     memory.get_conversation("s", limit="ten")  # type: ignore[arg-type]
+    memory.list_conversations_page(cursor=3)  # type: ignore[arg-type]
     memory.search_messages()  # type: ignore[call-arg]

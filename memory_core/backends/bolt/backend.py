@@ -14,6 +14,7 @@ from memory_core import (
     Capabilities,
     ConfigurationError,
     Conversation,
+    ConversationPage,
     Entity,
     EntityRef,
     MemoryBackend,
@@ -29,6 +30,7 @@ from memory_core.models import random_ids
 
 from . import cypher
 from .config import POOL_OPTIONS, parse_config
+from .listing import list_page
 from .records import (
     batch_messages,
     dump_metadata,
@@ -94,6 +96,14 @@ class BoltStore(Store):
       identifier together must fit in 7,900 bytes of UTF-8 (one index key).
     * ``delete_message`` always removes the message's relationships (``cascade`` cannot
       keep them: a relationship cannot outlive its node); entities are never deleted.
+    * Listings are keyset pages (``updated_at``, then id, newest first) read by a range
+      seek on ``Conversation(user_identifier, updated_at, id)`` (per user or tenant) or
+      ``Conversation(updated_at)``. A conversation whose ``updated_at`` another writer
+      left missing, or stored as something other than a zoned DateTime, comes after all
+      the others, by id; the page where a walk reaches those scans the conversations in
+      scope once (see :mod:`memory_core.backends.bolt.listing`).
+      ``list_conversations(user_identifier=…)`` keeps that user's conversations also
+      without ``multi_tenant`` (it listed every conversation before).
     * ``clear_session`` deletes the conversation and its messages, and a ``(:User)`` node
       linked to it once nothing else is attached to that User (one with other
       conversations, or any other relationship, stays).
@@ -306,11 +316,8 @@ class BoltStore(Store):
         ]
         return to_conversation(props, messages)
 
-    async def list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
-        found = await self._conn.run_read(
-            cypher.LIST_CONVERSATIONS, tenant=req.tenant, limit=req.limit
-        )
-        return [to_conversation(row["conversation"]) for row in found]
+    async def list_conversations(self, req: rq.ListConversations) -> ConversationPage:
+        return await list_page(self._conn, req)
 
     async def list_sessions(self, req: rq.ListSessions) -> list[SessionInfo]:
         found = await self._conn.run_read(

@@ -378,12 +378,67 @@ GET_CONVERSATION_ID = RESOLVE_ID + _GET_RESULT
 RESOLVE_SESSION_ID = RESOLVE_SESSION + "RETURN c.id AS id"
 RESOLVE_ID_ID = RESOLVE_ID + "RETURN c.id AS id"
 
-LIST_CONVERSATIONS = f"""
-MATCH (c:Conversation)
-WHERE $tenant IS NULL OR c.user_identifier = $tenant
-WITH c ORDER BY coalesce(c.updated_at, c.created_at) DESC, c.id ASC LIMIT $limit
-RETURN {CONVERSATION_PROJECTION} AS conversation
+# Listing: keyset pages, most recently updated first, ties by id (both descending).
+#
+# Dated conversations (``updated_at`` a zoned DateTime: every one memory-core or the
+# reference writes) come first: a range seek on ``updated_at`` below the cursor's key, in
+# index order, filtered to the cursor's tie, stopped after ``$limit`` rows. With a user
+# (a tenant, or a user filter) the seek is on ``Conversation(user_identifier,
+# updated_at, id)``: ordering by ``user_identifier`` too (fixed by the equality) lets the
+# index supply the whole order. Without one it is on ``Conversation(updated_at)`` with a
+# partial sort of equal timestamps by id. Both name their index in a hint: the planner
+# otherwise picks by statistics, and on a small or freshly emptied store it chose the
+# ``(user_identifier)`` index and a sort of every conversation of the user, or a scan of
+# the composite index across users (a hint whose index is missing is only a warning:
+# the statement is then planned without it). The first page's bound is the largest
+# DateTime Cypher has (a parameter cannot be: the driver's DateTime stops at year 9999).
+# Undated conversations (``updated_at`` missing or of another type, which only another
+# writer leaves) follow, by id descending; they are found by scanning the scope.
+_NEWEST = "datetime('+999999999-12-31T23:59:59.999999999Z')"
+_KEY = "datetime({epochSeconds: $seconds, nanosecond: $nanosecond})"
+_TIE = f"AND CASE WHEN c.updated_at < {_KEY} THEN true ELSE c.id < $id END"
+_LISTED = f"""
+RETURN {CONVERSATION_PROJECTION} AS conversation,
+       c.updated_at.epochMillis AS key_ms, c.updated_at.nanosecond AS key_ns
 """
+_LISTED_UNDATED = f"""
+RETURN {CONVERSATION_PROJECTION} AS conversation, null AS key_ms, null AS key_ns
+"""
+
+
+def _dated(user: bool, bound: str, tie: str) -> str:
+    if user:
+        return f"""
+MATCH (c:Conversation)
+USING INDEX c:Conversation(user_identifier, updated_at, id)
+WHERE c.user_identifier = $user AND c.updated_at <= {bound} AND c.id IS NOT NULL {tie}
+WITH c ORDER BY c.user_identifier DESC, c.updated_at DESC, c.id DESC LIMIT $limit
+{_LISTED}"""
+    return f"""
+MATCH (c:Conversation)
+USING INDEX c:Conversation(updated_at)
+WHERE c.updated_at <= {bound} {tie}
+WITH c ORDER BY c.updated_at DESC, c.id DESC LIMIT $limit
+{_LISTED}"""
+
+
+def _undated(user: bool) -> str:
+    scope = "USING INDEX c:Conversation(user_identifier)\nWHERE c.user_identifier = $user AND "
+    return f"""
+MATCH (c:Conversation)
+{scope if user else "WHERE "}NOT (c.updated_at IS :: ZONED DATETIME NOT NULL)
+  AND ($id IS NULL OR c.id < $id)
+WITH c ORDER BY c.id DESC LIMIT $limit
+{_LISTED_UNDATED}"""
+
+
+# (with a user, after a cursor) -> the statement
+LIST_DATED = {
+    (user, after): _dated(user, _KEY if after else _NEWEST, _TIE if after else "")
+    for user in (False, True)
+    for after in (False, True)
+}
+LIST_UNDATED = {user: _undated(user) for user in (False, True)}
 
 # One row per session: where several conversations share a session id (written by
 # another library, or other tenants seen by a single-tenant backend) ours wins, then the

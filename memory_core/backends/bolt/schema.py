@@ -14,7 +14,9 @@ What each one is for:
 * ``Message(conversation_id, seq)`` — the newest-N read and the tail lookup walk this
   index backwards, so their cost depends on N, not on the conversation's length;
 * ``Conversation(session_id)``, ``(user_identifier)``, ``(updated_at)`` — session
-  lookup, tenant scoping and the most-recent-first listing;
+  lookup, tenant scoping and the most-recent-first listing of all conversations;
+* ``Conversation(user_identifier, updated_at, id)`` — the listing of one user's (or
+  tenant's) conversations: a keyset page is one range seek in index order;
 * ``Entity(name_key)``, ``Entity(name)`` — case-insensitive entity lookup and the
   (name, type) MERGE;
 * under ``multi_tenant=True`` entities carry ``tenant``: unique ``Entity(tenant, name,
@@ -61,6 +63,9 @@ STATEMENTS: dict[str, str] = {
     "FOR (n:Conversation) ON (n.user_identifier)",
     "memory_core_conversation_updated": "CREATE INDEX memory_core_conversation_updated "
     "IF NOT EXISTS FOR (n:Conversation) ON (n.updated_at)",
+    "memory_core_conversation_user_recency": "CREATE INDEX "
+    "memory_core_conversation_user_recency IF NOT EXISTS "
+    "FOR (n:Conversation) ON (n.user_identifier, n.updated_at, n.id)",
     "entity_name_key_idx": "CREATE INDEX entity_name_key_idx IF NOT EXISTS "
     "FOR (n:Entity) ON (n.name_key)",
     "entity_name_idx": "CREATE INDEX entity_name_idx IF NOT EXISTS FOR (n:Entity) ON (n.name)",

@@ -8,6 +8,7 @@ from memory_core import (
     Capabilities,
     ConfigurationError,
     Conversation,
+    ConversationPage,
     Entity,
     MemoryBackend,
     Message,
@@ -135,7 +136,7 @@ class EmbeddedStore(Store):
             small=req.limit <= INLINE_MESSAGES,
         )
 
-    async def list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
+    async def list_conversations(self, req: rq.ListConversations) -> ConversationPage:
         return await self._store.call(
             lambda conn: conversations.list_conversations(conn, req), write=False
         )

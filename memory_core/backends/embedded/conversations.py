@@ -14,13 +14,22 @@ from __future__ import annotations
 import sqlite3
 from uuid import UUID, uuid5
 
-from memory_core import Conversation, InvalidRequestError, NotFoundError, SessionInfo
+from memory_core import (
+    Conversation,
+    ConversationPage,
+    InvalidRequestError,
+    NotFoundError,
+    SessionInfo,
+)
 from memory_core import requests as rq
+from memory_core.cursors import cursor_error, decode_cursor, encode_cursor
+from memory_core.validation import parse_uuid
 
-from .codec import dump_json, now_micros, sql_int
+from .codec import SQL_INT_MAX, dump_json, now_micros, sql_int
 from .rows import to_conversation, to_conversations, to_session
 
 NAMESPACE = UUID("76d6accc-5703-50c3-bfc3-6639b22e80f8")
+CURSOR_KIND = "embedded"  # the prefix of this store's listing cursors
 
 ORDER_COLUMNS = {
     "updated_at": "c.updated_at",
@@ -182,16 +191,48 @@ def advance(
     return row
 
 
-def list_conversations(conn: sqlite3.Connection, req: rq.ListConversations) -> list[Conversation]:
-    """Headers, most recently updated first (ties by id), no messages."""
-    sql = "SELECT * FROM conversations WHERE tenant = ?"
-    params: list[object] = [tenant_key(req.tenant)]
+def list_conversations(conn: sqlite3.Connection, req: rq.ListConversations) -> ConversationPage:
+    """One page of headers (no messages), most recently updated first, ties by id (both
+    descending), after ``req.cursor``: a seek on ``conversations_by_recency`` (or, for a
+    user filter without tenants, ``conversations_by_user_recency``) that reads ``limit +
+    1`` index entries, the last only to tell whether another page follows."""
+    if req.tenant is None:
+        # The constant (not a parameter) lets SQLite use the partial index of user listings.
+        sql = "SELECT * FROM conversations WHERE tenant = ''"
+        params: list[object] = []
+    else:
+        sql = "SELECT * FROM conversations WHERE tenant = ?"
+        params = [req.tenant]
     if req.user_identifier is not None:
         sql += " AND user_identifier = ?"
         params.append(req.user_identifier)
-    sql += " ORDER BY updated_at DESC, id ASC LIMIT ?"
-    params.append(sql_int(req.limit))
-    return to_conversations(conn.execute(sql, params))
+    if req.cursor is not None:
+        sql += " AND (updated_at, id) < (?, ?)"
+        params += _after(req.cursor)
+    sql += " ORDER BY updated_at DESC, id DESC LIMIT ?"
+    limit = min(req.limit, SQL_INT_MAX - 1)
+    params.append(limit + 1)
+    rows = conn.execute(sql, params).fetchall()
+    more = len(rows) > limit
+    rows = rows[:limit]
+    next_cursor = None
+    if more:
+        last = rows[-1]
+        next_cursor = encode_cursor(CURSOR_KIND, [last["updated_at"], last["id"]])
+    return ConversationPage(conversations=to_conversations(rows), next_cursor=next_cursor)
+
+
+def _after(cursor: str) -> list[object]:
+    """The (updated_at, id) a cursor of this store holds; ``cursor_error`` otherwise."""
+    value = decode_cursor(CURSOR_KIND, cursor)
+    if not (isinstance(value, list) and len(value) == 2):
+        raise cursor_error()
+    micros, conversation_id = value
+    if isinstance(micros, bool) or not isinstance(micros, int) or abs(micros) > SQL_INT_MAX:
+        raise cursor_error()
+    if not isinstance(conversation_id, str) or parse_uuid(conversation_id) is None:
+        raise cursor_error()
+    return [micros, str(parse_uuid(conversation_id))]
 
 
 def list_sessions(conn: sqlite3.Connection, req: rq.ListSessions) -> list[SessionInfo]:

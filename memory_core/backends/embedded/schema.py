@@ -2,7 +2,13 @@
 
 ``tenant`` is the ``user_identifier`` of a multi-tenant backend and ``''`` otherwise; every
 query filters on it. Messages are ordered by ``seq``, a per-conversation counter taken
-from ``conversations.next_seq`` inside the writing transaction. ``messages.num`` is an
+from ``conversations.next_seq`` inside the writing transaction. Listings seek on
+``conversations_by_recency`` (per tenant), or, for a user filter on a single-tenant
+store, ``conversations_by_user_recency``: both in the listing's order, ``updated_at``
+then ``id``, newest first, so a page after a cursor is one index range read. The second
+is partial (single-tenant rows that name a user), so writes to other rows never maintain
+it (in a multi-tenant store the tenant is the user). ``conversations_by_update``, the
+earlier listing index with ``id`` ascending, is dropped. ``messages.num`` is an
 ``INTEGER PRIMARY KEY`` (a stable rowid) so the external-content FTS5 index can point at
 it; triggers keep that index in step with every insert, update and delete, including
 rows removed by ``ON DELETE CASCADE``.
@@ -33,8 +39,12 @@ CREATE TABLE IF NOT EXISTS conversations (
     next_seq        INTEGER NOT NULL DEFAULT 1,
     UNIQUE (tenant, session_id)
 );
-CREATE INDEX IF NOT EXISTS conversations_by_update
-    ON conversations (tenant, updated_at DESC, id);
+CREATE INDEX IF NOT EXISTS conversations_by_recency
+    ON conversations (tenant, updated_at DESC, id DESC);
+CREATE INDEX IF NOT EXISTS conversations_by_user_recency
+    ON conversations (user_identifier, updated_at DESC, id DESC)
+    WHERE tenant = '' AND user_identifier IS NOT NULL;
+DROP INDEX IF EXISTS conversations_by_update;
 CREATE TABLE IF NOT EXISTS messages (
     num             INTEGER PRIMARY KEY,
     id              TEXT NOT NULL UNIQUE,

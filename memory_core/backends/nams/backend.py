@@ -31,6 +31,7 @@ from memory_core import nams_wire as wire
 from memory_core import requests as rq
 from memory_core.backend import MemoryBackend
 from memory_core.capabilities import Capabilities
+from memory_core.cursors import cursor_error, decode_cursor, encode_cursor
 from memory_core.embedding import Embedder
 from memory_core.errors import (
     ConfigurationError,
@@ -42,6 +43,7 @@ from memory_core.interface import Store
 from memory_core.limits import Limits
 from memory_core.models import (
     Conversation,
+    ConversationPage,
     Entity,
     ExtractionStatus,
     Message,
@@ -150,6 +152,17 @@ def resolve_base_url(url: str | None) -> str:
         )
     route = parts.path.rstrip("/") or wire.API_PREFIX
     return urlunsplit((scheme, parts.netloc, route, "", ""))
+
+
+CURSOR_KIND = "nams"  # this store's cursors wrap the service's: ``nams.<service cursor>``
+
+
+def _service_cursor(cursor: str) -> str:
+    """The service's cursor a ``nams.`` cursor wraps; ``cursor_error`` otherwise."""
+    value = decode_cursor(CURSOR_KIND, cursor)
+    if not isinstance(value, str) or not value:
+        raise cursor_error()
+    return value
 
 
 def _uuid(value: str) -> UUID:
@@ -586,33 +599,32 @@ class NamsStore(Store):
             req.target, read, missing=lambda: self._missing_conversation(req.target)
         )
 
-    async def list_conversations(self, req: rq.ListConversations) -> list[Conversation]:
-        """Follows the cursor in pages of at most 200 until ``limit`` are collected, a page
-        is empty or there is no next cursor. In portable mode ``session_id`` is the name a
-        conversation carries (its id when it has none).
+    async def list_conversations(self, req: rq.ListConversations) -> ConversationPage:
+        """One ``GET /conversations`` request (``limit``, ``cursor``, ``userId``): the page
+        the service sends, cut to ``limit``. ``next_cursor`` is the service's cursor
+        wrapped as a ``nams.`` cursor (see :mod:`memory_core.cursors`); an empty page
+        ends the walk whatever cursor came with it. In portable mode ``session_id`` is the
+        name a conversation carries (its id when it has none).
 
-        Each page is turned into Conversations as it arrives, so its wire headers are
-        garbage before the next request (fewer live objects for the garbage collector
-        to walk in a long listing)."""
-        found: list[Conversation] = []
-        cursor: str | None = None
-        while len(found) < req.limit:
-            params: dict[str, Any] = {"limit": min(wire.MAX_PAGE, req.limit - len(found))}
-            if cursor:
-                params["cursor"] = cursor
-            if req.user_identifier is not None:
-                params["userId"] = req.user_identifier
-            route = wire.CONVERSATIONS
-            body = await self._http.send(
-                "GET", route, operation="list_conversations", params=params
-            )
-            page = parse_page(body, "GET", route)
-            headers: list[dict[str, Any]] = page.get("conversations", [])
-            found += self._listed(headers[: req.limit - len(found)])
-            cursor = page.get("next_cursor")
-            if not headers or not cursor:
-                break
-        return found
+        The page is turned into Conversations at once, so its wire headers are garbage
+        before the next request (fewer live objects for the garbage collector to walk in
+        a long listing)."""
+        params: dict[str, Any] = {"limit": req.limit}
+        if req.cursor is not None:
+            params["cursor"] = _service_cursor(req.cursor)
+        if req.user_identifier is not None:
+            params["userId"] = req.user_identifier
+        route = wire.CONVERSATIONS
+        # A cursor the service refuses (400 invalid_cursor) is an InvalidRequestError
+        # naming ``cursor`` (see the transport).
+        body = await self._http.send("GET", route, operation="list_conversations", params=params)
+        page = parse_page(body, "GET", route)
+        headers: list[dict[str, Any]] = page.get("conversations", [])
+        cursor = page.get("next_cursor")
+        return ConversationPage(
+            conversations=self._listed(headers[: req.limit]),
+            next_cursor=encode_cursor(CURSOR_KIND, cursor) if headers and cursor else None,
+        )
 
     def _listed(self, headers: list[dict[str, Any]]) -> list[Conversation]:
         """Listed headers (see :func:`parse_page`) as Conversations (server ids parsed in

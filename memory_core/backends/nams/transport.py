@@ -71,6 +71,11 @@ _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 _RETRY_ALWAYS = frozenset({429, 503})
 _RETRY_IDEMPOTENT = frozenset({502, 504})
 _JSON_BODY = {"Content-Type": "application/json"}
+# The argument a 400 error code names (the error says which argument was wrong).
+_ARGUMENT_OF_CODE: dict[str, str] = {
+    wire.ErrorCode.INVALID_LIMIT: "limit",
+    wire.ErrorCode.INVALID_CURSOR: "cursor",
+}
 
 
 @dataclass(frozen=True)
@@ -310,7 +315,7 @@ class NamsTransport:
         if kind is InvalidRequestError:
             return InvalidRequestError(
                 text,
-                argument="limit" if code == wire.ErrorCode.INVALID_LIMIT else None,
+                argument=_ARGUMENT_OF_CODE.get(code or ""),
                 details={"status": status, "code": code, "details": details},
             )
         if kind is NotSupportedError:

@@ -54,8 +54,8 @@ class AliasingSuite(SuiteBase):
 
     @scenario(
         "aliasing.unknown_conversation_id",
-        "reading or writing a conversation_id that names no conversation raises NotFoundError "
-        "and writes nothing",
+        "reading, searching or writing a conversation_id that names no conversation raises "
+        "NotFoundError and writes nothing",
     )
     async def test_aliasing_unknown_conversation_id(self, harness: Harness) -> None:
         unknown = uuid4()
@@ -68,6 +68,8 @@ class AliasingSuite(SuiteBase):
             await harness.backend.bulk_add_messages(conversation_id=str(unknown), messages=batch)
         with pytest.raises(NotFoundError):
             await harness.backend.get_conversation(conversation_id=unknown)
+        with pytest.raises(NotFoundError):
+            await harness.backend.search_messages("to nowhere", conversation_id=unknown)
         listed = await harness.backend.list_conversations(limit=1000)
         assert unknown not in {c.id for c in listed}, "a write created the unknown conversation"
 

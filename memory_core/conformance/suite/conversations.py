@@ -2,12 +2,43 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+from uuid import UUID
+
 import anyio
 
-from ..checks import same_json
+from memory_core import ConversationPage, MemoryBackend
+
+from ..checks import capability_warnings, invalid, same_json
 from ..harness import Harness
 from ..scenarios import scenario
 from .base import SuiteBase
+
+PAGES_AT_MOST = 50  # a walk of a handful of conversations that takes more pages is broken
+
+
+async def _walk(
+    backend: MemoryBackend, user: str, size: int, between: Awaitable[None] | None = None
+) -> tuple[list[UUID], list[ConversationPage]]:
+    """Every page of ``user``'s conversations, ``size`` at a time: the ids in walk order
+    and the pages. ``between``, when given, is awaited after the first page."""
+    seen: list[UUID] = []
+    pages: list[ConversationPage] = []
+    cursor: str | None = None
+    for _ in range(PAGES_AT_MOST):
+        page = await backend.list_conversations_page(
+            limit=size, cursor=cursor, user_identifier=user
+        )
+        assert len(page.conversations) <= size, f"a page of limit={size} held more"
+        assert all(not c.messages for c in page.conversations), "pages must not carry messages"
+        pages.append(page)
+        seen += [c.id for c in page.conversations]
+        if len(pages) == 1 and between is not None:
+            await between
+        cursor = page.next_cursor
+        if cursor is None:
+            return seen, pages
+    raise AssertionError(f"the walk did not end after {PAGES_AT_MOST} pages (next_cursor)")
 
 
 class ConversationsSuite(SuiteBase):
@@ -182,3 +213,72 @@ class ConversationsSuite(SuiteBase):
             await harness.new_session(create=True)
         assert len(await harness.backend.list_conversations(limit=2)) == 2
         assert len(await harness.backend.list_conversations(limit=1)) == 1
+
+    @scenario(
+        "conversations.keyset_paging",
+        "list_conversations_page walks a user's conversations a page at a time: each "
+        "exactly once, most recently updated first, the last page's next_cursor None; a "
+        "write during the walk makes no conversation appear twice, and the written ones "
+        "lead the next walk; a cursor the backend did not make is an InvalidRequestError "
+        "naming cursor",
+    )
+    async def test_conversations_keyset_paging(self, harness: Harness) -> None:
+        # A fresh user: the only one of a multi-tenant instance, else a filter of the
+        # listing (every backend takes user_identifier there), so the walk sees only the
+        # conversations made here, on a shared store too.
+        caps = harness.caps
+        backend = await harness.tenant_backend() if caps.multi_tenant else harness.backend
+        user = harness.new_user()
+        scoped = user if backend.capabilities.user_scoped_calls else None
+        handles: dict[UUID, str] = {}
+        for _ in range(7):
+            handle = await harness.new_session(backend=backend, user=user, create=True)
+            conversation = await backend.get_conversation(handle, limit=1, user_identifier=scoped)
+            handles[conversation.id] = handle
+            await anyio.sleep(0.01)  # distinct update times: the order is then known
+        newest_first = list(handles)[::-1]
+
+        seen, pages = await _walk(backend, user, 3)
+        assert seen == newest_first, "a walk is not every conversation once, newest first"
+        if not caps.max_page_size:  # a store that serves its own pages fills them
+            sizes = [len(p.conversations) for p in pages]
+            assert sizes == [3, 3, 1], f"pages of 3 over 7 were {sizes}: full, the last says so"
+        listed = await backend.list_conversations(limit=7, user_identifier=user)
+        assert [c.id for c in listed] == newest_first, "list_conversations orders otherwise"
+
+        # Writes during a walk: one to a conversation already listed, one to a conversation
+        # not listed yet. Neither may appear twice; every other one appears exactly once.
+        touched_listed, touched_ahead = newest_first[1], newest_first[5]
+
+        async def write() -> None:
+            for conversation_id in (touched_listed, touched_ahead):
+                await backend.add_message(
+                    handles[conversation_id], "user", "touch", user_identifier=scoped
+                )
+                await anyio.sleep(0.01)
+
+        seen, _ = await _walk(backend, user, 3, between=write())
+        assert len(seen) == len(set(seen)), "a write during the walk listed a conversation twice"
+        untouched = [c for c in newest_first if c not in (touched_listed, touched_ahead)]
+        assert [c for c in seen if c in untouched] == untouched, "a conversation was missed"
+        assert touched_listed in seen, "a conversation listed before its write went missing"
+        seen, _ = await _walk(backend, user, 3)
+        assert seen == [touched_ahead, touched_listed, *untouched], "writes did not lead"
+
+        page = await backend.list_conversations_page(limit=3, user_identifier=user)
+        assert page.next_cursor is not None
+        forged = page.next_cursor[:-4] + ("AAAA" if page.next_cursor[-4:] != "AAAA" else "BBBB")
+        for cursor in ("garbage", "other-backend.WzEsMl0", forged, page.next_cursor + "%"):
+            with invalid("cursor"):
+                await backend.list_conversations_page(cursor=cursor, user_identifier=user)
+        with invalid("limit"):
+            await backend.list_conversations_page(limit=0, user_identifier=user)
+        again = await backend.list_conversations_page(limit=3, user_identifier=user)
+        assert [c.id for c in again.conversations] == [c.id for c in page.conversations]
+        if caps.max_page_size:
+            with capability_warnings() as caught:
+                capped = await backend.list_conversations_page(
+                    limit=caps.max_page_size + 1, user_identifier=user
+                )
+            assert caught, "a limit above max_page_size was clamped without a warning"
+            assert len(capped.conversations) == len(newest_first)

@@ -92,7 +92,8 @@ async def test_list_conversations_ties_break_by_id(
     for name in ("x", "y", "z", "w"):
         await memory.add_message(name, "user", "same time")
     listed = await memory.list_conversations()
-    assert [str(c.id) for c in listed] == sorted(str(c.id) for c in listed)
+    # Descending, like updated_at: the keyset (updated_at, id) < (…) of the next page.
+    assert [str(c.id) for c in listed] == sorted((str(c.id) for c in listed), reverse=True)
 
 
 async def test_list_sessions_rows(memory: EmbeddedBackend) -> None:
