@@ -6,7 +6,8 @@ Run it on the embedded default (a private in-memory store)::
 
 or on any backend by URL (argument, else ``MEMORY_BACKEND_URL``)::
 
-    python examples/echo_agent.py sqlite:///tmp/echo.db
+    python examples/echo_agent.py sqlite:///echo.db          # echo.db in the current folder
+    python examples/echo_agent.py sqlite:////tmp/echo.db     # an absolute path: four slashes
     python examples/echo_agent.py bolt://127.0.0.1:7687
 
 Each turn retrieves the entities the user names, stores the user message, runs the agent

@@ -1,8 +1,10 @@
 """The ``memory-core`` command.
 
 Exit codes: 0 success, 1 failure (one line on stderr; the traceback only with ``--debug``),
-2 usage error. Subcommands that live outside ``memory_core`` (``conformance``, ``serve``)
-are imported only when run, so the core never imports a backend or the test suite.
+2 usage error, 130 interrupted (Ctrl-C; ``export``/``import``/``copy`` first print what was
+done and how to resume). Subcommands that live outside ``memory_core`` (``conformance``,
+``serve``) are imported only when run, so the core never imports a backend or the test
+suite.
 """
 
 from __future__ import annotations

@@ -49,6 +49,11 @@ class Checkpoint:
     def get(self, conversation: str) -> Progress | None:
         return self.entries.get(conversation)
 
+    def forget(self, conversation: str) -> None:
+        """Drop a conversation's progress (the target no longer holds it); the next
+        :meth:`record` for it supersedes its lines in the file."""
+        self.entries.pop(conversation, None)
+
     def record(self, conversation: str, target: str, done: int, base: int = 0) -> None:
         """Note progress (in memory, and in the file when there is one). ``base`` is how
         many messages the target conversation had before this import wrote to it."""

@@ -30,6 +30,7 @@ async def copy_memory(
     mode = check_on_conflict(on_conflict)
     read = TransferReport()
     report = TransferReport(on_progress=on_progress)
+    report.started()
 
     async def numbered() -> AsyncIterator[Numbered]:
         async for record in iter_records(

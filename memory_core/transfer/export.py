@@ -91,6 +91,7 @@ async def export_memory(
     (one conversation when reading through the public API).
     """
     report = TransferReport(on_progress=on_progress)
+    report.started()
     if isinstance(sink, str | bytes) or hasattr(sink, "__fspath__"):
         with open_text(sink, "w") as out:
             await _write(backend, out, users, session_prefix, report)
@@ -161,14 +162,21 @@ async def _handles(
 
 
 def _named(conversation: Conversation) -> Conversation:
-    """A conversation with the session name and title a transfer kept in its metadata."""
+    """A conversation with the session name and title a transfer kept in its metadata
+    (the name where the target issued the id, the title where it stores none)."""
     kept = conversation.metadata.get(SESSION_KEY)
-    if not isinstance(kept, dict) or not isinstance(kept.get("session_id"), str):
+    if not isinstance(kept, dict):
+        return conversation
+    name, title = kept.get("session_id"), kept.get("title")
+    if not isinstance(name, str) and not isinstance(title, str):
         return conversation
     metadata = {k: v for k, v in conversation.metadata.items() if k != SESSION_KEY}
-    title = kept.get("title") if isinstance(kept.get("title"), str) else conversation.title
     return conversation.model_copy(
-        update={"session_id": kept["session_id"], "title": title, "metadata": metadata}
+        update={
+            "session_id": name if isinstance(name, str) else conversation.session_id,
+            "title": title if isinstance(title, str) else conversation.title,
+            "metadata": metadata,
+        }
     )
 
 

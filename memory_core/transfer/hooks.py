@@ -23,12 +23,25 @@ class ImportState:
 
     ``conversations`` maps an archive conversation id to the target's id (``None``: the
     conversation was not carried, so neither are its messages); ``entities`` likewise.
+    ``reasons`` says, for a conversation mapped to ``None``, why its messages are skipped
+    (when it is not simply "its conversation was not carried").
     """
 
     on_conflict: OnConflict
     report: TransferReport
     conversations: dict[str, str | None] = field(default_factory=dict)
     entities: dict[str, str | None] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)
+
+    def message_reason(self, archive_conversation: str) -> str:
+        """Why the messages of a conversation that was not carried are skipped."""
+        return self.reasons.get(archive_conversation, NOT_CARRIED)
+
+
+NOT_CARRIED = "its conversation was not carried"
+SAME_SESSION = "its session is already in the target, under another conversation id"
+SAME_SESSION_MESSAGES = "their session is already in the target"
+TENANT_LOST = "the target is not multi-tenant: its entities are shared by every user"
 
 
 class BulkTransfer(Protocol):

@@ -57,6 +57,7 @@ async def import_memory(
     """
     mode = check_on_conflict(on_conflict)
     report = TransferReport(on_progress=on_progress)
+    report.started()
     bad = BadLines()
     try:
         if isinstance(source, str | bytes) or hasattr(source, "__fspath__"):

@@ -49,8 +49,8 @@ class Progress:
             self.stream.write(self.line(report) + "\n")
         self.stream.flush()
 
-    def done(self, report: TransferReport) -> None:
+    def done(self, report: TransferReport, label: str = "done") -> None:
         """The final count line (ends the terminal's updating line)."""
         prefix = "\r" if self.tty else ""
-        self.stream.write(f"{prefix}done: {self.line(report)}\n")
+        self.stream.write(f"{prefix}{label}: {self.line(report)}\n")
         self.stream.flush()

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..backend import MemoryBackend
-from ..errors import InvalidRequestError, NotSupportedError
+from ..errors import InvalidRequestError, NotFoundError, NotSupportedError
 from ..models import EntityRef, Message
 from .archive import PathLike
-from .checkpoint import Checkpoint
+from .checkpoint import Checkpoint, Progress
 from .export import SESSION_KEY
-from .hooks import ImportState
+from .hooks import TENANT_LOST, ImportState
 from .records import Record, parse_stamp
 
 MAX_CHUNK = 100
@@ -95,6 +95,11 @@ class PublicWriter:
             return _Current(archive_id, None, reason="its conversation was not carried")
         scoped = user if backend.multi_tenant else None
         progress = self.checkpoint.get(archive_id)
+        if progress is not None and not await self._holds(progress, scoped):
+            # The target lost what the checkpoint says was written (a session cleared or
+            # deleted since): the target wins, the conversation is copied again.
+            self.checkpoint.forget(archive_id)
+            progress = None
         if progress is not None:
             report.skip("conversation", "already created (checkpoint)")
             self.state.conversations[archive_id] = progress.target
@@ -122,11 +127,13 @@ class PublicWriter:
                     )
                 if existing.messages:
                     await backend.clear_session(handle, user_identifier=scoped)
+            title, metadata = record.get("title"), record["metadata"]
+            if title is not None and not self.caps.conversation_titles:
+                # Kept where an export from the target finds it (as for issued ids below).
+                metadata = {**metadata, SESSION_KEY: {"title": title}}
+                title = None
             await backend.create_conversation(
-                handle,
-                title=record.get("title"),
-                metadata=record["metadata"],
-                user_identifier=user,
+                handle, title=title, metadata=metadata, user_identifier=user
             )
         else:
             kept = {"session_id": record["session_id"], "title": record.get("title")}
@@ -148,6 +155,21 @@ class PublicWriter:
         self.state.conversations[archive_id] = handle
         self.checkpoint.record(archive_id, handle, 0, base)
         return _Current(archive_id, handle, scoped, base=base)
+
+    async def _holds(self, progress: Progress, user: str | None) -> bool:
+        """Whether the target still holds what the checkpoint says was written to it:
+        its conversation exists and has at least that many messages (as many as can be
+        read, where the target caps a read)."""
+        cap = self.caps.max_messages_per_read
+        expected = progress.base + progress.done
+        needed = expected if cap is None else min(expected, cap)
+        try:
+            found = await self.backend.get_conversation(
+                progress.target, limit=max(needed, 1), user_identifier=user
+            )
+        except NotFoundError:
+            return False
+        return len(found.messages) >= needed
 
     async def _count(self, handle: str, user: str | None) -> int:
         """Messages the target conversation holds (as many as can be read)."""
@@ -331,6 +353,8 @@ class PublicWriter:
         self.state.entities[archive_id] = made.id
         if made.id != archive_id:
             self.report.lose("entity.id", NO_IDS)
+        if not self.backend.multi_tenant and user is not None:
+            self.report.lose("entity.user_identifier", TENANT_LOST)
         self.report.copy("entity")
 
 

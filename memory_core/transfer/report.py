@@ -36,6 +36,12 @@ class TransferReport:
     bad_line_errors: list[str] = field(default_factory=list)
     on_progress: Callable[[TransferReport], None] | None = field(default=None, repr=False)
 
+    def started(self) -> None:
+        """Hand the report to ``on_progress`` once before anything is done, so that the
+        caller holds it (and can say what was done if the transfer is interrupted)."""
+        if self.on_progress is not None:
+            self.on_progress(self)
+
     def copy(self, kind: str, count: int = 1) -> None:
         self.copied[kind] += count
         if self.on_progress is not None and kind == "message":

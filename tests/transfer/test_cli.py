@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import anyio
+import pytest
 
 from memory_core import open_backend
+from memory_core.cli import main
 from tests.transfer.sample import MESSAGES, populate
 
 
@@ -132,3 +136,200 @@ def test_copy_of_chosen_users_between_multi_tenant_stores(tmp_path: Path) -> Non
             assert await backend.list_sessions(user_identifier="bob") != []
 
     anyio.run(check)
+
+
+def _main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """``memory-core ARGS`` in this process: exit code, stdout, stderr."""
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("command", ["export", "copy"])
+def test_a_source_file_that_does_not_exist_is_a_usage_error_and_is_not_created(
+    command: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    target = "backup.jsonl" if command == "export" else "sqlite:///copy.db"
+    code, out, err = _main(capsys, command, "sqlite:///memroy.db", target, "--quiet")
+    assert code == 2
+    assert err.count("\n") == 1 and "memroy.db" in err and "Traceback" not in err
+    assert out == ""
+    assert list(tmp_path.iterdir()) == []  # neither the source nor the target exists
+
+
+def test_an_archive_that_does_not_exist_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _main(capsys, "import", "nothing.jsonl", "sqlite:///target.db")
+    assert code == 2
+    assert err.count("\n") == 1 and "nothing.jsonl" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_target_in_a_missing_folder_is_an_error_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = _source(tmp_path / "src.db")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _main(capsys, "copy", source, "sqlite:///nonexistent-dir/x.db", "--quiet")
+    assert code == 1
+    assert err.count("\n") == 1 and "nonexistent-dir" in err
+    assert not (tmp_path / "nonexistent-dir").exists()
+
+
+def test_help_says_where_checkpoints_live_and_the_exit_codes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for command in ("copy", "import"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        assert ".memory-core-transfer-<hash>.checkpoint in the current directory" in text
+        assert "--restart" in text and "130 interrupted" in text
+
+
+def test_restart_ignores_and_removes_the_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = _source(tmp_path / "src.db")
+    monkeypatch.chdir(tmp_path)
+    checkpoint = tmp_path / "copy.checkpoint"
+    # new-ids: written through the public API, so the checkpoint is used.
+    args = ("copy", source, "sqlite:///public.db", "--on-conflict", "new-ids")
+    args += ("--checkpoint", str(checkpoint), "--json", "--quiet")
+
+    def copied(*extra: str) -> int:
+        code, out, _ = _main(capsys, *args, *extra)
+        assert code == 0
+        return int(json.loads(out)["copied"].get("message", 0))
+
+    assert copied() == MESSAGES
+    assert copied() == 0  # the checkpoint: nothing is written twice
+    first = checkpoint.read_text(encoding="utf-8").splitlines()
+    assert first and all(json.loads(line)["base"] == 0 for line in first)
+    # Ignored and deleted: new-ids appends everything again, noted in a fresh file.
+    assert copied("--restart") == MESSAGES
+    lines = checkpoint.read_text(encoding="utf-8").splitlines()
+    assert lines and all(json.loads(line)["base"] > 0 for line in lines)
+
+
+# The child runs the command with a hook that stops after a few records until it is
+# interrupted, and says so on stderr: the test sends SIGINT then, so what was done at
+# that moment is known without any timing.
+CHILD = """
+import sys
+import anyio
+from memory_core.cli import main
+from memory_core.transfer import export, importer
+
+async def pause():
+    print("PAUSED", file=sys.stderr, flush=True)
+    await anyio.sleep_forever()
+
+if sys.argv[1] == "export":
+    records = export.iter_records
+
+    async def paused_records(*args, **kwargs):
+        count = 0
+        async for record in records(*args, **kwargs):
+            yield record
+            count += 1
+            if count == 8:
+                await pause()
+
+    export.iter_records = paused_records
+else:
+    importer.HOOK_BATCH = 5
+    batches = 0
+    finish = importer._HookWriter.finish
+
+    async def paused_finish(self):
+        global batches
+        await finish(self)
+        batches += 1
+        if batches == 2:
+            await pause()
+
+    importer._HookWriter.finish = paused_finish
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _interrupt(args: list[str], cwd: Path) -> tuple[str, str]:
+    """Run the command in the child, SIGINT it once it paused: (stdout, stderr)."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stderr is not None
+        for line in child.stderr:
+            if line.strip() == "PAUSED":
+                break
+        else:
+            pytest.fail(f"the command ended without pausing: {child.communicate()}")
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=120)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 130, err
+    assert "Traceback" not in err
+    return out, err
+
+
+def _messages(summary: str) -> int:
+    found = re.search(r"copied: .*?(\d+) messages", summary)
+    assert found is not None, summary
+    return int(found.group(1))
+
+
+@pytest.mark.parametrize("command", ["copy", "import"])
+def test_ctrl_c_says_what_was_done_and_how_to_resume(tmp_path: Path, command: str) -> None:
+    source = _source(tmp_path / "src.db")
+    target = f"sqlite:///{tmp_path / 'dst.db'}"
+    if command == "import":
+        assert run("export", source, "memory.jsonl", "--quiet", cwd=tmp_path).returncode == 0
+        args = ["import", "memory.jsonl", target]
+    else:
+        args = ["copy", source, target]
+    out, err = _interrupt(args, tmp_path)
+    assert "memory-core: interrupted: run the same command again to resume" in err
+    assert re.search(r"^interrupted: \d+ messages", err, re.M)  # the progress display
+    done = _messages(out)
+    assert 0 < done < MESSAGES
+    resumed = run(*args, "--quiet", "--json", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["copied"]["message"] == MESSAGES - done
+
+    async def count() -> int:
+        async with open_backend(target) as backend:
+            total = 0
+            for session in await backend.list_sessions():
+                total += len((await backend.get_conversation(session.session_id)).messages)
+            return total
+
+    assert anyio.run(count) == MESSAGES
+
+
+def test_ctrl_c_during_an_export_says_the_archive_is_incomplete(tmp_path: Path) -> None:
+    source = _source(tmp_path / "src.db")
+    out, err = _interrupt(["export", source, "memory.jsonl"], tmp_path)
+    assert "memory-core: interrupted: the archive memory.jsonl is incomplete" in err
+    assert "copied: " in out
+    lines = (tmp_path / "memory.jsonl").read_text(encoding="utf-8").splitlines()
+    assert '"record":"end"' not in lines[-1]
+    again = run("export", source, "memory.jsonl", "--quiet", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    lines = (tmp_path / "memory.jsonl").read_text(encoding="utf-8").splitlines()
+    assert '"record":"end"' in lines[-1]

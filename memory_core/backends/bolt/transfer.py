@@ -22,6 +22,7 @@ from neo4j import AsyncManagedTransaction
 
 from memory_core.transfer import ImportState, TransferReport
 from memory_core.transfer import records as rec
+from memory_core.transfer.hooks import NOT_CARRIED, SAME_SESSION, SAME_SESSION_MESSAGES
 from memory_core.transfer.records import Record, parse_stamp
 
 from . import cypher
@@ -39,8 +40,20 @@ CALL () {
 RETURN t ORDER BY t
 """
 
+# The entities in scope: a tenant's (every entity, single-tenant), all of them unless the
+# export is narrowed to sessions ($prefix) or users ($users, single-tenant: an entity is
+# theirs by its tenant); then also those a message of a conversation in scope mentions.
 ENTITY_PAGE = """
 MATCH (e:Entity) WHERE e.id > $after AND ($tenant IS NULL OR e.tenant = $tenant)
+  AND (
+    ($prefix IS NULL AND ($users IS NULL OR e.tenant IN $users))
+    OR (($prefix IS NOT NULL OR $users IS NOT NULL) AND EXISTS {
+      MATCH (c:Conversation)-[:HAS_MESSAGE]->(:Message)-[:MENTIONS]->(e)
+      WHERE ($tenant IS NULL OR c.user_identifier = $tenant)
+        AND ($users IS NULL OR c.user_identifier IN $users)
+        AND ($prefix IS NULL OR c.session_id STARTS WITH $prefix)
+    })
+  )
 WITH e ORDER BY e.id LIMIT $limit
 RETURN e {.*} AS entity
 """
@@ -97,7 +110,8 @@ OPTIONAL MATCH (same:Conversation {session_id: $session_id})
 WHERE ($tenant IS NULL OR same.user_identifier = $tenant)
 WITH byid, same ORDER BY (same.id = $id) DESC, same.created_at DESC
 RETURN byid {.id, .session_id, .user_identifier} AS byid,
-       head(collect(same {.id, .user_identifier})) AS same
+       head(collect(same {.id, .user_identifier,
+                          messages: EXISTS { (same)-[:HAS_MESSAGE]->() }})) AS same
 """
 
 CREATE_CONVERSATION = """
@@ -212,19 +226,29 @@ class BoltTransfer:
                 tenants = list(users)
             else:
                 tenants = [r["t"] for r in await self.conn.run_read(TENANTS)]
+        only = None if self.multi_tenant else users
         for tenant in tenants:
-            async for record in self._entities(tenant):
+            async for record in self._entities(tenant, session_prefix, only):
                 yield record
-            only = None if self.multi_tenant else users
             async for record in self._conversations(tenant, session_prefix, only):
                 yield record
 
-    async def _entities(self, tenant: str | None) -> AsyncIterator[Record]:
+    async def _entities(
+        self, tenant: str | None, prefix: str | None, users: list[str] | None
+    ) -> AsyncIterator[Record]:
         after = ""
         while True:
-            page = await self.conn.run_read(ENTITY_PAGE, after=after, tenant=tenant, limit=PAGE)
+            page = await self.conn.run_read(
+                ENTITY_PAGE,
+                after=after,
+                tenant=tenant,
+                prefix=prefix or None,
+                users=users,
+                limit=PAGE,
+            )
             for row in page:
-                yield rec.entity(to_entity(row["entity"]), tenant)
+                # Its own tenant, also when a single-tenant backend reads every tenant's.
+                yield rec.entity(to_entity(row["entity"]), row["entity"].get("tenant"))
             if len(page) < PAGE:
                 return
             after = page[-1]["entity"]["id"]
@@ -280,6 +304,7 @@ class BoltTransfer:
         # Committed: publish what the last (successful) attempt did.
         state.conversations.update(writer.conversations)
         state.entities.update(writer.entities)
+        state.reasons.update(writer.reasons)
         state.report.merge(writer.tally)
 
 
@@ -310,6 +335,7 @@ class _Importer:
         self.tally = TransferReport()
         self.conversations: dict[str, str | None] = {}
         self.entities: dict[str, str | None] = {}
+        self.reasons: dict[str, str] = {}
 
     def tenant(self, record: Record) -> tuple[bool, str | None]:
         """(placeable, tenant): a multi-tenant target needs a user on every record."""
@@ -322,6 +348,7 @@ class _Importer:
         self.tally = TransferReport()
         self.conversations = dict(self.state.conversations)
         self.entities = dict(self.state.entities)
+        self.reasons = dict(self.state.reasons)
         by_kind: dict[str, list[Record]] = {}
         for record in self.records:
             by_kind.setdefault(record["record"], []).append(record)
@@ -339,6 +366,8 @@ class _Importer:
             self.tally.skip("entity", "no user_identifier and the target is multi-tenant")
             self.entities[archive_id] = None
             return
+        # A single-tenant backend sees every tenant's entities: the entity keeps its own.
+        tenant = record["user_identifier"] or None
         [found] = await rows(
             tx,
             FIND_ENTITY,
@@ -403,6 +432,16 @@ class _Importer:
             return
         existing = None if match is None else match["id"]
         if existing is not None and self.state.on_conflict == "skip":
+            if existing != archive_id and match.get("messages"):
+                # The same session under another id (it went through a store that issues
+                # its own ids, NAMS): its messages have other ids too, so they cannot be
+                # matched one by one. The session is left as it is, messages included.
+                self.conversations[archive_id] = None
+                self.reasons[archive_id] = SAME_SESSION_MESSAGES
+                self.tally.skip("conversation", SAME_SESSION)
+                return
+            # The same conversation (or an empty one of that session): its messages are
+            # matched by id, so an interrupted import resumes.
             self.conversations[archive_id] = existing
             self.tally.skip("conversation", "already in the target")
             return
@@ -428,7 +467,8 @@ class _Importer:
         for record in records:
             target = self.conversations.get(record["conversation_id"])
             if target is None:
-                self.tally.skip("message", "its conversation was not carried")
+                reason = self.reasons.get(record["conversation_id"], NOT_CARRIED)
+                self.tally.skip("message", reason)
                 continue
             groups.setdefault(target, []).append(record)
         for cid, group in groups.items():

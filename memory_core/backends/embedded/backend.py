@@ -32,7 +32,8 @@ class EmbeddedStore(Store):
 
     ``memory://`` is a private in-process database: each backend object has its own,
     gone when it is closed. ``sqlite:///relative.db`` / ``sqlite:////absolute.db`` is a
-    file (parent folders are created) in WAL mode that survives reopening and can be
+    file in WAL mode (created when missing; its folder must exist, except the default
+    store's data folder, which is created) that survives reopening and can be
     shared by several processes. One transaction per call, in worker threads (or, for
     the calls an agent turn makes, in the calling thread when they cannot wait), so the
     event loop never waits on a lock or the disk and it works under asyncio and trio.
@@ -55,6 +56,10 @@ class EmbeddedStore(Store):
         no other write is queued and it can finish there without waiting (a third of its
         latency); otherwise it is rolled back and runs in the writer thread. ``False``:
         every write runs in the writer thread.
+    ``create``
+        ``True`` (default): a missing database file is created. ``False``: opening a
+        file that does not exist raises :class:`~memory_core.NotFoundError` naming it and
+        creates nothing (for reading an existing store, as ``memory-core export`` does).
     """
 
     name: ClassVar[str] = "embedded"
@@ -95,6 +100,7 @@ class EmbeddedStore(Store):
         busy_timeout: float = 5.0,
         inline_reads: bool = True,
         inline_writes: bool = True,
+        create: bool = True,
         **options: Any,
     ):
         location = parse_location(url)
@@ -104,12 +110,18 @@ class EmbeddedStore(Store):
             or not busy_timeout >= 0
         ):
             raise ConfigurationError("busy_timeout must be a number of seconds >= 0")
-        for name, value in (("inline_reads", inline_reads), ("inline_writes", inline_writes)):
+        for name, value in (
+            ("inline_reads", inline_reads),
+            ("inline_writes", inline_writes),
+            ("create", create),
+        ):
             if not isinstance(value, bool):
                 raise ConfigurationError(f"{name} must be True or False")
         super().__init__(**options)
         self.location = location
-        self._store = Database(location, float(busy_timeout), inline_reads, inline_writes)
+        self._store = Database(
+            location, float(busy_timeout), inline_reads, inline_writes, create=create
+        )
 
     def describe(self) -> str:
         """``memory://`` or ``sqlite:///<path>``."""

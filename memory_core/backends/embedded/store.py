@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sqlite3
 import threading
 import time
@@ -59,7 +60,8 @@ from typing import TypeVar
 
 import anyio.to_thread
 
-from memory_core import MemoryCoreError, TransportError
+from memory_core import ConfigurationError, MemoryCoreError, NotFoundError, TransportError
+from memory_core.settings import default_store_path
 
 from .filters import metadata_matches
 from .location import Location
@@ -101,8 +103,10 @@ class Database:
         busy_timeout: float,
         inline_reads: bool = True,
         inline_writes: bool = True,
+        create: bool = True,
     ) -> None:
         self.location = location
+        self.create = create
         self.busy_timeout = busy_timeout
         self.inline_reads = inline_reads
         self.inline_writes = inline_writes
@@ -120,7 +124,9 @@ class Database:
         self._reader_threads: ThreadPoolExecutor | None = None
 
     async def open(self) -> None:
-        """Open the database file (creating parent folders) and create the schema."""
+        """Open the database file (see :meth:`_check_path`) and create the schema."""
+        if self._conn is None:
+            self._check_path()
         if self._writer_thread is None:
             self._writer_thread = ThreadPoolExecutor(1, "memory-core-sqlite-writer")
             self._reader_threads = ThreadPoolExecutor(MAX_IDLE_READERS, "memory-core-sqlite-reader")
@@ -338,6 +344,34 @@ class Database:
         with contextlib.suppress(sqlite3.Error):
             conn.close()
 
+    def _check_path(self) -> None:
+        """A missing database file is created, unless ``create`` is False. Its folder must
+        exist: a mistyped folder is an error, not a new empty store somewhere else. The
+        one folder created is the default store's data folder (``~/.local/share/
+        memory-core`` and its equivalents), which memory-core itself chose."""
+        path = self.location.path
+        if path is None or path.exists():
+            return
+        url = self.location.url
+        if not self.create:
+            raise NotFoundError(f"embedded store {url}: no database file {path} (not created)")
+        folder = path.parent
+        if folder.exists():
+            return  # a folder, or a file in the way (then SQLite fails: TransportError)
+        if os.path.abspath(path) == os.path.abspath(default_store_path()):
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise TransportError(
+                    f"embedded store {url}: its folder cannot be created: {exc.strerror or exc}",
+                    retryable=False,
+                ) from exc
+            return
+        raise ConfigurationError(
+            f"embedded store {url}: the folder {folder} does not exist; create it first "
+            "(only the default store's data folder is created)"
+        )
+
     def _open(self) -> None:
         with self._lock:
             if self._conn is not None:
@@ -359,8 +393,6 @@ class Database:
         writer thread; the writer has already switched the file to WAL."""
         path = self.location.path
         wait = 0.0 if inline else self.busy_timeout
-        if path is not None and not reader and not inline:
-            path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(
             ":memory:" if path is None else str(path),
             timeout=wait,

@@ -16,6 +16,7 @@ from typing import TypeVar
 
 from memory_core.transfer import ImportState, TransferReport
 from memory_core.transfer import records as rec
+from memory_core.transfer.hooks import SAME_SESSION, SAME_SESSION_MESSAGES, TENANT_LOST
 from memory_core.transfer.records import Record, parse_stamp
 
 from .codec import dump_json, now_micros, pack_vector, to_micros
@@ -45,11 +46,11 @@ class EmbeddedTransfer:
     async def export_records(
         self, users: list[str] | None, session_prefix: str | None, report: TransferReport
     ) -> AsyncIterator[Record]:
+        only = None if self.multi_tenant else users
         for tenant in await self._tenants(users):
             owner = tenant or None
-            async for record in self._entities(tenant, owner):
+            async for record in self._entities(tenant, owner, session_prefix, only):
                 yield record
-            only = None if self.multi_tenant else users
             async for record in self._conversations(tenant, session_prefix, only):
                 yield record
 
@@ -66,16 +67,32 @@ class EmbeddedTransfer:
         )
         return [r[0] for r in rows]
 
-    async def _entities(self, tenant: str, owner: str | None) -> AsyncIterator[Record]:
+    async def _entities(
+        self, tenant: str, owner: str | None, prefix: str | None, users: list[str] | None
+    ) -> AsyncIterator[Record]:
+        """The tenant's entities in scope: all of them when the export is not narrowed
+        to sessions (``prefix``) or users (``users``, single-tenant store: entities belong
+        to no user there); otherwise those a message of a conversation in scope mentions."""
+        sql = "SELECT * FROM entities e WHERE e.tenant = ? AND e.id > ?"
+        scope: list[object] = []
+        if prefix or users is not None:
+            sql += (
+                " AND EXISTS (SELECT 1 FROM mentions x JOIN messages m ON m.id = x.message_id"
+                " JOIN conversations c ON c.id = m.conversation_id"
+                " WHERE x.entity_id = e.id AND c.tenant = ?"
+            )
+            scope.append(tenant)
+            if prefix:
+                sql += " AND substr(c.session_id, 1, ?) = ?"
+                scope += [len(prefix), prefix]
+            if users is not None:
+                sql += f" AND c.user_identifier IN ({','.join('?' * len(users))})"
+                scope += users
+            sql += ")"
+        sql += " ORDER BY e.id LIMIT ?"
         after = ""
         while True:
-            rows = await self._read(
-                partial(
-                    _fetch,
-                    "SELECT * FROM entities WHERE tenant = ? AND id > ? ORDER BY id LIMIT ?",
-                    [tenant, after, PAGE],
-                )
-            )
+            rows = await self._read(partial(_fetch, sql, [tenant, after, *scope, PAGE]))
             for row in rows:
                 yield rec.entity(to_entity(row), owner)
             if len(rows) < PAGE:
@@ -222,7 +239,7 @@ class _Importer:
                     "created_at = ?, updated_at = ? WHERE id = ?",
                     (*values, record["id"]),
                 )
-                tally.copy("entity")
+                self.copied_entity(record)
             else:
                 tally.skip("entity", "already in the target")
             return
@@ -240,7 +257,12 @@ class _Importer:
             (record["id"], tenant, *values),
         )
         state.entities[record["id"]] = record["id"]
-        tally.copy("entity")
+        self.copied_entity(record)
+
+    def copied_entity(self, record: Record) -> None:
+        self.tally.copy("entity")
+        if not self.multi_tenant and record["user_identifier"] is not None:
+            self.tally.lose("entity.user_identifier", TENANT_LOST)
 
     def conversation(self, conn: sqlite3.Connection, record: Record) -> None:
         state, tally = self.state, self.tally
@@ -270,6 +292,16 @@ class _Importer:
             state.conversations[archive_id] = None
             return
         if row is not None and state.on_conflict == "skip":
+            if row["id"] != archive_id and _has_messages(conn, row["id"]):
+                # The same session under another id (it went through a store that issues
+                # its own ids, NAMS): its messages have other ids too, so they cannot be
+                # matched one by one. The session is left as it is, messages included.
+                state.conversations[archive_id] = None
+                state.reasons[archive_id] = SAME_SESSION_MESSAGES
+                tally.skip("conversation", SAME_SESSION)
+                return
+            # The same conversation (or an empty one of that session): its messages are
+            # matched by id, so an interrupted import resumes.
             state.conversations[archive_id] = row["id"]
             tally.skip("conversation", "already in the target")
             return
@@ -297,7 +329,7 @@ class _Importer:
         tally = self.tally
         conversation_id = self.state.conversations.get(record["conversation_id"])
         if conversation_id is None:
-            tally.skip("message", "its conversation was not carried")
+            tally.skip("message", self.state.message_reason(record["conversation_id"]))
             return
         found = conn.execute(
             "SELECT conversation_id FROM messages WHERE id = ?", (record["id"],)
@@ -362,6 +394,13 @@ class _Importer:
                 tally.skip("mention", "already in the target")
         else:
             tally.skip("mention", "its message was not carried")
+
+
+def _has_messages(conn: sqlite3.Connection, conversation_id: str) -> bool:
+    found = conn.execute(
+        "SELECT 1 FROM messages WHERE conversation_id = ? LIMIT 1", (conversation_id,)
+    ).fetchone()
+    return found is not None
 
 
 def _other_user(stored: str | None, archived: str | None) -> bool:

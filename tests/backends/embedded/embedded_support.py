@@ -32,8 +32,9 @@ async def tenants_fixture() -> AsyncIterator[EmbeddedBackend]:
 
 @pytest.fixture(name="db_url")
 def db_url_fixture(tmp_path: Path) -> str:
-    """A ``sqlite:///`` URL of a file that does not exist yet (absolute path)."""
-    return f"sqlite:///{tmp_path / 'nested' / 'store.db'}"
+    """A ``sqlite:///`` URL of a file that does not exist yet, in a folder that does
+    (absolute path)."""
+    return f"sqlite:///{tmp_path / 'store.db'}"
 
 
 async def snapshot(backend: EmbeddedBackend) -> dict[str, Any]:

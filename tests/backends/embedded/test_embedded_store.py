@@ -14,6 +14,7 @@ from memory_core import (
     ConfigurationError,
     HashingEmbedder,
     InvalidRequestError,
+    NotFoundError,
     TransportError,
     open_backend,
     store_class,
@@ -127,9 +128,41 @@ async def test_relative_path_is_created_under_the_working_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "data" / "dir").mkdir(parents=True)
     async with open_backend("sqlite:///data/dir/rel.db") as backend:
         await backend.add_message("s", "user", "x")
     assert (tmp_path / "data" / "dir" / "rel.db").exists()
+
+
+async def test_a_missing_folder_is_an_error_naming_it_and_nothing_is_created(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigurationError, match="nonexistent-dir"):
+        await open_backend("sqlite:///nonexistent-dir/x.db").connect()
+    assert list(tmp_path.iterdir()) == []
+
+
+async def test_the_default_store_creates_its_own_data_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "data" / "memory-core" / "memory.db"
+    monkeypatch.setattr("memory_core.backends.embedded.store.default_store_path", lambda: path)
+    async with open_backend(f"sqlite:///{path}") as backend:
+        await backend.add_message("s", "user", "x")
+    assert path.exists()
+
+
+async def test_create_false_opens_an_existing_file_and_never_makes_one(
+    db_url: str, tmp_path: Path
+) -> None:
+    with pytest.raises(NotFoundError, match=r"store\.db"):
+        await open_backend(db_url, create=False).connect()
+    assert list(tmp_path.iterdir()) == []
+    async with open_backend(db_url) as backend:
+        await backend.add_message("s", "user", "x")
+    async with open_backend(db_url, create=False) as backend:
+        assert len((await backend.get_conversation("s")).messages) == 1
 
 
 async def test_two_backends_share_one_file(db_url: str) -> None:
@@ -168,7 +201,7 @@ async def test_unopenable_path_is_a_transport_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("a file where a folder should be")
     with pytest.raises(TransportError):
-        await open_backend(f"sqlite:///{blocker}/sub/x.db").connect()
+        await open_backend(f"sqlite:///{blocker}/x.db").connect()  # a file as its folder
     with pytest.raises(TransportError):
         await open_backend(f"sqlite:///{tmp_path}").connect()  # a directory
 

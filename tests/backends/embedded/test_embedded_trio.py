@@ -15,7 +15,7 @@ from memory_core.backends.embedded import EmbeddedStore
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
 async def test_scenario_under_each_event_loop(anyio_backend: str, tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / anyio_backend / 'store.db'}"
+    url = f"sqlite:///{tmp_path / f'{anyio_backend}.db'}"
     async with open_backend(url, embedder=HashingEmbedder(64), multi_tenant=True) as backend:
         assert isinstance(backend.store, EmbeddedStore)
         user: dict[str, Any] = {"user_identifier": "u"}
