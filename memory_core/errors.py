@@ -85,7 +85,42 @@ class MissingIdentifierError(InvalidArgumentTypeError):
 
 
 class NotFoundError(MemoryCoreError, LookupError):
-    """The conversation, message or entity does not exist (or is not visible to the caller)."""
+    """The conversation, message or entity does not exist (or is not visible to the caller).
+
+    Every built-in backend raises it through :meth:`missing`, in one wording
+    (``conversation_id: no conversation 3f2c… on the embedded backend``), with what the
+    message says in fields: ``backend`` (the backend's name), ``kind`` (``"conversation"``,
+    ``"entity"`` …), ``identifier`` (what was looked for, as text) and ``argument`` (the
+    argument that named it). A field is ``None`` where the raiser did not say (a
+    third-party store raising ``NotFoundError("...")``).
+    """
+
+    backend: str | None = None
+    kind: str | None = None
+    identifier: str | None = None
+    argument: str | None = None
+
+    @classmethod
+    def missing(
+        cls,
+        backend: str,
+        kind: str,
+        identifier: object,
+        *,
+        argument: str | None = None,
+        hint: str | None = None,
+    ) -> NotFoundError:
+        """The error for ``kind`` ``identifier`` missing on ``backend``, the one way it
+        is worded. ``hint``: what to do about it, appended after a semicolon."""
+        text = f"no {kind} {identifier} on the {backend} backend"
+        if argument:
+            text = f"{argument}: {text}"
+        if hint:
+            text = f"{text}; {hint}"
+        error = cls(text)
+        error.backend, error.kind, error.argument = backend, kind, argument
+        error.identifier = str(identifier)
+        return error
 
 
 class AuthenticationError(MemoryCoreError):

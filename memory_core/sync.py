@@ -18,7 +18,11 @@ facade; calls from several threads at once are safe and run concurrently on that
 
 A call from a thread that runs an event loop raises :class:`SyncCallInEventLoopError`
 (blocking there would freeze the loop): await the async API instead, or call the facade
-from a worker thread (``anyio.to_thread.run_sync``, ``loop.run_in_executor``).
+from a worker thread (``anyio.to_thread.run_sync``, ``loop.run_in_executor``). Opening one
+there raises it too, before any portal thread is started. A facade that is never closed
+is closed when it is garbage collected or, at the latest, when the interpreter exits (its
+portal thread would otherwise keep the process from exiting); a ``with`` block whose
+``connect`` fails closes it at once.
 
 Capability warnings raised by the backend during a call
 (:class:`~memory_core.CapabilityWarning`) are collected on the portal thread through
@@ -33,9 +37,9 @@ import asyncio
 import inspect
 import sys
 import threading
-import warnings
+import weakref
 from collections.abc import Awaitable, Callable
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -70,21 +74,20 @@ class SyncCallInEventLoopError(MemoryCoreError, RuntimeError):
     """A blocking method was called from a thread that runs an event loop."""
 
 
-async def _run_collecting(
-    found: warning_channel.Collected,
-    method: Callable[..., Awaitable[Any]],
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-) -> Any:
-    """Await ``method`` on the portal thread; its capability warnings go to ``found``.
-
-    The context variable is set here, inside the portal's task: context variables do not
-    cross threads, and tasks the call starts inherit it."""
-    with warning_channel.collect() as collected:
-        try:
-            return await method(*args, **kwargs)
-        finally:
-            found.extend(collected)
+def _shut_down(
+    stack: ExitStack,
+    portal: anyio.from_thread.BlockingPortal,
+    backend: MemoryBackend,
+    portal_thread: int,
+) -> None:
+    """Close ``backend`` (its errors are dropped: nobody is left to receive them) and stop
+    the portal thread: for a facade that was not closed by :meth:`SyncMemoryBackend.close`.
+    Never on the portal thread itself, which cannot wait for its own end."""
+    if threading.get_ident() == portal_thread:
+        return
+    with suppress(Exception):  # best effort; the portal is stopped below regardless
+        portal.call(backend.close)
+    stack.close()
 
 
 def _in_event_loop_thread() -> bool:
@@ -123,6 +126,14 @@ class SyncMemoryBackend:
     """
 
     def __init__(self, factory: Callable[[], MemoryBackend], *, portal_backend: str) -> None:
+        if _in_event_loop_thread():
+            # Checked before the portal thread starts: nothing is left running.
+            raise SyncCallInEventLoopError(
+                "memory_core.sync: open_backend() blocks and was called from a thread that "
+                "runs an event loop; use memory_core.open_backend (async) there, or open the "
+                "blocking backend from a worker thread (anyio.to_thread.run_sync / "
+                "loop.run_in_executor)"
+            )
         self._stack = ExitStack()
         self._closed = False
         self._close_lock = threading.Lock()
@@ -137,6 +148,12 @@ class SyncMemoryBackend:
         except BaseException:
             self._stack.close()
             raise
+        # A facade nobody closes is closed when collected, or at interpreter exit: later,
+        # while the interpreter finalizes, its portal thread no longer runs and stopping it
+        # would wait forever.
+        self._finalizer = weakref.finalize(
+            self, _shut_down, self._stack, portal, self._backend, self._portal_thread
+        )
 
     @property
     def backend(self) -> MemoryBackend:
@@ -229,7 +246,7 @@ class SyncMemoryBackend:
             raise TransportError(f"{self._backend.name} backend is closed; open a new one")
         found: warning_channel.Collected = []
         try:
-            return self._portal.call(_run_collecting, found, method, args, kwargs)
+            return self._portal.call(warning_channel.run_collecting, found, method, args, kwargs)
         except RuntimeError:
             if self._closed:  # closed by another thread while this call was starting
                 raise TransportError(
@@ -237,10 +254,7 @@ class SyncMemoryBackend:
                 ) from None
             raise
         finally:
-            for message, category in found:
-                # _run <- _blocking or _call <- the blocking method or the integration's
-                # call_in_hook <- the caller's line
-                warnings.warn(message, category, stacklevel=4)
+            warning_channel.reissue(found)  # at the application's line, in this thread
 
     # ------------------------------------------------------------ lifecycle
 
@@ -261,10 +275,19 @@ class SyncMemoryBackend:
                 self._portal.call(self._backend.close)
             finally:
                 self._closed = True
+                self._finalizer.detach()
                 self._stack.close()
 
     def __enter__(self) -> Self:
-        self.connect()
+        try:
+            self.connect()
+        except BaseException:
+            # No __exit__ follows a failed __enter__: close here (even on an event loop's
+            # thread, where connect was refused), so that nothing is left running.
+            with self._close_lock:
+                self._closed = True
+                self._finalizer()
+            raise
         return self
 
     def __exit__(
@@ -349,7 +372,9 @@ class SyncMemoryBackend:
         since: datetime | None = None,
         user_identifier: str | None = None,
     ) -> Conversation:
-        """Blocking :meth:`MemoryBackend.get_conversation`."""
+        """Blocking :meth:`MemoryBackend.get_conversation`. Without ``limit``, at most
+        ``capabilities.default_messages_per_read`` messages (1,000; 200 on NAMS), the
+        newest, with no warning when a longer conversation is cut."""
         return self._blocking(self._backend.get_conversation, locals())
 
     def list_conversations(

@@ -9,17 +9,16 @@ caller's loop; sync methods work only from a worker thread of that loop).
 from __future__ import annotations
 
 import functools
-import warnings
 from typing import Any
 from uuid import uuid4
 
 import anyio.from_thread
 import anyio.to_thread
 
+from .. import warning_channel
 from ..backend import MemoryBackend
 from ..capabilities import Capabilities
 from ..errors import (
-    CapabilityWarning,
     ConfigurationError,
     InvalidArgumentTypeError,
     InvalidRequestError,
@@ -28,6 +27,7 @@ from ..errors import (
 )
 from ..models import Message
 from ..sync import SyncMemoryBackend
+from ..warning_channel import warn_capability
 
 Memory = MemoryBackend | SyncMemoryBackend
 
@@ -74,9 +74,13 @@ class MemoryBridge:
         return self._call_async_backend(method, args, kwargs)
 
     def _call_async_backend(self, method: str, args: Any, kwargs: Any) -> Any:
-        func = functools.partial(getattr(self.memory, method), *args, **kwargs)
+        # The call runs on the loop's thread: its capability warnings are issued here, in
+        # the calling thread, where the application's line is.
+        found: warning_channel.Collected = []
         try:
-            return anyio.from_thread.run(func)
+            return anyio.from_thread.run(
+                warning_channel.run_collecting, found, getattr(self.memory, method), args, kwargs
+            )
         except RuntimeError as exc:
             if "worker thread" not in str(exc):
                 raise
@@ -85,12 +89,16 @@ class MemoryBridge:
                 "thread of its event loop; open the backend with memory_core.sync.open_backend "
                 "for blocking use, or use the integration's async methods"
             ) from None
+        finally:
+            warning_channel.reissue(found)
 
     async def acall(self, method: str, /, *args: Any, **kwargs: Any) -> Any:
-        """Call ``method`` and await it (a blocking backend runs in a worker thread)."""
+        """Call ``method`` and await it (a blocking backend runs in a worker thread, whose
+        capability warnings are issued here, in the awaiting task)."""
         if isinstance(self.memory, SyncMemoryBackend):
             func = functools.partial(getattr(self.memory, method), *args, **kwargs)
-            return await anyio.to_thread.run_sync(func)
+            with warning_channel.reissued():
+                return await anyio.to_thread.run_sync(func)
         return await getattr(self.memory, method)(*args, **kwargs)
 
     def messages(self, *, hook: bool = False, **read: Any) -> list[Message]:
@@ -117,17 +125,15 @@ class MemoryBridge:
                 self.name, method, f"needs the {flag!r} capability, which it lacks", workaround
             )
 
-    def degrade(self, method: str, what: str, workaround: str, stacklevel: int = 3) -> None:
+    def degrade(self, method: str, what: str, workaround: str) -> None:
         """A lossy fallback: raise when strict, else warn once per ``what``."""
         if self.strict:
             raise NotSupportedError(self.name, method, f"{what} cannot be kept", workaround)
         if what not in self._warned:
             self._warned.add(what)
-            warnings.warn(
+            warn_capability(
                 f"{self.name}.{method}: {what} cannot be kept by this backend; only role "
-                f"and text are stored. {workaround}",
-                CapabilityWarning,
-                stacklevel=stacklevel,
+                f"and text are stored. {workaround}"
             )
 
 
@@ -191,9 +197,7 @@ def warn_if_truncated(bridge: MemoryBridge, method: str, count: int) -> None:
         )
     if "truncated" not in bridge._warned:
         bridge._warned.add("truncated")
-        warnings.warn(
+        warn_capability(
             f"{bridge.name}.{method}: only the newest {cap} messages can be read from this "
-            "backend; older ones are unreachable",
-            CapabilityWarning,
-            stacklevel=4,
+            "backend; older ones are unreachable"
         )

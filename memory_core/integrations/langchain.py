@@ -45,7 +45,11 @@ from pydantic import ConfigDict, PrivateAttr
 
 from ..errors import InvalidRequestError
 from ..models import Message
+from ..warning_channel import add_framework
 from ._bridge import Memory, MemoryBridge, SessionHandle
+
+# The framework's frames call this module: capability warnings point past them.
+add_framework("langchain_core", "langchain", "langgraph", "langsmith")
 
 __all__ = ["METADATA_KEY", "MemoryChatMessageHistory", "MemoryRetriever"]
 
@@ -168,7 +172,7 @@ class MemoryChatMessageHistory(SessionHandle, BaseChatMessageHistory):
                 item["metadata"] = {METADATA_KEY: exact}
             elif message_to_dict(_plain(role, text)) != exact:
                 self._bridge.degrade(
-                    "add_messages", "message fields beyond role and content", _LOSSLESS, 4
+                    "add_messages", "message fields beyond role and content", _LOSSLESS
                 )
             items.append(item)
         return items

@@ -26,7 +26,11 @@ from pydantic import ConfigDict, PrivateAttr
 
 from ..errors import InvalidRequestError
 from ..models import Message
+from ..warning_channel import add_framework
 from ._bridge import MemoryBridge, read_all_limit, warn_if_truncated
+
+# The framework's frames call this module: capability warnings point past them.
+add_framework("llama_index")
 
 __all__ = ["METADATA_KEY", "MemoryChatStore"]
 
@@ -94,7 +98,7 @@ class MemoryChatStore(BaseChatStore):
                 item["metadata"] = {METADATA_KEY: exact}
             elif ChatMessage(role=_BACK[role], content=text).model_dump(mode="json") != exact:
                 self._bridge.degrade(
-                    "add_message", "ChatMessage fields beyond role and text", _LOSSLESS, 4
+                    "add_message", "ChatMessage fields beyond role and text", _LOSSLESS
                 )
             items.append(item)
         return items

@@ -1,8 +1,11 @@
 """An MCP server over any backend: ``memory-core mcp URL``.
 
 ``pip install "memory-core[mcp]"``. Stdio transport by default; ``--http`` serves streamable
-HTTP on a loopback address only; ``--user USER`` opens the store multi-tenant and scopes
-every tool call to that user (one server per user). Tools (each offered only where the
+HTTP on a loopback address only (port 8766 by default, so that it can run beside
+``memory-core serve`` on 8765; a port in use is one line on stderr and exit code 1);
+``--user USER`` opens the store multi-tenant and scopes every tool call to that user (one
+server per user). The HTTP client's per-request log lines (``httpx``/``httpcore`` at INFO,
+e.g. over NAMS) are not shown unless ``--verbose``. Tools (each offered only where the
 backend's capability flags allow it; descriptions state the backend's limits):
 
 ``add_message``, ``recent_messages``, ``search_messages``, ``get_context``,
@@ -18,6 +21,8 @@ from __future__ import annotations
 import argparse
 import functools
 import ipaddress
+import logging
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -31,9 +36,18 @@ from ..errors import ConfigurationError, MemoryCoreError, NotSupportedError
 from ..models import Message
 from ..open import open_backend
 from ..settings import default_url, redact_url
+from ..warning_channel import add_framework
 from ._bridge import astart_session
 
-__all__ = ["build_server", "main", "tool_names"]
+# The framework's frames call this module: capability warnings point past them.
+add_framework("mcp")
+
+__all__ = ["DEFAULT_PORT", "build_server", "main", "tool_names"]
+
+DEFAULT_PORT = 8766
+"""``--http``'s port: not ``memory-core serve``'s 8765, so both can run side by side."""
+# Loggers that log every HTTP request the backend makes (the NAMS client) at INFO.
+HTTP_CLIENT_LOGGERS = ("httpx", "httpcore")
 
 
 def _message(m: Message) -> dict[str, Any]:
@@ -217,12 +231,52 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("url", nargs="?", help="backend URL (default: MEMORY_BACKEND_URL)")
     parser.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
     parser.add_argument("--host", default="127.0.0.1", help="loopback address (HTTP)")
-    parser.add_argument("--port", type=int, default=8765, help="port (HTTP; default 8765)")
+    parser.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"port (HTTP; default {DEFAULT_PORT})"
+    )
     parser.add_argument("--strict", action="store_true", help="open the backend strict")
     parser.add_argument(
         "--user",
         help="open the store multi-tenant and scope every tool call to this user",
     )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also log each HTTP request the backend makes (httpx at INFO; e.g. over NAMS)",
+    )
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The HTTP transport's listening socket, bound before the server starts: a port in
+    use is a ConfigurationError (exit code 1), not uvicorn's exit code 3."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except (OSError, OverflowError) as exc:
+        sock.close()
+        reason = exc.strerror if isinstance(exc, OSError) else "ports are 0-65535"
+        raise ConfigurationError(f"cannot listen on {host}:{port}: {reason}") from None
+    sock.listen(128)
+    return sock
+
+
+async def _serve_http(server: MCPServer[Any], sock: socket.socket, host: str) -> None:
+    """What ``run_streamable_http_async`` does, on a socket already bound."""
+    import uvicorn
+
+    app = server.streamable_http_app(host=host)
+    config = uvicorn.Config(app, log_level=server.settings.log_level.lower())
+    await uvicorn.Server(config).serve(sockets=[sock])
+
+
+def _quiet_http_client_logs(verbose: bool) -> None:
+    """The NAMS client's HTTP library logs every request at INFO, and the MCP server logs
+    at INFO to stderr: keep those lines out unless asked for."""
+    if not verbose:
+        for name in HTTP_CLIENT_LOGGERS:
+            logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def main(argv: Sequence[str], *, debug: bool = False) -> int:
@@ -238,8 +292,16 @@ def main(argv: Sequence[str], *, debug: bool = False) -> int:
     backend = open_backend(url, strict=args.strict, **options)
     label = f"memory-core ({redact_url(url)})"
     server = build_server(backend, name=label, user_identifier=args.user)
-    if args.http:
-        anyio.run(lambda: server.run_streamable_http_async(host=host, port=args.port))
-    else:
+    _quiet_http_client_logs(args.verbose or debug)  # after the server set up logging
+    if not args.http:
         anyio.run(server.run_stdio_async)
+        return 0
+    sock = _listen(host, args.port)
+    try:
+        anyio.run(_serve_http, server, sock, host)
+    except SystemExit as exc:  # uvicorn's start-up failure (its code 3): logged above
+        if exc.code:
+            raise ConfigurationError("the MCP HTTP server failed to start") from None
+    finally:
+        sock.close()
     return 0

@@ -25,7 +25,11 @@ from agents.memory.session_settings import SessionSettings
 
 from ..errors import InvalidRequestError
 from ..models import Message
+from ..warning_channel import add_framework
 from ._bridge import Memory, SessionHandle, read_all_limit, warn_if_truncated
+
+# The framework's frames call this module: capability warnings point past them.
+add_framework("agents")
 
 __all__ = ["METADATA_KEY", "MemorySession"]
 

@@ -35,7 +35,11 @@ from pydantic_ai.messages import (
 
 from ..errors import InvalidRequestError
 from ..models import Message
+from ..warning_channel import add_framework
 from ._bridge import Memory, SessionHandle, read_all_limit, warn_if_truncated
+
+# The framework's frames call this module: capability warnings point past them.
+add_framework("pydantic_ai", "pydantic_graph")
 
 __all__ = ["METADATA_KEY", "MemoryMessageHistory"]
 
@@ -171,7 +175,7 @@ class MemoryMessageHistory(SessionHandle):
         keep = self._bridge.capabilities.message_metadata
         if messages and not keep:
             # timestamps, part kinds, tool calls and usage cannot be kept
-            self._bridge.degrade("save", "Pydantic AI message parts", _LOSSLESS, 4)
+            self._bridge.degrade("save", "Pydantic AI message parts", _LOSSLESS)
         items: list[dict[str, Any]] = []
         for message, form in zip(messages, exact, strict=True):
             item: dict[str, Any] = {"role": _role(message), "content": _text(message)}

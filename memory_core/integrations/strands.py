@@ -31,7 +31,11 @@ from strands.types.session import decode_bytes_values, encode_bytes_values
 
 from ..errors import InvalidRequestError
 from ..models import Message
+from ..warning_channel import add_framework
 from ._bridge import Memory, MemoryBridge, read_all_limit, warn_if_truncated
+
+# The framework's frames call this module: capability warnings point past them.
+add_framework("strands", "opentelemetry")
 
 __all__ = ["METADATA_KEY", "MemorySessionManager"]
 
@@ -128,7 +132,6 @@ class MemorySessionManager(SessionManager):
                 "sync_agent",
                 "agent state",
                 "keep agent.state elsewhere; only messages are stored",
-                stacklevel=4,
             )
 
     def _store(self, messages: list[StrandsMessage]) -> None:
@@ -140,7 +143,7 @@ class MemorySessionManager(SessionManager):
             if keep:
                 item["metadata"] = {METADATA_KEY: encode_bytes_values(dict(message))}
             elif _plain(role, text) != message:
-                self._bridge.degrade("append_message", "Strands content blocks", _LOSSLESS, 4)
+                self._bridge.degrade("append_message", "Strands content blocks", _LOSSLESS)
             items.append(item)
         self._bridge.call_in_hook(
             "add_messages_batch",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -33,6 +34,13 @@ logger = logging.getLogger("memory_core.turns")  # one public logger name for th
 DEFAULT_RETRIEVAL_LIMIT = 8
 DEFAULT_REPLAY_LOOKBACK = 50
 TURN_LOG_SIZE = 1024
+
+# What each backend object was already warned about (see TurnMemory._warn_degraded): an
+# application may make a TurnMemory per turn, and capability gaps are said once per
+# backend object, as the backend's own capability warnings are.
+_degraded_warned: weakref.WeakKeyDictionary[MemoryBackend, set[tuple[str, ...]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 # ---------------------------------------------------------------- the protocol
 
@@ -116,7 +124,6 @@ class TurnMemory:
         self._turns: OrderedDict[str, _Turn] = OrderedDict()
         self._lock = anyio.Lock()
         self._conversation_ready = False
-        self._warned = False
 
     @classmethod
     async def start_conversation(
@@ -344,10 +351,12 @@ class TurnMemory:
                 user_identifier=self._call_user,
             )
         except NotFoundError as exc:
-            raise NotFoundError(
-                f"conversation {self.conversation_id!r} does not exist on the "
-                f"{self.backend.name} backend; create it first (TurnMemory."
-                "start_conversation) and use the id it returns"
+            raise NotFoundError.missing(
+                self.backend.name,
+                "conversation",
+                self.conversation_id,
+                argument="conversation_id",
+                hint="create it first (TurnMemory.start_conversation) and use the id it returns",
             ) from exc
         return _Tail(list(conversation.messages))
 
@@ -397,8 +406,13 @@ class TurnMemory:
             self._turns.popitem(last=False)
 
     def _warn_degraded(self) -> None:
-        if self.not_recorded and not self._warned:
-            self._warned = True
+        """Log what turns lose on this backend: once per backend object and set of gaps,
+        however many ``TurnMemory`` objects use it."""
+        if not self.not_recorded:
+            return
+        said = _degraded_warned.setdefault(self.backend, set())
+        if self.not_recorded not in said:
+            said.add(self.not_recorded)
             logger.warning(
                 "the %s backend cannot record %s for agent turns; turns are stored without them",
                 self.backend.name,

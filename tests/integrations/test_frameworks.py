@@ -6,6 +6,7 @@ Each framework's tests skip (with the reason) only when its extra is not install
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from typing import Any
 
@@ -507,3 +508,72 @@ def test_strands_redaction_needs_delete_message(sync_store: SyncStore) -> None:
             manager.redact_latest_message(redacted, None)  # type: ignore[arg-type]
         stored = sync_store.memory.get_conversation(session).messages
         assert [m.content for m in stored] == ["my card is 4111"]
+
+
+# ---------------------------------------------------------------- where warnings point
+
+# NAMS keeps role and text only: the one store on which these runs warn.
+ON_NAMS = pytest.mark.parametrize(
+    "sync_store", [pytest.param("nams", marks=pytest.mark.nams)], indirect=True
+)
+
+
+def _lines(seen: list[warnings.WarningMessage]) -> list[tuple[str, int]]:
+    return [(w.filename, w.lineno) for w in _capability_warnings(seen)]
+
+
+@ON_NAMS
+@pytest.mark.filterwarnings("ignore:RunnableWithMessageHistory is deprecated")
+def test_a_warning_inside_a_langchain_run_points_at_the_applications_line(
+    sync_store: SyncStore,
+) -> None:
+    """The history is written by LangChain's RunnableWithMessageHistory, not by the
+    application: the warning skips LangChain's frames."""
+    pytest.importorskip("langchain_core", reason="extra 'langchain' not installed")
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+    from langchain_core.runnables.history import RunnableWithMessageHistory
+
+    from memory_core.integrations.langchain import MemoryChatMessageHistory
+
+    model = GenericFakeChatModel(messages=iter([AIMessage("Hi.", response_metadata={"m": 1})]))
+    chain = RunnableWithMessageHistory(
+        ChatPromptTemplate.from_messages([MessagesPlaceholder("history"), ("human", "{q}")])
+        | model,
+        lambda session_id: MemoryChatMessageHistory(sync_store.memory, session_id),
+        input_messages_key="q",
+        history_messages_key="history",
+    )
+    config = {"configurable": {"session_id": sync_store.session("lc-where")}}
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        line = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
+        chain.invoke({"q": "Hello"}, config=config)
+    assert _lines(seen) == [(__file__, line)], [str(w.message) for w in seen]
+
+
+@ON_NAMS
+@pytest.mark.anyio
+async def test_a_warning_inside_an_openai_agents_run_points_at_the_applications_line(
+    sync_store: SyncStore,
+) -> None:
+    """The session is written by the Agents SDK's Runner, through a worker thread (a
+    blocking backend awaited): the warning skips the SDK's and anyio's frames."""
+    pytest.importorskip("agents", reason="extra 'openai-agents' not installed")
+    from agents import Agent, RunConfig, Runner
+
+    from memory_core.integrations.openai_agents import MemorySession
+
+    session = MemorySession(
+        sync_store.memory, await anyio.to_thread.run_sync(sync_store.session, "oa-where")
+    )
+    agent = Agent(name="a", model=_scripted_agents_model(["Hello Ana."], []))
+    offline = RunConfig(tracing_disabled=True)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        line = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
+        await Runner.run(agent, "I am Ana.", session=session, run_config=offline)
+        clamped = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
+        await session.get_items(limit=5000)  # above the NAMS read cap of 200
+    assert _lines(seen) == [(__file__, line), (__file__, clamped)], [str(w.message) for w in seen]

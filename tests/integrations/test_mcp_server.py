@@ -11,7 +11,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import anyio
 import pytest
@@ -30,7 +30,10 @@ pytestmark = pytest.mark.anyio
 
 @asynccontextmanager
 async def mcp_session(
-    url: str, env: dict[str, str] | None = None, extra_args: list[str] | None = None
+    url: str,
+    env: dict[str, str] | None = None,
+    extra_args: list[str] | None = None,
+    errlog: TextIO = sys.stderr,
 ) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(
         command=sys.executable,
@@ -38,7 +41,10 @@ async def mcp_session(
         env={**os.environ, **(env or {})},
         cwd=str(Path(__file__).resolve().parents[2]),
     )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+    async with (
+        stdio_client(params, errlog=errlog) as (read, write),
+        ClientSession(read, write) as session,
+    ):
         await session.initialize()
         yield session
 
@@ -106,6 +112,24 @@ async def test_nams_tools_follow_capabilities(nams_server: Any) -> None:
         hits = await call(session, "search_messages", query="tram", session_id=session_id)
         assert [h["content"] for h in hits["messages"]] == ["tram 28"]
         assert (await call(session, "clear_session", session_id=session_id))["deleted"] is True
+
+
+@pytest.mark.parametrize("verbose", [False, True], ids=["quiet", "verbose"])
+async def test_nams_http_requests_are_not_logged_unless_verbose(
+    nams_server: Any, tmp_path: Path, verbose: bool
+) -> None:
+    """Over NAMS every tool call is HTTP requests, which httpx logs at INFO; the MCP
+    server's stderr shows them only with --verbose."""
+    env = {"MEMORY_API_KEY": API_KEY, "MEMORY_WORKSPACE_ID": nams_server.workspace("mcp")}
+    args = ["--verbose"] if verbose else []
+    with (tmp_path / "stderr.log").open("w+") as errlog:
+        async with mcp_session(nams_server.url, env, args, errlog) as session:
+            await call(session, "add_message", session_id="quiet", role="user", content="hi")
+            await call(session, "recent_messages", session_id="quiet")
+        errlog.seek(0)
+        logged = errlog.read()
+    assert ("HTTP Request:" in logged) is verbose, logged
+    assert API_KEY not in logged
 
 
 def _free_port() -> int:

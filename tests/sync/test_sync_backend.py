@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import inspect
+import subprocess
+import sys
 import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -148,3 +150,72 @@ def test_configuration_errors_are_raised_and_no_thread_is_left() -> None:
     with pytest.raises(ConfigurationError):
         open_backend("memory://", no_such_option=1)
     assert not [t for t in threading.enumerate() if t.name == "memory-core-portal"]
+
+
+# The process must exit: a portal thread left running keeps it waiting forever (the
+# timeout is only a guard against that hang; each script takes about a second).
+_OPENED_ON_A_LOOP = """
+import asyncio
+from memory_core.sync import SyncMemoryBackend, open_backend
+from memory_core import open_backend as open_async
+
+async def main():
+    try:
+        SyncMemoryBackend(lambda: open_async("memory://"), portal_backend="asyncio")
+    except Exception as exc:
+        print("constructor:", type(exc).__name__)
+    with open_backend("memory://"):  # raises, and nothing catches it
+        pass
+
+asyncio.run(main())
+"""
+
+_ENTERED_ON_A_LOOP = """
+import asyncio, threading
+import anyio.to_thread
+from memory_core.sync import open_backend
+
+async def main():
+    memory = await anyio.to_thread.run_sync(open_backend, "memory://")
+    try:
+        with memory:
+            pass
+    except Exception as exc:
+        print("with:", type(exc).__name__, repr(memory))
+    print("portals:", [t.name for t in threading.enumerate() if t.name == "memory-core-portal"])
+
+asyncio.run(main())
+"""
+
+_NEVER_CLOSED = """
+from memory_core.sync import open_backend
+
+memory = open_backend("memory://")
+memory.add_message("s", "user", "kept open on purpose")
+print("done")
+"""
+
+
+def _script(source: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", source], capture_output=True, text=True, timeout=60
+    )
+
+
+def test_opening_on_an_event_loop_raises_and_the_process_exits() -> None:
+    result = _script(_OPENED_ON_A_LOOP)
+    assert "constructor: SyncCallInEventLoopError" in result.stdout
+    assert result.returncode == 1  # the uncaught error, not a hang
+    assert "SyncCallInEventLoopError: memory_core.sync: open_backend() blocks" in result.stderr
+
+
+def test_a_with_block_refused_on_an_event_loop_closes_the_facade() -> None:
+    result = _script(_ENTERED_ON_A_LOOP)
+    assert result.returncode == 0, result.stderr
+    assert "with: SyncCallInEventLoopError <SyncMemoryBackend memory:// closed>" in result.stdout
+    assert "portals: []" in result.stdout
+
+
+def test_a_facade_never_closed_does_not_keep_the_process_alive() -> None:
+    result = _script(_NEVER_CLOSED)
+    assert (result.returncode, result.stdout.strip()) == (0, "done"), result.stderr

@@ -131,6 +131,24 @@ async def test_replaying_a_turn_writes_nothing(turn_store: TurnStore) -> None:
     ]
 
 
+async def test_an_empty_reply_is_a_reply(turn_store: TurnStore) -> None:
+    """An assistant turn that only called tools has no text: it is stored as the empty
+    string (like any content, exactly), completes the turn, and a replay writes nothing."""
+    conversation = await turn_store.new_conversation()
+    memory = TurnMemory(turn_store.backend, conversation, "tests")
+    first = await memory.open_turn("t1", "run the report tool")
+    reply = await memory.close_turn("t1", "")
+    assert reply.content == ""
+    again = await memory.open_turn("t1", "run the report tool")
+    assert again.replayed and again.user_message.id == first.user_message.id
+    assert again.assistant_message is not None and again.assistant_message.id == reply.id
+    assert (await memory.close_turn("t1", "")).id == reply.id
+    assert _pairs(await turn_store.messages(conversation)) == [
+        ("user", "run the report tool"),
+        ("assistant", ""),
+    ]
+
+
 async def test_replay_after_the_process_dies_between_user_write_and_reply(
     turn_store: TurnStore,
 ) -> None:

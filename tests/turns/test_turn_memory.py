@@ -496,6 +496,22 @@ async def test_nams_like_backend_degrades_without_capability_warnings(
     assert len(warned) == 1
 
 
+async def test_degraded_turns_are_logged_once_per_backend_not_per_turn_memory(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An application that makes a TurnMemory per turn (as the bench does) hears about the
+    backend's gaps once per backend object."""
+    first, second = NamsLikeFake(), NamsLikeFake()
+    with caplog.at_level(logging.WARNING, logger="memory_core.turns"):
+        for backend in (first, first, first, second, second):
+            memory = await TurnMemory.start_conversation(backend, "unit")
+            await memory.open_turn("t", "hello")
+            await memory.close_turn("t", "hi")
+    warned = [r.getMessage() for r in caplog.records if "cannot record" in r.getMessage()]
+    assert len(warned) == 2, warned  # one per backend object
+    assert all("metadata, mentions, idempotency_keys" in text for text in warned)
+
+
 async def test_nams_like_needs_an_existing_conversation() -> None:
     backend = NamsLikeFake()
     memory = TurnMemory(backend, "made-up", "unit")

@@ -281,14 +281,22 @@ class NamsTransport:
 
     def _network_error(self, method: str, route: str, exc: httpx.HTTPError) -> TransportError:
         kind = type(exc).__name__
+        where = self._server()
         if method not in IDEMPOTENT and not isinstance(exc, _NOT_SENT):
             return TransportError(
-                f"{self.backend}: {method} {route} failed after it may have reached the "
-                f"server ({kind}); it was not resent. Check whether it was stored before "
-                "retrying.",
+                f"{self.backend}: {method} {route} to {where} failed after it may have "
+                f"reached the server ({kind}); it was not resent. Check whether it was "
+                "stored before retrying.",
                 maybe_applied=True,
             )
-        return TransportError(f"{self.backend}: {method} {route} failed ({kind}: {exc})")
+        return TransportError(f"{self.backend}: {method} {route} to {where} failed ({kind}: {exc})")
+
+    def _server(self) -> str:
+        """``host:port`` of the base URL (never its user info: no credential)."""
+        url = httpx.URL(self.base_url)
+        port = url.port or (443 if url.scheme == "https" else 80)
+        host = f"[{url.host}]" if ":" in url.host else url.host
+        return f"{host}:{port}"
 
     def _status_error(
         self,

@@ -69,7 +69,7 @@ async def test_another_tenants_entity_id_is_unknown_and_nothing_is_written(
     secret = await tenant_bolt.add_entity(unique("Secret"), "PERSON", user_identifier=alice)
     ref = [EntityRef(id=secret.id)]
 
-    with pytest.raises(NotFoundError, match="no entity has id"):
+    with pytest.raises(NotFoundError, match="explicit_mentions: no entity "):
         await tenant_bolt.add_message(
             session,
             "user",
@@ -80,7 +80,7 @@ async def test_another_tenants_entity_id_is_unknown_and_nothing_is_written(
         )
     # Batches get mentions from an extractor.
     async with open_bolt(multi_tenant=True, extractor=lambda text: ref) as extracting:
-        with pytest.raises(NotFoundError, match="no entity has id"):
+        with pytest.raises(NotFoundError, match="explicit_mentions: no entity "):
             await extracting.add_messages_batch(
                 session,
                 [{"role": "user", "content": "y"}],

@@ -81,7 +81,7 @@ async def test_unknown_entity_id_writes_nothing(
 ) -> None:
     session = unique("s")
     known = await bolt.add_entity(unique("Known"), "CONCEPT")
-    with pytest.raises(NotFoundError, match="no entity has id"):
+    with pytest.raises(NotFoundError, match="explicit_mentions: no entity "):
         await bolt.add_message(
             session,
             "user",

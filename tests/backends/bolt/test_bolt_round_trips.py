@@ -16,8 +16,9 @@ import neo4j
 import pytest
 
 from memory_core import EntityRef
+from memory_core import requests as rq
 from memory_core.backends.bolt import BoltBackend, cypher
-from memory_core.backends.bolt.records import session_uuid
+from memory_core.backends.bolt.records import session_params
 from memory_core_dev.neo4j_fixtures import Neo4jHandle
 
 pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
@@ -157,9 +158,7 @@ async def test_newest_n_read_is_index_backed(
             session, [{"role": "user", "content": f"m{i}"} for i in range(1000)], batch_size=1000
         )
     params = {
-        "session_id": session,
-        "own_id": str(session_uuid(None, session)),
-        "tenant": None,
+        **session_params(rq.Target(session_id=session, conversation_id=None)),
         "limit": 7,
         "since": None,
     }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -115,3 +116,21 @@ def test_version_and_health_check(
     # An unreachable store: exit 1, one line.
     assert main(["capabilities", "nams+http://127.0.0.1:1/v1", "--check"]) == 1
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+@pytest.mark.anyio
+async def test_a_server_that_is_down_is_named_by_host_and_port() -> None:
+    """A NAMS service that is not running: the error says where it looked, without the
+    API key (credentials never go in the URL: refused when the backend is opened)."""
+    from memory_core import TransportError, open_backend
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"nams+http://127.0.0.1:{port}/v1"
+    memory = open_backend(url, api_key="key-secret", trust_env=False, max_retries=1, backoff=0.01)
+    with pytest.raises(TransportError) as info:
+        await memory.list_conversations()
+    text = str(info.value)
+    assert f"127.0.0.1:{port}" in text and "ConnectError" in text
+    assert "key-secret" not in text
