@@ -54,6 +54,7 @@ from .validation import (
     check_role,
     check_str,
     check_threshold,
+    check_utf8_bytes,
     parse_uuid,
 )
 
@@ -456,10 +457,14 @@ class MemoryBackend:
     ) -> Conversation:
         """A conversation with its newest ``limit`` messages, returned oldest first.
 
-        ``limit=None`` uses the backend's default (1,000; 200 on NAMS). A limit above the
-        backend's cap is clamped with a :class:`CapabilityWarning`. ``since`` keeps only
-        messages created strictly after it (in the store where ``server_side_since``,
-        otherwise on the fetched page).
+        Note: without ``limit``, at most ``capabilities.default_messages_per_read``
+        messages come back (1,000 on embedded and Bolt, 200 on NAMS): the newest ones, and
+        a longer conversation is cut without a warning (reading recent context is the
+        common call, so the default read never warns). To read everything where
+        ``full_history``, pass a larger ``limit``; NAMS never returns more than 200.
+        A limit above the backend's cap is clamped with a :class:`CapabilityWarning`.
+        ``since`` keeps only messages created strictly after it (in the store where
+        ``server_side_since``, otherwise on the fetched page).
         """
         target = self._policy.target(
             "get_conversation", session_id, conversation_id, user_identifier
@@ -572,7 +577,9 @@ class MemoryBackend:
         head = (
             None
             if prefix is None
-            else check_str(prefix, "prefix", max_chars=self.limits.max_identifier_bytes)
+            else check_utf8_bytes(
+                check_str(prefix, "prefix"), "prefix", self.limits.max_identifier_bytes
+            )
         )
         count = check_limit(limit)
         skip = check_int(offset, "offset", minimum=0)

@@ -9,7 +9,10 @@ applications call, which wraps a store. A store is registered by URL scheme
 and :func:`memory_core.open_backend` wraps it.
 
 Every hook receives a request that is already checked (:mod:`memory_core.requests`);
-the hooks of capabilities a store does not claim are never called.
+the hooks of capabilities a store does not claim are never called. A target whose
+``session_id`` is the canonical string of a UUID names the conversation with that id when
+``conversation_id`` would find it, and is a session name otherwise
+(:attr:`~memory_core.requests.Target.id_alias`): every hook resolving a target does that.
 """
 
 from __future__ import annotations
@@ -178,7 +181,9 @@ class Store(ABC):
     @abstractmethod
     async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
         """At most ``req.limit`` hits, best first, each with ``score`` in 0..1 on the scale
-        of :mod:`memory_core.scoring` (cosine for vector hits). ``req.target`` is ``None``
+        of :mod:`memory_core.scoring`: the text score computed there from the query and the
+        content, for the engine's best ``candidate_pool(limit)`` matches (cosine for vector
+        hits); ``threshold`` and ``limit`` apply after scoring. ``req.target`` is ``None``
         only where ``search_global``; a ``conversation_id``-only target that names no
         conversation (of the scope) raises ``NotFoundError``, an unknown session finds
         nothing. ``req.threshold`` and ``req.metadata_filters`` are only set where the

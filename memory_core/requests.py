@@ -16,6 +16,18 @@ from uuid import UUID
 
 from .models import EntityRef, Message, MessageRole
 
+
+def canonical_uuid(text: str | None) -> UUID | None:
+    """The UUID whose canonical string (``str(uuid)``) ``text`` is, else ``None``."""
+    if text is None or len(text) != 36:
+        return None
+    try:
+        value = UUID(text)
+    except ValueError:
+        return None
+    return value if str(value) == text else None
+
+
 ProgressCallback = Callable[[int, int], None]
 BatchCallback = Callable[[int, list[Message]], None]
 Summarizer = Callable[[list[Message]], "str | Awaitable[str]"]
@@ -63,6 +75,18 @@ class Target(_Scoped):
     session_id: str | None
     conversation_id: UUID | None
     scope: Scope = UNSCOPED
+
+    @property
+    def id_alias(self) -> UUID | None:
+        """The conversation id ``session_id`` may stand for: the UUID when ``session_id`` is
+        its canonical string (``str(uuid)``: 36 characters, lower-case hex), else ``None``.
+
+        Ids travel as strings (JSON, URLs, configs), so a store resolves a session this way
+        first: when a conversation with that id exists and ``conversation_id`` would find
+        it (same tenant), the target names that conversation; otherwise ``session_id`` is
+        a session name like any other (sessions named with ``str(uuid4())`` keep working).
+        """
+        return canonical_uuid(self.session_id)
 
     @property
     def handle(self) -> str:

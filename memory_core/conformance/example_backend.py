@@ -28,7 +28,7 @@ from memory_core import Capabilities, Conversation, ConversationPage, Message, N
 from memory_core import requests as rq
 from memory_core.cursors import cursor_error, decode_cursor, encode_cursor
 from memory_core.interface import Store
-from memory_core.scoring import coverage, query_terms
+from memory_core.scoring import query_terms, text_score
 
 T = TypeVar("T")
 
@@ -124,12 +124,21 @@ class ToyStore(Store):
         self._data.clear()
 
     def _find(self, target: rq.Target) -> _Conversation | None:
+        # A session name that is the canonical string of a conversation id of the tenant
+        # names that conversation (Target.id_alias); any other is a name.
+        wanted = target.id_alias if target.session_id is not None else target.conversation_id
+        for c in self._data.values() if wanted is not None else ():
+            if c.id == wanted and c.tenant == target.tenant:
+                return c
         if target.session_id is not None:
             return self._data.get((target.tenant, target.session_id))
-        for c in self._data.values():
-            if c.id == target.conversation_id and c.tenant == target.tenant:
-                return c
         return None
+
+    def _unknown(self, target: rq.Target) -> NotFoundError:
+        # One wording on every store, with the details as fields (err.backend, err.kind …)
+        return NotFoundError.missing(
+            self.name, "conversation", target.conversation_id, argument="conversation_id"
+        )
 
     def _get_or_create(self, target: rq.Target) -> _Conversation:
         found = self._find(target)
@@ -137,7 +146,7 @@ class ToyStore(Store):
             found.user = found.user or target.user_identifier
             return found
         if target.session_id is None:
-            raise NotFoundError(f"no conversation {target.conversation_id}")
+            raise self._unknown(target)
         new = _Conversation(
             _stable_id(target), target.session_id, target.tenant, user=target.user_identifier
         )
@@ -182,7 +191,7 @@ class ToyStore(Store):
     async def get_conversation(self, req: rq.GetConversation) -> Conversation:
         c, session = self._find(req.target), req.target.session_id
         if c is None and session is None:
-            raise NotFoundError(f"no conversation {req.target.conversation_id}")
+            raise self._unknown(req.target)
         if c is None:
             return Conversation(id=_stable_id(req.target), session_id=str(session))
         kept = [m for m in c.messages if req.since is None or m.created_at > req.since]
@@ -214,14 +223,14 @@ class ToyStore(Store):
         if req.target is not None:
             found = self._find(req.target)
             if found is None and req.target.session_id is None:
-                raise NotFoundError(f"no conversation {req.target.conversation_id}")
+                raise self._unknown(req.target)
             pool = [] if found is None else [found]
         else:
             pool = [c for c in self._data.values() if c.tenant == req.tenant]
         terms, hits = query_terms(req.query), []
         for c in pool:
             async for message in _cooperatively(c.messages):
-                score = coverage(terms, message.content)
+                score = text_score(terms, message.content)  # the shared scale
                 if score > 0 and (req.threshold is None or score >= req.threshold):
                     hits.append(message.model_copy(update={"score": score}, deep=True))
         hits.sort(key=lambda m: m.score or 0.0, reverse=True)

@@ -48,9 +48,15 @@ PROMISES: dict[str, tuple[str, ...]] = {
     "`search_messages`": (
         "search.scores",
         "search.score_scale",
+        "search.reference_scores",
         "search.threshold",
         "search.limit_keeps_best",
         "search.vector",
+    ),
+    "Empty and whitespace-only messages": ("fidelity.content_empty", "fidelity.content_blank"),
+    "`str(Conversation.id)` as `session_id`": (
+        "aliasing.id_string_session_id",
+        "tenancy.id_string_isolated",
     ),
     "`metadata_filters`": ("search.metadata_filters", "search.filters_before_limit"),
     "`clear_session`": (

@@ -48,6 +48,7 @@ from memory_core.conformance.example_backend import ToyStore
 from memory_core.conformance.scenarios import method_name_for
 from memory_core.filters import matches, same_value
 from memory_core.interface import Store
+from memory_core.scoring import query_terms
 
 ALL = 10**9
 
@@ -250,6 +251,25 @@ class ScoresRelativeToBest(_Memory):
         if req.threshold is not None:
             scaled = [h for h in scaled if (h.score or 0.0) >= req.threshold]
         return scaled
+
+
+class CoverageOnlyScores(_Memory):
+    """Scores a text hit by the share of the query's words it holds, ignoring repeats and
+    length (a scale of its own, in 0..1 with the documented bands)."""
+
+    async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        hits = await super().search_messages(replace(req, threshold=None, limit=ALL))
+        terms = query_terms(req.query)
+
+        def share(content: str) -> float:
+            words = set(re.findall(r"\w+", content.casefold()))
+            return sum(term in words for term in terms) / len(terms) if terms else 0.0
+
+        scored = [h.model_copy(update={"score": share(h.content)}) for h in hits]
+        scored.sort(key=lambda h: -(h.score or 0.0))
+        if req.threshold is not None:
+            scored = [h for h in scored if (h.score or 0.0) >= req.threshold]
+        return scored[: req.limit]
 
 
 class ThresholdExclusive(_Memory):
@@ -1168,6 +1188,7 @@ CATALOGUE: list[Case] = [
     Case(RawRankScores, "search.scores", "scores in 0..1"),
     Case(HitsInStorageOrder, "search.scores", "hits best first"),
     Case(ScoresRelativeToBest, "search.score_scale", "one score scale"),
+    Case(CoverageOnlyScores, "search.reference_scores", "scores on the shared scale"),
     Case(ThresholdExclusive, "search.threshold", "threshold is inclusive"),
     Case(ThresholdIgnored, "search.threshold", "threshold applies"),
     Case(

@@ -34,6 +34,7 @@ from .listing import list_page
 from .records import (
     batch_messages,
     dump_metadata,
+    session_params,
     session_uuid,
     storable_embedding,
     to_conversation,
@@ -41,7 +42,7 @@ from .records import (
     to_message,
     to_session,
 )
-from .search import fetch_size, search
+from .search import search
 from .session import Connection, Rows, rows
 from .transfer import BoltTransfer
 
@@ -335,9 +336,7 @@ class BoltStore(Store):
         async def work(tx: AsyncManagedTransaction) -> list[Message]:
             return await search(tx, req, index)
 
-        # Small fetches let a text-only search stop early; vector hits are read whole.
-        size = fetch_size(req.limit) if req.query_embedding is None else None
-        return await self._conn.read(work, fetch_size=size)
+        return await self._conn.read(work)
 
     # ------------------------------------------------------------------ deletes
 
@@ -389,11 +388,7 @@ class BoltStore(Store):
 # Neo4j's range indexes hold keys of at most 8 KiB; stay well below it.
 def _target_params(target: rq.Target) -> dict[str, Any]:
     if target.session_id is not None:
-        return {
-            "session_id": target.session_id,
-            "own_id": str(session_uuid(target.tenant, target.session_id)),
-            "tenant": target.tenant,
-        }
+        return session_params(target)
     return {"conversation_id": str(target.conversation_id), "tenant": target.tenant}
 
 
@@ -452,7 +447,9 @@ def _mention_ids(items: list[dict[str, Any]]) -> list[str]:
 
 
 def _missing(target: rq.Target) -> NotFoundError:
-    return NotFoundError(f"conversation {target.conversation_id} does not exist")
+    return NotFoundError.missing(
+        "bolt", "conversation", target.conversation_id, argument="conversation_id"
+    )
 
 
 def _stored(found: Rows, target: rq.Target) -> list[Message]:
@@ -460,7 +457,9 @@ def _stored(found: Rows, target: rq.Target) -> list[Message]:
     first = found[0]
     if first["missing"]:
         unknown = ", ".join(sorted(set(first["missing"])))
-        raise NotFoundError(f"explicit_mentions: no entity has id {unknown}; nothing was written")
+        raise NotFoundError.missing(
+            "bolt", "entity", unknown, argument="explicit_mentions", hint="nothing was written"
+        )
     if first["message"] is None:
         raise _missing(target)
     ordered = sorted(found, key=lambda row: row["message"].get("seq") or 0)

@@ -26,6 +26,7 @@ from memory_core import (
     SessionInfo,
     StoreError,
 )
+from memory_core import requests as rq
 from memory_core.models import trusted_many
 from memory_core.summary import preview
 from memory_core.validation import metadata_json
@@ -38,6 +39,19 @@ NAMESPACE = UUID("76d6accc-5703-50c3-bfc3-6639b22e80f8")
 def session_uuid(tenant: str | None, session_id: str) -> UUID:
     """The deterministic conversation id of ``session_id`` for ``tenant``."""
     return uuid5(NAMESPACE, f"{tenant or ''}\x00{session_id}")
+
+
+def session_params(target: rq.Target) -> dict[str, Any]:
+    """The parameters of a statement that resolves a session target (``RESOLVE_SESSION``):
+    the name, its deterministic id, the tenant, and the id the name may stand for."""
+    assert target.session_id is not None
+    alias = target.id_alias
+    return {
+        "session_id": target.session_id,
+        "own_id": str(session_uuid(target.tenant, target.session_id)),
+        "as_id": None if alias is None else str(alias),
+        "tenant": target.tenant,
+    }
 
 
 def to_datetime(value: Any) -> datetime | None:
@@ -214,7 +228,9 @@ def batch_messages(
     [row] = found
     if row["missing"]:
         unknown = ", ".join(sorted(set(row["missing"])))
-        raise NotFoundError(f"explicit_mentions: no entity has id {unknown}; nothing was written")
+        raise NotFoundError.missing(
+            "bolt", "entity", unknown, argument="explicit_mentions", hint="nothing was written"
+        )
     conversation = row["conversation"]
     if conversation is None:
         raise missing(target)

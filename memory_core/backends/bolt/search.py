@@ -1,9 +1,12 @@
 """``search_messages`` on Neo4j: full-text hits plus, with an embedder, vector hits.
 
-Everything runs in one read transaction: resolve the session (if any), then stream the
-scope's full-text hits, best Lucene score first, scoring each on the shared
-scale (and matching metadata filters exactly) in Python, and stop reading as soon as no
-later hit can enter the best ``limit`` (see :func:`_text_top`).
+Everything runs in one read transaction: resolve the session (if any) and read the
+scope's best full-text matches by Lucene score, the candidate pool
+(:func:`memory_core.scoring.candidate_pool`; metadata filters matched exactly, in
+Python), as one row; score each candidate on the shared scale from its content alone
+(see :func:`_text_hits`), then load the messages kept. Lucene's score only picks the
+candidates: it follows index-wide statistics, which every write anywhere in the database
+moves.
 
 With a query vector, vector hits (an exact cosine scan of the one conversation, or the
 vector index for a search across sessions) are merged in (the higher score wins), then
@@ -17,21 +20,19 @@ score, so it must itself be among the top ``limit`` vector hits.
 
 from __future__ import annotations
 
-import heapq
-import math
 from typing import Any
 
 from neo4j import AsyncManagedTransaction
 
 from memory_core import Message, NotFoundError
 from memory_core import requests as rq
-from memory_core.scoring import query_terms, text_score
+from memory_core.scoring import candidate_pool, query_terms, text_score
 
 from . import cypher
-from .records import session_uuid, to_message
+from .records import session_params, to_message
 from .schema import FULLTEXT_INDEX
 from .scoring import lucene_query, metadata_matches
-from .session import plain, rows
+from .session import rows
 
 VECTOR_K_START = 50
 VECTOR_K_MAX = 100_000
@@ -46,16 +47,16 @@ async def search(
     target = req.target
     if not with_vector and target is not None and target.session_id is not None:
         # Text only, in a session: resolving the session is part of the one statement.
-        return await _text_top(tx, req, None, session=target)
+        return await _load(tx, _cut(await _text_hits(tx, req, None, session=target), req))
     conversation_id: str | None = None
     if target is not None:
         conversation_id = await _resolve(tx, target)
         if conversation_id is None:
             return []
-    top = await _text_top(tx, req, conversation_id)
+    text = await _text_hits(tx, req, conversation_id)
     if not with_vector:
-        return top
-    hits = {str(m.id): m.score or 0.0 for m in top}
+        return await _load(tx, _cut(text, req))
+    hits = dict(text)
     if conversation_id is not None:
         found = await rows(
             tx, cypher.VECTOR_HITS_CONVERSATION, conversation_id=conversation_id, vector=vector
@@ -64,132 +65,88 @@ async def search(
     elif vector_index is not None:
         await _index_hits(tx, req, vector_index, hits)
     ranked = sorted(hits.items(), key=lambda hit: (-hit[1], hit[0]))
-    if req.threshold is not None:
-        ranked = [hit for hit in ranked if hit[1] >= req.threshold]
-    return await _load(tx, ranked[: req.limit])
+    return await _load(tx, _cut(ranked, req))
 
 
 TEXT_K_MAX = 2**31 - 1
 
 
-def fetch_size(limit: int) -> int:
-    """The first number of index hits asked for, and the records per network fetch of a
-    text-only search: a little more than ``limit``, since the text stream usually stops
-    just after its first ``limit`` rows."""
-    return min(limit + 4, 1000)
-
-
-def _ceiling(raw: float) -> float:
-    """The best score any hit with Lucene score ``raw`` can get (full coverage)."""
-    return 0.5 + 0.5 * raw / (1.0 + raw)
-
-
-async def _text_top(
+async def _text_hits(
     tx: AsyncManagedTransaction,
     req: rq.SearchMessages,
     conversation_id: str | None,
     *,
     session: rq.Target | None = None,
-) -> list[Message]:
-    """The best ``limit`` text hits on the shared scale, best first.
+) -> list[tuple[str, float]]:
+    """Every text hit among the candidates as (message id, score), best first (equal
+    scores in Lucene's order); ``threshold`` and ``limit`` are the caller's.
 
-    Hits stream in descending Lucene score ``s``, and no hit can score above
-    ``0.5 + 0.5 * s / (1 + s)``; so once ``limit`` hits are kept and the worst of them
-    reaches that ceiling for the next row, no later row can enter (ties keep Lucene's
-    order) and the rest of the stream is discarded on the server. The index is asked for
-    its best ``k`` hits, and for four times as many whenever those ran out first (hits
-    of other conversations, filtered or low-coverage hits). Metadata filters are applied
-    (exactly, in Python) before a hit counts.
+    The candidates are the best :func:`~memory_core.scoring.candidate_pool` matches in
+    scope that pass the metadata filters (applied exactly, in Python), by Lucene score;
+    the Lucene score only picks them (it follows index-wide statistics), each is scored
+    from its content alone. The index is asked for its best ``k`` matches, and for four
+    times as many whenever those held fewer candidates than the pool while more matches
+    may exist (matches of other conversations, filtered ones).
     """
     query = lucene_query(req.query)
     if query is None:
         return []
     params: dict[str, Any] = {"index": FULLTEXT_INDEX, "lucene": query, "tenant": req.tenant}
     if session is not None:
-        statement = cypher.TEXT_STREAM_SESSION
-        params["session_id"] = session.session_id
-        params["own_id"] = str(session_uuid(session.tenant, session.handle))
+        statement = cypher.TEXT_CANDIDATES_SESSION
+        params.update(session_params(session))
     else:
-        statement = cypher.TEXT_STREAM
+        statement = cypher.TEXT_CANDIDATES
         params["conversation_id"] = conversation_id
-    k = fetch_size(req.limit)
+    pool = candidate_pool(req.limit)
+    filters = req.metadata_filters
+    k = pool
     while True:
-        kept, complete = await _scan(tx, req, statement, {**params, "k": k})
-        if complete or k >= TEXT_K_MAX:
+        seen, hits = await _candidates(tx, statement, {**params, "k": k})
+        if filters:
+            hits = [hit for hit in hits if metadata_matches(hit[2], filters)]
+        if len(hits) >= pool or seen < k or k >= TEXT_K_MAX:
             break
-        k *= 4
-    kept.sort(key=lambda entry: (-entry[0], -entry[1]))
-    return [
-        to_message(
-            row["message"],
-            conversation_id=row["conversation_id"],
-            session_id=row["session_id"],
-            score=score,
-        )
-        for score, _, row in kept
-    ]
-
-
-Kept = list[tuple[float, int, dict[str, Any]]]
-
-
-async def _scan(
-    tx: AsyncManagedTransaction, req: rq.SearchMessages, statement: str, params: dict[str, Any]
-) -> tuple[Kept, bool]:
-    """One pass over the best ``k`` hits: the kept ones (a min-heap of (score,
-    -position, row)), and whether they are final (stopped early, or the index has no
-    more than ``k`` hits)."""
+        k = min(k * 4, TEXT_K_MAX)
+    # Lucene's order, made explicit (a stable sort: equal Lucene scores keep their order).
+    hits.sort(key=lambda hit: -float(hit[3]))
     terms = query_terms(req.query)
-    filters, threshold = req.metadata_filters, req.threshold
-    result = await tx.run(statement, params)
-    kept: Kept = []
-    seen = 0
-    previous = math.inf
-    in_order = True
-    stopped = False
-    async for record in result:
-        seen += 1
-        raw = max(float(record["score"]), 0.0)
-        in_order = in_order and raw <= previous
-        previous = raw
-        ceiling = _ceiling(raw)
-        if in_order and (
-            (len(kept) >= req.limit and kept[0][0] >= ceiling)
-            or (threshold is not None and ceiling < threshold)
-        ):
-            stopped = True
-            break
-        props = record["message"]
-        if props is None or (filters and not metadata_matches(props.get("metadata"), filters)):
-            continue
-        score = text_score(terms, props.get("content") or "", raw)
-        if threshold is not None and score < threshold:
-            continue
-        entry = (score, -seen, plain(record))
-        if len(kept) < req.limit:
-            heapq.heappush(kept, entry)
-        elif entry[:2] > kept[0][:2]:
-            heapq.heapreplace(kept, entry)
-    await result.consume()
-    return kept, stopped or seen < params["k"]
+    scored: list[tuple[float, int, str]] = []
+    for position, (message_id, content, _, _) in enumerate(hits[:pool]):
+        score = text_score(terms, content if isinstance(content, str) else "")
+        if score > 0.0:
+            scored.append((score, position, str(message_id)))
+    scored.sort(key=lambda entry: (-entry[0], entry[1]))
+    return [(message_id, score) for score, _, message_id in scored]
+
+
+async def _candidates(
+    tx: AsyncManagedTransaction, statement: str, params: dict[str, Any]
+) -> tuple[int, list[list[Any]]]:
+    """One candidate statement: how many matches the index yielded, and those in scope
+    as ``[id, content, metadata, Lucene score]``."""
+    [row] = await rows(tx, statement, **params)
+    return int(row["seen"]), list(row["hits"])
+
+
+def _cut(hits: list[tuple[str, float]], req: rq.SearchMessages) -> list[tuple[str, float]]:
+    """``hits`` (best first) at or above the threshold, at most ``limit`` of them."""
+    if req.threshold is not None:
+        hits = [hit for hit in hits if hit[1] >= req.threshold]
+    return hits[: req.limit]
 
 
 async def _resolve(tx: AsyncManagedTransaction, target: rq.Target) -> str | None:
     if target.session_id is not None:
-        own = str(session_uuid(target.tenant, target.session_id))
-        found = await rows(
-            tx,
-            cypher.RESOLVE_SESSION_ID,
-            session_id=target.session_id,
-            own_id=own,
-            tenant=target.tenant,
-        )
+        found = await rows(tx, cypher.RESOLVE_SESSION_ID, **session_params(target))
         return found[0]["id"] if found else None
     found = await rows(
         tx, cypher.RESOLVE_ID_ID, conversation_id=str(target.conversation_id), tenant=target.tenant
     )
     if not found or found[0]["id"] is None:
-        raise NotFoundError(f"conversation {target.conversation_id} does not exist")
+        raise NotFoundError.missing(
+            "bolt", "conversation", target.conversation_id, argument="conversation_id"
+        )
     return str(found[0]["id"])
 
 

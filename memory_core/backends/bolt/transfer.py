@@ -22,11 +22,21 @@ from neo4j import AsyncManagedTransaction
 
 from memory_core.transfer import ImportState, TransferReport
 from memory_core.transfer import records as rec
-from memory_core.transfer.hooks import NOT_CARRIED, SAME_SESSION, SAME_SESSION_MESSAGES
+from memory_core.transfer.hooks import (
+    DERIVED_ID,
+    FOREIGN_ENTITY,
+    FOREIGN_ID,
+    NOT_CARRIED,
+    RENAMED,
+    SAME_SESSION,
+    SAME_SESSION_MESSAGES,
+    keeps_id,
+    own_id,
+)
 from memory_core.transfer.records import Record, parse_stamp
 
 from . import cypher
-from .records import dump_metadata, to_conversation, to_entity, to_message
+from .records import dump_metadata, session_uuid, to_conversation, to_entity, to_message
 from .session import Connection, rows
 
 PAGE = 1000
@@ -109,7 +119,8 @@ OPTIONAL MATCH (byid:Conversation {id: $id})
 OPTIONAL MATCH (same:Conversation {session_id: $session_id})
 WHERE ($tenant IS NULL OR same.user_identifier = $tenant)
 WITH byid, same ORDER BY (same.id = $id) DESC, same.created_at DESC
-RETURN byid {.id, .session_id, .user_identifier} AS byid,
+RETURN byid {.id, .session_id, .user_identifier,
+             messages: EXISTS { (byid)-[:HAS_MESSAGE]->() }} AS byid,
        head(collect(same {.id, .user_identifier,
                           messages: EXISTS { (same)-[:HAS_MESSAGE]->() }})) AS same
 """
@@ -130,7 +141,8 @@ FOREACH (user IN CASE WHEN $user IS NULL THEN [] ELSE [$user] END |
 CONVERSATION_STATE = """
 MATCH (c:Conversation {id: $cid})
 WITH c, coalesce(c.message_count, 0) = COUNT { (c)-[:HAS_MESSAGE]->() } AS sequenced
-RETURN coalesce(c.next_seq, 0) AS next_seq, sequenced, head(COLLECT {
+RETURN coalesce(c.next_seq, 0) AS next_seq, sequenced, c.user_identifier AS tenant,
+head(COLLECT {
     WITH c, sequenced WHERE sequenced
     MATCH (t:Message) WHERE t.conversation_id = c.id AND t.seq IS NOT NULL
     RETURN t.id AS id ORDER BY t.conversation_id DESC, t.seq DESC LIMIT 1
@@ -141,10 +153,13 @@ RETURN coalesce(c.next_seq, 0) AS next_seq, sequenced, head(COLLECT {
 }) AS tail
 """
 
+# Where message ids are: their conversation and its tenant.
 EXISTING_MESSAGES = """
 UNWIND $ids AS id
 MATCH (m:Message {id: id})
-RETURN m.id AS id, m.conversation_id AS cid
+OPTIONAL MATCH (c:Conversation)-[:HAS_MESSAGE]->(m)
+WITH m, head(collect(c)) AS c
+RETURN m.id AS id, coalesce(m.conversation_id, c.id) AS cid, c.user_identifier AS tenant
 """
 
 EXISTING_SCOPES = """
@@ -181,14 +196,18 @@ SET c.next_seq = $next_seq,
                         ELSE c.updated_at END
 """
 
+# Links a message of conversation ``row.cid`` to an entity, only one of that
+# conversation's tenant where ``$scoped`` (multi-tenant); ``same`` says which rows were.
 LINK_MENTIONS = """
 UNWIND $rows AS row
-MATCH (m:Message {id: row.message_id})
+MATCH (c:Conversation {id: row.cid})-[:HAS_MESSAGE]->(m:Message {id: row.message_id})
 MATCH (e:Entity {id: row.entity_id})
-WITH row, m, e, EXISTS { (m)-[:MENTIONS]->(e) } AS had
-MERGE (m)-[r:MENTIONS]->(e)
-ON CREATE SET r.confidence = 1.0, r.position = row.position
-RETURN row.i AS i, had
+WITH row, m, e, coalesce(NOT $scoped OR e.tenant = c.user_identifier, false) AS same
+WITH row, m, e, same, EXISTS { (m)-[:MENTIONS]->(e) } AS had
+FOREACH (_ IN CASE WHEN same THEN [1] ELSE [] END |
+    MERGE (m)-[r:MENTIONS]->(e)
+    ON CREATE SET r.confidence = 1.0, r.position = row.position)
+RETURN row.i AS i, same, had
 """
 
 
@@ -305,6 +324,12 @@ class BoltTransfer:
         state.conversations.update(writer.conversations)
         state.entities.update(writer.entities)
         state.reasons.update(writer.reasons)
+        state.current = writer.current
+        state.renamed = {
+            archive_id: target
+            for archive_id, (owner, target) in writer.renamed.items()
+            if owner == writer.current
+        }
         state.report.merge(writer.tally)
 
 
@@ -326,7 +351,13 @@ def _ordered(mentions: list[dict[str, Any]]) -> list[tuple[int, str]]:
 class _Importer:
     """One batch in one write transaction. The managed transaction may be retried by
     the driver, so every attempt starts from a fresh tally and copies of the id maps;
-    the caller publishes them once the transaction has committed."""
+    the caller publishes them once the transaction has committed.
+
+    Tenancy (multi-tenant): every id is looked up with its tenant. A record whose id
+    another tenant holds is never written over, deleted or linked to: it gets an id of
+    its own tenant (:func:`~memory_core.transfer.hooks.own_id`), and a derived
+    (version-5) conversation id that is not the record's own is replaced by the target's
+    own for the tenant and session."""
 
     def __init__(self, state: ImportState, multi_tenant: bool, records: list[Record]) -> None:
         self.state = state
@@ -336,6 +367,9 @@ class _Importer:
         self.conversations: dict[str, str | None] = {}
         self.entities: dict[str, str | None] = {}
         self.reasons: dict[str, str] = {}
+        self.current: str | None = None
+        # archive message id -> (its archive conversation, the id it got or None)
+        self.renamed: dict[str, tuple[str, str | None]] = {}
 
     def tenant(self, record: Record) -> tuple[bool, str | None]:
         """(placeable, tenant): a multi-tenant target needs a user on every record."""
@@ -344,20 +378,35 @@ class _Importer:
         user = record["user_identifier"]
         return (isinstance(user, str) and bool(user)), user
 
+    def foreign(self, holder: str | None, tenant: str | None) -> bool:
+        """Whether a record held by tenant ``holder`` is another tenant's than ``tenant``."""
+        return self.multi_tenant and holder != tenant
+
     async def run(self, tx: AsyncManagedTransaction) -> None:
         self.tally = TransferReport()
         self.conversations = dict(self.state.conversations)
         self.entities = dict(self.state.entities)
         self.reasons = dict(self.state.reasons)
+        current = self.state.current
+        self.renamed = {}
+        if current is not None:
+            self.renamed = {k: (current, v) for k, v in self.state.renamed.items()}
         by_kind: dict[str, list[Record]] = {}
+        owners: list[str | None] = []  # the archive conversation of each mention
         for record in self.records:
-            by_kind.setdefault(record["record"], []).append(record)
+            kind = record["record"]
+            by_kind.setdefault(kind, []).append(record)
+            if kind == "conversation":
+                current = record["id"]
+            elif kind == "mention":
+                owners.append(current)
+        self.current = current
         for record in by_kind.get("entity", []):
             await self.entity(tx, record)
         for record in by_kind.get("conversation", []):
             await self.conversation(tx, record)
         await self.messages(tx, by_kind.get("message", []))
-        await self.mentions(tx, by_kind.get("mention", []))
+        await self.mentions(tx, by_kind.get("mention", []), owners)
 
     async def entity(self, tx: AsyncManagedTransaction, record: Record) -> None:
         placeable, tenant = self.tenant(record)
@@ -368,24 +417,23 @@ class _Importer:
             return
         # A single-tenant backend sees every tenant's entities: the entity keeps its own.
         tenant = record["user_identifier"] or None
-        [found] = await rows(
-            tx,
-            FIND_ENTITY,
-            id=archive_id,
-            name=record["name"],
-            type=record["type"],
-            tenant=tenant,
-        )
+        entity_id = archive_id
+        found = await self.find_entity(tx, entity_id, record, tenant)
         byid = found["byid"]
-        if byid is not None and byid.get("tenant") != tenant and self.multi_tenant:
-            self.tally.skip("entity", "its id belongs to another tenant in the target")
-            self.entities[archive_id] = None
-            return
+        if byid is not None and self.foreign(byid.get("tenant"), tenant):
+            # Another tenant's entity: this one gets an id of its own tenant.
+            entity_id = own_id(tenant or "", "entity", archive_id)
+            found = await self.find_entity(tx, entity_id, record, tenant)
+            byid = found["byid"]
+            if byid is not None and self.foreign(byid.get("tenant"), tenant):
+                self.tally.skip("entity", FOREIGN_ID)
+                self.entities[archive_id] = None
+                return
         if byid is None and found["same"] is not None:
             self.entities[archive_id] = found["same"]
             self.tally.skip("entity", "an entity with this name and type is already in the target")
             return
-        self.entities[archive_id] = archive_id
+        self.entities[archive_id] = entity_id
         if byid is not None and self.state.on_conflict != "overwrite":
             self.tally.skip("entity", "already in the target")
             return
@@ -393,7 +441,7 @@ class _Importer:
         await rows(
             tx,
             WRITE_ENTITY,
-            id=archive_id,
+            id=entity_id,
             name=record["name"],
             type=record["type"],
             description=record.get("description"),
@@ -401,7 +449,17 @@ class _Importer:
             updated_at=_when(record.get("updated_at")) or created,
             tenant=tenant,
         )
+        if entity_id != archive_id and byid is None:
+            self.tally.lose("entity.id", RENAMED)
         self.tally.copy("entity")
+
+    async def find_entity(
+        self, tx: AsyncManagedTransaction, entity_id: str, record: Record, tenant: str | None
+    ) -> dict[str, Any]:
+        [found] = await rows(
+            tx, FIND_ENTITY, id=entity_id, name=record["name"], type=record["type"], tenant=tenant
+        )
+        return found
 
     async def conversation(self, tx: AsyncManagedTransaction, record: Record) -> None:
         placeable, tenant = self.tenant(record)
@@ -410,14 +468,29 @@ class _Importer:
             self.tally.skip("conversation", "no user_identifier and the target is multi-tenant")
             self.conversations[archive_id] = None
             return
-        [found] = await rows(
-            tx, FIND_CONVERSATION, id=archive_id, session_id=record["session_id"], tenant=tenant
-        )
+        # The id it takes: never a derived (version-5) one that is not the record's own,
+        # nor one another tenant holds; the target's own id of the tenant and session
+        # instead.
+        own = str(session_uuid(tenant, record["session_id"]))
+        named = str(session_uuid(record["user_identifier"], record["session_id"]))
+        target_id, why = (archive_id, None)
+        if not keeps_id(archive_id, (own, named)):
+            target_id, why = own, DERIVED_ID
+        found = await self.find_conversation(tx, target_id, record, tenant)
         byid = found["byid"]
-        if byid is not None and (
-            byid["session_id"] != record["session_id"]
-            or (self.multi_tenant and byid.get("user_identifier") != tenant)
-        ):
+        if byid is not None and self.foreign(byid.get("user_identifier"), tenant):
+            if target_id == own:
+                self.tally.skip("conversation", FOREIGN_ID)
+                self.conversations[archive_id] = None
+                return
+            target_id, why = own, RENAMED
+            found = await self.find_conversation(tx, target_id, record, tenant)
+            byid = found["byid"]
+            if byid is not None and self.foreign(byid.get("user_identifier"), tenant):
+                self.tally.skip("conversation", FOREIGN_ID)
+                self.conversations[archive_id] = None
+                return
+        if byid is not None and byid["session_id"] != record["session_id"]:
             self.tally.skip("conversation", "its id belongs to another session in the target")
             self.conversations[archive_id] = None
             return
@@ -446,12 +519,17 @@ class _Importer:
             self.tally.skip("conversation", "already in the target")
             return
         if existing is not None:
-            await rows(tx, cypher.CLEAR_SESSION_ID, conversation_id=existing, tenant=None)
+            await rows(
+                tx,
+                cypher.CLEAR_SESSION_ID,
+                conversation_id=existing,
+                tenant=tenant if self.multi_tenant else None,
+            )
         created = _when(record["created_at"])
         await rows(
             tx,
             CREATE_CONVERSATION,
-            id=archive_id,
+            id=target_id,
             session_id=record["session_id"],
             title=record.get("title"),
             metadata=dump_metadata(record["metadata"]),
@@ -459,8 +537,22 @@ class _Importer:
             updated_at=_when(record.get("updated_at")) or created,
             user=record["user_identifier"],
         )
-        self.conversations[archive_id] = archive_id
+        self.conversations[archive_id] = target_id
+        if target_id != archive_id and why is not None:
+            self.tally.lose("conversation.id", why)
         self.tally.copy("conversation")
+
+    async def find_conversation(
+        self, tx: AsyncManagedTransaction, conversation_id: str, record: Record, tenant: str | None
+    ) -> dict[str, Any]:
+        [found] = await rows(
+            tx,
+            FIND_CONVERSATION,
+            id=conversation_id,
+            session_id=record["session_id"],
+            tenant=tenant,
+        )
+        return found
 
     async def messages(self, tx: AsyncManagedTransaction, records: list[Record]) -> None:
         groups: dict[str, list[Record]] = {}
@@ -474,25 +566,43 @@ class _Importer:
         for cid, group in groups.items():
             await self.append(tx, cid, group)
 
+    async def places(self, tx: AsyncManagedTransaction, ids: list[str]) -> dict[str, Any]:
+        """Where message ids are: ``{id: {cid, tenant}}``."""
+        return {r["id"]: r for r in await rows(tx, EXISTING_MESSAGES, ids=ids)}
+
     async def append(self, tx: AsyncManagedTransaction, cid: str, group: list[Record]) -> None:
         [state] = await rows(tx, CONVERSATION_STATE, cid=cid)
-        found = await rows(tx, EXISTING_MESSAGES, ids=[r["id"] for r in group])
-        elsewhere = {r["id"] for r in found if r["cid"] != cid}
-        present = {r["id"] for r in found} - (
-            elsewhere if self.state.on_conflict == "overwrite" else set()
-        )
+        tenant = state["tenant"]
+        places = await self.places(tx, [r["id"] for r in group])
+        targets = [
+            own_id(cid, "message", r["id"])
+            if r["id"] in places and self.foreign(places[r["id"]]["tenant"], tenant)
+            else r["id"]
+            for r in group
+        ]
+        renamed = [t for t, r in zip(targets, group, strict=True) if t != r["id"]]
+        if renamed:
+            places.update(await self.places(tx, renamed))
         scopes = [_scope(cid, r.get("idempotency_key")) for r in group]
         keyed = [s for s in scopes if s is not None]
         taken = (
             {r["scope"] for r in await rows(tx, EXISTING_SCOPES, scopes=keyed)} if keyed else set()
         )
-        for message_id in elsewhere - present:
-            await rows(tx, cypher.DELETE_MESSAGE, message_id=message_id, tenant=None)
         floor: int = state["next_seq"]
         batch: list[dict[str, Any]] = []
+        written: set[str] = set()
         latest: datetime | None = None
-        for record, scope in zip(group, scopes, strict=True):
-            if record["id"] in present:
+        for record, target, scope in zip(group, targets, scopes, strict=True):
+            place = places.get(target)
+            if target != record["id"]:
+                if place is not None and self.foreign(place["tenant"], tenant):
+                    self.renamed[record["id"]] = (record["conversation_id"], None)
+                    self.tally.skip("message", FOREIGN_ID)
+                    continue
+                self.renamed[record["id"]] = (record["conversation_id"], target)
+            if target in written or (
+                place is not None and (place["cid"] == cid or self.state.on_conflict != "overwrite")
+            ):
                 self.tally.skip("message", "already in the target")
                 continue
             if scope is not None and scope in taken:
@@ -500,13 +610,22 @@ class _Importer:
                 continue
             if scope is not None:
                 taken.add(scope)
+            if place is not None:
+                # The same tenant's message in another conversation: moved here.
+                await rows(
+                    tx,
+                    cypher.DELETE_MESSAGE,
+                    message_id=target,
+                    tenant=tenant if self.multi_tenant else None,
+                )
+            written.add(target)
             seq = max(record["seq"], floor)
             floor = seq + 1
             when = parse_stamp(record["created_at"])
             latest = when if latest is None or when > latest else latest
             batch.append(
                 {
-                    "id": record["id"],
+                    "id": target,
                     "role": record["role"],
                     "content": record["content"],
                     "embedding": _vector(record.get("embedding")),
@@ -517,6 +636,8 @@ class _Importer:
                     "scope": scope,
                 }
             )
+            if target != record["id"]:
+                self.tally.lose("message.id", RENAMED)
         if not batch:
             return
         await rows(
@@ -531,28 +652,42 @@ class _Importer:
         )
         self.tally.copy("message", len(batch))
 
-    async def mentions(self, tx: AsyncManagedTransaction, records: list[Record]) -> None:
+    async def mentions(
+        self, tx: AsyncManagedTransaction, records: list[Record], owners: list[str | None]
+    ) -> None:
+        """Links a message of the conversation each mention follows (as written or matched
+        in this run) to an entity of the same tenant; anything else is skipped."""
         links = []
-        for i, record in enumerate(records):
+        for i, (record, owner) in enumerate(zip(records, owners, strict=True)):
             entity_id = self.entities.get(record["entity_id"])
             if entity_id is None:
                 self.tally.lose("mention", "its entity was not carried")
                 continue
+            cid = None if owner is None else self.conversations.get(owner)
+            renamed = self.renamed.get(record["message_id"])
+            message_id = record["message_id"] if renamed is None else renamed[1]
+            if cid is None or message_id is None:
+                self.tally.skip("mention", "its message was not carried")
+                continue
             links.append(
                 {
                     "i": i,
-                    "message_id": record["message_id"],
+                    "cid": cid,
+                    "message_id": message_id,
                     "entity_id": entity_id,
                     "position": record["position"],
                 }
             )
         if not links:
             return
-        done = await rows(tx, LINK_MENTIONS, rows=links)
-        had = sum(1 for r in done if r["had"])
-        self.tally.copy("mention", len(done) - had)
+        done = await rows(tx, LINK_MENTIONS, rows=links, scoped=self.multi_tenant)
+        linked = [r for r in done if r["same"]]
+        had = sum(1 for r in linked if r["had"])
+        self.tally.copy("mention", len(linked) - had)
         if had:
             self.tally.skip("mention", "already in the target", had)
+        if len(done) > len(linked):
+            self.tally.skip("mention", FOREIGN_ENTITY, len(done) - len(linked))
         missing = len(links) - len(done)
         if missing:
             self.tally.skip("mention", "its message was not carried", missing)

@@ -50,8 +50,17 @@ def session_uuid(tenant: str | None, session_id: str) -> UUID:
 
 
 def find(conn: sqlite3.Connection, target: rq.Target) -> sqlite3.Row | None:
-    """The conversation ``target`` names in its tenant, or ``None``."""
+    """The conversation ``target`` names in its tenant, or ``None`` (a session name that
+    is the canonical string of the id of a conversation of the tenant names that one:
+    :attr:`~memory_core.requests.Target.id_alias`)."""
     tenant = tenant_key(target.tenant)
+    alias = target.id_alias
+    if alias is not None:
+        by_id: sqlite3.Row | None = conn.execute(
+            "SELECT * FROM conversations WHERE tenant = ? AND id = ?", (tenant, str(alias))
+        ).fetchone()
+        if by_id is not None:
+            return by_id
     if target.session_id is not None:
         sql = "SELECT * FROM conversations WHERE tenant = ? AND session_id = ?"
         key = target.session_id
@@ -179,15 +188,23 @@ def advance(
     one statement every append starts with.
     """
     tenant = tenant_key(target.tenant)
+    keys: list[tuple[str, str]] = []
+    alias = target.id_alias
+    if alias is not None:  # the id the name may stand for comes first, as in find()
+        keys.append(("tenant = ? AND id = ?", str(alias)))
     if target.session_id is not None:
-        where, key = "tenant = ? AND session_id = ?", target.session_id
+        keys.append(("tenant = ? AND session_id = ?", target.session_id))
     else:
-        where, key = "tenant = ? AND id = ?", str(target.conversation_id)
-    row: sqlite3.Row | None = conn.execute(
-        "UPDATE conversations SET next_seq = next_seq + ?, updated_at = MAX(updated_at, ?), "
-        f"user_identifier = COALESCE(user_identifier, ?) WHERE {where} RETURNING *",
-        (count, now, target.user_identifier, tenant, key),
-    ).fetchone()
+        keys.append(("tenant = ? AND id = ?", str(target.conversation_id)))
+    row: sqlite3.Row | None = None
+    for where, key in keys:
+        row = conn.execute(
+            "UPDATE conversations SET next_seq = next_seq + ?, updated_at = MAX(updated_at, ?), "
+            f"user_identifier = COALESCE(user_identifier, ?) WHERE {where} RETURNING *",
+            (count, now, target.user_identifier, tenant, key),
+        ).fetchone()
+        if row is not None:
+            break
     return row
 
 
@@ -295,4 +312,6 @@ def _claimable(conversation_id: UUID) -> None:
 
 
 def _unknown(target: rq.Target) -> NotFoundError:
-    return NotFoundError(f"conversation_id: no conversation {target.conversation_id}")
+    return NotFoundError.missing(
+        "embedded", "conversation", target.conversation_id, argument="conversation_id"
+    )

@@ -75,11 +75,13 @@ def resolve(
     """
     for ref in refs:
         if ref.id and _by_id(conn, tenant, ref.id) is None:
-            raise NotFoundError(f"explicit_mentions: no entity with id {ref.id!r}")
+            raise NotFoundError.missing("embedded", "entity", ref.id, argument="explicit_mentions")
     found: list[sqlite3.Row] = []
+    seen: set[str] = set()
     for ref in refs:
         row = _resolve_one(conn, tenant, ref, now)
-        if row is not None and all(row["id"] != seen["id"] for seen in found):
+        if row is not None and row["id"] not in seen:
+            seen.add(row["id"])
             found.append(row)
     return found
 

@@ -1,8 +1,9 @@
 """Search: FTS5 full text, plus brute-force vector similarity when an embedder is set.
 
-Text score: :func:`memory_core.scoring.text_score` with ``s = -bm25`` — the share of query
-words found, scaled into 0.5..1 by bm25 — so ``threshold`` means the same on every backend
-even though bm25's statistics cover the whole index.
+Text score: :func:`memory_core.scoring.text_score`, a function of the query and the content
+alone, so ``threshold`` means the same on every backend. FTS5 only picks the candidates:
+the best :func:`~memory_core.scoring.candidate_pool` matches in scope by bm25 (whose
+statistics cover the whole index) are scored, and the rest are not considered.
 
 With a query embedding the search is *hybrid*: candidates are the text matches plus every
 message in scope whose stored embedding has a positive cosine similarity with the query;
@@ -14,7 +15,6 @@ Scope (tenant, conversation) and metadata filters are applied in SQL before rank
 
 from __future__ import annotations
 
-import heapq
 import json
 import math
 import sqlite3
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from memory_core import Message
 from memory_core import requests as rq
-from memory_core.scoring import query_terms, text_score
+from memory_core.scoring import candidate_pool, query_terms, text_score
 
 from . import conversations, messages
 from .codec import unpack_vector
@@ -38,15 +38,16 @@ def search(conn: sqlite3.Connection, req: rq.SearchMessages) -> list[Message]:
         return []
     where, params = scope
     query = fts_query(req.query)
+    pool = candidate_pool(req.limit)
     if req.query_embedding is None:
         if query is None:
             return []
-        ranked = _ranked_text_hits(conn, query, req, where, params)
+        ranked = _text_hits(conn, query, req.query, where, params, pool)
     else:
-        scored = _hybrid_hits(conn, query, req.query, req.query_embedding, where, params)
+        scored = _hybrid_hits(conn, query, req.query, req.query_embedding, where, params, pool)
         ranked = sorted(scored.items(), key=lambda hit: (-hit[1], hit[0]))
-        if req.threshold is not None:
-            ranked = [hit for hit in ranked if hit[1] >= req.threshold]
+    if req.threshold is not None:
+        ranked = [hit for hit in ranked if hit[1] >= req.threshold]
     return _load(conn, ranked[: req.limit])
 
 
@@ -69,93 +70,46 @@ def _scope(conn: sqlite3.Connection, req: rq.SearchMessages) -> tuple[str, list[
 
 # FTS drives the query: the MATERIALIZED CTE runs the MATCH once (with bm25), and each
 # hit then finds its message by primary key. Written as a plain join, SQLite's planner
-# may put the FTS table in the inner loop and run the MATCH once per message. Every hit
-# is scored in SQL (coverage can rank a lower-bm25 hit above a higher one, so a LIMIT
-# on bm25 order alone could drop a better hit), then threshold, order and limit apply.
-_TEXT_HITS = """
-WITH hits AS MATERIALIZED (
-    SELECT rowid AS num, bm25(messages_fts) AS rank FROM messages_fts
-    WHERE messages_fts MATCH ?
-), scored AS (
-    SELECT m.num AS num, mc_text_score(m.content, -hits.rank) AS score
-    FROM hits CROSS JOIN messages m ON m.num = hits.num
-    JOIN conversations c ON c.id = m.conversation_id
-    WHERE {where}
-)
-SELECT num, score FROM scored WHERE ? IS NULL OR score >= ?
-ORDER BY score DESC, num ASC LIMIT ?
-"""
-
-
-# Text-only search streams the hits in bm25 order (best first; ties by ``num``) and
-# stops reading once no later hit can enter the top ``limit``: a hit with raw relevance
-# s scores at most 0.5 + 0.5 * s / (1 + s) (full coverage). SQLite still ranks every
-# match by bm25 in C, but only the hits read are scored in Python.
-_TEXT_STREAM = """
+# may put the FTS table in the inner loop and run the MATCH once per message. bm25 only
+# picks the candidates (the best ``?`` in scope, in C); their scores are computed from
+# their content alone, in Python.
+_TEXT_CANDIDATES = """
 WITH hits AS MATERIALIZED (
     SELECT rowid AS num, bm25(messages_fts) AS rank FROM messages_fts
     WHERE messages_fts MATCH ?
 )
-SELECT m.num, m.content, -hits.rank AS raw
+SELECT m.num, m.content
 FROM hits CROSS JOIN messages m ON m.num = hits.num
 JOIN conversations c ON c.id = m.conversation_id
 WHERE {where}
 ORDER BY hits.rank ASC, m.num ASC
+LIMIT ?
 """
 
 
-def _ranked_text_hits(
+def _text_hits(
     conn: sqlite3.Connection,
     query: str,
-    req: rq.SearchMessages,
+    text: str,
     where: str,
     params: list[object],
+    pool: int,
 ) -> list[tuple[int, float]]:
-    """The best ``req.limit`` text hits at or above the threshold, best first (equal
-    scores in bm25 order)."""
-    terms = query_terms(req.query)
-    threshold = req.threshold
-    kept: list[tuple[float, int, int]] = []  # a min-heap of (score, -position, num)
+    """The best ``pool`` matches in scope by bm25, scored on the shared scale, best first
+    (equal scores in bm25 order); matches that score 0 (no query word is a word of the
+    message, e.g. FTS5 folded a diacritic) are not hits."""
+    terms = query_terms(text)
     cursor = conn.cursor()
     cursor.row_factory = None
-    rows = cursor.execute(_TEXT_STREAM.replace("{where}", where), [query, *params])
-    for position, (num, content, raw) in enumerate(rows):
-        strength = max(raw, 0.0)
-        ceiling = 0.5 + 0.5 * strength / (1.0 + strength)
-        if (len(kept) >= req.limit and kept[0][0] >= ceiling) or (
-            threshold is not None and ceiling < threshold
-        ):
-            break
-        score = text_score(terms, content, raw)
-        if threshold is not None and score < threshold:
-            continue
-        entry = (score, -position, num)
-        if len(kept) < req.limit:
-            heapq.heappush(kept, entry)
-        elif entry[:2] > kept[0][:2]:
-            heapq.heapreplace(kept, entry)
+    rows = cursor.execute(_TEXT_CANDIDATES.replace("{where}", where), [query, *params, pool])
+    scored = [
+        (score, position, num)
+        for position, (num, content) in enumerate(rows)
+        if (score := text_score(terms, content)) > 0.0
+    ]
     cursor.close()
-    kept.sort(key=lambda entry: (-entry[0], -entry[1]))
-    return [(num, score) for score, _, num in kept]
-
-
-def _text_hits(
-    conn: sqlite3.Connection, query: str, text: str, where: str, params: list[object]
-) -> dict[int, float]:
-    """Every text hit in scope with its score (for hybrid ranking)."""
-    _score_function(conn, text)
-    sql = _TEXT_HITS.replace("{where}", where)
-    found = conn.execute(sql, [query, *params, None, None, -1])
-    return {row[0]: row[1] for row in found}
-
-
-def _score_function(conn: sqlite3.Connection, text: str) -> None:
-    """Register ``mc_text_score(content, raw)`` for this query's words on ``conn`` (the
-    connection serves one call at a time, so the registration is this call's)."""
-    terms = query_terms(text)
-    conn.create_function(
-        "mc_text_score", 2, lambda content, raw: text_score(terms, content, raw), deterministic=True
-    )
+    scored.sort(key=lambda hit: (-hit[0], hit[1]))
+    return [(num, score) for score, _, num in scored]
 
 
 def _hybrid_hits(
@@ -165,8 +119,9 @@ def _hybrid_hits(
     vector: Sequence[float],
     where: str,
     params: list[object],
+    pool: int,
 ) -> dict[int, float]:
-    scored = {} if query is None else _text_hits(conn, query, text, where, params)
+    scored = {} if query is None else dict(_text_hits(conn, query, text, where, params, pool))
     norm = math.sqrt(sum(x * x for x in vector))
     if not norm:
         return scored

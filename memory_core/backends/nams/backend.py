@@ -52,6 +52,7 @@ from memory_core.models import (
     trusted_many,
     utcnow,
 )
+from memory_core.scoring import query_terms, text_score
 from memory_core.settings import redact_url
 from memory_core.summary import format_context
 
@@ -190,6 +191,20 @@ _UUID_LIST: TypeAdapter[list[UUID]] = TypeAdapter(list[UUID])
 _ROLES = {role.value: role for role in MessageRole}
 
 
+def _rescored(query: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Text hits (wire dicts, best first by the service) scored on the shared scale and
+    sorted best first (equal scores keep the service's order); hits with none of the
+    query's words are not text hits (as on every backend)."""
+    terms = query_terms(query)
+    scored = []
+    for item in items:
+        score = text_score(terms, item["content"])
+        if score > 0.0:
+            scored.append({**item, "score": score})
+    scored.sort(key=lambda item: -item["score"])
+    return scored
+
+
 @lru_cache(maxsize=256)
 def _maybe_uuid(value: str | None) -> UUID | None:
     """A conversation id (every message of a response repeats it: parsed once)."""
@@ -206,6 +221,9 @@ class _At:
     conversation_id: UUID | None
     label: str
     header: wire.ConversationOut | None
+    session: str | None = None
+    """The session name to report on a conversation (``None``: the name its header
+    carries, or its id)."""
 
 
 class NamsStore(Store):
@@ -440,11 +458,9 @@ class NamsStore(Store):
         names = self._names
         if names is None:
             try:
-                return await run(_At(target.handle, None, target.handle, None))
-            except NotFoundError as exc:
-                if create:
-                    raise NotFoundError(f"{exc}. {UNKNOWN_CONVERSATION}") from None
-                raise
+                return await run(_At(target.handle, None, target.handle, None, target.session_id))
+            except NotFoundError:
+                raise self._unknown(target, UNKNOWN_CONVERSATION if create else None) from None
         name, user = target.session_id, target.user_identifier
         for attempt in (0, 1):
             if name is not None:
@@ -453,19 +469,34 @@ class NamsStore(Store):
                 assert target.conversation_id is not None
                 found = await names.resolve_id(target.conversation_id)
                 if found is None:
-                    raise NotFoundError(f"nams: no conversation {target.conversation_id}")
+                    raise self._unknown(target)
             if found is None:
                 assert missing is not None, "reads pass missing=, writes create=True"
                 return missing()
-            label = name or (session_name(found.header) if found.header else None)
-            at = _At(found.server_id, found.conversation_id, label or found.server_id, found.header)
+            # A name that was the conversation's id reports the name it carries.
+            session = found.name if found.name is not None else name
+            label = session or (session_name(found.header) if found.header else None)
+            at = _At(
+                found.server_id,
+                found.conversation_id,
+                label or found.server_id,
+                found.header,
+                session,
+            )
             try:
                 return await run(at)
             except NotFoundError:
                 names.forget(name, user, found.conversation_id)
                 if attempt:
-                    raise
+                    raise self._unknown(target) from None
         raise AssertionError("unreachable")
+
+    def _unknown(self, target: rq.Target, hint: str | None = None) -> NotFoundError:
+        """The conversation ``target`` names does not exist (on the server: a 404)."""
+        argument = "session_id" if target.session_id is not None else "conversation_id"
+        return NotFoundError.missing(
+            self.name, "conversation", target.handle, argument=argument, hint=hint
+        )
 
     def _missing_conversation(self, target: rq.Target) -> Conversation:
         """What reading an unknown portable name returns: an empty conversation whose id
@@ -573,7 +604,7 @@ class NamsStore(Store):
                 header = await self._fetch(
                     wire.ConversationOut, "GET", route, "create_conversation"
                 )
-            return self._conversation(header, req.target.session_id)
+            return self._conversation(header, at.session)
 
         return await self._on(req.target, read, create=True, metadata=req.metadata)
 
@@ -593,7 +624,7 @@ class NamsStore(Store):
                 "GET", route, operation="get_conversation", params={"limit": req.limit}
             )
             newest_first = self._messages(payload, "GET", route, at)
-            return self._conversation(header, req.target.session_id, newest_first[::-1])
+            return self._conversation(header, at.session, newest_first[::-1])
 
         return await self._on(
             req.target, read, missing=lambda: self._missing_conversation(req.target)
@@ -641,7 +672,10 @@ class NamsStore(Store):
         return trusted_many(Conversation, values)
 
     async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
-        """Sends only query and limit (≤ 200); keeps the service's ``score``."""
+        """Sends only query and limit (≤ 200). Text hits are scored on the shared scale
+        from their content (:func:`memory_core.scoring.text_score`) and re-ranked, so the
+        service's own text scores never reach the caller (the candidates are the service's
+        best ``limit``); vector hits keep the service's ``score``."""
         assert req.target is not None  # search_global is False: the contract requires one
         return await self._on(req.target, lambda at: self._search(req, at), missing=lambda: [])
 
@@ -650,7 +684,10 @@ class NamsStore(Store):
         route = wire.path(wire.SEARCH, conversation_id=at.server_id)
         body = wire.SearchIn(query=req.query, limit=req.limit).to_json()
         result = await self._fetch(wire.SearchOut, "POST", route, "search_messages", content=body)
-        return self._from_wire([m.model_dump() for m in result.messages[: req.limit]], route, at)
+        items = [m.model_dump() for m in result.messages]
+        if result.search_type == "text":
+            items = _rescored(req.query, items)
+        return self._from_wire(items[: req.limit], route, at)
 
     async def get_context(self, req: rq.GetContext) -> str:
         """The context endpoint's reflections, observations and newest ``max_messages``

@@ -7,7 +7,10 @@ conversation through the hosted REST contract only.
 * A lookup pages ``GET /conversations`` (200 per page, ``userId`` filter when a user is
   given) and keeps the conversations whose ``metadata[SESSION_KEY]`` is the name — or
   whose id is the name (code written for server-issued ids keeps working). A name that
-  parses as a UUID is first tried as an id with one ``GET /conversations/{id}``.
+  parses as a UUID is first tried as an id with one ``GET /conversations/{id}``; a name
+  that is the canonical string of the portable id of a listed conversation (of the user,
+  when one is given) names that conversation, before any conversation carrying the name
+  (``get_conversation(str(conversation.id))`` reads what ``conversation.id`` does).
   Cost: ``⌈conversations / 200⌉`` list requests cold, none warm.
 * A bounded in-process cache (LRU) and an optional SQLite index file (opt-in by path)
   remember ``(user, name) → conversation id``.
@@ -40,6 +43,7 @@ from pydantic import BaseModel, ValidationError
 
 from memory_core import nams_wire as wire
 from memory_core.errors import ConfigurationError, NotFoundError, TransportError
+from memory_core.requests import canonical_uuid
 
 from .transport import decode
 
@@ -130,6 +134,18 @@ def header_id(header: wire.ConversationOut) -> UUID | None:
     return None if name is None else portable_id(name, header.user_id)
 
 
+def _is(header: wire.ConversationOut, conversation_id: UUID | None) -> bool:
+    """True when ``conversation_id`` is the portable id of ``header``."""
+    return conversation_id is not None and header_id(header) == conversation_id
+
+
+def portable_id_of(header: wire.ConversationOut) -> UUID:
+    """The portable id of a conversation that carries a name."""
+    found = header_id(header)
+    assert found is not None
+    return found
+
+
 def _server_uuid(value: str) -> UUID:
     try:
         return UUID(value)
@@ -162,10 +178,12 @@ def _age(header: wire.ConversationOut) -> tuple[datetime, str]:
 
 @dataclass(frozen=True)
 class Entry:
-    """A remembered conversation: its server id and the id callers see."""
+    """A remembered conversation: its server id and the id callers see (and, when the
+    caller named it by that id, the session name it carries)."""
 
     server_id: str
     conversation_id: UUID
+    name: str | None = None
 
 
 class NameCache:
@@ -257,6 +275,9 @@ class Resolved:
     server_id: str
     conversation_id: UUID
     header: wire.ConversationOut | None
+    name: str | None = None
+    """The session name the conversation carries when the caller's name was its id
+    (``str(Conversation.id)``), else ``None``."""
 
 
 class SessionNames:
@@ -326,14 +347,26 @@ class SessionNames:
         key = _key(name, user)
         known = self._remembered(key)
         if known is not None:
-            return Resolved(known.server_id, known.conversation_id, None)
+            return Resolved(known.server_id, known.conversation_id, None, known.name)
         async with self._lock:
             known = self._remembered(key)
             if known is not None:
-                return Resolved(known.server_id, known.conversation_id, None)
+                return Resolved(known.server_id, known.conversation_id, None, known.name)
             header = await self._by_id(name)
             if header is None:
-                found = await self._scan(user, lambda c: session_name(c) == name or c.id == name)
+                alias = canonical_uuid(name)
+                found = await self._scan(
+                    user,
+                    lambda c: session_name(c) == name or c.id == name or _is(c, alias),
+                )
+                by_alias = [c for c in found if _is(c, alias)]
+                if by_alias and not any(c.id == name for c in found):
+                    # The name is the id callers see of a conversation of this user: that
+                    # conversation (remembered in this process only, under its own name).
+                    chosen = min(by_alias, key=_age)
+                    entry = Entry(chosen.id, portable_id_of(chosen), session_name(chosen))
+                    self.cache.put(key, entry)
+                    return Resolved(entry.server_id, entry.conversation_id, chosen, entry.name)
                 header = self._oldest(found, name)
             if header is None and create:
                 header = await self._create(name, user, metadata or {})

@@ -10,6 +10,7 @@ import pytest
 
 from memory_core import MissingIdentifierError, NotFoundError, SessionRequiredError
 
+from ..checks import word
 from ..harness import Harness
 from ..scenarios import scenario
 from .base import SuiteBase
@@ -130,3 +131,49 @@ class AliasingSuite(SuiteBase):
         assert "by UUID" in await harness.backend.get_context(session_id=conversation.id)
         with pytest.raises(NotFoundError):
             await harness.backend.add_message(uuid4(), "user", "nowhere")
+
+    @scenario(
+        "aliasing.id_string_session_id",
+        "a session_id that is the canonical string of a conversation's id (str(Conversation.id)) "
+        "names that conversation in every call taking a session; any other string, a UUID of "
+        "no conversation or another spelling of one, is a session name",
+    )
+    async def test_aliasing_id_string_session_id(self, harness: Harness) -> None:
+        backend = harness.backend
+        handle = await harness.new_session()
+        term = word()
+        await backend.add_message(handle, "user", f"by handle {term}")
+        conversation = await backend.get_conversation(handle)
+        text = str(conversation.id)
+        read = await backend.get_conversation(text)
+        assert read.id == conversation.id, "str(Conversation.id) read another conversation"
+        assert [m.content for m in read.messages] == [f"by handle {term}"], (
+            "str(Conversation.id) was read as a session name"
+        )
+        assert read.session_id == conversation.session_id
+        await backend.add_message(text, "assistant", "by string")
+        await backend.add_messages_batch(text, [{"role": "user", "content": "batch by string"}])
+        expected = [f"by handle {term}", "by string", "batch by string"]
+        assert await harness.contents(handle) == expected, "a write by id string went elsewhere"
+        hits = await backend.search_messages(term, session_id=text)
+        assert [m.content for m in hits] == [f"by handle {term}"]
+        assert "batch by string" in await backend.get_context(session_id=text)
+        if harness.caps.client_chosen_ids:  # where the store issues ids, create makes one
+            again = await backend.create_conversation(session_id=text)
+            assert again.id == conversation.id, "create_conversation made a second conversation"
+            # a UUID-shaped name of no conversation, or another spelling of an id, is a name
+            named = str(uuid4())
+            harness.track(named)
+            await backend.add_message(named, "user", "named by a uuid4")
+            mine = await backend.get_conversation(named)
+            assert [m.content for m in mine.messages] == ["named by a uuid4"]
+            assert mine.session_id == named
+            for spelling in (text.upper(), text.replace("-", ""), "{" + text + "}"):
+                other = await backend.get_conversation(spelling)
+                assert other.messages == [], f"{spelling!r} is not the canonical id string"
+        assert await backend.clear_session(text) is True
+        if harness.caps.auto_create_conversation:
+            assert await harness.contents(handle) == []
+        else:  # the conversation is gone, and reading it says so
+            with pytest.raises(NotFoundError):
+                await harness.contents(handle)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..checks import same_json
+from ..checks import same_json, word
 from ..harness import Harness
 from ..scenarios import scenario
 from .base import SuiteBase
@@ -80,6 +80,28 @@ class FidelitySuite(SuiteBase):
     @scenario("fidelity.content_empty", "the empty string is stored as an empty message")
     async def test_fidelity_content_empty(self, harness: Harness) -> None:
         await _round_trip(harness, "")
+
+    @scenario(
+        "fidelity.content_blank",
+        "empty and whitespace-only messages are stored and read back exactly, one by one and "
+        "in batches, like any content (the reference stores them too; an assistant turn that "
+        "only called tools has no text); no text search ever finds one",
+    )
+    async def test_fidelity_content_blank(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        blanks = ["", " ", "\n", " \t\r\n "]
+        stored = [await harness.backend.add_message(handle, "assistant", t) for t in blanks]
+        assert [m.content for m in stored] == blanks
+        await harness.backend.add_messages_batch(
+            handle, [{"role": "user", "content": t} for t in blanks]
+        )
+        term = word()
+        await harness.backend.add_message(handle, "user", f"after the blanks {term}")
+        assert await harness.contents(handle) == [*blanks, *blanks, f"after the blanks {term}"]
+        hits = await harness.backend.search_messages(f"{term} the", session_id=handle, limit=50)
+        assert [h.content for h in hits] == [f"after the blanks {term}"]
+        context = await harness.backend.get_context(session_id=handle, max_messages=20)
+        assert f"after the blanks {term}" in context
 
     @scenario("fidelity.content_escapes", "newlines, tabs, quotes and backslashes round-trip")
     async def test_fidelity_content_escapes(self, harness: Harness) -> None:

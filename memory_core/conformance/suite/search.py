@@ -5,11 +5,32 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from memory_core.scoring import TOLERANCE, query_terms, text_score
+
 from ..checks import assert_scores, same_json, word
 from ..embedder import ConceptEmbedder
 from ..harness import Harness
 from ..scenarios import scenario
 from .base import SuiteBase
+
+# One corpus every backend must score alike (search.reference_scores): plain ASCII words,
+# which every engine's tokenizer splits the same way; lengths, repeats, case and
+# punctuation vary, and some messages hold one query word or none.
+REFERENCE_CORPUS = (
+    ("user", "Order ORD-1234 is late"),
+    ("assistant", "Sorry to hear that, let me check the order"),
+    ("user", "late order"),
+    ("assistant", "The courier says the order is late, very late, because of the weather"),
+    ("user", "LATE? Order! late... order?"),
+    ("assistant", "It was shipped on Monday"),
+    ("user", "thanks"),
+    (
+        "user",
+        "one more question about a completely different order that I placed for my sister "
+        "last week which has nothing to do with the parcel we talked about before today",
+    ),
+)
+REFERENCE_QUERIES = ("late order", "Order", "weather courier late", "shipped thanks monday")
 
 
 class SearchSuite(SuiteBase):
@@ -89,6 +110,34 @@ class SearchSuite(SuiteBase):
             "it above 0.5"
         )
         assert_scores(hits)
+
+    @scenario(
+        "search.reference_scores",
+        "text scores are the shared scale's: each hit of a fixed corpus scores "
+        "memory_core.scoring.text_score(query, content) within scoring.TOLERANCE, whatever "
+        "else the store holds, so every backend scores it alike; every message with a "
+        "query word is found, best first",
+    )
+    async def test_search_reference_scores(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        for role, content in REFERENCE_CORPUS:
+            await harness.backend.add_message(handle, role, content)
+        for query in REFERENCE_QUERIES:
+            hits = await harness.backend.search_messages(query, session_id=handle, limit=20)
+            terms = query_terms(query)
+            expected = {c: text_score(terms, c) for _, c in REFERENCE_CORPUS}
+            wanted = sorted(c for c, score in expected.items() if score > 0)
+            assert sorted(h.content for h in hits) == wanted, (
+                f"{query!r} found {sorted(h.content for h in hits)}, not {wanted}"
+            )
+            for hit in hits:
+                assert hit.score is not None and abs(hit.score - expected[hit.content]) <= (
+                    TOLERANCE
+                ), (
+                    f"{query!r}: {hit.content!r} scored {hit.score}, the shared scale says "
+                    f"{expected[hit.content]}"
+                )
+            assert_scores(hits)
 
     @scenario(
         "search.query_special_characters",

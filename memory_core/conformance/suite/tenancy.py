@@ -163,6 +163,32 @@ class TenancySuite(SuiteBase):
             assert summary is None or summary.message_count == 0
 
     @scenario(
+        "tenancy.id_string_isolated",
+        "with multi_tenant=True, the id string of another user's conversation is only a "
+        "session name: reading it shows nothing of theirs, writing to it writes a session of "
+        "one's own, and clearing it leaves theirs",
+        requires="multi_tenant",
+    )
+    async def test_tenancy_id_string_isolated(self, harness: Harness) -> None:
+        backend, alice, bob, handle, secret = await _alice_session(harness)
+        text = str((await backend.get_conversation(handle, user_identifier=alice)).id)
+        mine = await backend.get_conversation(text, user_identifier=alice)
+        assert [m.content for m in mine.messages] == [secret], "the owner's id string missed"
+        harness.track(text, backend=backend, user=bob)
+        seen = await backend.get_conversation(text, user_identifier=bob)
+        assert seen.messages == [] and str(seen.id) != text, "bob read alice's conversation"
+        hits = await backend.search_messages(
+            secret.split()[-1], session_id=text, user_identifier=bob
+        )
+        assert hits == [], "bob's search by alice's id string found her message"
+        await backend.add_message(text, "user", "bob's own", user_identifier=bob)
+        assert await harness.contents(text, backend=backend, user=bob) == ["bob's own"]
+        await backend.clear_session(text, user_identifier=bob)
+        assert await harness.contents(handle, backend=backend, user=alice) == [secret], (
+            "bob's write or clear by alice's id string reached her conversation"
+        )
+
+    @scenario(
         "tenancy.user_identifier_required",
         "under multi_tenant every call without user_identifier is rejected and writes nothing",
         requires="multi_tenant",

@@ -1,5 +1,5 @@
 """The shape of the fast paths: the batch result built from the input equals a read,
-and the early-stopping text search returns exactly what scoring every hit would."""
+and the text search returns exactly what scoring its candidates would."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from memory_core import requests as rq
 from memory_core.backends.bolt import BoltBackend
 from memory_core.backends.bolt.schema import FULLTEXT_INDEX
 from memory_core.backends.bolt.scoring import lucene_query
-from memory_core.scoring import query_terms, text_score
+from memory_core.scoring import candidate_pool, query_terms, text_score
 
 from .helpers import Graph, foreign_message
 
@@ -70,17 +70,17 @@ async def test_batch_result_carries_the_mentions_it_linked(
 async def test_text_search_equals_scoring_every_hit(
     bolt: BoltBackend, unique: Callable[[str], str], graph: Graph
 ) -> None:
-    """Lucene's order differs from the shared scale's (coverage weighs in), and the stream
-    stops early: the top hits must still be exactly those of the full ranking."""
+    """Lucene's order is not the shared scale's: with fewer matches than the candidate
+    pool, the hits must be exactly those of scoring every match from its content."""
     session = unique("s")
     rows = []
     for i in range(120):
-        words = ["alpha"] * (1 + i % 5)
+        words = ["alpha"] * (1 + i % 5) + ["filler"] * (i % 9)
         if i % 7 == 0:
             words.append("beta")
         if i % 11 == 0:
             words.append("gamma")
-        rows.append({"role": "user", "content": " ".join(words) + f" filler {i}"})
+        rows.append({"role": "user", "content": " ".join(words) + f" n{i}"})
     await bolt.add_messages_batch(session, rows)
     query = "alpha beta gamma"
     for limit, threshold in [(1, None), (5, None), (17, None), (200, None), (10, 0.4)]:
@@ -95,6 +95,32 @@ async def test_text_search_equals_scoring_every_hit(
         ) or _ties_only(found, expected)
 
 
+async def test_only_lucenes_best_matches_are_scored(
+    bolt: BoltBackend, unique: Callable[[str], str], graph: Graph
+) -> None:
+    """Beyond the pool, Lucene's rank decides what is considered: the hits are the best,
+    on the shared scale, of its best ``candidate_pool(limit)`` matches in the session."""
+    session = unique("s")
+    rows = [
+        {"role": "user", "content": " ".join(["alpha"] * (1 + i % 4) + ["x"] * (i % 13))}
+        for i in range(candidate_pool(5) + 60)
+    ]
+    await bolt.add_messages_batch(session, rows)
+    hits = graph(
+        "CALL db.index.fulltext.queryNodes($index, $lucene, {limit: $k}) YIELD node AS m "
+        "MATCH (c:Conversation {session_id: $s})-[:HAS_MESSAGE]->(m) RETURN m.content AS content",
+        index=FULLTEXT_INDEX,
+        lucene=lucene_query("alpha"),
+        k=10_000,
+        s=session,
+    )
+    pool = [h["content"] for h in hits][: candidate_pool(5)]
+    best = sorted((text_score(["alpha"], c) for c in pool), reverse=True)[:5]
+    found = await bolt.search_messages("alpha", session_id=session, limit=5)
+    assert [round(m.score or 0, 12) for m in found] == [round(s, 12) for s in best]
+    assert {m.content for m in found} <= set(pool)
+
+
 def _ties_only(found: list[Any], expected: list[tuple[float, str]]) -> bool:
     """True when the two lists differ only in which of equally scored hits made the cut
     at the last score."""
@@ -107,17 +133,18 @@ def _ties_only(found: list[Any], expected: list[tuple[float, str]]) -> bool:
 def _reference(
     graph: Graph, session: str, query: str, limit: int, threshold: float | None
 ) -> list[tuple[float, str]]:
-    """Every text hit of the session scored in Python, best first (the old algorithm)."""
+    """Every text match of the session scored from its content, best first."""
     hits = graph(
-        "CALL db.index.fulltext.queryNodes($index, $lucene) YIELD node AS m, score "
+        "CALL db.index.fulltext.queryNodes($index, $lucene) YIELD node AS m "
         "MATCH (c:Conversation {session_id: $s})-[:HAS_MESSAGE]->(m) "
-        "RETURN m.content AS content, score",
+        "RETURN m.content AS content",
         index=FULLTEXT_INDEX,
         lucene=lucene_query(query),
         s=session,
     )
     terms = query_terms(query)
-    scored = [(text_score(terms, h["content"], float(h["score"])), h["content"]) for h in hits]
+    scored = [(text_score(terms, h["content"]), h["content"]) for h in hits]
+    scored = [hit for hit in scored if hit[0] > 0]
     if threshold is not None:
         scored = [hit for hit in scored if hit[0] >= threshold]
     scored.sort(key=lambda hit: -hit[0])
@@ -132,13 +159,13 @@ def _record_scans(monkeypatch: pytest.MonkeyPatch) -> Statements:
     from memory_core.backends.bolt import search as bolt_search
 
     statements: Statements = []
-    scan = bolt_search._scan
+    candidates = bolt_search._candidates
 
-    async def recording(tx: Any, req: Any, statement: str, params: dict[str, Any]) -> Any:
+    async def recording(tx: Any, statement: str, params: dict[str, Any]) -> Any:
         statements.append((statement, params))
-        return await scan(tx, req, statement, params)
+        return await candidates(tx, statement, params)
 
-    monkeypatch.setattr(bolt_search, "_scan", recording)
+    monkeypatch.setattr(bolt_search, "_candidates", recording)
     return statements
 
 
@@ -172,27 +199,28 @@ async def test_search_in_one_conversation_reads_only_its_hits(
     test's searches scanned all 200 clients' messages): Lucene itself must be asked for
     that conversation's hits only, by session and by conversation id."""
     session = unique("s")
+    needle = unique("needle").replace("-", "")  # one word no other test writes
     mine = await bolt.add_messages_batch(
-        session, [{"role": "user", "content": f"needle {i}"} for i in range(5)]
+        session, [{"role": "user", "content": f"{needle} {i}"} for i in range(5)]
     )
     for _ in range(3):
         await bolt.add_messages_batch(
-            unique("other"), [{"role": "user", "content": f"needle other {i}"} for i in range(60)]
+            unique("other"), [{"role": "user", "content": f"{needle} other {i}"} for i in range(60)]
         )
     statements = _record_scans(monkeypatch)
-    by_session = await bolt.search_messages("needle", session_id=session, limit=3)
+    by_session = await bolt.search_messages(needle, session_id=session, limit=3)
     conversation_id = str(mine[0].conversation_id)
-    by_id = await bolt.search_messages("needle", conversation_id=conversation_id, limit=3)
-    everywhere = await bolt.search_messages("needle", limit=3)
+    by_id = await bolt.search_messages(needle, conversation_id=conversation_id, limit=3)
+    everywhere = await bolt.search_messages(needle, limit=3)
     assert len(by_session) == len(by_id) == len(everywhere) == 3
     assert {m.content for m in by_session} <= {m.content for m in mine}
     assert [m.id for m in by_session] == [m.id for m in by_id]
 
     index_rows = _profiled_index_rows(neo4j_server, statements)
     assert len(index_rows) == 3
-    # PROFILE reads each statement to the end: the first ``k`` (limit + 4) hits at most.
+    # PROFILE reads each statement to the end: the first ``k`` (the pool) hits at most.
     assert index_rows[:2] == [5, 5], index_rows  # the conversation's own five
-    assert index_rows[2] == 7, index_rows  # across sessions, the index is read as before
+    assert index_rows[2] == 185, index_rows  # across sessions: every match (185 < the pool)
 
 
 async def test_search_restricted_by_the_ids_last_group_drops_other_conversations_hits(
@@ -204,8 +232,7 @@ async def test_search_restricted_by_the_ids_last_group_drops_other_conversations
 ) -> None:
     """Lucene is asked for the hits whose ``conversation_id`` holds the id's last twelve hex
     digits: another conversation whose id ends the same way is read too (a third is not),
-    but none of its messages is returned, and the scores are those of the unrestricted
-    query."""
+    but none of its messages is returned, and the scores are the shared scale's."""
     tag = unique("chat").replace("-", "")
     shared = uuid4().hex[:12]
     sessions = []

@@ -30,6 +30,7 @@ from memory_core import (
 from memory_core import nams_wire as wire
 from memory_core.backends.nams import NamsBackend, NamsStore
 from memory_core.backends.nams.transport import RetryPolicy, parse_retry_after
+from memory_core.scoring import text_score
 
 pytestmark = pytest.mark.anyio
 
@@ -320,10 +321,30 @@ async def test_search_sends_query_and_limit_keeps_score(
         warnings.simplefilter("ignore")
         hits = await memory.search_messages("q", session_id=CID, limit=5, threshold=0.2)
     assert body(route.calls.last) == {"query": "q", "limit": 5}
-    assert hits[0].score == 0.75
+    assert hits[0].score == 0.75  # a vector hit keeps the service's score
     with pytest.warns(CapabilityWarning, match="clamped"):
         await memory.search_messages("q", session_id=CID, limit=500)
     assert body(route.calls.last) == {"query": "q", "limit": 200}
+
+
+async def test_text_hits_are_scored_on_the_shared_scale(
+    memory: NamsBackend, api: respx.MockRouter
+) -> None:
+    """The service's text scores are not ours: each text hit is scored from its content
+    by memory_core.scoring, hits are re-ranked best first and cut to ``limit``, and a
+    hit holding none of the query's words is not a text hit."""
+    contents = ["a late parcel", "late order", "nothing relevant", "order", "late order late"]
+    served = [message(i, content=c, score=0.99 - i / 100) for i, c in enumerate(contents, start=1)]
+    api.post(f"/conversations/{CID}/search").respond(
+        json={"messages": served, "searchType": "text"}
+    )
+    hits = await memory.search_messages("Late ORDER", session_id=CID, limit=3)
+    terms = ["late", "order"]
+    expected = sorted(
+        (c for c in contents if text_score(terms, c) > 0), key=lambda c: -text_score(terms, c)
+    )[:3]
+    assert [h.content for h in hits] == expected == ["late order late", "late order", "order"]
+    assert [h.score for h in hits] == [text_score(terms, c) for c in expected]
 
 
 async def test_merged_entity_without_fields(memory: NamsBackend, api: respx.MockRouter) -> None:
