@@ -2,9 +2,12 @@
 
 Exit codes: 0 success, 1 failure (one line on stderr; the traceback only with ``--debug``),
 2 usage error, 130 interrupted (Ctrl-C; ``export``/``import``/``copy`` first print what was
-done and how to resume). Subcommands that live outside ``memory_core`` (``conformance``,
-``serve``) are imported only when run, so the core never imports a backend or the test
-suite.
+done and how to resume). A port in use (``serve``, ``mcp --http``) is a failure: one line,
+``cannot listen on HOST:PORT: …``, exit 1. Subcommands that live outside ``memory_core``
+(``conformance``, ``serve``, ``mcp``) are imported only when run, so the core never imports
+a backend or the test suite; without their extra, ``--help`` says which extra to install
+(exit 0) and running one is a failure in one line naming ``pip install
+'memory-core[EXTRA]'`` (exit 1).
 """
 
 from __future__ import annotations
@@ -16,10 +19,12 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
+from uuid import uuid4
 
 import anyio
 
 from . import __version__
+from .backend import MemoryBackend
 from .errors import ConfigurationError, MemoryCoreError
 from .open import open_backend
 from .settings import default_url, redact_url
@@ -96,37 +101,65 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    """Store, read and search three messages in a session of its own (a new name each
+    run), then delete that session again: the store may be the user's real one, and the
+    demo touches nothing it did not create."""
+
     async def run() -> None:
         async with open_backend(args.url or default_url()) as memory:
-            session = "demo-session"
-            await memory.clear_session(session)
-            for role, text in (
-                ("user", "Hi! I am planning a trip to Lisbon in May."),
-                ("assistant", "Lovely. Lisbon in May is warm; book trams early."),
-                ("user", "Remind me to look at the Lisbon tram 28 timetable."),
-            ):
-                await memory.add_message(session, role, text)
-            conversation = await memory.get_conversation(session)
-            print(f"stored {len(conversation.messages)} messages in {memory.describe()}:")
-            for m in conversation.messages:
-                print(f"  [{m.role.value}] {m.content}")
-            print("search 'tram':")
-            for hit in await memory.search_messages("tram", session_id=session):
-                print(f"  {hit.score:.2f}  {hit.content}")
-            print(memory.capabilities.to_table())
+            session = f"memory-core-demo-{uuid4().hex[:12]}"
+            try:
+                await _demo_in(memory, session)
+            finally:
+                await memory.clear_session(session)
+            print(f"(the demo's session {session} was deleted again)")
 
     anyio.run(run)
     return 0
 
 
-def _external(name: str) -> Any:
-    module_name, _ = EXTERNAL_COMMANDS[name]
+async def _demo_in(memory: MemoryBackend, session: str) -> None:
+    for role, text in (
+        ("user", "Hi! I am planning a trip to Lisbon in May."),
+        ("assistant", "Lovely. Lisbon in May is warm; book trams early."),
+        ("user", "Remind me to look at the Lisbon tram 28 timetable."),
+    ):
+        await memory.add_message(session, role, text)
+    conversation = await memory.get_conversation(session)
+    print(f"stored {len(conversation.messages)} messages in {memory.describe()}:")
+    for m in conversation.messages:
+        print(f"  [{m.role.value}] {m.content}")
+    print("search 'tram':")
+    for hit in await memory.search_messages("tram", session_id=session):
+        print(f"  {hit.score:.2f}  {hit.content}")
+    print(memory.capabilities.to_table())
+
+
+def _external(name: str, rest: list[str], debug: bool) -> int:
+    """Run an external subcommand. Without its extra: ``--help`` says which extra to
+    install (exit 0); anything else is one line naming it (exit 1)."""
+    module_name, help_text = EXTERNAL_COMMANDS[name]
     try:
-        return importlib.import_module(module_name)
+        module = importlib.import_module(module_name)
     except ImportError as exc:
+        missing = exc.name or "a dependency"
+        if missing.partition(".")[0] == "memory_core":
+            raise  # a broken install, not a missing extra
+        install = f"pip install 'memory-core[{EXTRA_FOR[name]}]'"
+        if "-h" in rest or "--help" in rest:
+            print(
+                f"usage: memory-core {name} ...\n\n{help_text}.\n\n"
+                f"This command needs the extra '{EXTRA_FOR[name]}', which is not installed "
+                f"({missing} is missing):\n\n    {install}\n\n"
+                f"then 'memory-core {name} --help' lists its options."
+            )
+            return 0
         raise ConfigurationError(
-            f"'memory-core {name}' needs {exc.name}: pip install \"memory-core[{EXTRA_FOR[name]}]\""
+            f"'memory-core {name}' needs the extra '{EXTRA_FOR[name]}' ({missing} is not "
+            f"installed): {install}"
         ) from None
+    code: int = module.main(rest, debug=debug)
+    return code
 
 
 # ---------------------------------------------------------------- transfer (issue 14)
@@ -144,7 +177,12 @@ def _add_transfer_commands(subs: Any) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
-    parser = _Parser(prog="memory-core", description="Agent conversation memory, one API.")
+    parser = _Parser(
+        prog="memory-core",
+        description="Agent conversation memory, one API.",
+        epilog="exit codes: 0 success; 1 failure, one line on stderr (a port in use and a "
+        "missing extra included); 2 usage error; 130 interrupted",
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on failure")
     parser.add_argument("--version", action="version", version=f"memory-core {__version__}")
     subs = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -172,7 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_transfer_commands(subs)
 
     for name, (_, help_text) in EXTERNAL_COMMANDS.items():
-        sub = subs.add_parser(name, help=help_text, add_help=False)
+        sub = subs.add_parser(name, help=f"{help_text} (extra: {EXTRA_FOR[name]})", add_help=False)
         sub.add_argument("rest", nargs=argparse.REMAINDER)
         sub.set_defaults(handler=None, external=name)
     return parser
@@ -188,17 +226,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args_list[head : head + 1] and args_list[head] in EXTERNAL_COMMANDS:
             # argparse's REMAINDER rejects a subcommand's own leading options (--help,
             # --json …), so hand everything after the name to the subcommand untouched.
-            result: int = _external(args_list[head]).main(args_list[head + 1 :], debug=debug)
-            return result
+            return _external(args_list[head], args_list[head + 1 :], debug)
         args = parser.parse_args(args_list)
         if args.command is None:
             parser.print_help()
             return 2
         handler: Callable[[argparse.Namespace], int] | None = args.handler
         if handler is None:
-            module = _external(args.external)
-            code: int = module.main(args.rest, debug=args.debug)
-            return code
+            return _external(args.external, args.rest, args.debug)
         return handler(args)
     except UsageError as exc:
         print(exc, file=sys.stderr)
