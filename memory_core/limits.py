@@ -24,6 +24,7 @@ LIMIT_DOCS: dict[str, str] = {
         "UTF-8 bytes of an identifier: session_id, user_identifier, title, entity names "
         "and ids, find_entities identifier, list_sessions prefix"
     ),
+    "max_mentions": "entity mentions of one message (explicit_mentions, or an extractor's result)",
 }
 
 
@@ -33,7 +34,7 @@ class Limits:
 
     Defaults: content 1,000,000 characters; metadata 65,536 bytes of JSON and 32 levels
     deep; query 10,000 characters; identifiers 1,024 bytes of UTF-8 (so any identifier
-    fits in a Neo4j index key, together with the tenant).
+    fits in a Neo4j index key, together with the tenant); 1,000 mentions per message.
     """
 
     max_content_chars: int = 1_000_000
@@ -41,6 +42,7 @@ class Limits:
     max_metadata_depth: int = 32
     max_query_chars: int = 10_000
     max_identifier_bytes: int = 1_024
+    max_mentions: int = 1_000
 
     def __post_init__(self) -> None:
         for f in fields(self):

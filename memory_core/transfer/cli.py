@@ -196,8 +196,8 @@ def _say(args: argparse.Namespace, run: _Run, report: TransferReport, *, interru
 def _export(args: argparse.Namespace) -> int:
     async def work(run: _Run) -> TransferReport:
         run.resume = (
-            f"the archive {args.file} is incomplete (it has no end record); run the same "
-            "command again to write it whole"
+            f"the archive {args.file} was not written (a previous one is left as it was); "
+            "run the same command again to write it"
         )
         async with await _open_source(args.url, args.multi_tenant) as backend:
             return await export_memory(

@@ -9,6 +9,7 @@ from .archive import PathLike
 from .export import iter_records
 from .hooks import OnConflict
 from .importer import Numbered, check_on_conflict, write_records
+from .records import check_record
 from .report import TransferReport
 
 
@@ -26,17 +27,22 @@ async def copy_memory(
     :func:`import_memory`, with bounded memory. Re-running an interrupted copy (same
     arguments, same ``checkpoint`` for targets without a bulk hook) completes it with
     exactly one copy of every message. The report also lists what the source could not
-    read (truncated conversations, unlisted entities)."""
+    read (truncated conversations, unlisted entities). Every record is checked against the
+    target's limits before it is written, as an import checks an archive's (a record the
+    target cannot take stops the copy with an :class:`~memory_core.transfer.ArchiveError`
+    saying which)."""
     mode = check_on_conflict(on_conflict)
     read = TransferReport()
     report = TransferReport(on_progress=on_progress)
     report.started()
 
+    limits = target.limits
+
     async def numbered() -> AsyncIterator[Numbered]:
         async for record in iter_records(
             source, users=users, session_prefix=session_prefix, report=read
         ):
-            yield None, record
+            yield None, check_record(record, None, limits)
 
     await write_records(target, numbered(), mode, report, checkpoint)
     report.truncated.extend(read.truncated)

@@ -8,10 +8,10 @@ from typing import IO, Any
 
 from ..backend import MemoryBackend
 from ..errors import InvalidRequestError, MemoryCoreError
-from ..models import Conversation
+from ..models import Conversation, EntityType
 from ..validation import check_optional_str
 from . import records as rec
-from .archive import PathLike, dump_line, open_text
+from .archive import PathLike, dump_line, replacing
 from .records import Record
 from .report import TransferReport
 
@@ -85,6 +85,10 @@ async def export_memory(
     """Write the memory of ``backend`` to ``sink`` as a JSON Lines archive and report.
 
     ``sink`` is a path (gzip-compressed when it ends in ``.gz``) or an open text stream.
+    A path is replaced only once the whole archive is written and on disk: the export
+    writes a temporary file beside it (``.<name>.<random>.partial``) and renames it over
+    the path, so a failed, interrupted or killed export leaves the previous archive as
+    it was (a killed one may leave the temporary file behind).
     ``users`` limits the export to those users (required for a multi-tenant backend
     without a bulk hook: the public API cannot list users); ``session_prefix`` to
     sessions whose name starts with it. Memory use is bounded by one page of records
@@ -93,7 +97,7 @@ async def export_memory(
     report = TransferReport(on_progress=on_progress)
     report.started()
     if isinstance(sink, str | bytes) or hasattr(sink, "__fspath__"):
-        with open_text(sink, "w") as out:
+        with replacing(sink) as out:
             await _write(backend, out, users, session_prefix, report)
     else:
         await _write(backend, sink, users, session_prefix, report)
@@ -226,12 +230,14 @@ async def _entity_record(
     for entity in found:
         if entity.id == entity_id:
             return rec.entity(entity, scoped)
+    # Not found: what the mention says of it (a valid record: a name, a known type).
+    known = kind is not None and kind.upper() in EntityType.__members__
     return {
         "record": "entity",
         "id": entity_id,
         "user_identifier": scoped,
-        "name": name or "",
-        "type": kind or "CUSTOM",
+        "name": name or entity_id,
+        "type": kind.upper() if kind is not None and known else EntityType.CUSTOM.value,
         "description": None,
         "created_at": None,
         "updated_at": None,

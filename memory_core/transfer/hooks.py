@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
+from uuid import NAMESPACE_URL, UUID, uuid5
 
 from .records import Record
 from .report import TransferReport
@@ -25,6 +26,13 @@ class ImportState:
     conversation was not carried, so neither are its messages); ``entities`` likewise.
     ``reasons`` says, for a conversation mapped to ``None``, why its messages are skipped
     (when it is not simply "its conversation was not carried").
+
+    Tenancy (a hook touches only the tenant each record names): ``current`` is the
+    archive conversation whose messages and mentions are being read (a mention may only
+    link a message of it to an entity of the same tenant); ``renamed`` maps the messages
+    of that conversation that could not keep their archive id (it belongs to another
+    tenant) to the id they got (``None``: not carried). It is emptied at each
+    conversation.
     """
 
     on_conflict: OnConflict
@@ -32,6 +40,8 @@ class ImportState:
     conversations: dict[str, str | None] = field(default_factory=dict)
     entities: dict[str, str | None] = field(default_factory=dict)
     reasons: dict[str, str] = field(default_factory=dict)
+    current: str | None = None
+    renamed: dict[str, str | None] = field(default_factory=dict)
 
     def message_reason(self, archive_conversation: str) -> str:
         """Why the messages of a conversation that was not carried are skipped."""
@@ -42,6 +52,37 @@ NOT_CARRIED = "its conversation was not carried"
 SAME_SESSION = "its session is already in the target, under another conversation id"
 SAME_SESSION_MESSAGES = "their session is already in the target"
 TENANT_LOST = "the target is not multi-tenant: its entities are shared by every user"
+# Tenancy: an import never writes over, deletes or links to another tenant's records.
+FOREIGN_ID = "its id belongs to another tenant in the target"
+FOREIGN_ENTITY = "its entity belongs to another tenant than its message"
+RENAMED = "its id belongs to another tenant in the target: it got an id of its own tenant"
+DERIVED_ID = "a derived (version-5) id not of its own tenant and session: it got the target's"
+
+
+# The namespace of the ids :func:`own_id` derives.
+OWN_IDS = uuid5(NAMESPACE_URL, "https://memory-core.invalid/transfer/own-id")
+
+
+def own_id(scope: str, kind: str, archive_id: str) -> str:
+    """The id a record gets when its archive id belongs to another tenant in the target:
+    derived from ``scope`` (its tenant, or for a message its conversation's id in the
+    target) and the archive id, so that a re-run finds it again (it resumes by id)."""
+    return str(uuid5(OWN_IDS, f"{kind}\x00{scope}\x00{archive_id}"))
+
+
+def keeps_id(conversation_id: str, own_ids: tuple[str, ...]) -> bool:
+    """Whether an archive conversation may keep its id in the target. Not a version-5
+    UUID (the kind of id a store derives from a tenant and a session name) unless it is
+    one of ``own_ids``: the derived id of the record's own session, for the tenant it
+    goes to (or, in a single-tenant target, for the user the record names). Any other
+    derived id could be another tenant's session, or another session's: the
+    conversation takes the target's own id instead, so no archive can claim, block or
+    probe a session by its id."""
+    try:
+        derived = UUID(conversation_id).version == 5
+    except ValueError:
+        return False
+    return not derived or conversation_id in own_ids
 
 
 class BulkTransfer(Protocol):
@@ -58,5 +99,9 @@ class BulkTransfer(Protocol):
     async def import_records(self, records: list[Record], state: ImportState) -> None:
         """Write a batch of records in one transaction, keeping ids, sequence numbers and
         timestamps. Records already present (same id) are skipped under ``skip``, replaced
-        under ``overwrite``; every outcome is counted in ``state.report``."""
+        under ``overwrite``; every outcome is counted in ``state.report``. The records
+        were checked (:func:`~memory_core.transfer.check_record`) against the target's
+        limits. In a multi-tenant store a record touches only the tenant it names: every
+        id is looked up with it, another tenant's record is never written over, deleted or
+        linked to (:func:`own_id`, :func:`keeps_id`; see :class:`ImportState`)."""
         ...

@@ -7,7 +7,9 @@ from typing import IO, Any
 
 from ..backend import MemoryBackend
 from ..errors import InvalidRequestError
-from .archive import BadLines, PathLike, open_text, read_records
+from ..limits import Limits
+from ..validation import check_int
+from .archive import BadLines, PathLike, open_archive, read_records
 from .errors import ArchiveError
 from .hooks import BulkTransfer, ImportState, OnConflict
 from .public_writer import PublicWriter
@@ -32,15 +34,17 @@ def check_on_conflict(value: Any) -> OnConflict:
 
 async def import_memory(
     backend: MemoryBackend,
-    source: PathLike | IO[str] | Iterable[str],
+    source: PathLike | IO[str] | IO[bytes] | Iterable[str],
     *,
     on_conflict: OnConflict = "skip",
     skip_bad: bool = False,
     checkpoint: PathLike | None = None,
     on_progress: Callable[[TransferReport], None] | None = None,
+    max_line_bytes: int | None = None,
 ) -> TransferReport:
     """Load a JSON Lines archive (a path — gzip when it ends in ``.gz`` — an open text
-    stream, or lines) into ``backend`` and report what was copied, skipped, not carried.
+    or binary stream, or lines) into ``backend`` and report what was copied, skipped, not
+    carried.
 
     ``on_conflict``: ``"skip"`` (default) leaves what the target already has (same ids;
     through the public API: a session that already has messages) and adds the rest, so
@@ -52,59 +56,80 @@ async def import_memory(
     and need no checkpoint. Other targets are written through the public API; give
     ``checkpoint`` (a file path) to make a re-run resume where the last one stopped.
 
-    A line that is not a valid record raises :class:`~memory_core.transfer.ArchiveError`
-    with its line number, or, with ``skip_bad=True``, is counted and skipped.
+    Every record is checked as the public API checks its arguments, against the
+    target's limits, before anything of it is written. A line that is not a valid record
+    (not UTF-8, not JSON, a missing or mistyped field, a value over a limit, longer than
+    ``max_line_bytes`` — default :func:`~memory_core.transfer.archive.max_line_bytes` of
+    the target's limits, and never read whole) raises
+    :class:`~memory_core.transfer.ArchiveError` with its line number, after the lines
+    before it are written; with ``skip_bad=True`` it is counted and skipped. A cut-short
+    ``.gz`` ends the archive there (an error, or with ``skip_bad`` a counted bad line).
+
+    In a multi-tenant target a record only ever touches the tenant it names: an id that
+    another tenant holds is never written over, deleted or linked to (the record gets an
+    id of its own tenant), and a conversation keeps a derived (version-5) id only when it
+    is its own session's (else it takes the target's own id of its tenant and session).
     """
     mode = check_on_conflict(on_conflict)
+    bound = (
+        None if max_line_bytes is None else check_int(max_line_bytes, "max_line_bytes", minimum=1)
+    )
     report = TransferReport(on_progress=on_progress)
     report.started()
     bad = BadLines()
+    limits = backend.limits
     try:
         if isinstance(source, str | bytes) or hasattr(source, "__fspath__"):
-            with open_text(source, "r") as lines:  # type: ignore[arg-type]
-                await write_records(
-                    backend,
-                    _numbered(lines, skip_bad, bad),
-                    mode,
-                    report,
-                    checkpoint,
-                    skip_bad,
-                    bad,
-                )
+            with open_archive(source) as stream:  # type: ignore[arg-type]
+                records = _numbered(stream, skip_bad, bad, limits, bound)
+                await write_records(backend, records, mode, report, checkpoint, skip_bad, bad)
         else:
-            await write_records(
-                backend, _numbered(source, skip_bad, bad), mode, report, checkpoint, skip_bad, bad
-            )
+            records = _numbered(source, skip_bad, bad, limits, bound)
+            await write_records(backend, records, mode, report, checkpoint, skip_bad, bad)
     finally:
         report.bad_lines = bad.count
         report.bad_line_errors = bad.errors
     return report
 
 
-async def _numbered(lines: Iterable[str], skip_bad: bool, bad: BadLines) -> AsyncIterator[Numbered]:
-    for number, record in read_records(lines, skip_bad=skip_bad, bad=bad):
+async def _numbered(
+    lines: Any, skip_bad: bool, bad: BadLines, limits: Limits, bound: int | None
+) -> AsyncIterator[Numbered]:
+    for number, record in read_records(
+        lines, skip_bad=skip_bad, bad=bad, limits=limits, max_bytes=bound
+    ):
         yield number, record
 
 
 class _References:
-    """Checks that records only refer to what came before them (archive order)."""
+    """Checks that records only refer to what came before them (archive order), and that
+    no message has more mentions than the target takes (``max_mentions``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_mentions: int) -> None:
         self.conversations: set[str] = set()
         self.entities: set[str] = set()
+        self.current: str | None = None  # the last conversation: messages follow theirs
         self.messages: set[str] = set()  # of the current conversation only
+        self.max_mentions = max_mentions
+        self.mentions: dict[str, int] = {}  # per message of the current conversation
 
     def check(self, record: Record, line: int | None) -> None:
         kind = record["record"]
         if kind == "conversation":
             self.conversations.add(record["id"])
-            self.messages = set()
+            self.current, self.messages, self.mentions = record["id"], set(), {}
         elif kind == "entity":
             self.entities.add(record["id"])
         elif kind == "message":
             if record["conversation_id"] not in self.conversations:
                 raise ArchiveError(
                     f"message {record['id']} comes before its conversation", line=line
+                )
+            if record["conversation_id"] != self.current:
+                raise ArchiveError(
+                    f"message {record['id']} does not follow its conversation (another "
+                    "conversation comes between them)",
+                    line=line,
                 )
             self.messages.add(record["id"])
         elif kind == "mention":
@@ -116,6 +141,14 @@ class _References:
                 raise ArchiveError(
                     f"mention of entity {record['entity_id']} comes before the entity", line=line
                 )
+            count = self.mentions.get(record["message_id"], 0)
+            if count >= self.max_mentions:
+                raise ArchiveError(
+                    f"message {record['message_id']} has more than {self.max_mentions} "
+                    "mentions (the target's max_mentions)",
+                    line=line,
+                )
+            self.mentions[record["message_id"]] = count + 1
 
 
 async def write_records(
@@ -136,27 +169,32 @@ async def write_records(
     writer = (
         _HookWriter(hook, state) if hook is not None else PublicWriter(backend, state, checkpoint)
     )
-    references = _References()
+    references = _References(backend.limits.max_mentions)
     ended = False
     try:
-        async for line, record in records:
-            kind = record["record"]
-            if kind == "header":
-                continue
-            if kind == "end":
-                ended = True
-                continue
-            try:
-                references.check(record, line)
-            except ArchiveError as exc:
-                if not skip_bad:
-                    raise
-                if bad is None:
-                    report.bad_lines += 1
-                else:
-                    bad.add(exc)
-                continue
-            await writer.add(record)
+        try:
+            async for line, record in records:
+                kind = record["record"]
+                if kind == "header":
+                    continue
+                if kind == "end":
+                    ended = True
+                    continue
+                try:
+                    references.check(record, line)
+                except ArchiveError as exc:
+                    if not skip_bad:
+                        raise
+                    if bad is None:
+                        report.bad_lines += 1
+                    else:
+                        bad.add(exc)
+                    continue
+                await writer.add(record)
+        except ArchiveError:
+            # What came before the bad line is written, nothing after it.
+            await writer.finish()
+            raise
         await writer.finish()
     finally:
         writer.close()

@@ -93,7 +93,9 @@ class PublicWriter:
             report.skip("conversation", "no user_identifier and the target is multi-tenant")
             self.state.conversations[archive_id] = None
             return _Current(archive_id, None, reason="its conversation was not carried")
-        scoped = user if backend.multi_tenant else None
+        # Every call names the record's user where the target takes one: a target may
+        # scope session names per user without being multi-tenant (NAMS portable names).
+        scoped = user if self.caps.user_scoped_calls else None
         progress = self.checkpoint.get(archive_id)
         if progress is not None and not await self._holds(progress, scoped):
             # The target lost what the checkpoint says was written (a session cleared or

@@ -9,17 +9,32 @@ without needing ``jsonschema`` at run time.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+import re
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
-from uuid import UUID
 
 from ..capabilities import Capabilities
+from ..errors import InvalidRequestError
+from ..limits import DEFAULT_LIMITS, Limits
 from ..models import Conversation, Entity, EntityRef, Message, MessageRole
+from ..validation import (
+    check_entity_type,
+    check_identifier,
+    check_metadata,
+    check_str,
+)
 from .errors import ArchiveError
 
 FORMAT = "memory-core-archive"
 FORMAT_VERSION = 1
+# The versions this code reads (a reader of version N refuses N + 1 and anything below 1).
+READS_VERSIONS = range(1, FORMAT_VERSION + 1)
+# The largest seq, position or count an archive may carry: exact in every JSON reader
+# (an IEEE double), and far enough below the 64-bit integers of SQLite and Neo4j that a
+# conversation imported at the top of the range still takes 2**63 - 2**53 appends.
+MAX_ORDINAL = 2**53 - 1
 KINDS = ("header", "entity", "conversation", "message", "mention", "end")
 ROLES = frozenset(r.value for r in MessageRole)
 
@@ -36,11 +51,17 @@ def stamp(moment: datetime | None) -> str | None:
 
 
 def parse_stamp(value: str) -> datetime:
-    """The inverse of :func:`stamp` (any ISO 8601 with an offset is accepted)."""
+    """The inverse of :func:`stamp` (any ISO 8601 with an offset is accepted).
+
+    ``ValueError`` for anything else, including an instant that exists only outside UTC's
+    range (``0001-01-01T00:00:00+01:00``)."""
     moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     if moment.tzinfo is None:
         raise ValueError("a timestamp needs a UTC offset")
-    return moment.astimezone(UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("the timestamp is out of range in UTC") from None
 
 
 def header(
@@ -205,14 +226,29 @@ UUID_FIELDS = {
     "message": ("id", "conversation_id"),
     "mention": ("message_id",),
 }
+ORDINALS = {
+    "conversation": ("message_count",),
+    "message": ("seq",),
+    "mention": ("position",),
+}
+_UUID_TEXT = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 
 
-def check_record(value: Any, line: int | None = None) -> Record:
-    """``value`` if it is a valid record, else :class:`ArchiveError` naming the line."""
+def check_record(value: Any, line: int | None = None, limits: Limits = DEFAULT_LIMITS) -> Record:
+    """``value`` if it is a valid record, else :class:`ArchiveError` naming the line.
+
+    Beyond its shape (what ``schema.json`` says), every value a target would store is
+    checked as the public API checks it, against ``limits`` (the target's): content,
+    metadata (size, depth, JSON types), identifiers (size; no control characters in
+    session ids and user identifiers), entity types, timestamps representable in UTC,
+    ``seq``/``position`` within ``0..MAX_ORDINAL``, finite embeddings. The record is
+    normalised in place: UUIDs in canonical (lower-case) form, entity types in upper
+    case, metadata as plain JSON.
+    """
     if not isinstance(value, dict):
         raise ArchiveError("a record must be a JSON object", line=line)
     kind = value.get("record")
-    if kind not in FIELDS:
+    if not isinstance(kind, str) or kind not in FIELDS:
         raise ArchiveError(f"unknown record kind {kind!r} (one of {', '.join(KINDS)})", line=line)
     for name, (types, required) in FIELDS[kind].items():
         if name not in value:
@@ -227,29 +263,110 @@ def check_record(value: Any, line: int | None = None) -> Record:
         if name in STAMPS and isinstance(field, str):
             try:
                 parse_stamp(field)
-            except ValueError:
+            except ValueError as exc:
                 raise ArchiveError(
-                    f"{kind}.{name} is not an ISO 8601 timestamp", line=line
+                    f"{kind}.{name} is not an ISO 8601 timestamp in UTC's range ({exc})",
+                    line=line,
                 ) from None
     for name in UUID_FIELDS.get(kind, ()):
-        try:
-            UUID(value[name])
-        except ValueError:
-            raise ArchiveError(f"{kind}.{name} is not a UUID", line=line) from None
-    if kind == "message":
-        if value["role"] not in ROLES:
-            raise ArchiveError(f"message.role {value['role']!r} is not a role", line=line)
-        vector = value.get("embedding")
-        if vector is not None and not all(
-            isinstance(x, int | float) and not isinstance(x, bool) for x in vector
-        ):
-            raise ArchiveError("message.embedding must be a list of numbers", line=line)
-    if kind == "header" and value["format"] != FORMAT:
-        raise ArchiveError(f"not a {FORMAT} (format {value['format']!r})", line=line)
-    if kind == "header" and value["version"] > FORMAT_VERSION:
+        if not _UUID_TEXT.fullmatch(value[name]):
+            raise ArchiveError(f"{kind}.{name} is not a UUID (8-4-4-4-12 hex digits)", line=line)
+        value[name] = value[name].lower()
+    for name in ORDINALS.get(kind, ()):
+        if name in value and not 0 <= value[name] <= MAX_ORDINAL:
+            raise ArchiveError(f"{kind}.{name} must be within 0..{MAX_ORDINAL}", line=line)
+    if kind == "header":
+        _check_header(value, line)
+    try:
+        _CONTENT_CHECKS.get(kind, _nothing)(value, limits)
+    except InvalidRequestError as exc:
+        raise ArchiveError(f"{kind}.{exc.argument}: {exc.message}", line=line) from None
+    return value
+
+
+def _check_header(value: Record, line: int | None) -> None:
+    if value["format"] != FORMAT:
+        raise ArchiveError(f"not a {FORMAT} (format {_short(value['format'])})", line=line)
+    version = value["version"]
+    if version > FORMAT_VERSION:
         raise ArchiveError(
-            f"archive version {value['version']} is newer than this memory-core reads "
+            f"archive version {_short(version)} is newer than this memory-core reads "
             f"({FORMAT_VERSION}); upgrade memory-core",
             line=line,
         )
-    return value
+    if version not in READS_VERSIONS:
+        raise ArchiveError(
+            f"archive version {_short(version)} does not exist (this memory-core reads "
+            f"version {', '.join(str(v) for v in READS_VERSIONS)})",
+            line=line,
+        )
+
+
+def _short(value: Any) -> str:
+    """A value of an archive quoted in an error message, cut to a readable length."""
+    text = repr(value) if not isinstance(value, int) or value.bit_length() < 64 else "a huge int"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _nothing(record: Record, limits: Limits) -> None:
+    pass
+
+
+def _check_entity(record: Record, limits: Limits) -> None:
+    check_identifier(record["id"], "id", limits)
+    _user(record, limits)
+    check_identifier(record["name"], "name", limits)
+    record["type"] = check_entity_type(record["type"])
+    if record.get("description") is not None:
+        check_str(record["description"], "description", max_chars=limits.max_content_chars)
+
+
+def _check_conversation(record: Record, limits: Limits) -> None:
+    check_identifier(record["session_id"], "session_id", limits, plain=True)
+    _user(record, limits)
+    if record.get("title") is not None:
+        check_identifier(record["title"], "title", limits)
+    record["metadata"] = check_metadata(record["metadata"], "metadata", limits)
+
+
+def _check_message(record: Record, limits: Limits) -> None:
+    if record["role"] not in ROLES:
+        raise InvalidRequestError(f"{_short(record['role'])} is not a role", argument="role")
+    check_str(record["content"], "content", max_chars=limits.max_content_chars)
+    record["metadata"] = check_metadata(record["metadata"], "metadata", limits)
+    if record.get("idempotency_key") is not None:
+        check_str(
+            record["idempotency_key"],
+            "idempotency_key",
+            allow_empty=False,
+            max_chars=limits.max_content_chars,
+        )
+    vector = record.get("embedding")
+    if vector is not None and not all(_finite(x) for x in vector):
+        raise InvalidRequestError("must be a list of finite numbers", argument="embedding")
+
+
+def _finite(value: Any) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:  # an int beyond a float's range
+        return False
+
+
+def _check_mention(record: Record, limits: Limits) -> None:
+    check_identifier(record["entity_id"], "entity_id", limits)
+
+
+def _user(record: Record, limits: Limits) -> None:
+    if record["user_identifier"] is not None:
+        check_identifier(record["user_identifier"], "user_identifier", limits, plain=True)
+
+
+_CONTENT_CHECKS: dict[str, Callable[[Record, Limits], None]] = {
+    "entity": _check_entity,
+    "conversation": _check_conversation,
+    "message": _check_message,
+    "mention": _check_mention,
+}

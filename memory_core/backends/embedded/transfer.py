@@ -16,10 +16,21 @@ from typing import TypeVar
 
 from memory_core.transfer import ImportState, TransferReport
 from memory_core.transfer import records as rec
-from memory_core.transfer.hooks import SAME_SESSION, SAME_SESSION_MESSAGES, TENANT_LOST
+from memory_core.transfer.hooks import (
+    DERIVED_ID,
+    FOREIGN_ENTITY,
+    FOREIGN_ID,
+    RENAMED,
+    SAME_SESSION,
+    SAME_SESSION_MESSAGES,
+    TENANT_LOST,
+    keeps_id,
+    own_id,
+)
 from memory_core.transfer.records import Record, parse_stamp
 
 from .codec import dump_json, now_micros, pack_vector, to_micros
+from .conversations import session_uuid
 from .rows import MESSAGE_COLUMNS, read_messages, to_conversation, to_entity
 from .store import Database
 
@@ -211,16 +222,23 @@ class _Importer:
 
     def entity(self, conn: sqlite3.Connection, record: Record) -> None:
         state, tally = self.state, self.tally
+        archive_id = record["id"]
         tenant = self.tenant(record)
         if tenant is None:
             tally.skip("entity", "no user_identifier and the target is multi-tenant")
-            state.entities[record["id"]] = None
+            state.entities[archive_id] = None
             return
-        row = conn.execute("SELECT * FROM entities WHERE id = ?", (record["id"],)).fetchone()
+        entity_id = archive_id
+        row = _entity_row(conn, entity_id)
         if row is not None and row["tenant"] != tenant:
-            tally.skip("entity", "its id belongs to another tenant in the target")
-            state.entities[record["id"]] = None
-            return
+            # Another tenant's entity is never written over nor linked to: this one gets
+            # an id of its own tenant (derived, so a re-run finds it).
+            entity_id = own_id(tenant, "entity", archive_id)
+            row = _entity_row(conn, entity_id)
+            if row is not None and row["tenant"] != tenant:
+                tally.skip("entity", FOREIGN_ID)
+                state.entities[archive_id] = None
+                return
         created = _micros(record.get("created_at")) or now_micros()
         updated = _micros(record.get("updated_at")) or created
         values = (
@@ -232,12 +250,12 @@ class _Importer:
             updated,
         )
         if row is not None:
-            state.entities[record["id"]] = record["id"]
+            state.entities[archive_id] = entity_id
             if state.on_conflict == "overwrite":
                 conn.execute(
                     "UPDATE entities SET name = ?, name_key = ?, type = ?, description = ?, "
-                    "created_at = ?, updated_at = ? WHERE id = ?",
-                    (*values, record["id"]),
+                    "created_at = ?, updated_at = ? WHERE id = ? AND tenant = ?",
+                    (*values, entity_id, tenant),
                 )
                 self.copied_entity(record)
             else:
@@ -248,15 +266,17 @@ class _Importer:
             (tenant, values[1], record["type"]),
         ).fetchone()
         if same is not None:
-            state.entities[record["id"]] = same["id"]
+            state.entities[archive_id] = same["id"]
             tally.skip("entity", "an entity with this name and type is already in the target")
             return
         conn.execute(
             "INSERT INTO entities (id, tenant, name, name_key, type, description, created_at, "
             "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (record["id"], tenant, *values),
+            (entity_id, tenant, *values),
         )
-        state.entities[record["id"]] = record["id"]
+        state.entities[archive_id] = entity_id
+        if entity_id != archive_id:
+            tally.lose("entity.id", RENAMED)
         self.copied_entity(record)
 
     def copied_entity(self, record: Record) -> None:
@@ -267,16 +287,20 @@ class _Importer:
     def conversation(self, conn: sqlite3.Connection, record: Record) -> None:
         state, tally = self.state, self.tally
         archive_id = record["id"]
+        state.current, state.renamed = archive_id, {}
         tenant = self.tenant(record)
         if tenant is None:
             tally.skip("conversation", "no user_identifier and the target is multi-tenant")
             state.conversations[archive_id] = None
             return
-        by_id = conn.execute("SELECT * FROM conversations WHERE id = ?", (archive_id,)).fetchone()
-        if by_id is not None and (by_id["tenant"], by_id["session_id"]) != (
-            tenant,
-            record["session_id"],
-        ):
+        target_id, changed = _conversation_id(conn, record, tenant)
+        if target_id is None:
+            tally.skip("conversation", FOREIGN_ID)
+            state.conversations[archive_id] = None
+            return
+        # The row under that id is of this tenant (or there is none).
+        by_id = conn.execute("SELECT * FROM conversations WHERE id = ?", (target_id,)).fetchone()
+        if by_id is not None and by_id["session_id"] != record["session_id"]:
             tally.skip("conversation", "its id belongs to another session in the target")
             state.conversations[archive_id] = None
             return
@@ -312,7 +336,7 @@ class _Importer:
             "INSERT INTO conversations (id, tenant, session_id, title, metadata, user_identifier, "
             "created_at, updated_at, next_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)",
             (
-                archive_id,
+                target_id,
                 tenant,
                 record["session_id"],
                 record.get("title"),
@@ -322,7 +346,9 @@ class _Importer:
                 _micros(record.get("updated_at")) or created,
             ),
         )
-        state.conversations[archive_id] = archive_id
+        state.conversations[archive_id] = target_id
+        if changed is not None:
+            tally.lose("conversation.id", changed)
         tally.copy("conversation")
 
     def message(self, conn: sqlite3.Connection, record: Record) -> None:
@@ -331,15 +357,25 @@ class _Importer:
         if conversation_id is None:
             tally.skip("message", self.state.message_reason(record["conversation_id"]))
             return
-        found = conn.execute(
-            "SELECT conversation_id FROM messages WHERE id = ?", (record["id"],)
-        ).fetchone()
+        message_id = record["id"]
+        found = _message_place(conn, message_id, conversation_id)
+        if found is not None and not found["ours"]:
+            # Another tenant's message is never written over: this one gets an id of its
+            # own, derived from its conversation (a re-run finds it again).
+            message_id = own_id(conversation_id, "message", record["id"])
+            found = _message_place(conn, message_id, conversation_id)
+            if found is not None and not found["ours"]:
+                self.state.renamed[record["id"]] = None
+                tally.skip("message", FOREIGN_ID)
+                return
+            self.state.renamed[record["id"]] = message_id
         if found is not None:
-            if self.state.on_conflict != "overwrite" or found[0] == conversation_id:
+            if self.state.on_conflict != "overwrite" or found["cid"] == conversation_id:
                 tally.skip("message", "already in the target")
                 return
-            conn.execute("DELETE FROM mentions WHERE message_id = ?", (record["id"],))
-            conn.execute("DELETE FROM messages WHERE id = ?", (record["id"],))
+            # The same tenant's message in another conversation: moved here.
+            conn.execute("DELETE FROM mentions WHERE message_id = ?", (message_id,))
+            conn.execute("DELETE FROM messages WHERE id = ?", (message_id,))
         key = record.get("idempotency_key")
         if (
             key is not None
@@ -362,7 +398,7 @@ class _Importer:
             "INSERT INTO messages (id, conversation_id, seq, role, content, metadata, "
             "created_at, embedding, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                record["id"],
+                message_id,
                 conversation_id,
                 seq,
                 record["role"],
@@ -375,25 +411,94 @@ class _Importer:
         )
         self.next_seq[conversation_id] = seq + 1
         self.latest[conversation_id] = max(self.latest.get(conversation_id, 0), created)
+        if message_id != record["id"]:
+            tally.lose("message.id", RENAMED)
         tally.copy("message")
 
     def mention(self, conn: sqlite3.Connection, record: Record) -> None:
-        tally = self.tally
-        entity_id = self.state.entities.get(record["entity_id"])
+        """Links a message of the current conversation (as written or matched in this
+        run) to an entity of the same tenant; anything else is skipped."""
+        state, tally = self.state, self.tally
+        entity_id = state.entities.get(record["entity_id"])
         if entity_id is None:
             tally.lose("mention", "its entity was not carried")
             return
-        if conn.execute("SELECT 1 FROM messages WHERE id = ?", (record["message_id"],)).fetchone():
-            cursor = conn.execute(
-                "INSERT OR IGNORE INTO mentions (message_id, entity_id, position) VALUES (?, ?, ?)",
-                (record["message_id"], entity_id, record["position"]),
-            )
-            if cursor.rowcount:
-                tally.copy("mention")
-            else:
-                tally.skip("mention", "already in the target")
-        else:
+        current = state.current
+        conversation_id = None if current is None else state.conversations.get(current)
+        message_id = state.renamed.get(record["message_id"], record["message_id"])
+        if (
+            conversation_id is None
+            or message_id is None
+            or not conn.execute(
+                "SELECT 1 FROM messages WHERE id = ? AND conversation_id = ?",
+                (message_id, conversation_id),
+            ).fetchone()
+        ):
             tally.skip("mention", "its message was not carried")
+            return
+        if not conn.execute(
+            "SELECT 1 FROM entities e JOIN conversations c ON c.id = ? "
+            "WHERE e.id = ? AND e.tenant = c.tenant",
+            (conversation_id, entity_id),
+        ).fetchone():
+            tally.skip("mention", FOREIGN_ENTITY)
+            return
+        cursor = conn.execute(
+            "INSERT OR IGNORE INTO mentions (message_id, entity_id, position) VALUES (?, ?, ?)",
+            (message_id, entity_id, record["position"]),
+        )
+        if cursor.rowcount:
+            tally.copy("mention")
+        else:
+            tally.skip("mention", "already in the target")
+
+
+def _entity_row(conn: sqlite3.Connection, entity_id: str) -> sqlite3.Row | None:
+    row: sqlite3.Row | None = conn.execute(
+        "SELECT * FROM entities WHERE id = ?", (entity_id,)
+    ).fetchone()
+    return row
+
+
+def _conversation_id(
+    conn: sqlite3.Connection, record: Record, tenant: str
+) -> tuple[str | None, str | None]:
+    """The id an archive conversation takes in ``tenant``, and why it is not the archive's
+    (``None`` when it is). A derived (version-5) id is kept only when it is the record's
+    own (:func:`~memory_core.transfer.hooks.keeps_id`), else the target's own id of the
+    tenant and session is used, so no archive can take the id of another tenant's
+    session. An id another tenant holds is not taken either (the session's own id then);
+    ``(None, ...)`` when even that is another tenant's."""
+    archive_id = record["id"]
+    own = str(session_uuid(tenant, record["session_id"]))
+    named = str(session_uuid(record["user_identifier"], record["session_id"]))
+    candidate, why = (archive_id, None) if keeps_id(archive_id, (own, named)) else (own, DERIVED_ID)
+    if not _owned_by_other(conn, candidate, tenant):
+        return candidate, (why if candidate != archive_id else None)
+    if candidate != own and not _owned_by_other(conn, own, tenant):
+        return own, RENAMED
+    return None, FOREIGN_ID
+
+
+def _owned_by_other(conn: sqlite3.Connection, conversation_id: str, tenant: str) -> bool:
+    found = conn.execute(
+        "SELECT tenant FROM conversations WHERE id = ?", (conversation_id,)
+    ).fetchone()
+    return found is not None and found[0] != tenant
+
+
+def _message_place(
+    conn: sqlite3.Connection, message_id: str, conversation_id: str
+) -> sqlite3.Row | None:
+    """Where a message id is in the target: its conversation (``cid``) and whether that
+    is of the tenant of ``conversation_id`` (``ours``); ``None`` when it is nowhere."""
+    row: sqlite3.Row | None = conn.execute(
+        "SELECT m.conversation_id AS cid, "
+        "c.tenant = (SELECT tenant FROM conversations WHERE id = ?) AS ours "
+        "FROM messages m JOIN conversations c ON c.id = m.conversation_id WHERE m.id = ?",
+        (conversation_id, message_id),
+    ).fetchone()
+    return row
 
 
 def _has_messages(conn: sqlite3.Connection, conversation_id: str) -> bool:
