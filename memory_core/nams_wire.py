@@ -109,6 +109,7 @@ class ErrorCode(StrEnum):
     INVALID_CURSOR = "invalid_cursor"
     BULK_TOO_LARGE = "bulk_too_large"
     PAYLOAD_TOO_LARGE = "payload_too_large"
+    REQUEST_TIMEOUT = "request_timeout"
     RATE_LIMITED = "rate_limited"
     UNAVAILABLE = "service_unavailable"
     NOT_SUPPORTED = "not_supported"
@@ -138,6 +139,7 @@ ERRORS: tuple[ErrorKind, ...] = (
     ErrorKind(401, ErrorCode.UNAUTHORIZED, AuthenticationError),
     ErrorKind(403, ErrorCode.FORBIDDEN, AuthenticationError),
     ErrorKind(405, ErrorCode.METHOD_NOT_ALLOWED, NotSupportedError),
+    ErrorKind(408, ErrorCode.REQUEST_TIMEOUT, TransportError),
     ErrorKind(409, ErrorCode.INVALID_REQUEST, InvalidRequestError),
     ErrorKind(413, ErrorCode.PAYLOAD_TOO_LARGE, InvalidRequestError),
     ErrorKind(422, ErrorCode.INVALID_REQUEST, InvalidRequestError),

@@ -83,6 +83,14 @@ def check_str(
     return str(value)
 
 
+def check_utf8_bytes(text: str, argument: str, cap: int) -> str:
+    """``text`` (already checked by :func:`check_str`) if it is at most ``cap`` bytes of
+    UTF-8: a multi-byte character counts for its bytes, not as one."""
+    if len(text) > cap or (len(text) * 4 > cap and len(text.encode("utf-8")) > cap):
+        raise InvalidRequestError(f"must be at most {cap} bytes of UTF-8", argument=argument)
+    return text
+
+
 def check_identifier(
     value: Any, argument: str, limits: Limits = DEFAULT_LIMITS, *, plain: bool = False
 ) -> str:
@@ -91,10 +99,9 @@ def check_identifier(
     ``plain`` also refuses control characters (NUL, newlines, escapes): session ids and
     user identifiers name tenants and conversations, and must never be ambiguous.
     """
-    text = check_str(value, argument, allow_empty=False)
-    cap = limits.max_identifier_bytes
-    if len(text) > cap or (len(text) * 4 > cap and len(text.encode("utf-8")) > cap):
-        raise InvalidRequestError(f"must be at most {cap} bytes of UTF-8", argument=argument)
+    text = check_utf8_bytes(
+        check_str(value, argument, allow_empty=False), argument, limits.max_identifier_bytes
+    )
     if plain and _CONTROL.search(text):
         raise InvalidRequestError(
             "must not contain control characters (NUL, newline, escape ...)", argument=argument
@@ -307,12 +314,18 @@ def check_entity_type(value: Any, argument: str = "type") -> str:
 def check_entity_refs(
     value: Any, argument: str = "explicit_mentions", limits: Limits = DEFAULT_LIMITS
 ) -> list[EntityRef]:
-    """A list of ``EntityRef`` (or dicts / bare names); each must carry an id or a name."""
+    """A list of at most ``limits.max_mentions`` ``EntityRef`` (or dicts / bare names);
+    each must carry an id or a name. The count is checked before any item is."""
     if value is None:
         return []
     if not isinstance(value, list | tuple):
         raise InvalidArgumentTypeError(
             f"must be a list, got {type(value).__name__}", argument=argument
+        )
+    if len(value) > limits.max_mentions:
+        raise InvalidRequestError(
+            f"must hold at most {limits.max_mentions} mentions, got {len(value)}",
+            argument=argument,
         )
     refs: list[EntityRef] = []
     for item in value:

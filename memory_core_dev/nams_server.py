@@ -27,6 +27,7 @@ import pytest
 
 from memory_core.backends.nams import NamsBackend
 from memory_core.server import BackgroundServer, Faults, Traffic, create_app
+from memory_core.server.connections import ConnectionLimits
 from memory_core.server.traffic import RequestRecord
 
 API_KEY = "test-key-unbound"
@@ -40,14 +41,20 @@ KEYS = (API_KEY, f"{BOUND_KEY}={BOUND_WORKSPACE}")
 class NamsTestServer:
     """A running NAMS-compatible server and helpers to talk to it."""
 
-    def __init__(self, backend_url: str = "memory://", **app_options: Any) -> None:
+    def __init__(
+        self,
+        backend_url: str = "memory://",
+        *,
+        connections: ConnectionLimits | None = None,
+        **app_options: Any,
+    ) -> None:
         app_options.setdefault("api_keys", KEYS)
         app_options.setdefault("admin", True)
         self.backend_url = backend_url
         self.faults = Faults()
         self.traffic = Traffic()
         self.app = create_app(backend_url, faults=self.faults, traffic=self.traffic, **app_options)
-        self._server = BackgroundServer(self.app)
+        self._server = BackgroundServer(self.app, connections=connections)
 
     @property
     def base_url(self) -> str:

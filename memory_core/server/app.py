@@ -6,6 +6,13 @@ server, or with ``memory-core serve`` (:mod:`.cli`), which also supports dropped
 faults. The OpenAPI document is at ``/openapi.json``. There is no ``/docs`` page: Swagger UI
 would load its assets from a CDN and be blank offline; point any OpenAPI viewer at
 ``/openapi.json`` instead.
+
+Two routes need no key: ``/openapi.json`` (the contract: the same for every server of this
+version, with no data, keys, backend or limits in it) and ``GET /health`` (``{"status":
+"ok"}`` while the app serves; it does not touch the backing store, so it cannot be used to
+load it). A path with a trailing slash that names a route without it is redirected
+(``307``) with a relative ``Location`` built from the path alone: never from the ``Host``
+header, which the client chooses.
 """
 
 from __future__ import annotations
@@ -13,13 +20,16 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
+from urllib.parse import quote, quote_from_bytes
 
 from fastapi import APIRouter, Depends, FastAPI, Query, Request, Response, Security
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import BaseRoute, Match
 
 from memory_core import (
     AuthenticationError,
@@ -37,7 +47,7 @@ from memory_core.settings import redact_url
 from .. import nams_wire as wire
 from .auth import ApiKeys, AuthMiddleware, resolve_workspace
 from .errors import ApiError, CatchAllMiddleware, check_limit
-from .faults import FaultMiddleware, Faults, FaultSettings
+from .faults import ASGIApp, FaultMiddleware, Faults, FaultSettings, Receive, Scope, Send
 from .hosted import HostedMemory
 from .limits import (
     BodyLimitMiddleware,
@@ -253,6 +263,60 @@ def _api_router() -> APIRouter:
     return router
 
 
+class Health(BaseModel):
+    """``GET /health``: the server is up and serving (the backing store is not asked)."""
+
+    status: Literal["ok"] = "ok"
+
+
+def _health_router() -> APIRouter:
+    """``GET /health``, without a key (see the module docstring)."""
+    router = APIRouter(tags=["server"])
+
+    @router.get("/health")
+    async def health() -> Health:
+        """``{"status": "ok"}`` while the server serves; no key needed."""
+        return Health()
+
+    return router
+
+
+class SlashRedirectMiddleware:
+    """``307`` from ``/path/`` to ``/path`` when ``/path`` is a route. The ``Location`` is
+    relative, made of the path and query the client sent: Starlette's own redirect builds
+    an absolute URL from the ``Host`` header, so a request with a hostile ``Host`` was
+    sent elsewhere (``redirect_slashes`` is off)."""
+
+    def __init__(self, app: ASGIApp, routes: list[BaseRoute]) -> None:
+        self.app = app
+        self.routes = routes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        bare = path.rstrip("/")
+        # "//host" would be a network-path reference, i.e. another server: never.
+        if path.endswith("/") and bare.startswith("/") and not bare.startswith("//"):
+            probe = {**scope, "path": bare}
+            if any(route.matches(probe)[0] is not Match.NONE for route in self.routes):
+                location = quote(scope.get("root_path", "") + bare, safe="/")
+                query = scope.get("query_string", b"")
+                if query:  # as sent (percent-encoded); any other byte encoded too
+                    location += "?" + quote_from_bytes(query, safe="/?:@!$&'()*+,;=%-._~")
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 307,
+                        "headers": [
+                            (b"location", location.encode("ascii")),
+                            (b"content-length", b"0"),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": b""})
+                return
+        await self.app(scope, receive, send)
+
+
 def _admin_router() -> APIRouter:
     """Test-only routes to turn fault knobs and read the request record."""
     router = APIRouter(prefix="/_admin", tags=["test admin"], dependencies=[Depends(_workspace)])
@@ -423,6 +487,7 @@ def create_app(
         openapi_url="/openapi.json",
         docs_url=None,
         redoc_url=None,
+        redirect_slashes=False,
     )
     app.state.keys = keys
     app.state.limits = limits
@@ -431,6 +496,7 @@ def create_app(
     app.state.hosted = None
     app.state.startup_error = None
     app.include_router(_api_router())
+    app.include_router(_health_router())
     if admin:
         app.include_router(_admin_router())
     app.add_exception_handler(ApiError, _on_api_error)
@@ -438,7 +504,8 @@ def create_app(
     app.add_exception_handler(RequestValidationError, _on_validation_error)
     app.add_exception_handler(MemoryCoreError, _on_core_error)
     # The last added runs first: log, faults, then the key (401 before anything else is
-    # looked at), then the body size, then the handlers.
+    # looked at), then the body size, then the handlers (and the trailing-slash redirect).
+    app.add_middleware(SlashRedirectMiddleware, routes=app.router.routes)
     app.add_middleware(CatchAllMiddleware)
     app.add_middleware(BodyLimitMiddleware, limit=limits.max_body_bytes)
     app.add_middleware(AuthMiddleware, keys=keys)

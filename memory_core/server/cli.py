@@ -10,7 +10,9 @@ Keys also come from ``NAMS_SERVER_API_KEYS`` (comma-separated ``KEY`` or
 ``KEY=WORKSPACE``): the recommended way, since a ``--api-key`` value is visible to every
 local user in the process list (``/proc/PID/cmdline``); ``--api-key`` prints a warning
 saying so. Without any key the server only listens on a loopback address. Size limits
-(``--max-body-bytes`` …, or ``NAMS_SERVER_MAX_*``) are in :mod:`.limits`.
+(``--max-body-bytes`` …, or ``NAMS_SERVER_MAX_*``) are in :mod:`.limits`; connection
+limits (``--header-timeout``, ``--body-timeout``, ``--keep-alive-timeout``,
+``--max-connections``) in :mod:`.connections`.
 
 The backing store is opened and connected once before the server starts: an unknown
 scheme or an unreachable store is one line on stderr and exit code 1 (the traceback only
@@ -32,6 +34,8 @@ from memory_core.settings import redact_url
 
 from .app import DEFAULT_BACKEND_URL, create_app, open_store
 from .auth import ENV_KEYS, ApiKeys, check_open_server
+from .connections import ENV as CONNECTION_ENV
+from .connections import ConnectionLimits
 from .faults import Faults
 from .limits import ENV as LIMIT_ENV
 from .limits import ServerLimits
@@ -92,6 +96,19 @@ def build_parser() -> argparse.ArgumentParser:
             default=None,
             metavar="N",
             help=f"{default} (also {variable})",
+        )
+    links = p.add_argument_group(
+        "connections (closed past a deadline; at the cap the longest-waiting one, or 503)"
+    )
+    for name, variable in CONNECTION_ENV.items():
+        default = getattr(ConnectionLimits(), name)
+        whole = name == "max_connections"
+        links.add_argument(
+            "--" + name.replace("_", "-"),
+            type=int if whole else float,
+            default=None,
+            metavar="N" if whole else "SECONDS",
+            help=f"{default:g} (also {variable})",
         )
     faults = p.add_argument_group("fault injection (for tests)")
     faults.add_argument(
@@ -207,6 +224,9 @@ def main(argv: Sequence[str], *, debug: bool = False) -> int:
         )
     keys = ApiKeys.from_env(args.api_key)
     limits = ServerLimits.from_env(**{name: getattr(args, name) for name in LIMIT_ENV})
+    connections = ConnectionLimits.from_env(
+        **{name: getattr(args, name) for name in CONNECTION_ENV}
+    )
     check_open_server(keys, args.host)
     _check_store(args.backend_url)
     faults = Faults(
@@ -237,16 +257,16 @@ def main(argv: Sequence[str], *, debug: bool = False) -> int:
         f"{redact_url(args.backend_url)}, {auth}",
         flush=True,
     )
-    server = make_server(app, log_level=args.log_level)
+    server = make_server(app, log_level=args.log_level, connections=connections)
     try:
         asyncio.run(server.serve(sockets=[sock]))
     except KeyboardInterrupt:
         return 130
-    except SystemExit as exc:
+    except SystemExit:
         startup = app.state.startup_error
         if startup is not None:
             raise startup from None
-        return int(exc.code or 1) if isinstance(exc.code, int) else 1
+        return 1  # uvicorn's own start-up failures (its exit code 3), logged above
     finally:
         sock.close()
     return 0

@@ -7,6 +7,8 @@ import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from starlette.requests import ClientDisconnect
+
 from .. import nams_wire as wire
 from .logsafe import escape
 
@@ -80,6 +82,10 @@ class CatchAllMiddleware:
 
         try:
             await self.app(scope, receive, watch)
+        except ClientDisconnect:
+            # The client went away (or its body came too late) while the app read the
+            # request: there is no one to answer and nothing to log as a bug.
+            scope.setdefault("state", {})["dropped"] = True
         except Exception:
             if scope["type"] != "http" or started:
                 raise

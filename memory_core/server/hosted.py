@@ -47,6 +47,7 @@ How the hosted model maps onto the backing store (opened with ``multi_tenant=Tru
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Sequence
 from datetime import UTC, datetime, timedelta
@@ -61,7 +62,7 @@ from memory_core import (
     Message,
     NotFoundError,
 )
-from memory_core.cursors import decode_cursor, encode_cursor
+from memory_core.cursors import MAX_CURSOR_CHARS, decode_cursor, encode_cursor
 from memory_core.requests import Summarizer
 from memory_core.summary import run_summarizer
 
@@ -102,13 +103,28 @@ def _encode_cursor(backing: str) -> str:
     return encode_cursor(CURSOR_KIND, backing)
 
 
+# The shape of every backing cursor (see memory_core.cursors): ``<kind>.<base64url>``.
+_BACKING_CURSOR = re.compile(r"[a-z][a-z0-9-]{0,31}\.[A-Za-z0-9_-]+")
+# The longest wire cursor: one wrapping the longest backing cursor the contract accepts.
+MAX_WIRE_CURSOR_CHARS = len(_encode_cursor("x" * MAX_CURSOR_CHARS))
+
+
 def _decode_cursor(cursor: str) -> str:
-    """The backing store's cursor a wire cursor carries; ``400 invalid_cursor`` else."""
+    """The backing store's cursor a wire cursor carries; ``400 invalid_cursor`` else.
+
+    Bounded before anything is decoded (:data:`MAX_WIRE_CURSOR_CHARS`, and
+    :func:`~memory_core.cursors.decode_cursor` never recurses on the caller's JSON); the
+    value must be one string of the backing cursors' fixed shape, which the backing
+    store then checks field by field (its position, ids, ranges)."""
     try:
-        backing = decode_cursor(CURSOR_KIND, cursor)
+        backing = decode_cursor(CURSOR_KIND, cursor, max_chars=MAX_WIRE_CURSOR_CHARS)
     except InvalidRequestError:
         raise _invalid_cursor() from None
-    if not isinstance(backing, str) or not backing:
+    if (
+        not isinstance(backing, str)
+        or len(backing) > MAX_CURSOR_CHARS
+        or not _BACKING_CURSOR.fullmatch(backing)
+    ):
         raise _invalid_cursor()
     return backing
 

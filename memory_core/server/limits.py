@@ -75,8 +75,11 @@ class ServerLimits:
         )
 
     def caller(self) -> Limits:
-        """The limits as the library states them, for checking request fields."""
-        return Limits(**{f.name: getattr(self, f.name) for f in fields(Limits)})
+        """The limits as the library states them, for checking request fields (the
+        library's default for a limit the server has no field for: ``max_mentions``, as
+        the wire carries no mentions)."""
+        mine = {f.name for f in fields(self)}
+        return Limits(**{f.name: getattr(self, f.name) for f in fields(Limits) if f.name in mine})
 
 
 ENV: dict[str, str] = {

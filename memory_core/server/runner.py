@@ -1,29 +1,33 @@
 """Running the app under uvicorn: in the foreground (the CLI) or in a background thread
 (tests, notebooks).
 
-The server uses :class:`AbortableH11Protocol`, uvicorn's h11 protocol plus one ASGI
-extension, ``scope["extensions"][ABORT_EXTENSION]``: a callable that closes the TCP
-connection at once, with no response. The dropped-connection fault needs it.
+The server uses :class:`AbortableH11Protocol`, uvicorn's h11 protocol with the
+connection limits of :mod:`.connections` (header, body and keep-alive deadlines, a
+connection cap) plus one ASGI extension, ``scope["extensions"][ABORT_EXTENSION]``: a
+callable that closes the TCP connection at once, with no response. The
+dropped-connection fault needs it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import socket
 import threading
 import time
 from typing import Any
 
 import uvicorn
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from memory_core.errors import ConfigurationError, MemoryCoreError
 
+from .connections import ConnectionLimits, GuardedH11Protocol
 from .faults import ABORT_EXTENSION, Message, Receive, Scope, Send
 
 
-class AbortableH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol that lets the app drop its connection."""
+class AbortableH11Protocol(GuardedH11Protocol):
+    """The server's h11 protocol (connection limits included) that also lets the app drop
+    its connection."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -61,17 +65,33 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def make_server(app: Any, *, log_level: str = "warning") -> uvicorn.Server:
-    """A uvicorn server for ``app`` with the abortable protocol and no access log (the
-    app logs each request itself)."""
-    config = uvicorn.Config(
+class _Config(uvicorn.Config):
+    """uvicorn's config carrying the connection limits the protocol reads."""
+
+    def __init__(self, app: Any, connection_limits: ConnectionLimits, **options: Any) -> None:
+        super().__init__(app, **options)
+        self.connection_limits = connection_limits
+
+
+def make_server(
+    app: Any, *, log_level: str = "warning", connections: ConnectionLimits | None = None
+) -> uvicorn.Server:
+    """A uvicorn server for ``app`` with the abortable protocol, the connection limits
+    ``connections`` (default: :meth:`ConnectionLimits.from_env`, the cap fitted to the
+    file limit) and no access log (the app logs each request itself)."""
+    limits = (connections or ConnectionLimits.from_env()).fitted()
+    config = _Config(
         app,
+        limits,
         http=AbortableH11Protocol,
+        ws="none",  # the API has no WebSocket route: an upgrade is an ordinary request
         lifespan="on",
         access_log=False,
         log_config=None,
         log_level=log_level,
         timeout_graceful_shutdown=5,
+        # uvicorn's own idle timer, a backstop behind the protocol's (never the first).
+        timeout_keep_alive=math.ceil(limits.keep_alive_timeout),
     )
     return uvicorn.Server(config)
 
@@ -83,12 +103,18 @@ class BackgroundServer:
     error); ``stop()`` shuts it down. ``base_url`` is ``http://host:port/v1``.
     """
 
-    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        app: Any,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        connections: ConnectionLimits | None = None,
+    ) -> None:
         self.app = app
         self.host = host
         self._sock = bind(host, port)
         self.port: int = self._sock.getsockname()[1]
-        self._server = make_server(app)
+        self._server = make_server(app, connections=connections)
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
 

@@ -16,6 +16,7 @@ from collections import deque
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from .connections import TIMED_OUT
 from .faults import ASGIApp, Message, Receive, Scope, Send
 from .logsafe import escape
 
@@ -88,18 +89,20 @@ class RequestLogMiddleware:
         done: list[bool] = []
 
         # Recorded when the response starts, so a client that has its answer can count
-        # on the record being there already.
+        # on the record being there already. A request whose body came too late was
+        # answered 408 by the protocol (see .connections): the app's answer was dropped.
         async def watch(message: Message) -> None:
             if message["type"] == "http.response.start" and not done:
                 done.append(True)
-                self._record(scope, int(message["status"]), state.get("workspace"), started)
+                status = 408 if state.get(TIMED_OUT) else int(message["status"])
+                self._record(scope, status, state.get("workspace"), started)
             await send(message)
 
         try:
             await self.app(scope, receive, watch)
         finally:
             if not done:
-                status = None if state.get("dropped") else 500
+                status = 408 if state.get(TIMED_OUT) else None if state.get("dropped") else 500
                 self._record(scope, status, state.get("workspace"), started)
 
     def _record(self, scope: Scope, status: int | None, workspace: Any, started: float) -> None:

@@ -11,6 +11,7 @@ import pytest
 from memory_core import DEFAULT_LIMITS, InvalidRequestError, Limits, MemoryBackend
 from memory_core.errors import ConfigurationError
 
+from .conftest import open_subject
 from .subjects import Subject
 
 pytestmark = pytest.mark.anyio
@@ -95,6 +96,17 @@ OVERSIZED: list[tuple[str, Call, str]] = [
         ),
         "metadata_filters",
     ),
+    (
+        "mention count",  # issue 25, item 5: counted before any mention is looked at
+        lambda b, s: b.add_message(
+            s,
+            "user",
+            "hi",
+            extraction_mode="explicit",
+            explicit_mentions=[{"name": f"e{i}", "type": "PERSON"} for i in range(1_001)],
+        ),
+        "explicit_mentions",
+    ),
 ]
 
 
@@ -139,3 +151,72 @@ async def test_limits_are_configurable(tmp_path: Any) -> None:
             await backend.add_message("s", "user", "1", metadata={"a": {"b": {"c": 1}}})
     with pytest.raises(ConfigurationError):
         Limits(max_query_chars=0)
+
+
+# ---------------------------------------------------------------------- issue 25
+
+
+async def test_mentions_over_the_limit_from_an_extractor_write_nothing(
+    request: pytest.FixtureRequest, tmp_path: Any
+) -> None:
+    def extractor(content: str) -> list[str]:
+        return [f"name {i}" for i in range(6)]
+
+    subject = await open_subject(
+        "embedded", request, tmp_path, limits=Limits(max_mentions=5), extractor=extractor
+    )
+    try:
+        before = await subject.dump()
+        with pytest.raises(InvalidRequestError) as raised:
+            await subject.backend.add_message("s", "user", "hi")
+        assert raised.value.argument == "extractor result"
+        assert await subject.dump() == before
+    finally:
+        await subject.backend.close()
+
+
+@pytest.mark.parametrize("kind", ["embedded", "bolt"])
+async def test_mentions_at_the_limit_are_stored_once_each(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Any
+) -> None:
+    subject = await open_subject(kind, request, tmp_path, limits=Limits(max_mentions=6))
+    try:
+        backend = subject.backend
+        person = await backend.add_entity(subject.name("ann"), "PERSON")
+        place = subject.name("paris")
+        refs: list[Any] = [
+            {"name": place, "type": "LOCATION"},
+            {"id": person.id},
+            {"name": place, "type": "LOCATION"},
+            person.name,
+            {"id": person.id},
+            {"name": place, "type": "LOCATION"},
+        ]
+        stored = await backend.add_message(
+            subject.name(), "user", "hi", extraction_mode="explicit", explicit_mentions=refs
+        )
+        assert sorted(m.name for m in stored.mentions) == sorted([place, person.name])
+        with pytest.raises(InvalidRequestError) as raised:
+            await backend.add_message(
+                subject.name(), "user", "hi", extraction_mode="explicit", explicit_mentions=refs * 2
+            )
+        assert raised.value.argument == "explicit_mentions"
+    finally:
+        await subject.backend.close()
+
+
+@pytest.mark.parametrize("kind", ["embedded", "bolt"])
+async def test_list_sessions_prefix_is_limited_in_bytes(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Any
+) -> None:
+    subject = await open_subject(kind, request, tmp_path)
+    try:
+        cap = L.max_identifier_bytes
+        assert await subject.backend.list_sessions(prefix="é" * (cap // 2)) == []
+        assert await subject.backend.list_sessions(prefix="") is not None
+        for prefix in ("é" * (cap // 2 + 1), "😀" * (cap // 4 + 1), "x" * (cap + 1)):
+            with pytest.raises(InvalidRequestError, match="bytes") as raised:
+                await subject.backend.list_sessions(prefix=prefix)
+            assert raised.value.argument == "prefix"
+    finally:
+        await subject.backend.close()
