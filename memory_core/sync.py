@@ -16,13 +16,13 @@ errors and warnings; a test keeps the signatures equal to the async ones. Every 
 on ONE event loop in one portal thread (anyio's blocking portal) that lives as long as the
 facade; calls from several threads at once are safe and run concurrently on that loop.
 
-A call from a thread that runs an event loop raises :class:`SyncCallInEventLoopError`
-(blocking there would freeze the loop): await the async API instead, or call the facade
-from a worker thread (``anyio.to_thread.run_sync``, ``loop.run_in_executor``). Opening one
-there raises it too, before any portal thread is started. A facade that is never closed
-is closed when it is garbage collected or, at the latest, when the interpreter exits (its
-portal thread would otherwise keep the process from exiting); a ``with`` block whose
-``connect`` fails closes it at once.
+A call from a thread that runs an event loop (asyncio or trio) raises
+:class:`SyncCallInEventLoopError` (blocking there would freeze the loop): await the async
+API instead, or call the facade from a worker thread (``anyio.to_thread.run_sync``,
+``loop.run_in_executor``). Opening one there raises it too, before any portal thread is
+started. A facade that is never closed is closed when it is garbage collected or, at the
+latest, when the interpreter exits (its portal thread would otherwise keep the process from
+exiting); a ``with`` block whose ``connect`` fails closes it at once.
 
 Capability warnings raised by the backend during a call
 (:class:`~memory_core.CapabilityWarning`) are collected on the portal thread through
@@ -263,7 +263,9 @@ class SyncMemoryBackend:
         self._blocking(self._backend.connect, locals())
 
     def close(self) -> None:
-        """Close the backend and stop the portal thread. Calling it again is a no-op."""
+        """Close the backend and stop the portal thread; the thread is stopped even when
+        the backend's close raises, and that error still reaches the caller. Calling it
+        again is a no-op."""
         with self._close_lock:
             if self._closed:
                 return

@@ -63,6 +63,14 @@ class MemoryChatStore(BaseChatStore):
 
     ``memory``: a :class:`~memory_core.sync.SyncMemoryBackend` (sync and async methods) or
     an async :class:`~memory_core.MemoryBackend` (async methods).
+
+    The delete methods return what LlamaIndex's in-memory ``SimpleChatStore`` returns:
+    ``delete_message(key, -1)`` deletes the newest message; a key without messages gives
+    ``None`` from ``delete_messages``, ``delete_message`` and ``delete_last_message``. Two
+    cases differ, deliberately: an index out of range below ``-len`` gives ``None`` (there
+    ``IndexError``, while one out of range above already gives ``None``), and a key set to
+    an empty list gives ``None`` (there ``[]``: a session never written and one with no
+    messages cannot be told apart).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -167,10 +175,11 @@ class MemoryChatStore(BaseChatStore):
         return held or None
 
     def delete_message(self, key: str, idx: int) -> ChatMessage | None:
-        """Delete the message at position ``idx``; ``None`` when there is none."""
+        """Delete and return the message at position ``idx`` (negative: from the end, as
+        in a list); ``None``, and nothing deleted, when there is none."""
         self._need_delete("delete_message")
         stored = self._bridge.messages(**self._read(key))
-        if not 0 <= idx < len(stored):
+        if not -len(stored) <= idx < len(stored):
             return None
         self._bridge.call("delete_message", stored[idx].id, user_identifier=self.user_identifier)
         return _from_stored(stored[idx])
@@ -227,10 +236,11 @@ class MemoryChatStore(BaseChatStore):
         return held or None
 
     async def adelete_message(self, key: str, idx: int) -> ChatMessage | None:
-        """Delete the message at position ``idx``; ``None`` when there is none."""
+        """Delete and return the message at position ``idx`` (negative: from the end, as
+        in a list); ``None``, and nothing deleted, when there is none."""
         self._need_delete("delete_message")
         stored = await self._bridge.amessages(**self._read(key))
-        if not 0 <= idx < len(stored):
+        if not -len(stored) <= idx < len(stored):
             return None
         await self._bridge.acall(
             "delete_message", stored[idx].id, user_identifier=self.user_identifier

@@ -78,7 +78,9 @@ class MemorySession(SessionHandle, SessionABC):
     ``memory``: a :class:`~memory_core.sync.SyncMemoryBackend` or an async
     :class:`~memory_core.MemoryBackend` (awaited on the caller's loop). ``session_id`` names
     the session (on NAMS in its reference mode: the id from
-    :func:`~memory_core.integrations.start_session`).
+    :func:`~memory_core.integrations.start_session`). ``user_identifier``: the user every
+    call acts for (required on a multi-tenant backend). ``session_settings``: its ``limit``
+    is how many of the newest items ``get_items()`` returns when given no ``limit``.
     """
 
     session_settings: SessionSettings | None = None
@@ -95,7 +97,8 @@ class MemorySession(SessionHandle, SessionABC):
         self.session_settings = session_settings
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
-        """The newest ``limit`` items (all when ``None``), oldest first."""
+        """The newest ``limit`` items, oldest first; without ``limit`` the newest
+        ``session_settings.limit``, and all when that is ``None`` too."""
         count = limit
         if count is None and self.session_settings is not None:
             count = self.session_settings.limit
@@ -136,7 +139,8 @@ class MemorySession(SessionHandle, SessionABC):
             )
 
     async def pop_item(self) -> TResponseInputItem | None:
-        """Remove and return the newest item (``None`` when the session is empty).
+        """Remove and return the newest item of this session and user (``None`` when it
+        has none).
 
         Needs ``delete_message``; without it raises ``NotSupportedError`` before reading.
         """
