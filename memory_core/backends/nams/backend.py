@@ -243,7 +243,10 @@ class NamsStore(Store):
     ``"memory_core_session"`` and found by listing conversations) or ``"server"`` (the
     reference: ``session_id`` is the server-issued id). Portable-mode options:
     ``session_cache_size`` (names remembered in process, 10,000) and ``session_index``
-    (a SQLite file path: remember names across processes; off by default).
+    (a SQLite file path: remember names across processes; off by default; a file that
+    fails is left alone with one logged warning, never failing a call). A name resolves
+    only among the conversations of the caller's ``user_identifier`` (none: those with
+    no ``userId``).
 
     The service scopes data by conversation id: ``user_identifier`` is sent only by
     ``create_conversation`` (as ``userId``) and ``list_conversations`` (a filter); in
@@ -512,7 +515,9 @@ class NamsStore(Store):
 
     async def connect(self) -> None:
         """Open the pool and probe with one cheap request; close it again on failure.
-        Opens the session index file when one was configured."""
+        Opens the session index file when one was configured (a file that cannot be
+        used logs one warning and names are looked up on the service: see
+        :class:`~.sessions.NameIndex`)."""
         await self._http.open()
         try:
             await self._call("GET", wire.CONVERSATIONS, "connect", params={"limit": 1})
@@ -577,7 +582,17 @@ class NamsStore(Store):
 
         Server-id mode: always a new conversation; the returned ``session_id`` is its id
         (the handle to use). Portable mode: idempotent per name — the existing
-        conversation is returned as stored (the service cannot update metadata)."""
+        conversation is returned as stored (the service cannot update metadata).
+
+        Both modes refuse :data:`~.sessions.SESSION_KEY` in ``metadata``: only a portable
+        lookup of a name may create a conversation carrying it, so this library never
+        makes one that another user's lookup could take for theirs."""
+        if SESSION_KEY in req.metadata:
+            raise InvalidRequestError(
+                f"the key {SESSION_KEY!r} is reserved for portable session names (a "
+                "conversation carrying it is created by the first write to its name)",
+                argument="metadata",
+            )
         if self._names is None:
             body = wire.ConversationCreate(
                 user_id=req.target.user_identifier, metadata=req.metadata or None
@@ -590,12 +605,6 @@ class NamsStore(Store):
                 json=body,
             )
             return self._conversation(header, None)
-
-        if SESSION_KEY in req.metadata:
-            raise InvalidRequestError(
-                f"the key {SESSION_KEY!r} is reserved for the session name in portable mode",
-                argument="metadata",
-            )
 
         async def read(at: _At) -> Conversation:
             header = at.header

@@ -4,14 +4,20 @@ conversation through the hosted REST contract only.
 * The name is stored in the conversation's ``metadata`` under :data:`SESSION_KEY` when the
   adapter creates the conversation (``POST /conversations``, with ``userId`` when a user
   is given).
+* Ownership: a name resolves only among the conversations of the caller's user — whose
+  ``userId`` equals ``user_identifier``; without one, only conversations with no
+  ``userId`` (:func:`owned`). This is checked here on every listed conversation, so a
+  service whose ``userId`` filter is loose cannot hand over another user's conversation.
 * A lookup pages ``GET /conversations`` (200 per page, ``userId`` filter when a user is
-  given) and keeps the conversations whose ``metadata[SESSION_KEY]`` is the name — or
-  whose id is the name (code written for server-issued ids keeps working). A name that
-  parses as a UUID is first tried as an id with one ``GET /conversations/{id}``; a name
-  that is the canonical string of the portable id of a listed conversation (of the user,
-  when one is given) names that conversation, before any conversation carrying the name
-  (``get_conversation(str(conversation.id))`` reads what ``conversation.id`` does).
-  Cost: ``⌈conversations / 200⌉`` list requests cold, none warm.
+  given) and keeps the caller's conversations whose ``metadata[SESSION_KEY]`` is the
+  name — or any conversation whose id is the name (code written for server-issued ids
+  keeps working: a server id is a handle, which the service serves to every caller of
+  the workspace). A name that parses as a UUID is first tried as an id with one
+  ``GET /conversations/{id}``; a name that is the canonical string of the portable id of
+  a listed conversation of the user names that conversation, before any conversation
+  carrying the name (``get_conversation(str(conversation.id))`` reads what
+  ``conversation.id`` does). Cost: ``⌈conversations / 200⌉`` list requests cold, none
+  warm.
 * A bounded in-process cache (LRU) and an optional SQLite index file (opt-in by path)
   remember ``(user, name) → conversation id``.
 * ``Conversation.id`` of a named conversation is ``uuid5(user, name)`` (:func:`portable_id`),
@@ -19,13 +25,15 @@ conversation through the hosted REST contract only.
   the embedded and Bolt backends. Such an id given as ``conversation_id`` is found by the
   same listing; a server id is accepted too.
 * Convergence: two creators racing on one new name both create a conversation, then list
-  again; every conversation carrying the name is a candidate and the oldest (by
-  ``createdAt``, then id) wins. A loser deletes its own conversation if it is still
+  again; every conversation of the user carrying the name is a candidate and the oldest
+  (by ``createdAt``, then id) wins. A loser deletes its own conversation if it is still
   empty, and everyone uses the winner. Readers apply the same rule, so they agree.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import sqlite3
 import threading
@@ -42,7 +50,7 @@ import anyio
 from pydantic import BaseModel, ValidationError
 
 from memory_core import nams_wire as wire
-from memory_core.errors import ConfigurationError, NotFoundError, TransportError
+from memory_core.errors import NotFoundError, TransportError
 from memory_core.requests import canonical_uuid
 
 from .transport import decode
@@ -55,6 +63,7 @@ M = TypeVar("M", bound=BaseModel)
 Call = Callable[..., Awaitable[Any]]
 Key = tuple[str, str]
 _OLDEST = datetime.max.replace(tzinfo=UTC)
+log = logging.getLogger("memory_core.backends.nams")
 
 
 def parse(model: type[M], payload: Any, route: str) -> M:
@@ -132,6 +141,19 @@ def header_id(header: wire.ConversationOut) -> UUID | None:
     """The portable id of a conversation that carries a name, else ``None``."""
     name = session_name(header)
     return None if name is None else portable_id(name, header.user_id)
+
+
+def owner(header: wire.ConversationOut) -> str | None:
+    """The user a conversation belongs to: its ``userId`` (``None``: no user; an empty
+    ``userId`` is none)."""
+    return header.user_id or None
+
+
+def owned(header: wire.ConversationOut, user: str | None) -> bool:
+    """True when ``header`` belongs to ``user`` (no user: only conversations with no
+    ``userId``). Checked here on every conversation a name lookup considers, whatever
+    filter the service applied."""
+    return owner(header) == (user or None)
 
 
 def _is(header: wire.ConversationOut, conversation_id: UUID | None) -> bool:
@@ -213,58 +235,134 @@ class NameCache:
         return len(self._items)
 
 
+INDEX_WAIT = 0.5
+"""Seconds the index waits for another process's lock before it gives up: a lookup on
+the service costs about as much, and the index is only an optimisation."""
+INDEX_TABLE = "session_names_v2"
+"""Version 2: rows written since a name resolves only among its user's conversations
+(the rows of ``session_names``, written before, may name another user's conversation
+and are never read)."""
+
+
 class NameIndex:
     """The persistent index: a small SQLite file shared by processes on one machine.
 
     Rows are scoped by service URL and workspace. An entry is a hint: a 404 on it drops
-    it and the name is looked up again.
+    it and the name is looked up again. The file is trusted as the process's own files
+    are (an entry is used without asking the service who owns it).
+
+    The index is a cache of what the service holds, so it never fails a call. The first
+    error from SQLite or the file system, when the file is opened or at any use later
+    (not a database or corrupt, locked by another process beyond :data:`INDEX_WAIT`,
+    read-only, disk full, a folder that cannot be made), logs one warning naming the
+    file and the reason, and this object stops using the file: every name is then
+    looked up on the service, as without an index (an entry it could no longer drop
+    is never trusted again). A row this module did not write (its ids not text, or its
+    conversation id not a UUID) is ignored, and replaced once the name is looked up.
     """
 
     def __init__(self, path: str | os.PathLike[str], scope: str) -> None:
         self.path = Path(path).expanduser()
         self.scope = scope
+        self.failure: str | None = None
+        """Why the file is no longer used (``None`` while it is)."""
         self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        with self._lock:
+            try:
+                self._db = self._open()
+            except (OSError, ValueError, sqlite3.Error) as exc:  # ValueError: a NUL in it
+                self._give_up(exc)
+
+    def _open(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, timeout=INDEX_WAIT, check_same_thread=False)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, timeout=10, check_same_thread=False)
-            with self._db:
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute(
-                    "CREATE TABLE IF NOT EXISTS session_names (scope TEXT NOT NULL, "
+            with db:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute(
+                    f"CREATE TABLE IF NOT EXISTS {INDEX_TABLE} (scope TEXT NOT NULL, "
                     "user TEXT NOT NULL, name TEXT NOT NULL, server_id TEXT NOT NULL, "
                     "conversation_id TEXT NOT NULL, PRIMARY KEY (scope, user, name))"
                 )
-        except (OSError, sqlite3.Error) as exc:
-            raise ConfigurationError(
-                f"nams backend: session_index {str(self.path)!r} cannot be used ({exc})"
-            ) from None
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _give_up(self, exc: BaseException) -> None:
+        """Stop using the file (called with the lock held), with one warning."""
+        db, self._db = self._db, None
+        _close(db)
+        if self.failure is None:
+            self.failure = str(exc) or type(exc).__name__
+            log.warning(
+                "nams backend: session_index %r is not used from now on (%s); session "
+                "names are looked up on the service instead",
+                str(self.path),
+                self.failure,
+            )
+
+    def _run(self, sql: str, args: tuple[str, ...], *, write: bool) -> Any:
+        """One statement (a write in a transaction of its own); its first row, or
+        ``None`` — also when the file is not (or no longer) used."""
+        with self._lock:
+            db = self._db
+            if db is None:
+                return None
+            try:
+                if not write:
+                    return db.execute(sql, args).fetchone()
+                with db:
+                    db.execute(sql, args)
+                return None
+            except (OSError, ValueError, sqlite3.Error) as exc:  # ValueError: not UTF-8
+                self._give_up(exc)
+                return None
 
     def get(self, key: Key) -> Entry | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT server_id, conversation_id FROM session_names "
-                "WHERE scope=? AND user=? AND name=?",
-                (self.scope, *key),
-            ).fetchone()
-        return None if row is None else Entry(str(row[0]), UUID(str(row[1])))
+        row = self._run(
+            f"SELECT server_id, conversation_id FROM {INDEX_TABLE} "
+            "WHERE scope=? AND user=? AND name=?",
+            (self.scope, *key),
+            write=False,
+        )
+        return None if row is None else _entry(row[0], row[1])
 
     def put(self, key: Key, entry: Entry) -> None:
-        with self._lock, self._db:
-            self._db.execute(
-                "INSERT OR REPLACE INTO session_names VALUES (?, ?, ?, ?, ?)",
-                (self.scope, *key, entry.server_id, str(entry.conversation_id)),
-            )
+        self._run(
+            f"INSERT OR REPLACE INTO {INDEX_TABLE} VALUES (?, ?, ?, ?, ?)",
+            (self.scope, *key, entry.server_id, str(entry.conversation_id)),
+            write=True,
+        )
 
     def pop(self, key: Key) -> None:
-        with self._lock, self._db:
-            self._db.execute(
-                "DELETE FROM session_names WHERE scope=? AND user=? AND name=?",
-                (self.scope, *key),
-            )
+        self._run(
+            f"DELETE FROM {INDEX_TABLE} WHERE scope=? AND user=? AND name=?",
+            (self.scope, *key),
+            write=True,
+        )
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            db, self._db = self._db, None
+            _close(db)
+
+
+def _close(db: sqlite3.Connection | None) -> None:
+    if db is not None:
+        with contextlib.suppress(sqlite3.Error):
+            db.close()
+
+
+def _entry(server_id: Any, conversation_id: Any) -> Entry | None:
+    """An index row as an :class:`Entry`; ``None`` for a row this module did not write."""
+    if not isinstance(server_id, str) or not server_id or not isinstance(conversation_id, str):
+        return None
+    try:
+        return Entry(server_id, UUID(conversation_id))
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -355,11 +453,16 @@ class SessionNames:
             header = await self._by_id(name)
             if header is None:
                 alias = canonical_uuid(name)
+                # A server id is a handle (the service serves it to any caller of the
+                # workspace); a name, or the portable id of one, is the user's own.
                 found = await self._scan(
                     user,
-                    lambda c: session_name(c) == name or c.id == name or _is(c, alias),
+                    lambda c: (
+                        c.id == name
+                        or (owned(c, user) and (session_name(c) == name or _is(c, alias)))
+                    ),
                 )
-                by_alias = [c for c in found if _is(c, alias)]
+                by_alias = [c for c in found if owned(c, user) and _is(c, alias)]
                 if by_alias and not any(c.id == name for c in found):
                     # The name is the id callers see of a conversation of this user: that
                     # conversation (remembered in this process only, under its own name).
@@ -446,7 +549,17 @@ class SessionNames:
         mine: wire.ConversationOut = await self._fetch(
             wire.ConversationOut, "POST", wire.CONVERSATIONS, "create_conversation", json=body
         )
-        rivals = await self._scan(user, lambda c: session_name(c) == name and c.id != mine.id)
+        if not owned(mine, user):
+            # Lookups would never find it again: every write would make one more.
+            await self._withdraw(mine.id)
+            raise TransportError(
+                f"nams: the service stored the new conversation of session {name!r} "
+                f"under userId {owner(mine)!r}, not {user!r}: portable session names "
+                "need a service that keeps userId"
+            )
+        rivals = await self._scan(
+            user, lambda c: owned(c, user) and session_name(c) == name and c.id != mine.id
+        )
         winner = self._oldest([mine, *rivals], name)
         assert winner is not None
         if winner.id != mine.id:
