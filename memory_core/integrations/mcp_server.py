@@ -1,8 +1,9 @@
 """An MCP server over any backend: ``memory-core mcp URL``.
 
 ``pip install "memory-core[mcp]"``. Stdio transport by default; ``--http`` serves streamable
-HTTP on a loopback address only (port 8766 by default, so that it can run beside
-``memory-core serve`` on 8765; a port in use is one line on stderr and exit code 1);
+HTTP on 127.0.0.1 (another address with ``--host``: off loopback only with a token; port
+8766 by default, so that it can run beside ``memory-core serve`` on 8765; a port in use is
+one line on stderr and exit code 1);
 ``--user USER`` opens the store multi-tenant and scopes every tool call to that user (one
 server per user). The HTTP client's per-request log lines (``httpx``/``httpcore`` at INFO,
 e.g. over NAMS) are not shown unless ``--verbose``. Tools (each offered only where the
@@ -13,23 +14,43 @@ backend's capability flags allow it; descriptions state the backend's limits):
 the backend does not create sessions on first write (NAMS in its reference mode).
 
 Tool errors (bad input, a missing capability, an unknown session) come back as MCP tool
-errors carrying memory-core's message.
+errors carrying memory-core's message. Over stdio, a line that is not a JSON-RPC message
+(not JSON, nested past the parser's limit, a lone surrogate ``"\ud800"``, not a request
+object) is answered with a JSON-RPC error (``-32700`` parse error, ``-32600`` invalid
+request; the request's id when it can be read, else ``null``) and the server reads on.
+
+Over HTTP, the Host and Origin headers must name the address the server is bound to (any
+loopback address: DNS rebinding cannot reach it), and with a token
+(``MEMORY_CORE_MCP_TOKEN`` or ``--token``) every request must carry ``Authorization:
+Bearer TOKEN`` (compared in constant time; 401 otherwise). Binding anywhere but loopback
+requires the token: without one the server refuses to start (exit code 1).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextvars
 import functools
+import hashlib
+import hmac
 import ipaddress
+import json
 import logging
+import os
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.message import SessionMessage
+from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+from pydantic import ValidationError
 
 from ..backend import MemoryBackend
 from ..errors import ConfigurationError, MemoryCoreError, NotSupportedError
@@ -42,12 +63,17 @@ from ._bridge import astart_session
 # The framework's frames call this module: capability warnings point past them.
 add_framework("mcp")
 
-__all__ = ["DEFAULT_PORT", "build_server", "main", "tool_names"]
+__all__ = ["DEFAULT_PORT", "TOKEN_ENV", "build_server", "main", "serve_stdio", "tool_names"]
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_PORT = 8766
 """``--http``'s port: not ``memory-core serve``'s 8765, so both can run side by side."""
 # Loggers that log every HTTP request the backend makes (the NAMS client) at INFO.
 HTTP_CLIENT_LOGGERS = ("httpx", "httpcore")
+TOKEN_ENV = "MEMORY_CORE_MCP_TOKEN"
+"""The bearer token HTTP clients must present (``--token`` sets it too)."""
+MIN_TOKEN_CHARS = 16
 
 
 def _message(m: Message) -> dict[str, Any]:
@@ -214,25 +240,260 @@ def _tools(backend: MemoryBackend, user: str | None) -> dict[Any, str]:
     }
 
 
-# ---------------------------------------------------------------- command line
+# ---------------------------------------------------------------- stdio
 
 
-def _loopback(host: str) -> str:
+async def serve_stdio(server: MCPServer[Any]) -> None:
+    """``server.run_stdio_async()``, except that every line that is not a JSON-RPC message
+    is answered with a JSON-RPC error instead of being dropped (a client waiting for its
+    answer would otherwise wait forever); the server then reads the next line."""
+    lowlevel = server._lowlevel_server  # what run_stdio_async itself runs
+    async with stdio_server() as (read_stream, write_stream):
+        await lowlevel.run(
+            _AnsweringReader(read_stream, write_stream),
+            write_stream,
+            lowlevel.create_initialization_options(),
+        )
+
+
+class _AnsweringReader:
+    """The stdio transport's read stream, minus the lines it could not read: the
+    transport hands those on as exceptions, which the MCP server drops. Each is answered
+    here, on the transport's write stream, and reading goes on."""
+
+    def __init__(self, inner: Any, replies: Any) -> None:
+        self._inner = inner
+        self._replies = replies
+
+    @property
+    def last_context(self) -> contextvars.Context | None:
+        """The sender context of the last message (the server runs handlers in it)."""
+        context: contextvars.Context | None = getattr(self._inner, "last_context", None)
+        return context
+
+    async def receive(self) -> SessionMessage | Exception:
+        while True:
+            item: SessionMessage | Exception = await self._inner.receive()
+            if not isinstance(item, Exception):
+                return item
+            reply = unreadable_line_reply(item)
+            if reply is not None:
+                await self._replies.send(SessionMessage(reply))
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> _AnsweringReader:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _AnsweringReader:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+def unreadable_line_reply(exc: Exception) -> JSONRPCError | None:
+    """The JSON-RPC error answering a line the stdio transport could not read (``exc``,
+    what it raised), or ``None`` for a line JSON-RPC does not answer: a blank one, and a
+    malformed response (a response is never answered).
+
+    Not JSON at all → ``-32700`` with id ``null``. JSON that the transport's parser
+    refuses (nested deeper than it allows, a lone surrogate ``"\\ud800"``, ``NaN``) or that
+    is no JSON-RPC message → ``-32600``, with the request's id when one can be read, so
+    the client's call ends instead of waiting. The line itself is never echoed or logged.
+    """
+    errors = exc.errors() if isinstance(exc, ValidationError) else []
+    if not errors:
+        return _jsonrpc_error(None, PARSE_ERROR, "Parse error")
+    first = errors[0]
+    if first["type"] == "json_invalid":
+        line = first.get("input")
+        if isinstance(line, str) and not line.strip():
+            return None
+        reason = str(first.get("msg", "invalid JSON"))
+        try:
+            parsed = json.loads(line) if isinstance(line, str) else None
+        except (ValueError, RecursionError):
+            logger.warning("refused a line that cannot be parsed (%s)", reason)
+            return _jsonrpc_error(None, PARSE_ERROR, f"Parse error: {reason}")
+        logger.warning("refused a request the JSON parser does not accept (%s)", reason)
+        return _jsonrpc_error(
+            _request_id(parsed),
+            INVALID_REQUEST,
+            f"Invalid Request: {reason} (refused: lone surrogate escapes such as \\ud800, "
+            "NaN and Infinity, very deep nesting)",
+        )
+    value = _whole_message(errors)
+    if isinstance(value, dict) and "method" not in value and value.keys() & {"result", "error"}:
+        logger.warning("dropped a malformed response (no request to answer)")
+        return None
+    logger.warning("refused a line that is not a JSON-RPC message")
+    return _jsonrpc_error(
+        _request_id(value),
+        INVALID_REQUEST,
+        "Invalid Request: not a JSON-RPC 2.0 request, notification or response object",
+    )
+
+
+def _whole_message(errors: Sequence[Any]) -> object:
+    """The JSON value of the line, from the validation errors: an error about the whole
+    value (``model_type``) or a missing top-level field carries it as its input (an
+    error about one field carries only that field's value)."""
+    for error in errors:
+        loc = error["loc"]
+        if len(loc) <= 1 or (error["type"] == "missing" and len(loc) == 2):
+            return error.get("input")
+    return None
+
+
+def _request_id(value: object) -> int | str | None:
+    """The ``id`` of a request object, if it has a valid one that can be sent back."""
+    if not isinstance(value, dict):
+        return None
+    found = value.get("id")
+    if isinstance(found, bool) or not isinstance(found, int | str):
+        return None
+    if isinstance(found, str):
+        try:
+            found.encode("utf-8")  # a lone surrogate cannot be written back
+        except UnicodeEncodeError:
+            return None
+    return found
+
+
+def _jsonrpc_error(request_id: int | str | None, code: int, message: str) -> JSONRPCError:
+    return JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=code, message=message))
+
+
+# ---------------------------------------------------------------- HTTP
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
     try:
-        if host == "localhost" or ipaddress.ip_address(host).is_loopback:
-            return host
+        return ipaddress.ip_address(host).is_loopback
     except ValueError:
-        pass
-    raise ConfigurationError(f"--host {host!r}: the MCP server listens on loopback only")
+        return False  # a host name: it may resolve to anything
+
+
+def _transport_security(host: str, sock: socket.socket) -> TransportSecuritySettings:
+    """The Host and Origin values accepted: on loopback, the bound address and port (and
+    ``localhost`` where it resolves to that address), so a page whose name an attacker
+    rebinds to this address is refused (421 for the Host, 403 for the Origin). Off
+    loopback the names clients use cannot be known; the token guards the server there."""
+    if not _is_loopback(host):
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    address, port = sock.getsockname()[:2]
+    names = {f"[{address}]" if ":" in address else address}
+    if host == "localhost" or address in ("127.0.0.1", "::1"):
+        names.add("localhost")
+    hosts = [f"{name}:{port}" for name in sorted(names)]
+    if port == 80:
+        hosts += sorted(names)  # a client may leave the default port out
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=hosts,
+        allowed_origins=[f"http://{h}" for h in hosts],
+    )
+
+
+ASGIApp = Callable[
+    [MutableMapping[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]],
+    Awaitable[None],
+]
+
+
+class _RequireToken:
+    """ASGI middleware: every HTTP request needs ``Authorization: Bearer TOKEN``, else
+    401 before anything else of it is looked at. The comparison is of SHA-256 digests
+    with :func:`hmac.compare_digest`, so its time says nothing about the token (not even
+    its length); the token is never logged or sent back."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self._app = app
+        self._digest = hashlib.sha256(token.encode()).digest()
+
+    async def __call__(
+        self,
+        scope: MutableMapping[str, Any],
+        receive: Callable[[], Awaitable[Any]],
+        send: Callable[[Any], Awaitable[None]],
+    ) -> None:
+        if scope["type"] == "lifespan" or self._authorized(scope):
+            await self._app(scope, receive, send)
+        elif scope["type"] == "http":
+            body = json.dumps(
+                {"error": "unauthorized", "message": "missing or wrong bearer token"}
+            ).encode()
+            headers = [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"www-authenticate", b'Bearer realm="memory-core"'),
+            ]
+            await send({"type": "http.response.start", "status": 401, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+        else:  # a websocket: not served, and never without the token
+            await send({"type": "websocket.close", "code": 1008})
+
+    def _authorized(self, scope: MutableMapping[str, Any]) -> bool:
+        presented = b""
+        for name, value in scope.get("headers", ()):
+            if name.lower() == b"authorization":
+                presented = value
+                break
+        scheme, _, credentials = presented.partition(b" ")
+        given = hashlib.sha256(credentials.strip()).digest()
+        return hmac.compare_digest(given, self._digest) and scheme.lower() == b"bearer"
+
+
+def _token(flag: str | None) -> str | None:
+    """The token from ``--token`` or :data:`TOKEN_ENV` (an empty variable is none)."""
+    if flag is not None:
+        print(
+            f"memory-core mcp: warning: a --token value is visible to other local users "
+            f"(process list); set {TOKEN_ENV} instead",
+            file=sys.stderr,
+            flush=True,
+        )
+    token = flag if flag is not None else os.environ.get(TOKEN_ENV) or None
+    if token is None:
+        return None
+    if len(token) < MIN_TOKEN_CHARS or not all("!" <= c <= "~" for c in token):
+        raise ConfigurationError(
+            f"the MCP token ({TOKEN_ENV} or --token) must be at least {MIN_TOKEN_CHARS} "
+            "printable ASCII characters without spaces, e.g. the output of: python -c "
+            '"import secrets; print(secrets.token_urlsafe(32))"'
+        )
+    return token
+
+
+# ---------------------------------------------------------------- command line
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments of ``memory-core mcp``."""
     parser.add_argument("url", nargs="?", help="backend URL (default: MEMORY_BACKEND_URL)")
     parser.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
-    parser.add_argument("--host", default="127.0.0.1", help="loopback address (HTTP)")
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (HTTP; default 127.0.0.1); off loopback a token is required",
+    )
     parser.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help=f"port (HTTP; default {DEFAULT_PORT})"
+    )
+    parser.add_argument(
+        "--token",
+        help=f"bearer token every HTTP request must carry (better: set {TOKEN_ENV}; the "
+        "value of this flag is visible in the process list)",
     )
     parser.add_argument("--strict", action="store_true", help="open the backend strict")
     parser.add_argument(
@@ -262,11 +523,18 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def _serve_http(server: MCPServer[Any], sock: socket.socket, host: str) -> None:
-    """What ``run_streamable_http_async`` does, on a socket already bound."""
+async def _serve_http(
+    server: MCPServer[Any], sock: socket.socket, host: str, token: str | None
+) -> None:
+    """What ``run_streamable_http_async`` does, on a socket already bound, with the
+    Host/Origin check derived from that socket and the token required when set."""
     import uvicorn
 
-    app = server.streamable_http_app(host=host)
+    app: ASGIApp = server.streamable_http_app(
+        host=host, transport_security=_transport_security(host, sock)
+    )
+    if token is not None:
+        app = _RequireToken(app, token)
     config = uvicorn.Config(app, log_level=server.settings.log_level.lower())
     await uvicorn.Server(config).serve(sockets=[sock])
 
@@ -287,18 +555,23 @@ def main(argv: Sequence[str], *, debug: bool = False) -> int:
     add_arguments(parser)
     args = parser.parse_args(list(argv))
     url = args.url or default_url()
-    host = _loopback(args.host) if args.http else args.host
+    token = _token(args.token) if args.http else None
+    if args.http and token is None and not _is_loopback(args.host):
+        raise ConfigurationError(
+            f"--host {args.host}: serving off loopback needs a token; set {TOKEN_ENV} "
+            "(every request must then carry 'Authorization: Bearer TOKEN')"
+        )
     options: dict[str, Any] = {"multi_tenant": True} if args.user else {}
     backend = open_backend(url, strict=args.strict, **options)
     label = f"memory-core ({redact_url(url)})"
     server = build_server(backend, name=label, user_identifier=args.user)
     _quiet_http_client_logs(args.verbose or debug)  # after the server set up logging
     if not args.http:
-        anyio.run(server.run_stdio_async)
+        anyio.run(serve_stdio, server)
         return 0
-    sock = _listen(host, args.port)
+    sock = _listen(args.host, args.port)
     try:
-        anyio.run(_serve_http, server, sock, host)
+        anyio.run(_serve_http, server, sock, args.host, token)
     except SystemExit as exc:  # uvicorn's start-up failure (its code 3): logged above
         if exc.code:
             raise ConfigurationError("the MCP HTTP server failed to start") from None

@@ -172,9 +172,18 @@ async def test_streamable_http_on_loopback(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_http_refuses_a_non_loopback_host(anyio_backend: str) -> None:
+async def test_http_refuses_a_non_loopback_host(
+    anyio_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a token (see tests/reliability/test_mcp_hostile.py for the rest)."""
     from memory_core.cli import main
+    from memory_core.integrations import mcp_server
 
+    def never(host: str, port: int) -> None:
+        raise AssertionError(f"bound {host}:{port}")  # (and so never binds 0.0.0.0)
+
+    monkeypatch.setattr(mcp_server, "_listen", never)
+    monkeypatch.delenv("MEMORY_CORE_MCP_TOKEN", raising=False)
     code = await anyio.to_thread.run_sync(main, ["mcp", "memory://", "--http", "--host", "0.0.0.0"])
     assert code == 1
 

@@ -38,6 +38,15 @@ always finishes (commit or rollback) before the task is cancelled.
   whose automatic WAL checkpoint is off (a checkpoint calls ``fsync``, which the event
   loop must not wait for); every :data:`CHECKPOINT_EVERY` inline writes a passive
   checkpoint is handed to the writer thread instead (see :meth:`Database._checkpoint`).
+* **The file stays the file.** SQLite keeps the database file open, so a file deleted
+  (or moved away and replaced) while the store is open would go on taking writes into an
+  inode no one can reach again, while new reader connections opened (and created)
+  whatever was now at the path. A call compares the path's ``(st_dev, st_ino)`` with the
+  file opened (one ``stat``, about 1.5 µs) when the last look is :data:`FILE_CHECK_EVERY`
+  old or more; once they differ, that call and every later one raises
+  :class:`~memory_core.TransportError` (not retryable) naming the path, and nothing more
+  is written. Connections other than the writer's open the file without creating it
+  (see :meth:`Database._check_file`).
 * **``memory://``** stays one connection behind the one lock: a private in-memory
   database is only visible to the connection that opened it, and a shared-cache database
   would bring table-level locking (readers blocked by writers with ``SQLITE_LOCKED``),
@@ -56,6 +65,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
+from pathlib import Path
 from typing import TypeVar
 
 import anyio.to_thread
@@ -83,6 +93,9 @@ _NOT_RUN = object()
 # Inline writes between two checkpoints handed to the writer thread. A one-message write
 # adds about 13 WAL pages; SQLite's own automatic checkpoint comes at 1000.
 CHECKPOINT_EVERY = 75
+# Seconds between two looks at whether the path still names the file the store opened:
+# one stat per millisecond at most, whatever the call rate (see Database._check_file).
+FILE_CHECK_EVERY = 0.001
 
 
 def _on_asyncio() -> bool:
@@ -122,6 +135,12 @@ class Database:
         self._idle: list[sqlite3.Connection] = []
         self._writer_thread: ThreadPoolExecutor | None = None
         self._reader_threads: ThreadPoolExecutor | None = None
+        # (st_dev, st_ino) of the file the writer opened (None: memory://, or not open),
+        # and why the store stopped, once the path no longer names that file.
+        self._identity: tuple[int, int] | None = None
+        self._lost: str | None = None
+        self._next_file_check = 0.0
+        self._file_path = ""  # the file's absolute path, resolved when first opened
 
     async def open(self) -> None:
         """Open the database file (see :meth:`_check_path`) and create the schema."""
@@ -185,6 +204,7 @@ class Database:
     def _inline_call(self, lock: threading.Lock, work: Work[T], *, write: bool) -> T | object:
         """``work`` in the calling thread if ``lock`` and the connection are free now;
         :data:`_NOT_RUN` (nothing done) when it cannot run or finish there."""
+        self._check_file()
         if not lock.acquire(blocking=False):
             return _NOT_RUN
         try:
@@ -296,6 +316,7 @@ class Database:
     def run(self, work: Work[T], *, write: bool) -> T:
         """Run ``work(conn)`` in one transaction (blocking): writes, and every call on
         ``memory://``, hold the lock; reads of a file store use a reader connection."""
+        self._check_file()
         if write or self.location.in_memory:
             with self._lock:
                 return self._transaction(self._writer(), work, write)
@@ -304,6 +325,47 @@ class Database:
             return self._transaction(conn, work, write)
         finally:
             self._give_back(conn)
+
+    def _check_file(self, *, now: bool = False) -> None:
+        """Raise :class:`TransportError` (not retryable) once the store's path no longer
+        names the file this store opened: deleted, moved away, or replaced by another
+        file. SQLite would go on writing into the file it has open, which no one can
+        reach again, and acknowledge every write.
+
+        Looked at (one ``stat``) when the last look is :data:`FILE_CHECK_EVERY` old, or
+        ``now``: at most a thousand a second, however fast calls come, so the hot path
+        pays a clock read. A call that starts within that millisecond after a deletion
+        may still be acknowledged: to the caller it is the same as a call made just
+        before it, and a deleted file loses those too. Connections other than the
+        writer's never create the file (see :meth:`_connect`), so no empty store appears
+        at the path meanwhile. Once it has failed, every later call fails the same way
+        without looking again: the open file is no longer the store."""
+        identity = self._identity
+        if identity is None:
+            return
+        if self._lost is None:
+            if not now:
+                clock = time.monotonic()
+                if clock < self._next_file_check:
+                    return
+                self._next_file_check = clock + FILE_CHECK_EVERY
+            try:
+                found = os.stat(self._file_path)
+            except (FileNotFoundError, NotADirectoryError):
+                self._lost = "was deleted or moved away"
+            except OSError:
+                return  # cannot look (e.g. a folder's permissions): SQLite answers itself
+            else:
+                if (found.st_dev, found.st_ino) == identity:
+                    return
+                self._lost = "was replaced by another file"
+        raise TransportError(
+            f"embedded store {self.location.url}: the database file {self._file_path} "
+            f"{self._lost} while the store was open; nothing more is read or written "
+            "(writes would go to a file no longer at that path). Close the backend and "
+            "open it again to use the file now there",
+            retryable=False,
+        )
 
     def _writer(self) -> sqlite3.Connection:
         conn = self._conn
@@ -334,6 +396,7 @@ class Database:
         try:
             return self._connect(reader=True)
         except sqlite3.Error as exc:
+            self._check_file(now=True)  # the likely reason: the file is gone
             raise self._translate(exc) from exc
 
     def _give_back(self, conn: sqlite3.Connection) -> None:
@@ -354,7 +417,9 @@ class Database:
             return
         url = self.location.url
         if not self.create:
-            raise NotFoundError(f"embedded store {url}: no database file {path} (not created)")
+            raise NotFoundError.missing(
+                "embedded", "database file", path, hint="opened with create=False"
+            )
         folder = path.parent
         if folder.exists():
             return  # a folder, or a file in the way (then SQLite fails: TransportError)
@@ -376,6 +441,10 @@ class Database:
         with self._lock:
             if self._conn is not None:
                 return
+            if self.location.path is not None and not self._file_path:
+                # Resolved once: every later connection opens this file, whatever the
+                # working directory has become (a relative URL would follow a chdir).
+                self._file_path = os.path.abspath(self.location.path)
             try:
                 conn = self._connect(reader=False)
             except sqlite3.Error as exc:
@@ -385,6 +454,18 @@ class Database:
                     f"embedded store {self.location.url} cannot be opened: {exc.strerror or exc}"
                 ) from exc
             self._conn = conn
+            self._remember_file()
+
+    def _remember_file(self) -> None:
+        """Note which file the writer opened, for :meth:`_check_file`."""
+        self._lost = None
+        if not self._file_path:
+            return  # memory://
+        try:
+            found = os.stat(self._file_path)
+        except OSError:
+            return  # cannot look: unchecked, rather than refusing a file SQLite opened
+        self._identity = (found.st_dev, found.st_ino)
 
     def _connect(self, *, reader: bool, inline: bool = False) -> sqlite3.Connection:
         """A configured connection: the writer (which creates the schema), a reader, or
@@ -393,11 +474,14 @@ class Database:
         writer thread; the writer has already switched the file to WAL."""
         path = self.location.path
         wait = 0.0 if inline else self.busy_timeout
+        if path is None:
+            target, uri = ":memory:", False
+        elif reader or inline:  # the writer made the file: never create one here
+            target, uri = Path(self._file_path or os.path.abspath(path)).as_uri() + "?mode=rw", True
+        else:
+            target, uri = self._file_path or str(path), False
         conn = sqlite3.connect(
-            ":memory:" if path is None else str(path),
-            timeout=wait,
-            isolation_level=None,
-            check_same_thread=False,
+            target, timeout=wait, isolation_level=None, check_same_thread=False, uri=uri
         )
         try:
             conn.row_factory = sqlite3.Row
@@ -431,6 +515,7 @@ class Database:
             with self._pool_lock:
                 conn, self._conn = self._conn, None
                 idle, self._idle = self._idle, []
+            self._identity = None
             with self._inline_lock:
                 inline, self._inline = self._inline, None
             writer, self._inline_writer = self._inline_writer, None
