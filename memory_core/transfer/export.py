@@ -134,15 +134,21 @@ async def _public_records(
     seen: set[str] = set()
     scopes: list[str | None] = list(users) if users else [None]
     for user in scopes:
-        async for handle in _handles(backend, user, prefix):
-            async for record in _conversation_records(backend, handle, user, seen, report):
+        async for handle, owner in _handles(backend, user, prefix):
+            # A backend may scope session names per user without being multi-tenant
+            # (NAMS portable names): a handle is read as its owner's.
+            scoped = user if backend.multi_tenant else None
+            if scoped is None and caps.user_scoped_calls:
+                scoped = owner
+            async for record in _conversation_records(backend, handle, user, scoped, seen, report):
                 yield record
 
 
 async def _handles(
     backend: MemoryBackend, user: str | None, prefix: str | None
-) -> AsyncIterator[str]:
-    """Session handles in scope, by ``list_sessions`` pages where the backend has it."""
+) -> AsyncIterator[tuple[str, str | None]]:
+    """Session handles in scope, each with the user it belongs to, by ``list_sessions``
+    pages where the backend has it."""
     if backend.capabilities.list_sessions:
         offset = 0
         while True:
@@ -155,14 +161,14 @@ async def _handles(
                 user_identifier=user,
             )
             for row in page:
-                yield row.session_id
+                yield row.session_id, row.user_identifier
             if len(page) < LIST_PAGE:
                 return
             offset += len(page)
     headers = await backend.list_conversations(limit=ALL, user_identifier=user)
     for header in sorted(headers, key=lambda c: _named(c).session_id):
         if prefix is None or _named(header).session_id.startswith(prefix):
-            yield header.session_id
+            yield header.session_id, header.user_identifier
 
 
 def _named(conversation: Conversation) -> Conversation:
@@ -188,11 +194,11 @@ async def _conversation_records(
     backend: MemoryBackend,
     handle: str,
     user: str | None,
+    scoped: str | None,
     seen: set[str],
     report: TransferReport,
 ) -> AsyncIterator[Record]:
     caps = backend.capabilities
-    scoped = user if backend.multi_tenant else None
     cap = caps.max_messages_per_read
     conversation = await backend.get_conversation(handle, limit=cap or ALL, user_identifier=scoped)
     conversation = _named(conversation)

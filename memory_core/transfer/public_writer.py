@@ -134,9 +134,11 @@ class PublicWriter:
                 # Kept where an export from the target finds it (as for issued ids below).
                 metadata = {**metadata, SESSION_KEY: {"title": title}}
                 title = None
-            await backend.create_conversation(
+            created = await backend.create_conversation(
                 handle, title=title, metadata=metadata, user_identifier=user
             )
+            if str(created.id) != archive_id:
+                report.lose("conversation.id", "the target chose its own id for the session")
         else:
             kept = {"session_id": record["session_id"], "title": record.get("title")}
             created = await backend.create_conversation(
@@ -357,6 +359,10 @@ class PublicWriter:
             self.report.lose("entity.id", NO_IDS)
         if not self.backend.multi_tenant and user is not None:
             self.report.lose("entity.user_identifier", TENANT_LOST)
+        for name, moment in (("created_at", made.created_at), ("updated_at", made.updated_at)):
+            given = record.get(name)
+            if given is not None and (moment is None or parse_stamp(given) != moment):
+                self.report.lose(f"entity.{name}", "the public API sets it")
         self.report.copy("entity")
 
 

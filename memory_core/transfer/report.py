@@ -79,6 +79,7 @@ class TransferReport:
             "truncated": self.truncated,
             "unreadable": self.unreadable,
             "bad_lines": self.bad_lines,
+            "bad_line_errors": self.bad_line_errors,
         }
 
     def summary(self) -> str:
