@@ -295,7 +295,7 @@ class _AnsweringReader:
     async def __aenter__(self) -> _AnsweringReader:
         return self
 
-    async def __aexit__(self, *exc_info: object) -> None:
+    async def __aexit__(self, *_exc: object) -> None:
         await self.aclose()
 
 
