@@ -74,3 +74,9 @@ async def subject(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
         yield opened
     finally:
         await opened.backend.close()
+
+
+@pytest.fixture
+def workspace() -> str:
+    """A NAMS workspace no other test uses (on the session-wide ``nams_server``)."""
+    return NamsTestServer.workspace()
