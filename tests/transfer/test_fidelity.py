@@ -360,7 +360,9 @@ async def opened(
     kind: str, request: pytest.FixtureRequest, *, embedder: bool = False
 ) -> AsyncIterator[MemoryBackend]:
     """A fresh, empty backend of ``kind``: multi-tenant where the store can be."""
-    options: dict[str, Any] = {"embedder": HashingEmbedder(dimensions=8)} if embedder else {}
+    # The default size: the run's Neo4j keeps one vector index across tests (a wipe keeps
+    # indexes), and the other Bolt tests' embedders create it with 256 dimensions.
+    options: dict[str, Any] = {"embedder": HashingEmbedder()} if embedder else {}
     if kind in ("embedded", "public"):
         backend = open_backend("memory://", multi_tenant=True, **options)
     elif kind == "bolt":
