@@ -36,7 +36,6 @@ import asyncio
 import json
 import logging
 import math
-import os
 import time
 import weakref
 from collections import OrderedDict
@@ -51,6 +50,7 @@ from uvicorn.server import ServerState
 from memory_core.errors import ConfigurationError
 
 from .. import nams_wire as wire
+from .limits import values_from_env
 
 log = logging.getLogger("memory_core.server")
 
@@ -59,6 +59,11 @@ RESERVED_FILES = 100
 
 TIMED_OUT = "timed_out"
 """Set to True in ``scope["state"]`` of a request answered ``408`` by the protocol."""
+
+
+def _kind(name: str) -> type[int] | type[float]:
+    """How a connection setting is read: the cap is a count, the rest seconds."""
+    return int if name == "max_connections" else float
 
 
 @dataclass(frozen=True)
@@ -89,20 +94,7 @@ class ConnectionLimits:
     ) -> ConnectionLimits:
         """Limits from ``given`` values (``None``: not given), else :data:`ENV`, else
         the defaults."""
-        env = os.environ if env is None else env
-        values: dict[str, Any] = {}
-        for name, variable in ENV.items():
-            if given.get(name) is not None:
-                values[name] = given[name]
-            elif env.get(variable, "").strip():
-                kind = int if name == "max_connections" else float
-                try:
-                    values[name] = kind(env[variable])
-                except ValueError:
-                    raise ConfigurationError(
-                        f"{variable} must be {'an integer' if kind is int else 'a number'}"
-                    ) from None
-        return cls(**values)
+        return cls(**values_from_env(ENV, given, env, _kind))
 
     def fitted(self) -> ConnectionLimits:
         """These limits with ``max_connections`` lowered, if need be, to the process's

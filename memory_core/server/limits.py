@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -51,17 +51,7 @@ class ServerLimits:
     def from_env(cls, env: Mapping[str, str] | None = None, **given: int | None) -> ServerLimits:
         """Limits from ``given`` values (``None``: not given), else :data:`ENV`, else
         the defaults."""
-        env = os.environ if env is None else env
-        values: dict[str, Any] = {}
-        for name, variable in ENV.items():
-            if given.get(name) is not None:
-                values[name] = given[name]
-            elif env.get(variable, "").strip():
-                try:
-                    values[name] = int(env[variable])
-                except ValueError:
-                    raise ConfigurationError(f"{variable} must be an integer") from None
-        return cls(**values)
+        return cls(**values_from_env(ENV, given, env, lambda name: int))
 
     def library(self) -> Limits:
         """The limits of the backing store: the server's, widened by its own envelope
@@ -198,3 +188,27 @@ async def _answer_413(send: Send, limit: int) -> None:
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+def values_from_env(
+    variables: Mapping[str, str],
+    given: Mapping[str, float | None],
+    env: Mapping[str, str] | None,
+    kind: Callable[[str], type[int] | type[float]],
+) -> dict[str, Any]:
+    """Each setting of ``variables`` (name → environment variable) from ``given`` (``None``:
+    not given), else from the environment (``os.environ`` when ``env`` is None) read as
+    ``kind(name)``; settings found in neither are left out (the dataclass default holds)."""
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    for name, variable in variables.items():
+        if given.get(name) is not None:
+            values[name] = given[name]
+        elif env.get(variable, "").strip():
+            parse = kind(name)
+            try:
+                values[name] = parse(env[variable])
+            except ValueError:
+                what = "an integer" if parse is int else "a number"
+                raise ConfigurationError(f"{variable} must be {what}") from None
+    return values
