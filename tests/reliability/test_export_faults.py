@@ -23,8 +23,9 @@ import pytest
 
 from memory_core import TransportError, open_backend
 from memory_core.transfer import export, export_memory
+from tests.paused_cli import child as _run_child
+from tests.paused_cli import start_paused
 from tests.transfer.sample import MESSAGES, populate
-from tests.transfer.test_cli import CHILD
 
 pytestmark = pytest.mark.anyio
 
@@ -96,15 +97,7 @@ sys.exit(main(sys.argv[2:]))
 
 
 def _child(script: str, *args: str, cwd: Path) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen(
-        [sys.executable, "-c", script, *args],
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return _run_child(script, *args, cwd=cwd)
 
 
 def test_a_full_disk_leaves_the_old_archive_and_no_temporary_file(tmp_path: Path) -> None:
@@ -138,14 +131,8 @@ def test_a_killed_export_leaves_the_old_archive(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     before = (tmp_path / "memory.jsonl").read_bytes()
-    child = _child(CHILD, "export", url, "memory.jsonl", cwd=tmp_path)
+    child = start_paused(["export", url, "memory.jsonl"], tmp_path)
     try:
-        assert child.stderr is not None
-        for line in child.stderr:
-            if line.strip() == "PAUSED":
-                break
-        else:
-            pytest.fail(f"the export ended without pausing: {child.communicate()}")
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=60)
     finally:

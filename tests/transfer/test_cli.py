@@ -15,6 +15,7 @@ import pytest
 
 from memory_core import open_backend
 from memory_core.cli import main
+from tests.paused_cli import start_paused
 from tests.transfer.sample import MESSAGES, populate
 
 
@@ -218,66 +219,10 @@ def test_restart_ignores_and_removes_the_checkpoint(
     assert lines and all(json.loads(line)["base"] > 0 for line in lines)
 
 
-# The child runs the command with a hook that stops after a few records until it is
-# interrupted, and says so on stderr: the test sends SIGINT then, so what was done at
-# that moment is known without any timing.
-CHILD = """
-import sys
-import anyio
-from memory_core.cli import main
-from memory_core.transfer import export, importer
-
-async def pause():
-    print("PAUSED", file=sys.stderr, flush=True)
-    await anyio.sleep_forever()
-
-if sys.argv[1] == "export":
-    records = export.iter_records
-
-    async def paused_records(*args, **kwargs):
-        count = 0
-        async for record in records(*args, **kwargs):
-            yield record
-            count += 1
-            if count == 8:
-                await pause()
-
-    export.iter_records = paused_records
-else:
-    importer.HOOK_BATCH = 5
-    batches = 0
-    finish = importer._HookWriter.finish
-
-    async def paused_finish(self):
-        global batches
-        await finish(self)
-        batches += 1
-        if batches == 2:
-            await pause()
-
-    importer._HookWriter.finish = paused_finish
-sys.exit(main(sys.argv[1:]))
-"""
-
-
 def _interrupt(args: list[str], cwd: Path) -> tuple[str, str]:
-    """Run the command in the child, SIGINT it once it paused: (stdout, stderr)."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, *args],
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    """Run the command in a child, SIGINT it once it paused: (stdout, stderr)."""
+    child = start_paused(args, cwd)
     try:
-        assert child.stderr is not None
-        for line in child.stderr:
-            if line.strip() == "PAUSED":
-                break
-        else:
-            pytest.fail(f"the command ended without pausing: {child.communicate()}")
         child.send_signal(signal.SIGINT)
         out, err = child.communicate(timeout=120)
     finally:
