@@ -1,4 +1,4 @@
-"""Transfer fidelity against the source (README "Moving memory between backends").
+"""Transfer fidelity against the source (docs/transfer.md, "Moving memory between backends").
 
 Round trips that compare an export with a re-export cannot see a change made on export
 alone: metadata ints written as floats, keys reordered, microseconds cut come back the
@@ -7,8 +7,8 @@ the SOURCE held, read the same way before the transfer, for each pair of backend
 metadata with its JSON types and key order, caller timestamps to the microsecond, roles,
 order, titles, ids, idempotency keys, embeddings, entities and their mentions, tenants.
 
-What a target does not carry is taken from the README table "What each target carries"
-(:data:`DROPS`, checked against the README's cells by
+What a target does not carry is taken from the table "What each target carries" of
+docs/transfer.md (:data:`DROPS`, checked against the page's cells by
 ``test_the_drops_are_the_readmes_table``): the fidelity tests compare every other field,
 and ``test_the_report_names_exactly_what_the_target_drops`` checks that the per-field
 "not carried" report names exactly those fields, each with as many values as the target
@@ -47,7 +47,7 @@ from memory_core_dev.nams_server import NamsTestServer
 
 pytestmark = pytest.mark.anyio
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+TRANSFER_DOC = Path(__file__).resolve().parents[2] / "docs" / "transfer.md"
 USERS = ("alice", "bob")
 BASE = datetime(2026, 5, 20, 9, 30, 0, 123457, tzinfo=UTC)
 # Every JSON type, in an order that is not sorted, under keys that are not ASCII: an
@@ -270,9 +270,9 @@ async def held(backend: MemoryBackend, users: tuple[str, ...] = USERS) -> Held:
 # ---------------------------------------------------------------------------- what targets drop
 
 
-# The README table "What each target carries", column by column: for each field the
+# The table "What each target carries", column by column: for each field the
 # report can name, the row and the words of the cell that say the target does not keep
-# it. test_the_drops_are_the_readmes_table checks these words against the README.
+# it. test_the_drops_are_the_readmes_table checks these words against docs/transfer.md.
 HOOK_COLUMN = "embedded, Bolt (hook)"
 NAMS_COLUMN = "NAMS (public path)"
 PUBLIC_COLUMN = "other backends (public path)"
@@ -317,9 +317,10 @@ DROPS: dict[str, tuple[str, Documented]] = {
 
 
 def readme_table() -> dict[str, dict[str, str]]:
-    """The table under "### What each target carries": row label → column → cell."""
-    text = README.read_text(encoding="utf-8")
-    section = text.split("### What each target carries", 1)[1]
+    """The table under "## What each target carries" of docs/transfer.md: row label →
+    column → cell."""
+    text = TRANSFER_DOC.read_text(encoding="utf-8")
+    section = text.split("\n## What each target carries\n", 1)[1]
     lines = section.lstrip("\n").splitlines()
     rows = lines[: next(i for i, line in enumerate(lines) if not line.startswith("|"))]
     head = [cell.strip() for cell in rows[0].strip("|").split("|")]
@@ -399,23 +400,16 @@ def _case(source: str, target: str, via: str) -> Any:
     return pytest.param(source, target, via, marks=marks, id=f"{source}-{target}-{via}")
 
 
-def project(
-    found: Held, dropped: set[str], *, target_tenants: bool = True, mention_order: bool = True
-) -> dict[str, Any]:
+def project(found: Held, dropped: set[str], *, target_tenants: bool = True) -> dict[str, Any]:
     """``found`` without the fields in ``dropped`` (and the list_sessions rows and
     mentions' entity ids when ids or timestamps are among them): what must be equal.
-    Without ``mention_order`` a message's mentions are compared as a set: Bolt's public
-    read returns them by name (the order the hook keeps is on the graph, not in
-    ``Message.mentions``)."""
+    A message's mentions are compared in order: every backend reads them in the order
+    they were given, which a transfer keeps."""
 
     def keep(values: Values) -> Values:
         kept = {k: v for k, v in values.items() if k not in dropped}
         if "entity.id" in dropped:
             kept.pop("mention.entity_id", None)
-        if not mention_order:
-            for name in ("mention", "mention.entity_id"):
-                if name in kept:
-                    kept[name] = sorted(kept[name])
         return kept
 
     entities = {
@@ -455,6 +449,17 @@ def differences(target: Any, source: Any, path: str = "") -> list[str]:
     return [] if target == source else [f"{path}: source {source!r}, target {target!r}"]
 
 
+async def sequence_numbers(backend: MemoryBackend, path: Path) -> dict[str, int]:
+    """Message id → ``seq`` as an export of ``backend`` carries it: the store's own numbers,
+    which no public read shows (a target that numbers messages wrongly but keeps their
+    order passes every other comparison)."""
+    await export_memory(backend, path, users=list(USERS))
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    found = {r["id"]: r["seq"] for r in records if r["record"] == "message"}
+    assert len(found) == 12, f"{len(found)} messages exported"
+    return found
+
+
 def same(target: Any, source: Any, report: TransferReport | None = None) -> None:
     """Fail with every difference of ``target`` from ``source``, one per line."""
     found = differences(target, source)
@@ -491,19 +496,17 @@ async def test_the_target_holds_what_the_source_held(
             await seed(source, user)
         before = await held(source)
         assert len(before.conversations) == 4 and len(before.entities) == 8
-        if source_kind == "embedded":  # an order a sort by name or id would change
-            assert before.messages[("alice", "trip")][4]["mention"] == MENTIONED
+        # an order a sort by name or id would change
+        assert before.messages[("alice", "trip")][4]["mention"] == MENTIONED
         _, report = await transfer(
             source, target, via, tmp_path, "new-ids" if target_kind == "public" else "skip"
         )
         after = await held(target)
         dropped = set(DROPS[target_kind][1])
-        order = target_kind != "bolt"
-        same(
-            project(after, dropped, mention_order=order),
-            project(before, dropped, mention_order=order),
-            report,
-        )
+        same(project(after, dropped), project(before, dropped), report)
+        if target_kind != "public":  # the hook keeps each message's `seq` (README table)
+            sequence = await sequence_numbers(source, tmp_path / "source.jsonl")
+            assert await sequence_numbers(target, tmp_path / "target.jsonl") == sequence
         # The source is as it was: a transfer reads only.
         same(project(await held(source), set()), project(before, set()))
 

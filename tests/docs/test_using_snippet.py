@@ -1,6 +1,6 @@
-"""The README's "Using it" snippet, executed as printed on embedded, Bolt and NAMS.
+"""The "Using it" page's first snippet, executed as printed on embedded, Bolt and NAMS.
 
-The snippet is read from README.md (so the two cannot drift) and compiled with top-level
+The snippet is read from docs/using.md (so the two cannot drift) and compiled with top-level
 ``await`` allowed. The only substitution is its URL literal (``"sqlite:///memory.db"``),
 replaced by the URL of the backend under test; credentials come from the backends' own
 environment variables (``MEMORY_API_KEY``, ``MEMORY_WORKSPACE_ID``), as a user would set
@@ -21,18 +21,17 @@ import pytest
 from memory_core import CapabilityWarning, open_backend
 from memory_core_dev.nams_server import API_KEY, NamsTestServer
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "using.md"
 PRINTED_URL = '"sqlite:///memory.db"'
 
 pytestmark = pytest.mark.anyio
 
 
 def using_it_snippet() -> str:
-    """The first python block of the README's "## Using it" section."""
-    text = README.read_text(encoding="utf-8")
-    section = text.split("\n## Using it\n", 1)[1].split("\n## ", 1)[0]
-    match = re.search(r"```python\n(.*?)```", section, re.S)
-    assert match, "no python block in the 'Using it' section"
+    """The first python block of docs/using.md."""
+    text = PAGE.read_text(encoding="utf-8")
+    match = re.search(r"```python\n(.*?)```", text, re.S)
+    assert match, "no python block in docs/using.md"
     return match.group(1)
 
 
@@ -41,9 +40,9 @@ async def run_snippet(url: str | None) -> dict[str, Any]:
     assert source.count(PRINTED_URL) == 1, "the snippet's URL literal changed"
     if url is not None:
         source = source.replace(PRINTED_URL, repr(url))
-    code = compile(source, "README.md", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    code = compile(source, "docs/using.md", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
     namespace: dict[str, Any] = {}
-    result = eval(code, namespace)  # the project's own README
+    result = eval(code, namespace)  # the project's own documentation
     if inspect.iscoroutine(result):
         await result
     return namespace
@@ -94,13 +93,13 @@ async def test_nams(
     nams_server: NamsTestServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("MEMORY_API_KEY", API_KEY)
-    monkeypatch.setenv("MEMORY_WORKSPACE_ID", NamsTestServer.workspace("readme"))
+    monkeypatch.setenv("MEMORY_WORKSPACE_ID", NamsTestServer.workspace("using"))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         namespace = await run_snippet(nams_server.url)
     dropped = {str(w.message).split("'")[1] for w in caught if w.category is CapabilityWarning}
     assert dropped == {"metadata", "idempotency_key", "threshold"}
-    assert all(w.filename == "README.md" for w in caught if w.category is CapabilityWarning)
+    assert all(w.filename == "docs/using.md" for w in caught if w.category is CapabilityWarning)
     assert [m.content for m in namespace["recent"].messages] == ["Order ORD-1234 is late"]
     assert namespace["hits"] and namespace["hits"][0].content == "Order ORD-1234 is late"
     assert "Order ORD-1234 is late" in namespace["context"]

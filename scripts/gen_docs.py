@@ -1,0 +1,145 @@
+"""Regenerate (or check) every generated part of the documentation, in one command:
+
+- the capability table (docs/capabilities.md) from each backend's declared flags;
+- the hook table (docs/writing-a-backend.md) from the docstrings of the store interface;
+- the benchmark tables (docs/benchmarks.md) from bench/results/*.json;
+- the scenario catalogue (memory_core/conformance/SCENARIOS.md) from the scenarios.
+
+python scripts/gen_docs.py --write   # rewrite them
+python scripts/gen_docs.py --check   # exit 1 when any is stale (CI)
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # bench/ is a folder of the repository, not installed
+
+from bench.report import markdown as bench_markdown  # noqa: E402
+from memory_core import Capabilities, store_class  # noqa: E402
+from memory_core.capabilities import FLAG_DOCS, LIMIT_DOCS  # noqa: E402
+from memory_core.conformance import catalog  # noqa: E402
+from memory_core.interface import DEFAULTED_HOOKS, HOOKS_FOR_FLAG, Store  # noqa: E402
+
+DOCS = ROOT / "docs"
+RESULTS = ROOT / "bench" / "results"
+COLUMNS = {"embedded": "memory", "bolt": "bolt", "nams": "nams"}
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "—"
+    return "no cap" if value is None else str(value)
+
+
+def capability_table() -> str:
+    """The Markdown table: one row per flag and limit, one column per built-in backend."""
+    caps: dict[str, Capabilities] = {
+        name: store_class(scheme).capabilities for name, scheme in COLUMNS.items()
+    }
+    # NAMS declares its flags per session mode; the class shows the default (portable).
+    server_ids = getattr(store_class("nams"), "server_capabilities", None)
+    if isinstance(server_ids, Capabilities):
+        caps["nams (server ids)"] = server_ids
+    lines = [
+        "| capability | meaning | " + " | ".join(caps) + " |",
+        "| --- | --- | " + " | ".join("---" for _ in caps) + " |",
+    ]
+    for name, meaning in {**FLAG_DOCS, **LIMIT_DOCS}.items():
+        cells = " | ".join(_cell(getattr(c, name)) for c in caps.values())
+        lines.append(f"| `{name}` | {meaning} | {cells} |")
+    return "\n".join(lines)
+
+
+def hook_table() -> str:
+    """The Markdown table of the store interface's hooks: when each is required, and its
+    docstring folded onto one line."""
+    required_by = {hook: flag for flag, hooks in HOOKS_FOR_FLAG.items() for hook in hooks}
+    lines = ["| hook | required | what it must do |", "| --- | --- | --- |"]
+    for name, member in vars(Store).items():
+        abstract = getattr(member, "__isabstractmethod__", False)
+        if not (abstract or name in required_by or name in DEFAULTED_HOOKS):
+            continue
+        if name in required_by:
+            when = f"when `{required_by[name]}`"
+        elif abstract:
+            when = "always"
+        else:
+            when = "optional (has a default)"
+        lines.append(f"| `{name}` | {when} | {_one_line(inspect.getdoc(member) or '')} |")
+    return "\n".join(lines)
+
+
+def _one_line(doc: str) -> str:
+    """A reST docstring as one line of Markdown."""
+    text = re.sub(r":\w+:`~?([^`]+)`", r"`\1`", " ".join(doc.split()))
+    return text.replace("``", "`").replace("|", "/")
+
+
+def bench_tables() -> str:
+    """Every bench/results/*.json as the report the bench writes, one section each."""
+    parts = []
+    for path in sorted(RESULTS.glob("*.json")):
+        report = bench_markdown(json.loads(path.read_text(encoding="utf-8")))
+        body = report.split("\n", 1)[1].strip()  # without the report's own title
+        parts.append(f"### `bench/results/{path.name}`\n\n{body}")
+    return "\n\n".join(parts)
+
+
+# page -> (start marker, end marker, the generated body)
+BLOCKS: dict[str, list[tuple[str, Callable[[], str]]]] = {
+    "capabilities.md": [("capability-table", capability_table)],
+    "writing-a-backend.md": [("hook-table", hook_table)],
+    "benchmarks.md": [("bench-tables", bench_tables)],
+}
+
+
+def _replace(text: str, name: str, body: str) -> str:
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    head, found, rest = text.partition(start)
+    if not found or end not in rest:
+        raise SystemExit(f"gen_docs: markers {start} … {end} are missing")
+    _, _, tail = rest.partition(end)
+    return f"{head}{start}\n{body}\n{end}{tail}"
+
+
+def generated() -> dict[Path, str]:
+    """Each generated file's path and what it must contain now."""
+    files = {catalog.CATALOG: catalog.render()}
+    for page, blocks in BLOCKS.items():
+        path = DOCS / page
+        text = path.read_text(encoding="utf-8")
+        for name, make in blocks:
+            text = _replace(text, name, make())
+        files[path] = text
+    return files
+
+
+def main(argv: list[str]) -> int:
+    if argv not in (["--write"], ["--check"]):
+        print(__doc__)
+        return 2
+    stale = []
+    for path, fresh in generated().items():
+        if path.read_text(encoding="utf-8") == fresh:
+            continue
+        stale.append(path.relative_to(ROOT))
+        if argv == ["--write"]:
+            path.write_text(fresh, encoding="utf-8")
+    if argv == ["--check"] and stale:
+        names = ", ".join(map(str, stale))
+        print(f"stale generated docs ({names}): python scripts/gen_docs.py --write")
+        return 1
+    for path in stale:
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
