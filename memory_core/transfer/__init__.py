@@ -2,8 +2,8 @@
 
 The archive is JSON Lines (gzip when the file name ends in ``.gz``), one record per
 line — ``header``, ``entity``, ``conversation``, ``message``, ``mention``, ``end`` — as
-described by the JSON Schema shipped in ``schema.json`` (:func:`schema`). See the README
-section "Moving memory between backends".
+described by the JSON Schema shipped in ``schema.json`` (:func:`schema`). See the documentation
+page "Moving memory between backends" (``docs/transfer.md``).
 """
 
 from __future__ import annotations

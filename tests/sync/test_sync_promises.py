@@ -1,4 +1,4 @@
-"""The blocking facade's non-functional promises (README, "Blocking use"), each guarded by a
+"""The blocking facade's non-functional promises (docs/blocking.md), each guarded by a
 test that fails when that one promise is broken:
 
 * calls from several threads run concurrently on the portal loop;
@@ -88,7 +88,7 @@ def db_url(tmp_path: Path) -> str:
 
 
 def test_calls_from_several_threads_run_concurrently(db_url: str) -> None:
-    """README: calls from any number of threads at once run concurrently on the portal
+    """docs/blocking.md: calls from any number of threads at once run concurrently on the portal
     loop. Each read below completes only once ``CALLERS`` reads are in flight together, so
     a facade that ran them one at a time breaks the barrier (after its timeout)."""
     store = RendezvousStore(db_url)
@@ -110,7 +110,7 @@ def test_calls_from_several_threads_run_concurrently(db_url: str) -> None:
 
 @pytest.mark.parametrize("loop", ["asyncio", "trio"])
 def test_a_call_from_an_event_loop_thread_is_refused(db_url: str, loop: str) -> None:
-    """README: a call from a thread that runs an event loop raises
+    """docs/blocking.md: a call from a thread that runs an event loop raises
     SyncCallInEventLoopError; trio's loop counts as asyncio's does."""
     refused: list[BaseException] = []
     with open_backend(db_url) as memory:
@@ -128,7 +128,7 @@ def test_a_call_from_an_event_loop_thread_is_refused(db_url: str, loop: str) -> 
 
 
 def test_opening_on_a_trio_loop_is_refused_before_a_thread_starts(db_url: str) -> None:
-    """README: opening one on an event loop's thread raises before any thread is
+    """docs/blocking.md: opening one on an event loop's thread raises before any thread is
     started; under trio as under asyncio."""
     before = _portal_threads()
 
@@ -171,7 +171,7 @@ def failing_entities(db_url: str) -> Iterator[SyncMemoryBackend]:
 def test_the_warnings_of_a_failing_call_reach_the_caller(
     failing_entities: SyncMemoryBackend,
 ) -> None:
-    """README: a CapabilityWarning raised during a call is re-issued in the calling thread
+    """docs/blocking.md: a CapabilityWarning raised during a call is re-issued in the calling thread
     at the caller's line, also when the call then fails: the caller gets both."""
     caught: list[BaseException] = []
     with warnings.catch_warnings(record=True) as seen:

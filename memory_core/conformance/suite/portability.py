@@ -209,7 +209,7 @@ async def _count(items: Awaitable[list[Any]]) -> Any:
 
 
 async def readme_snippet(run: Run, session: str) -> None:
-    """The calls of the README's "Using it" snippet, in its order."""
+    """The calls of the "Using it" page's first snippet (docs/using.md), in its order."""
     memory = run.backend
     s1 = session
 
@@ -284,7 +284,7 @@ class PortabilitySuite(SuiteBase):
 
     @scenario(
         "portability.readme_snippet",
-        "the README's 'Using it' calls observe what the embedded reference observes, or "
+        "the 'Using it' page's calls observe what the embedded reference observes, or "
         "are told why not",
     )
     async def test_portability_readme_snippet(self, harness: Harness) -> None:
