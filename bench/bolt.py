@@ -35,7 +35,7 @@ from .common import (
     agent_turns,
     cursor_before,
     ingest_metrics,
-    keyset_metrics,
+    keyset_workload,
     latency_metrics,
     rows,
 )
@@ -531,31 +531,8 @@ async def _keyset(uri, floor, sizes, tag, log):  # type: ignore[no-untyped-def]
             return last["updated_at"], last["id"]
 
         raw_far = await cursor_before(raw_page, deep)
-
-        async def ours(r: int) -> dict[str, float]:
-            call = backend.list_conversations_page
-            first = [
-                await timed(call, limit=size, user_identifier=user)
-                for _ in range(sizes.keyset_reads)
-            ]
-            later = [
-                await timed(call, limit=size, cursor=far, user_identifier=user)
-                for _ in range(sizes.keyset_reads)
-            ]
-            return keyset_metrics(first, later, deep)
-
-        async def raw(r: int) -> dict[str, float]:
-            first = [await timed(raw_page, None) for _ in range(sizes.keyset_reads)]
-            later = [await timed(raw_page, raw_far) for _ in range(sizes.keyset_reads)]
-            return keyset_metrics(first, later, deep)
-
-        label = f"page {deep} of {size} in {sizes.keyset_conversations}"
-        workload = Workload(
-            "bolt", "keyset paging (list_conversations_page)", label, {OURS: ours, FLOOR: raw}
-        )
-        workload.notes.append(
-            "one user's conversations (multi_tenant); floor: the same index seek, RETURN c {.*}"
-        )
+        note = "one user's conversations (multi_tenant); floor: the same index seek, RETURN c {.*}"
+        workload = keyset_workload("bolt", sizes, (page, far), (raw_page, raw_far), note)
         try:
             return await measure(workload, sizes, log)
         finally:  # the conversations go with the run's sessions; the user node goes here

@@ -1,4 +1,5 @@
-"""Pieces every backend's workloads share: message rows, the agent, call counting."""
+"""Pieces every backend's workloads share: message rows, the agent, call counting, keyset
+paging."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ from typing import Any
 from memory_core import MemoryBackend
 from memory_core.turns.agent import with_memory
 
-from .core import percentile
+from .core import FLOOR, OURS, Run, Workload, percentile, timed
+from .sizes import Sizes
 
 SEARCH_QUERY = "topic"  # every generated message contains it
+Pages = tuple[Callable[[Any], Awaitable[Any]], Any]
+"""A keyset walk: the function reading the page at a cursor, and a cursor to read from."""
 
 
 def rows(count: int, start: int = 0) -> list[dict[str, Any]]:
@@ -81,3 +85,34 @@ def keyset_metrics(first: list[float], deep: list[float], number: int) -> dict[s
     ratio (a keyset page costs the same at any depth: about 1)."""
     one, far = statistics.median(first), statistics.median(deep)
     return {"page1_ms": one, f"page{number}_ms": far, f"page{number}_to_page1_ratio": far / one}
+
+
+def keyset_reads(sizes: Sizes, page: Callable[[Any], Awaitable[Any]], deep: Any) -> Run:
+    """A subject of the keyset workload: ``page(None)`` (the first page) and ``page(deep)``
+    (``deep``: the cursor of page ``sizes.keyset_deep``), each ``sizes.keyset_reads`` times."""
+
+    async def run(r: int) -> dict[str, float]:
+        first = [await timed(page, None) for _ in range(sizes.keyset_reads)]
+        later = [await timed(page, deep) for _ in range(sizes.keyset_reads)]
+        return keyset_metrics(first, later, sizes.keyset_deep)
+
+    return run
+
+
+def keyset_workload(
+    backend: str,
+    sizes: Sizes,
+    ours: Pages,
+    floor: Pages,
+    note: str,
+    wrap: Callable[[Run], Run] | None = None,
+) -> Workload:
+    """``backend``'s keyset paging workload: memory-core's and the floor's reads (each a
+    function reading the page at a cursor, and the cursor of page ``sizes.keyset_deep``;
+    see :func:`keyset_reads`), each subject's run passed through ``wrap`` if given."""
+    runs = {OURS: keyset_reads(sizes, *ours), FLOOR: keyset_reads(sizes, *floor)}
+    subjects = {name: wrap(run) if wrap else run for name, run in runs.items()}
+    label = f"page {sizes.keyset_deep} of {sizes.keyset_page} in {sizes.keyset_conversations}"
+    workload = Workload(backend, "keyset paging (list_conversations_page)", label, subjects)
+    workload.notes.append(note)
+    return workload

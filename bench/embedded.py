@@ -26,7 +26,7 @@ from .common import (
     agent_turns,
     cursor_before,
     ingest_metrics,
-    keyset_metrics,
+    keyset_workload,
     latency_metrics,
     rows,
 )
@@ -317,25 +317,8 @@ async def _keyset(store: Path, sizes: Sizes, log: Callable[[str], None]) -> dict
             return rows[-1]["updated_at"], rows[-1]["id"]
 
         raw_far = await cursor_before(raw_page, deep)
-
-        async def ours(r: int) -> dict[str, float]:
-            call = backend.list_conversations_page
-            first = [await timed(call, limit=size) for _ in range(sizes.keyset_reads)]
-            later = [await timed(call, limit=size, cursor=far) for _ in range(sizes.keyset_reads)]
-            return keyset_metrics(first, later, deep)
-
-        async def raw(r: int) -> dict[str, float]:
-            first = [await timed(raw_page, None) for _ in range(sizes.keyset_reads)]
-            later = [await timed(raw_page, raw_far) for _ in range(sizes.keyset_reads)]
-            return keyset_metrics(first, later, deep)
-
-        label = f"page {deep} of {size} in {sizes.keyset_conversations}"
-        workload = Workload(
-            "embedded", "keyset paging (list_conversations_page)", label, {OURS: ours, FLOOR: raw}
-        )
-        workload.notes.append(
-            "floor: the same seek, (updated_at, id) < (?, ?) on the listing index, in sqlite3"
-        )
+        note = "floor: the same seek, (updated_at, id) < (?, ?) on the listing index, in sqlite3"
+        workload = keyset_workload("embedded", sizes, (page, far), (raw_page, raw_far), note)
         try:
             return await measure(workload, sizes, log)
         finally:

@@ -13,6 +13,7 @@ import statistics
 import subprocess
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from .common import (
     agent_turns,
     cursor_before,
     ingest_metrics,
-    keyset_metrics,
+    keyset_workload,
     latency_metrics,
     rows,
 )
@@ -402,28 +403,9 @@ async def _keyset(
             return found
 
         far, raw_far = await cursor_before(page, deep), await cursor_before(raw_page, deep)
-
-        async def ours(r: int) -> dict[str, float]:
-            call = backend.list_conversations_page
-            first = [await timed(call, limit=size) for _ in range(sizes.keyset_reads)]
-            later = [await timed(call, limit=size, cursor=far) for _ in range(sizes.keyset_reads)]
-            return keyset_metrics(first, later, deep)
-
-        async def raw(r: int) -> dict[str, float]:
-            first = [await timed(raw_page, None) for _ in range(sizes.keyset_reads)]
-            later = [await timed(raw_page, raw_far) for _ in range(sizes.keyset_reads)]
-            return keyset_metrics(first, later, deep)
-
-        label = f"page {deep} of {size} in {sizes.keyset_conversations}"
-        workload = Workload(
-            "nams",
-            "keyset paging (list_conversations_page)",
-            label,
-            _side_by_side(traffic, ours, raw),
-        )
-        workload.notes.append(
-            "the server pages the backing store by its keyset cursor (one backing page each)"
-        )
+        note = "the server pages the backing store by its keyset cursor (one backing page each)"
+        counted = partial(_counted, traffic)
+        workload = keyset_workload("nams", sizes, (page, far), (raw_page, raw_far), note, counted)
         return await measure(workload, sizes, log)
 
 

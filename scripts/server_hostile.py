@@ -38,43 +38,16 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from _server_start import start_serve
 
 KEY = "hostile-key"
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def serve(tree: Path, backend_url: str) -> tuple[subprocess.Popen[bytes], str]:
     """A ``memory-core serve`` process of ``tree``; returns it and its root URL."""
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            *(sys.executable, "-m", "memory_core.cli", "serve", "--backend-url", backend_url),
-            *("--port", str(port), "--log-level", "error"),
-        ],
-        env={**os.environ, "NAMS_SERVER_API_KEYS": KEY, "PYTHONPATH": str(tree)},
-        cwd=tree,
-        stdout=subprocess.DEVNULL,
-    )
-    root = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited with {process.returncode}")
-        try:
-            with httpx.Client(trust_env=False, timeout=2) as http:
-                if http.get(root + "/openapi.json").status_code == 200:
-                    return process, root
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    process.kill()
-    raise RuntimeError("server did not start in 120 s")
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    return start_serve(backend_url, key=KEY, env=env, cwd=tree, log_level="error")
 
 
 def rss_mb(pid: int) -> float:

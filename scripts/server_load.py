@@ -29,7 +29,6 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -41,55 +40,21 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from _server_start import start_serve
 
 KEY = "load-test-key"
 ROOT = Path(__file__).resolve().parents[1]
 CYCLE = ("append", "read", "search", "header")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def start_server(
     backend_url: str, env: dict[str, str], log: Any = subprocess.DEVNULL
 ) -> tuple[subprocess.Popen[bytes], str]:
     """One ``memory-core serve`` process; returns it and its base URL once it answers."""
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "memory_core.cli",
-            "serve",
-            "--backend-url",
-            backend_url,
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-        ],
-        env={**env, "NAMS_SERVER_API_KEYS": KEY},
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=log,
+    process, root = start_serve(
+        backend_url, key=KEY, env=env, cwd=ROOT, log_level="warning", stderr=log
     )
-    root = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited with {process.returncode}")
-        try:
-            with httpx.Client(trust_env=False, timeout=2) as http:
-                if http.get(root + "/openapi.json").status_code == 200:
-                    return process, root + "/v1"
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    process.kill()
-    raise RuntimeError("server did not start in 120 s")
+    return process, root + "/v1"
 
 
 class Recorder:

@@ -13,7 +13,7 @@ import logging
 import os
 import sqlite3
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -81,30 +81,38 @@ def index(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> Path:
     return folder / "names.db"
 
 
-async def test_garbage_file_falls_back_to_the_service(
-    nams_server: NamsTestServer, workspace: str, index: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    async with portable(nams_server, workspace, index) as first:
-        await first.add_message("kept", "user", "one")
+def garbage(index: Path) -> None:
+    """Not a database from the first byte."""
     index.write_bytes(b"not a database " * 400)
-    async with portable(nams_server, workspace, index) as memory:
-        await use_it(memory)
-    [warning] = index_warnings(caplog, index)
-    assert "not a database" in warning
 
 
-async def test_corrupt_pages_fall_back_to_the_service(
-    nams_server: NamsTestServer, workspace: str, index: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    await seed(nams_server, workspace, index)
+def corrupt_pages(index: Path) -> None:
+    """Every page after the schema's overwritten."""
     data = bytearray(index.read_bytes())
     page = int.from_bytes(data[16:18], "big")  # the header's page size
-    data[page:] = b"\xa5" * (len(data) - page)  # every page after the schema's
+    data[page:] = b"\xa5" * (len(data) - page)
     index.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize(
+    ("damage", "reported"),
+    [(garbage, "not a database"), (corrupt_pages, "malformed")],
+    ids=["garbage-file", "corrupt-pages"],
+)
+async def test_a_damaged_file_falls_back_to_the_service(
+    nams_server: NamsTestServer,
+    workspace: str,
+    index: Path,
+    caplog: pytest.LogCaptureFixture,
+    damage: Callable[[Path], None],
+    reported: str,
+) -> None:
+    await seed(nams_server, workspace, index)
+    damage(index)
     async with portable(nams_server, workspace, index) as memory:
         await use_it(memory)
     [warning] = index_warnings(caplog, index)
-    assert "malformed" in warning
+    assert reported in warning
 
 
 async def test_a_row_with_a_non_uuid_id_is_ignored_and_replaced(

@@ -42,6 +42,20 @@ def _micros(value: str | None) -> int | None:
     return None if value is None else to_micros(parse_stamp(value))
 
 
+def _scope(prefix: str | None, users: list[str] | None) -> tuple[str, list[object]]:
+    """The conditions (on conversations ``c``) of an export narrowed to sessions whose id
+    starts with ``prefix`` and to ``users``, and their parameters."""
+    sql = ""
+    params: list[object] = []
+    if prefix:
+        sql += " AND substr(c.session_id, 1, ?) = ?"
+        params += [len(prefix), prefix]
+    if users is not None:
+        sql += f" AND c.user_identifier IN ({','.join('?' * len(users))})"
+        params += users
+    return sql, params
+
+
 class EmbeddedTransfer:
     """Reads and writes archive records straight from and to the SQLite store."""
 
@@ -87,19 +101,13 @@ class EmbeddedTransfer:
         sql = "SELECT * FROM entities e WHERE e.tenant = ? AND e.id > ?"
         scope: list[object] = []
         if prefix or users is not None:
+            narrowed, params = _scope(prefix, users)
             sql += (
                 " AND EXISTS (SELECT 1 FROM mentions x JOIN messages m ON m.id = x.message_id"
                 " JOIN conversations c ON c.id = m.conversation_id"
-                " WHERE x.entity_id = e.id AND c.tenant = ?"
+                f" WHERE x.entity_id = e.id AND c.tenant = ?{narrowed})"
             )
-            scope.append(tenant)
-            if prefix:
-                sql += " AND substr(c.session_id, 1, ?) = ?"
-                scope += [len(prefix), prefix]
-            if users is not None:
-                sql += f" AND c.user_identifier IN ({','.join('?' * len(users))})"
-                scope += users
-            sql += ")"
+            scope = [tenant, *params]
         sql += " ORDER BY e.id LIMIT ?"
         after = ""
         while True:
@@ -113,21 +121,15 @@ class EmbeddedTransfer:
     async def _conversations(
         self, tenant: str, prefix: str | None, users: list[str] | None
     ) -> AsyncIterator[Record]:
+        narrowed, scope = _scope(prefix, users)
         sql = (
             "SELECT c.*, (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS n "
-            "FROM conversations c WHERE c.tenant = ? AND c.session_id > ?"
+            f"FROM conversations c WHERE c.tenant = ? AND c.session_id > ?{narrowed} "
+            "ORDER BY c.session_id LIMIT ?"
         )
-        params: list[object] = [tenant]
-        if prefix:
-            sql += " AND substr(c.session_id, 1, ?) = ?"
-            params += [len(prefix), prefix]
-        if users is not None:
-            sql += f" AND c.user_identifier IN ({','.join('?' * len(users))})"
-            params += users
-        sql += " ORDER BY c.session_id LIMIT ?"
         after: str | None = ""
         while after is not None:
-            rows = await self._read(partial(_fetch, sql, [params[0], after, *params[1:], PAGE]))
+            rows = await self._read(partial(_fetch, sql, [tenant, after, *scope, PAGE]))
             after = rows[-1]["session_id"] if len(rows) == PAGE else None
             for row in rows:
                 yield rec.conversation(to_conversation(row), row["n"], False)
