@@ -34,9 +34,9 @@ class Settings:
 
     Only ``MEMORY_BACKEND_URL`` chooses the backend. Credentials come from the backend's
     own variables when its scheme is chosen: ``NEO4J_USERNAME``, ``NEO4J_PASSWORD``,
-    ``NEO4J_DATABASE`` for Bolt; ``MEMORY_API_KEY``, ``MEMORY_WORKSPACE_ID`` and
-    ``MEMORY_ENDPOINT`` (for a bare ``nams://``) for NAMS. Nothing is inferred from which
-    key happens to be set.
+    ``NEO4J_DATABASE`` for Bolt; ``MEMORY_API_KEY``, ``MEMORY_WORKSPACE_ID``,
+    ``MEMORY_ENDPOINT`` (for a bare ``nams://``) and ``MEMORY_SESSION_SECRET`` (portable
+    session names) for NAMS. Nothing is inferred from which key happens to be set.
     """
 
     url: str

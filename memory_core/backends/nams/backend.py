@@ -56,17 +56,16 @@ from memory_core.scoring import query_terms, text_score
 from memory_core.settings import redact_url
 from memory_core.summary import format_context
 
+from .marker import load_secret
 from .sessions import (
     DEFAULT_CACHE_SIZE,
-    SESSION_KEY,
+    RESERVED_KEYS,
     NameIndex,
     SessionNames,
-    name_in,
     parse_json,
     parse_messages,
     parse_page,
     portable_id,
-    session_name,
     visible_metadata,
 )
 from .transport import (
@@ -242,11 +241,23 @@ class NamsStore(Store):
     sessions; the name is kept in the conversation's metadata under
     ``"memory_core_session"`` and found by listing conversations) or ``"server"`` (the
     reference: ``session_id`` is the server-issued id). Portable-mode options:
-    ``session_cache_size`` (names remembered in process, 10,000) and ``session_index``
+    ``session_cache_size`` (names remembered in process, 10,000), ``session_index``
     (a SQLite file path: remember names across processes; off by default; a file that
-    fails is left alone with one logged warning, never failing a call). A name resolves
-    only among the conversations of the caller's ``user_identifier`` (none: those with
-    no ``userId``).
+    fails is left alone with one logged warning, never failing a call) and
+    ``session_secret`` (else ``MEMORY_SESSION_SECRET``; never shown in a repr, log or
+    error). A name resolves only among the conversations of the caller's
+    ``user_identifier`` (none: those with no ``userId``).
+
+    Without a session secret the workspace key is the trust boundary: anyone holding
+    it can create a conversation carrying a name under any user's ``userId``, and
+    being the oldest it is chosen for that user's name. With a secret, each
+    conversation the adapter creates for a name carries a marker (an HMAC of user,
+    name and time, under ``"memory_core_session_mac"``) and only conversations whose
+    marker verifies are chosen; every client of a workspace must use the same secret,
+    and a clock within 5 minutes of the service's. Names made before the secret was
+    set (or with another secret) no longer resolve: the next write makes a new
+    conversation (see :mod:`.marker` for what a marker does not bind). Recommended
+    wherever several users share a workspace.
 
     The service scopes data by conversation id: ``user_identifier`` is sent only by
     ``create_conversation`` (as ``userId``) and ``list_conversations`` (a filter); in
@@ -277,6 +288,7 @@ class NamsStore(Store):
         session_names: SessionNamesMode = "portable",
         session_cache_size: int = DEFAULT_CACHE_SIZE,
         session_index: str | os.PathLike[str] | None = None,
+        session_secret: str | bytes | None = None,
         multi_tenant: bool = False,
         embedder: Embedder | None = None,
         limits: Limits | None = None,
@@ -292,6 +304,8 @@ class NamsStore(Store):
         if session_index is not None and session_names != "portable":
             raise ConfigurationError("nams backend: session_index needs session_names='portable'")
         self._session_index = session_index
+        secret = load_secret(session_secret, portable=session_names == "portable")
+        self._index_scope = "" if secret is None else f" marked:{secret.fingerprint()}"
         cache_size = check_positive(session_cache_size, "session_cache_size", integer=True)
         super().__init__(multi_tenant=multi_tenant, embedder=embedder, limits=limits)
         self.base_url = resolve_base_url(url)
@@ -322,7 +336,7 @@ class NamsStore(Store):
             backend=self.name,
         )
         self._names: SessionNames | None = (
-            SessionNames(self._call, self._fetch, cache_size=max(1, cache_size))
+            SessionNames(self._call, self._fetch, cache_size=max(1, cache_size), secret=secret)
             if session_names == "portable"
             else None
         )
@@ -425,7 +439,7 @@ class NamsStore(Store):
         metadata: dict[str, Any] = header.get("metadata") or {}
         conversation_id: UUID | None = None
         if self._names is not None:
-            name = name_in(metadata)
+            name = self._names.name_of(metadata, header.get("user_id"), header.get("created_at"))
             session = session or name
             metadata = visible_metadata(metadata)
             if name is not None:
@@ -478,7 +492,7 @@ class NamsStore(Store):
                 return missing()
             # A name that was the conversation's id reports the name it carries.
             session = found.name if found.name is not None else name
-            label = session or (session_name(found.header) if found.header else None)
+            label = session or (names.named(found.header) if found.header else None)
             at = _At(
                 found.server_id,
                 found.conversation_id,
@@ -522,7 +536,7 @@ class NamsStore(Store):
         try:
             await self._call("GET", wire.CONVERSATIONS, "connect", params={"limit": 1})
             if self._names is not None and self._session_index is not None:
-                scope = f"{self.base_url} {self.workspace_id or ''}"
+                scope = f"{self.base_url} {self.workspace_id or ''}{self._index_scope}"
                 self._names.index = NameIndex(self._session_index, scope)
         except BaseException:
             await self._http.close()
@@ -584,12 +598,13 @@ class NamsStore(Store):
         (the handle to use). Portable mode: idempotent per name — the existing
         conversation is returned as stored (the service cannot update metadata).
 
-        Both modes refuse :data:`~.sessions.SESSION_KEY` in ``metadata``: only a portable
-        lookup of a name may create a conversation carrying it, so this library never
-        makes one that another user's lookup could take for theirs."""
-        if SESSION_KEY in req.metadata:
+        Both modes refuse the keys of :data:`~.sessions.RESERVED_KEYS` in ``metadata``:
+        only a portable lookup of a name may create a conversation carrying them, so this
+        library never makes one that another user's lookup could take for theirs."""
+        reserved = sorted(RESERVED_KEYS.intersection(req.metadata))
+        if reserved:
             raise InvalidRequestError(
-                f"the key {SESSION_KEY!r} is reserved for portable session names (a "
+                f"the key {reserved[0]!r} is reserved for portable session names (a "
                 "conversation carrying it is created by the first write to its name)",
                 argument="metadata",
             )

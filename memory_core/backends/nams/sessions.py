@@ -18,8 +18,14 @@ conversation through the hosted REST contract only.
   carrying the name (``get_conversation(str(conversation.id))`` reads what
   ``conversation.id`` does). Cost: ``⌈conversations / 200⌉`` list requests cold, none
   warm.
-* A bounded in-process cache (LRU) and an optional SQLite index file (opt-in by path)
-  remember ``(user, name) → conversation id``.
+* Markers (opt-in by a session secret, :mod:`.marker`): with a secret, only
+  conversations whose marker verifies are candidates, in every lookup above; one
+  without (planted by a holder of the workspace key, or made before the secret was
+  configured) is ignored, and is shown as a conversation with no name. Without a
+  secret, whoever holds the workspace key can plant a name for any user.
+* A bounded in-process cache (LRU: :data:`DEFAULT_CACHE_SIZE` names, and as many
+  portable ids) and an optional SQLite index file (opt-in by path) remember
+  ``(user, name) → conversation id``.
 * ``Conversation.id`` of a named conversation is ``uuid5(user, name)`` (:func:`portable_id`),
   not the server id: stable before and after the first write, in every process, as on
   the embedded and Bolt backends. Such an id given as ``conversation_id`` is found by the
@@ -53,11 +59,15 @@ from memory_core import nams_wire as wire
 from memory_core.errors import NotFoundError, TransportError
 from memory_core.requests import canonical_uuid
 
+from .marker import MARK_KEY, WINDOW, SessionSecret
 from .transport import decode
 
 SESSION_KEY = "memory_core_session"
 """The conversation-metadata key that holds the caller's session name."""
+RESERVED_KEYS = frozenset({SESSION_KEY, MARK_KEY})
+"""Metadata keys only the adapter writes: hidden from callers, refused from them."""
 DEFAULT_CACHE_SIZE = 10_000
+"""Names (and as many portable ids) the in-process cache remembers."""
 
 M = TypeVar("M", bound=BaseModel)
 Call = Callable[..., Awaitable[Any]]
@@ -156,11 +166,6 @@ def owned(header: wire.ConversationOut, user: str | None) -> bool:
     return owner(header) == (user or None)
 
 
-def _is(header: wire.ConversationOut, conversation_id: UUID | None) -> bool:
-    """True when ``conversation_id`` is the portable id of ``header``."""
-    return conversation_id is not None and header_id(header) == conversation_id
-
-
 def portable_id_of(header: wire.ConversationOut) -> UUID:
     """The portable id of a conversation that carries a name."""
     found = header_id(header)
@@ -187,8 +192,8 @@ def name_in(metadata: Mapping[str, Any]) -> str | None:
 
 
 def visible_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
-    """Conversation metadata as the caller gave it (without :data:`SESSION_KEY`)."""
-    return {k: v for k, v in metadata.items() if k != SESSION_KEY}
+    """Conversation metadata as the caller gave it (without :data:`RESERVED_KEYS`)."""
+    return {k: v for k, v in metadata.items() if k not in RESERVED_KEYS}
 
 
 def _age(header: wire.ConversationOut) -> tuple[datetime, str]:
@@ -208,9 +213,8 @@ class Entry:
     name: str | None = None
 
 
-class NameCache:
-    """``(user, name)`` (or a portable id) → :class:`Entry`; least recently used dropped
-    beyond ``size``."""
+class Lru:
+    """Key → :class:`Entry`; least recently used dropped beyond ``size``."""
 
     def __init__(self, size: int) -> None:
         self.size = size
@@ -233,6 +237,16 @@ class NameCache:
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+class NameCache:
+    """The in-process cache: ``size`` names (``(user, name)`` → :class:`Entry`) and,
+    apart, ``size`` conversation ids (a portable or server id → :class:`Entry`), so an
+    id remembered beside each name takes no name's place."""
+
+    def __init__(self, size: int) -> None:
+        self.names = Lru(size)
+        self.ids = Lru(size)
 
 
 INDEX_WAIT = 0.5
@@ -388,13 +402,17 @@ class SessionNames:
         *,
         cache_size: int = DEFAULT_CACHE_SIZE,
         index: NameIndex | None = None,
+        secret: SessionSecret | None = None,
     ) -> None:
         """``call(method, route, operation, ...)`` returns a decoded JSON answer,
-        ``fetch(model, method, route, operation, ...)`` one validated as ``model``."""
+        ``fetch(model, method, route, operation, ...)`` one validated as ``model``;
+        ``secret`` marks and verifies names (see :mod:`.marker`)."""
         self._call = call
         self._fetch = fetch
         self.cache = NameCache(cache_size)
         self.index = index
+        self._secret = secret
+        self._told = False  # an ignored conversation was logged (once per object)
         # One cold lookup at a time per backend object: concurrent tasks naming the same
         # new session then create it once instead of racing each other.
         self._lock = anyio.Lock()
@@ -403,18 +421,48 @@ class SessionNames:
         if self.index is not None:
             self.index.close()
 
+    def name_of(
+        self, metadata: Mapping[str, Any], user: str | None, created: datetime | None
+    ) -> str | None:
+        """The name a conversation of ``user`` created at ``created`` carries when it
+        counts as named: always without a secret; with one, when its marker verifies."""
+        name = name_in(metadata)
+        secret = self._secret
+        if name is None or secret is None or secret.verifies(metadata, user, name, created):
+            return name
+        if not self._told:
+            self._told = True
+            log.debug(
+                "nams backend: a conversation carrying a session name without a valid "
+                "marker is ignored (planted, or made without this session secret)"
+            )
+        return None
+
+    def named(self, header: wire.ConversationOut) -> str | None:
+        """:meth:`name_of` a header."""
+        return self.name_of(header.metadata, header.user_id, header.created_at)
+
+    def _id_of(self, header: wire.ConversationOut) -> UUID | None:
+        """The portable id of a header that counts as named (see :meth:`name_of`)."""
+        name = self.named(header)
+        return None if name is None else portable_id(name, header.user_id)
+
+    def _is(self, header: wire.ConversationOut, conversation_id: UUID | None) -> bool:
+        """True when ``conversation_id`` is the portable id of ``header``."""
+        return conversation_id is not None and self._id_of(header) == conversation_id
+
     def _remembered(self, key: Key) -> Entry | None:
-        found = self.cache.get(key)
+        found = self.cache.names.get(key)
         if found is None and self.index is not None:
             found = self.index.get(key)
             if found is not None:
-                self.cache.put(key, found)
+                self.cache.names.put(key, found)
         return found
 
     def _remember(self, key: Key, header: wire.ConversationOut) -> Resolved:
-        entry = Entry(header.id, header_id(header) or _server_uuid(header.id))
-        self.cache.put(key, entry)
-        self.cache.put(entry.conversation_id, entry)
+        entry = Entry(header.id, self._id_of(header) or _server_uuid(header.id))
+        self.cache.names.put(key, entry)
+        self.cache.ids.put(entry.conversation_id, entry)
         if self.index is not None:
             self.index.put(key, entry)
         return Resolved(entry.server_id, entry.conversation_id, header)
@@ -422,13 +470,13 @@ class SessionNames:
     def forget(self, name: str | None, user: str | None, conversation_id: UUID | None) -> None:
         """Drop a session from the cache and index (after a 404 or a delete)."""
         if conversation_id is not None:
-            self.cache.pop(conversation_id)
+            self.cache.ids.pop(conversation_id)
         if name is not None:
             key = _key(name, user)
-            entry = self.cache.get(key)
+            entry = self.cache.names.get(key)
             if entry is not None:
-                self.cache.pop(entry.conversation_id)
-            self.cache.pop(key)
+                self.cache.ids.pop(entry.conversation_id)
+            self.cache.names.pop(key)
             if self.index is not None:
                 self.index.pop(key)
 
@@ -459,16 +507,16 @@ class SessionNames:
                     user,
                     lambda c: (
                         c.id == name
-                        or (owned(c, user) and (session_name(c) == name or _is(c, alias)))
+                        or (owned(c, user) and (self.named(c) == name or self._is(c, alias)))
                     ),
                 )
-                by_alias = [c for c in found if owned(c, user) and _is(c, alias)]
+                by_alias = [c for c in found if owned(c, user) and self._is(c, alias)]
                 if by_alias and not any(c.id == name for c in found):
                     # The name is the id callers see of a conversation of this user: that
                     # conversation (remembered in this process only, under its own name).
                     chosen = min(by_alias, key=_age)
                     entry = Entry(chosen.id, portable_id_of(chosen), session_name(chosen))
-                    self.cache.put(key, entry)
+                    self.cache.names.put(key, entry)
                     return Resolved(entry.server_id, entry.conversation_id, chosen, entry.name)
                 header = self._oldest(found, name)
             if header is None and create:
@@ -480,21 +528,21 @@ class SessionNames:
     async def resolve_id(self, conversation_id: UUID) -> Resolved | None:
         """The conversation a ``conversation_id`` names: a portable id (see
         :func:`portable_id`) or a server id; ``None`` when neither exists."""
-        known = self.cache.get(conversation_id)
+        known = self.cache.ids.get(conversation_id)
         if known is not None:
             return Resolved(known.server_id, known.conversation_id, None)
         async with self._lock:
             text = str(conversation_id)
             header = await self._by_id(text)
             if header is None:
-                found = await self._scan(None, lambda c: header_id(c) == conversation_id)
+                found = await self._scan(None, lambda c: self._is(c, conversation_id))
                 header = self._oldest(found, text)
             if header is None:
                 return None
-            name = session_name(header)
+            name = self.named(header)
             if name is None or header_id(header) != conversation_id:
                 entry = Entry(header.id, conversation_id)
-                self.cache.put(conversation_id, entry)
+                self.cache.ids.put(conversation_id, entry)
                 return Resolved(header.id, conversation_id, header)
             return self._remember(_key(name, header.user_id), header)
 
@@ -543,9 +591,10 @@ class SessionNames:
     async def _create(
         self, name: str, user: str | None, metadata: dict[str, Any]
     ) -> wire.ConversationOut:
-        body = wire.ConversationCreate(
-            user_id=user, metadata={**metadata, SESSION_KEY: name}
-        ).to_wire(omit_none=True)
+        marked = {**metadata, SESSION_KEY: name}
+        if self._secret is not None:
+            marked[MARK_KEY] = self._secret.mark(user, name)
+        body = wire.ConversationCreate(user_id=user, metadata=marked).to_wire(omit_none=True)
         mine: wire.ConversationOut = await self._fetch(
             wire.ConversationOut, "POST", wire.CONVERSATIONS, "create_conversation", json=body
         )
@@ -557,8 +606,15 @@ class SessionNames:
                 f"under userId {owner(mine)!r}, not {user!r}: portable session names "
                 "need a service that keeps userId"
             )
+        if self._secret is not None and self.named(mine) != name:  # as above, for its marker
+            await self._withdraw(mine.id)
+            raise TransportError(
+                f"nams: the service stamped the new conversation of session {name!r} "
+                f"createdAt {mine.created_at}, not within {WINDOW:g} s of this machine's "
+                "clock: a session secret needs the two clocks to agree (and createdAt)"
+            )
         rivals = await self._scan(
-            user, lambda c: owned(c, user) and session_name(c) == name and c.id != mine.id
+            user, lambda c: owned(c, user) and self.named(c) == name and c.id != mine.id
         )
         winner = self._oldest([mine, *rivals], name)
         assert winner is not None
