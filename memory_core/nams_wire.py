@@ -185,6 +185,11 @@ def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
     return {"error": error}
 
 
+def too_large(limit: int) -> str:
+    """The message of a ``413 payload_too_large``: it names the limit in bytes."""
+    return f"the request body is larger than {limit} bytes"
+
+
 def parse_error(body: Any) -> tuple[str | None, str | None, Any]:
     """``(code, message, details)`` from an error body, tolerating other shapes.
 
@@ -556,4 +561,5 @@ __all__ = [
     "parse_error",
     "path",
     "segment",
+    "too_large",
 ]

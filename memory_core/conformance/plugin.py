@@ -48,6 +48,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="the store may be wiped (enables scenarios that need an empty store)",
     )
+    group.addoption(
+        "--fault-control",
+        dest="conformance_fault_control",
+        default=None,
+        metavar="MODULE:FACTORY",
+        help="run the faults area: FACTORY(backend_url) returns the FaultControl of the "
+        "backend's service (the project's server: "
+        "memory_core.conformance.fault_control:AdminFaults, key from MEMORY_API_KEY)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -77,6 +77,7 @@ PROMISES: dict[str, tuple[str, ...]] = {
         "delete.then_append",
         "delete.unknown_is_false",
         "delete.search_forgets",
+        "delete.sequence_order_kept",
     ),
     "`search_messages` honours `session_id`": (
         "search.session_scoping",
@@ -87,6 +88,7 @@ PROMISES: dict[str, tuple[str, ...]] = {
         "tenancy.user_identifier_required",
         "tenancy.user_keys_exact",
         "tenancy.entities_isolated",
+        "tenancy.lesser_paths_isolated",
     ),
     "One conversation per (tenant, session)": (
         "writes.concurrent_writers",
@@ -98,6 +100,7 @@ PROMISES: dict[str, tuple[str, ...]] = {
         "entities.mention_unknown_id",
         "entities.mention_typed",
         "entities.mention_name_only",
+        "entities.mention_order",
     ),
     "Summaries": ("summary.counts_and_times", "summary.summarizer", "nams.observations"),
 }

@@ -68,6 +68,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="the store may be wiped (enables scenarios that need an empty store)",
     )
+    parser.add_argument(
+        "--fault-control",
+        metavar="MODULE:FACTORY",
+        help="run the faults area: FACTORY(url) returns the FaultControl of the backend's "
+        "service (the project's server with --test-admin: "
+        "memory_core.conformance.fault_control:AdminFaults)",
+    )
     parser.add_argument("-k", metavar="EXPR", help="only scenarios matching (pytest -k)")
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress indicator")
@@ -169,7 +176,9 @@ def _skip_reason(report: Any) -> str:
 # ---------------------------------------------------------------------------- running
 
 
-def _pytest_args(url: str, throwaway: bool, keyword: str | None, debug: bool) -> list[str]:
+def _pytest_args(
+    url: str, throwaway: bool, keyword: str | None, debug: bool, fault_control: str | None = None
+) -> list[str]:
     args = [
         str(SUITE_FILE),
         "--backend-url",
@@ -190,6 +199,8 @@ def _pytest_args(url: str, throwaway: bool, keyword: str | None, debug: bool) ->
         args.append("--throwaway-store")
     if keyword:
         args += ["-k", keyword]
+    if fault_control:
+        args += ["--fault-control", fault_control]
     return args
 
 
@@ -200,10 +211,13 @@ def run(
     keyword: str | None = None,
     progress: TextIO | None = None,
     debug: bool = False,
+    fault_control: str | None = None,
 ) -> list[RunReport]:
     """Run the suite against each URL in-process; one report per URL.
 
     A backend that cannot be opened gives a report with an error and no scenarios.
+    ``fault_control`` (``MODULE:FACTORY``) runs the ``faults`` area (see
+    :mod:`.fault_control`).
     """
     import pytest
 
@@ -218,7 +232,8 @@ def run(
         if progress is not None:
             progress.write(f"conformance: {report.url} ({report.backend})\n")
         collector = _Collector(progress)
-        code = pytest.main(_pytest_args(url, throwaway, keyword, debug), plugins=[collector])
+        args = _pytest_args(url, throwaway, keyword, debug, fault_control)
+        code = pytest.main(args, plugins=[collector])
         order = {sid: n for n, sid in enumerate(all_scenarios())}
         report.results = sorted(collector.finish(), key=lambda r: order.get(r.id, -1))
         report.errors += collector.errors
@@ -287,7 +302,12 @@ def main(argv: list[str], *, debug: bool = False) -> int:
     progress = None if args.quiet else sys.stderr
     try:
         reports = run(
-            urls, throwaway=args.throwaway_store, keyword=args.k, progress=progress, debug=debug
+            urls,
+            throwaway=args.throwaway_store,
+            keyword=args.k,
+            progress=progress,
+            debug=debug,
+            fault_control=args.fault_control,
         )
     except Exception as exc:
         if debug:

@@ -49,6 +49,7 @@ AREAS: dict[str, str] = {
     "errors": "errors and bad input",
     "aliasing": "id aliasing",
     "runtime": "lifecycle and runtime",
+    "faults": "faults on the wire (network backends with fault knobs)",
     "portability": "portability: one application, compared with the embedded reference",
 }
 

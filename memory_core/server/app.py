@@ -509,6 +509,6 @@ def create_app(
     app.add_middleware(CatchAllMiddleware)
     app.add_middleware(BodyLimitMiddleware, limit=limits.max_body_bytes)
     app.add_middleware(AuthMiddleware, keys=keys)
-    app.add_middleware(FaultMiddleware, faults=app.state.faults)
+    app.add_middleware(FaultMiddleware, faults=app.state.faults, body_limit=limits.max_body_bytes)
     app.add_middleware(RequestLogMiddleware, traffic=app.state.traffic)
     return app

@@ -132,6 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="Retry-After of those 429s (1)",
     )
     faults.add_argument(
+        "--no-retry-after", action="store_true", help="send those 429s without Retry-After"
+    )
+    faults.add_argument(
         "--fail-503", type=int, default=0, metavar="N", help="answer the next N requests with 503"
     )
     faults.add_argument(
@@ -157,7 +160,49 @@ def build_parser() -> argparse.ArgumentParser:
         default="before",
         help="drop before handling the request, or after (it is stored)",
     )
+    faults.add_argument(
+        "--fail-413", type=int, default=0, metavar="N", help="answer the next N requests with 413"
+    )
+    faults.add_argument(
+        "--fail-413-limit",
+        type=int,
+        default=None,
+        metavar="BYTES",
+        help="the body limit those 413s name (the server's)",
+    )
+    faults.add_argument(
+        "--fail-401",
+        type=int,
+        default=0,
+        metavar="N",
+        help="answer the next N requests with 401, as to a rejected API key",
+    )
+    faults.add_argument(
+        "--faults-after",
+        type=int,
+        default=0,
+        metavar="N",
+        help="let the first N requests through before any fault fires",
+    )
     return p
+
+
+def faults_from(args: argparse.Namespace) -> Faults:
+    """The fault knobs the parsed flags of :func:`build_parser` set at start-up."""
+    return Faults(
+        rate_limit=args.fail_429,
+        retry_after=args.retry_after,
+        unavailable=args.fail_503,
+        unavailable_retry_after=args.fail_503_retry_after,
+        latency=args.latency,
+        drop=args.drop,
+        drop_mode=args.drop_mode,
+        omit_retry_after=args.no_retry_after,
+        payload_too_large=args.fail_413,
+        payload_limit=args.fail_413_limit,
+        unauthorized=args.fail_401,
+        pass_first=args.faults_after,
+    )
 
 
 def _load_callable(spec: str) -> Any:
@@ -229,15 +274,7 @@ def main(argv: Sequence[str], *, debug: bool = False) -> int:
     )
     check_open_server(keys, args.host)
     _check_store(args.backend_url)
-    faults = Faults(
-        rate_limit=args.fail_429,
-        retry_after=args.retry_after,
-        unavailable=args.fail_503,
-        unavailable_retry_after=args.fail_503_retry_after,
-        latency=args.latency,
-        drop=args.drop,
-        drop_mode=args.drop_mode,
-    )
+    faults = faults_from(args)
     app = create_app(
         args.backend_url,
         api_keys=keys,

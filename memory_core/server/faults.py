@@ -1,14 +1,18 @@
-"""Fault injection for tests: forced 429s, 503 bursts, added latency, dropped connections.
+"""Fault injection for tests: forced 429s, 503 bursts, 413s and 401s, added latency,
+dropped connections.
 
 Knobs live in a :class:`Faults` object (thread-safe: a test may run the server in another
 thread and turn knobs from its own). They are set at start-up (``memory-core serve
 --fail-429 …``), on the object (``app.state.faults``) when the server runs in-process, or
 through ``/_admin/faults`` when the server was started with ``--test-admin``.
 
-Only ``/v1`` requests are affected. Per request, in this order: a pending drop, else a
-pending 429, else a pending 503; each consumes one count. Latency is added to every
-answered request, after it was handled and before the response is sent (so a client that
-times out has still reached the server: the case retries must not duplicate).
+Only ``/v1`` requests are affected. Per request, in this order: while ``pass_first`` counts
+down the request goes through untouched; else a pending drop, else a pending 429, else a
+pending 503, else a pending 413, else a pending 401; each consumes one count. Latency is
+added to every answered request, after it was handled and before the response is sent (so
+a client that times out has still reached the server: the case retries must not
+duplicate). A forced 413 and 401 carry the bodies the server's own size limit and key
+check send.
 
 A dropped connection closes the socket without any response. That needs the server to
 hand the app an abort callable under ``scope["extensions"][ABORT_EXTENSION]`` (the
@@ -19,6 +23,8 @@ from __future__ import annotations
 
 import json
 import threading
+import time
+from collections import deque
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
@@ -27,8 +33,11 @@ import anyio
 from pydantic import BaseModel, Field
 
 from .. import nams_wire as wire
+from .auth import unauthorized
+from .errors import ApiError
 
 ABORT_EXTENSION = "memory_core.abort_connection"
+FIRED_KEPT = 1000
 DropMode = Literal["before", "after"]
 
 Scope = MutableMapping[str, Any]
@@ -43,6 +52,9 @@ class FaultSettings(BaseModel):
 
     rate_limit: int | None = Field(None, ge=0, description="answer the next N with 429")
     retry_after: float | None = Field(None, ge=0, description="Retry-After of forced 429s")
+    omit_retry_after: bool | None = Field(
+        None, description="forced 429s carry no Retry-After header"
+    )
     unavailable: int | None = Field(None, ge=0, description="answer the next N with 503")
     unavailable_retry_after: float | None = Field(
         None, ge=0, description="Retry-After of forced 503s (default: none)"
@@ -51,6 +63,16 @@ class FaultSettings(BaseModel):
     drop: int | None = Field(None, ge=0, description="drop the next N connections")
     drop_mode: DropMode | None = Field(
         None, description="'before' handling the request, or 'after' (it is processed)"
+    )
+    payload_too_large: int | None = Field(None, ge=0, description="answer the next N with 413")
+    payload_limit: int | None = Field(
+        None, ge=1, description="the body limit in bytes forced 413s name (default: the server's)"
+    )
+    unauthorized: int | None = Field(
+        None, ge=0, description="answer the next N with 401, as to a rejected API key"
+    )
+    pass_first: int | None = Field(
+        None, ge=0, description="let the next N requests through before any fault fires"
     )
 
 
@@ -63,16 +85,22 @@ class FaultState:
     latency: float = 0.0
     drop: int = 0
     drop_mode: DropMode = "before"
+    omit_retry_after: bool = False
+    payload_too_large: int = 0
+    payload_limit: int | None = None
+    unauthorized: int = 0
+    pass_first: int = 0
 
 
 @dataclass(frozen=True)
 class Decision:
     """What to do with one request."""
 
-    action: Literal["pass", "drop", "429", "503"]
+    action: Literal["pass", "drop", "429", "503", "413", "401"]
     latency: float = 0.0
     retry_after: float | None = None
     drop_mode: DropMode = "before"
+    payload_limit: int | None = None
 
 
 class Faults:
@@ -81,6 +109,7 @@ class Faults:
     def __init__(self, **settings: Any) -> None:
         self._lock = threading.Lock()
         self._state = FaultState()
+        self._fired: deque[float] = deque(maxlen=FIRED_KEPT)
         if settings:
             self.set(**settings)
 
@@ -96,25 +125,44 @@ class Faults:
         """Every knob back to off."""
         with self._lock:
             self._state = FaultState()
+            self._fired.clear()
 
     def snapshot(self) -> dict[str, Any]:
+        """Every knob, plus ``fired_at``: when each fault fired since the last reset
+        (``time.monotonic()`` of this process, oldest first; the last ``FIRED_KEPT``)."""
         with self._lock:
-            return asdict(self._state)
+            return {**asdict(self._state), "fired_at": list(self._fired)}
 
     def take(self) -> Decision:
         """Decide for one request, consuming one count of the knob that fires."""
         with self._lock:
-            s = self._state
-            if s.drop > 0:
-                self._state = replace(s, drop=s.drop - 1)
-                return Decision("drop", drop_mode=s.drop_mode)
-            if s.rate_limit > 0:
-                self._state = replace(s, rate_limit=s.rate_limit - 1)
-                return Decision("429", s.latency, s.retry_after)
-            if s.unavailable > 0:
-                self._state = replace(s, unavailable=s.unavailable - 1)
-                return Decision("503", s.latency, s.unavailable_retry_after)
+            decision = self._decide()
+            if decision.action != "pass":
+                self._fired.append(time.monotonic())
+            return decision
+
+    def _decide(self) -> Decision:
+        """The decision for one request (the caller holds the lock)."""
+        s = self._state
+        if s.pass_first > 0:
+            self._state = replace(s, pass_first=s.pass_first - 1)
             return Decision("pass", s.latency)
+        if s.drop > 0:
+            self._state = replace(s, drop=s.drop - 1)
+            return Decision("drop", drop_mode=s.drop_mode)
+        if s.rate_limit > 0:
+            self._state = replace(s, rate_limit=s.rate_limit - 1)
+            return Decision("429", s.latency, None if s.omit_retry_after else s.retry_after)
+        if s.unavailable > 0:
+            self._state = replace(s, unavailable=s.unavailable - 1)
+            return Decision("503", s.latency, s.unavailable_retry_after)
+        if s.payload_too_large > 0:
+            self._state = replace(s, payload_too_large=s.payload_too_large - 1)
+            return Decision("413", s.latency, payload_limit=s.payload_limit)
+        if s.unauthorized > 0:
+            self._state = replace(s, unauthorized=s.unauthorized - 1)
+            return Decision("401", s.latency)
+        return Decision("pass", s.latency)
 
 
 def _retry_after_header(seconds: float) -> bytes:
@@ -122,17 +170,16 @@ def _retry_after_header(seconds: float) -> bytes:
     return text.encode()
 
 
-async def _send_error(
-    send: Send, status: int, code: str, message: str, retry: float | None
-) -> None:
-    body = json.dumps(wire.error_body(code, message)).encode()
+async def _send_error(send: Send, error: ApiError, retry: float | None) -> None:
+    body = json.dumps(error.body()).encode()
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
     ]
+    headers += [(k.lower().encode(), v.encode()) for k, v in error.headers.items()]
     if retry is not None:
         headers.append((b"retry-after", _retry_after_header(retry)))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.start", "status": error.status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -141,11 +188,13 @@ class ConnectionDropped(Exception):
 
 
 class FaultMiddleware:
-    """ASGI middleware applying :class:`Faults` to ``/v1`` requests."""
+    """ASGI middleware applying :class:`Faults` to ``/v1`` requests. ``body_limit`` is
+    the limit a forced 413 names unless the knobs say another."""
 
-    def __init__(self, app: ASGIApp, faults: Faults) -> None:
+    def __init__(self, app: ASGIApp, faults: Faults, body_limit: int | None = None) -> None:
         self.app = app
         self.faults = faults
+        self.body_limit = body_limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not scope["path"].startswith(wire.API_PREFIX):
@@ -156,16 +205,24 @@ class FaultMiddleware:
             await self._drop(scope, receive, decision.drop_mode)
             return
         send = self._delayed(send, decision.latency)
-        if decision.action == "429":
-            await _send_error(
-                send, 429, wire.ErrorCode.RATE_LIMITED, "rate limited", decision.retry_after
-            )
-        elif decision.action == "503":
-            await _send_error(
-                send, 503, wire.ErrorCode.UNAVAILABLE, "unavailable", decision.retry_after
-            )
-        else:
+        error = self._error(decision)
+        if error is None:
             await self.app(scope, receive, send)
+        else:
+            await _send_error(send, error, decision.retry_after)
+
+    def _error(self, decision: Decision) -> ApiError | None:
+        """The forced answer of ``decision`` (``None``: handle the request)."""
+        if decision.action == "429":
+            return ApiError(429, wire.ErrorCode.RATE_LIMITED, "rate limited")
+        if decision.action == "503":
+            return ApiError(503, wire.ErrorCode.UNAVAILABLE, "unavailable")
+        if decision.action == "413":
+            limit = decision.payload_limit or self.body_limit or 0
+            return ApiError(413, wire.ErrorCode.PAYLOAD_TOO_LARGE, wire.too_large(limit))
+        if decision.action == "401":
+            return unauthorized("invalid API key")
+        return None
 
     @staticmethod
     def _delayed(send: Send, latency: float) -> Send:

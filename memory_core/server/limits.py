@@ -154,14 +154,10 @@ class BodyLimitMiddleware:
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.limit:
-                    raise _BodyTooLarge(413, _too_large(self.limit))
+                    raise _BodyTooLarge(413, wire.too_large(self.limit))
             return message
 
         await self.app(scope, counted, send)
-
-
-def _too_large(limit: int) -> str:
-    return f"the request body is larger than {limit} bytes"
 
 
 def _content_length(scope: Scope) -> int | None:
@@ -175,7 +171,9 @@ def _content_length(scope: Scope) -> int | None:
 
 
 async def _answer_413(send: Send, limit: int) -> None:
-    body = json.dumps(wire.error_body(wire.ErrorCode.PAYLOAD_TOO_LARGE, _too_large(limit))).encode()
+    body = json.dumps(
+        wire.error_body(wire.ErrorCode.PAYLOAD_TOO_LARGE, wire.too_large(limit))
+    ).encode()
     await send(
         {
             "type": "http.response.start",

@@ -1079,6 +1079,64 @@ class ToyDropsMetadata(ToyStore):
         return await super().add_message(replace(req, metadata={}))
 
 
+# ---------------------------------------------------------------------------- guards
+
+
+class ClearByIdIgnoresTenant(_Memory):
+    """clear_session by conversation_id alone clears that conversation whoever owns it."""
+
+    def __init__(self, url: str = "memory://", **options: Any) -> None:
+        super().__init__(url, **options)
+        self._owners: dict[UUID, str | None] = {}
+
+    async def add_message(self, req: rq.AddMessage) -> Message:
+        stored = await super().add_message(req)
+        if stored.conversation_id is not None:
+            self._owners[stored.conversation_id] = req.target.tenant
+        return stored
+
+    async def clear_session(self, target: rq.Target) -> bool:
+        owner = self._owners.get(target.conversation_id) if target.conversation_id else None
+        if target.session_id is None and owner is not None:
+            target = replace(target, scope=replace(target.scope, tenant=owner))
+        return await super().clear_session(target)
+
+
+class ReturnsItsOwnClock(_Memory):
+    """add_message returns the time the call ended, not the instant it stored."""
+
+    async def add_message(self, req: rq.AddMessage) -> Message:
+        stored = await super().add_message(req)
+        return stored.model_copy(update={"created_at": datetime.now(stored.created_at.tzinfo)})
+
+
+class DeleteForgetsSequence(_Memory):
+    """After a delete, the conversation reads in timestamp order, not its sequence."""
+
+    def __init__(self, url: str = "memory://", **options: Any) -> None:
+        super().__init__(url, **options)
+        self._owner_of: dict[UUID, UUID | None] = {}
+        self._unsequenced: set[UUID | None] = set()
+
+    async def add_messages(self, req: rq.AddMessages) -> list[Message]:
+        stored = await super().add_messages(req)
+        self._owner_of.update((m.id, m.conversation_id) for m in stored)
+        return stored
+
+    async def delete_message(self, req: rq.DeleteMessage) -> bool:
+        deleted = await super().delete_message(req)
+        if deleted:
+            self._unsequenced.add(self._owner_of.get(req.message_id))
+        return deleted
+
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
+        full = await _everything(self, req)
+        if full.id not in self._unsequenced:
+            return await super().get_conversation(req)
+        ordered = sorted(full.messages, key=lambda m: (m.created_at, str(m.id)))
+        return _with_messages(full, ordered[-req.limit :])
+
+
 # ---------------------------------------------------------------------------- the table
 
 
@@ -1248,6 +1306,9 @@ CATALOGUE: list[Case] = [
     Case(TenantCaseFolded, "tenancy.user_keys_exact", "users exact"),
     Case(TenantConcatenatedWithSession, "tenancy.user_keys_exact", "no key collisions"),
     Case(ClearIgnoresTenant, "tenancy.deletes_isolated", "clear scoped by user"),
+    Case(ClearByIdIgnoresTenant, "tenancy.lesser_paths_isolated", "clear by id scoped by user"),
+    Case(ReturnsItsOwnClock, "writes.created_at_is_write_time", "returned as stored"),
+    Case(DeleteForgetsSequence, "delete.sequence_order_kept", "order stays the sequence"),
     Case(NonAtomicGetOrCreate, "writes.concurrent_writers", "one conversation per session"),
     Case(UnknownConversationIdIsNoOp, "aliasing.unknown_conversation_id", "unknown id raises"),
     Case(ContextSearchUnscoped, "context.scoped_to_session", "context scoped"),

@@ -5,6 +5,8 @@ server-issued ids (``session_names="server"``, the reference behaviour).
 
 Every scenario runs in a fresh workspace of its own, so the store each scenario sees is
 empty and may be wiped (``throwaway_store``): nothing outside that workspace is touched.
+The ``faults`` area drives the server's fault knobs through ``/_admin/faults``
+(:class:`AdminFaults`), as it would on a server started with ``--test-admin``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from memory_core.conformance.fault_control import AdminFaults, FaultControl
 from memory_core.conformance.suite import ConformanceSuite
 from memory_core.summary import extractive_summary
 from memory_core_dev.nams_server import API_KEY, NamsTestServer
@@ -53,7 +56,13 @@ def nams_bolt_test_mode_server(neo4j_server: Any) -> Iterator[NamsTestServer]:
         yield server
 
 
-class TestNamsOverEmbedded(ConformanceSuite):
+class _OverTestModeServer(ConformanceSuite):
+    @pytest.fixture
+    def conformance_faults(self, conformance_backend_url: str) -> FaultControl:
+        return AdminFaults(conformance_backend_url, api_key=API_KEY)
+
+
+class TestNamsOverEmbedded(_OverTestModeServer):
     """NAMS adapter (portable session names) → server → ``memory://``."""
 
     throwaway_store = True
@@ -68,7 +77,7 @@ class TestNamsOverEmbedded(ConformanceSuite):
 
 
 @pytest.mark.neo4j
-class TestNamsOverBolt(ConformanceSuite):
+class TestNamsOverBolt(_OverTestModeServer):
     """NAMS adapter (portable session names) → server → Neo4j over Bolt."""
 
     throwaway_store = True
@@ -82,7 +91,7 @@ class TestNamsOverBolt(ConformanceSuite):
         return _options()
 
 
-class TestNamsServerIdsOverEmbedded(ConformanceSuite):
+class TestNamsServerIdsOverEmbedded(_OverTestModeServer):
     """NAMS adapter with ``session_names="server"`` → server → ``memory://``."""
 
     throwaway_store = True
@@ -97,7 +106,7 @@ class TestNamsServerIdsOverEmbedded(ConformanceSuite):
 
 
 @pytest.mark.neo4j
-class TestNamsServerIdsOverBolt(ConformanceSuite):
+class TestNamsServerIdsOverBolt(_OverTestModeServer):
     """NAMS adapter with ``session_names="server"`` → server → Neo4j over Bolt."""
 
     throwaway_store = True

@@ -2,8 +2,11 @@
 
 ``turn_store`` is parametrized over the embedded backend (a SQLite file), Bolt (the real
 Neo4j of ``memory_core_dev.neo4j_fixtures``) and NAMS (the NAMS-compatible HTTP server of
-``memory_core_dev.nams_server`` on 127.0.0.1). Each test works in its own conversations and
-entities with unique names, and the conversations are removed afterwards.
+``memory_core_dev.nams_server`` on 127.0.0.1), in both NAMS session modes: portable names
+(the default) and the reference's server-issued ids (``session_names="server"``: a
+single-tenant store where conversations must be created first). Each test works in its
+own conversations and entities with unique names, and the conversations are removed
+afterwards.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ BACKENDS = [
     pytest.param("embedded", id="embedded"),
     pytest.param("bolt", id="bolt", marks=pytest.mark.neo4j),
     pytest.param("nams", id="nams", marks=pytest.mark.nams),
+    pytest.param("nams-server-ids", id="nams-server-ids", marks=pytest.mark.nams),
 ]
 
 
@@ -96,6 +100,8 @@ def _store_location(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -
         return TurnStore(kind, server.uri, {"auth": server.auth})
     server = request.getfixturevalue("nams_server")
     options = {"api_key": API_KEY, "workspace_id": server.workspace("turns"), "trust_env": False}
+    if kind == "nams-server-ids":
+        return TurnStore("nams", server.url, {**options, "session_names": "server"})
     return TurnStore(kind, server.url, options)
 
 

@@ -405,18 +405,23 @@ def _conversation_params(
 def _mention_params(refs: list[EntityRef], tenant: str | None) -> dict[str, list[Any]]:
     """Split references: ids link existing entities, typed ones MERGE on (name, type),
     bare names link the single entity with that name (case-insensitive); all of them in
-    ``tenant``'s entities when it is not None."""
+    ``tenant``'s entities when it is not None. Each carries its place in ``refs``
+    (``MENTIONS.position``), so reads return a message's mentions in the order given."""
     ids: list[str] = []
-    typed: list[dict[str, str]] = []
-    names: list[str] = []
-    for ref in refs:
+    id_positions: list[int] = []
+    typed: list[dict[str, Any]] = []
+    names: list[dict[str, Any]] = []
+    for position, ref in enumerate(refs):
         if ref.id:
             ids.append(ref.id)
+            id_positions.append(position)
         elif ref.type and ref.name:
-            typed.append({"name": ref.name.strip(), "type": ref.type, "id": str(uuid4())})
+            typed.append(
+                {"name": ref.name.strip(), "type": ref.type, "id": str(uuid4()), "at": position}
+            )
         elif ref.name:
-            names.append(ref.name.strip())
-    return {"mention_ids": ids, "typed": typed, "names": names}
+            names.append({"name": ref.name.strip(), "at": position})
+    return {"mention_ids": ids, "id_positions": id_positions, "typed": typed, "names": names}
 
 
 def _batch_item(message_id: UUID, message: rq.NewMessage, tenant: str | None) -> dict[str, Any]:

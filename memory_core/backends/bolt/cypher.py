@@ -88,8 +88,8 @@ class EntityScope:
 GLOBAL_ENTITIES = EntityScope(tenant=False)
 TENANT_ENTITIES = EntityScope(tenant=True)
 
-ENTITY_PROJECTION = "e {.id, .name, .type}"
-MENTIONS = f"[(m)-[:MENTIONS]->(e:Entity) | {ENTITY_PROJECTION}]"
+# A message's mentions with their place (records.to_refs orders them by it).
+MENTIONS = "[(m)-[r:MENTIONS]->(e:Entity) | e {.id, .name, .type, position: r.position}]"
 
 
 def _as_micros(expr: str, key: str) -> str:
@@ -199,15 +199,26 @@ FOREACH (user IN CASE WHEN $user IS NULL THEN [] ELSE [$user] END |
 """
 
 
+# Link ``m`` to ``e`` at place ``at`` of the references; an entity referred to twice keeps
+# its first place.
+_LINK = """
+    MERGE (m)-[r:MENTIONS]->(e)
+    ON CREATE SET r.confidence = 1.0, r.position = at
+    ON MATCH SET r.position = CASE WHEN r.position IS NULL OR at < r.position
+                                   THEN at ELSE r.position END"""
+
+
 def _link_mentions(source: str, scope: EntityScope) -> str:
     """Unit subqueries linking ``m`` to the entities ``{source}.mention_ids``/``typed``/
     ``names`` describe, in ``scope`` (ids must exist; typed refs MERGE on name+type; a
-    bare name links the one entity with that surface form, never creating one)."""
+    bare name links the one entity with that surface form, never creating one), each
+    link keeping the reference's place (``position``)."""
     return f"""
 CALL (m, {source}) {{
-    UNWIND {source}.mention_ids AS eid
+    UNWIND range(0, coalesce(size({source}.mention_ids), 0) - 1) AS k
+    WITH m, {source}.mention_ids[k] AS eid, {source}.id_positions[k] AS at
     MATCH {scope.by_id("e", "eid")}
-    MERGE (m)-[r:MENTIONS]->(e) ON CREATE SET r.confidence = 1.0
+    {_LINK}
 }}
 CALL (m, {source}) {{
     UNWIND {source}.typed AS ref
@@ -215,18 +226,19 @@ CALL (m, {source}) {{
     ON CREATE SET e.id = ref.id, e.created_at = {NOW}, e.confidence = 1.0
     SET {ENTITY_KEYS}
     {TYPE_LABELS_FOREACH}
-    MERGE (m)-[r:MENTIONS]->(e) ON CREATE SET r.confidence = 1.0
+    WITH m, e, ref.at AS at
+    {_LINK}
 }}
 CALL (m, {source}) {{
-    UNWIND {source}.names AS name
-    WITH m, COLLECT {{
+    UNWIND {source}.names AS named
+    WITH m, named.at AS at, COLLECT {{
         MATCH (e:Entity)
-        WHERE {scope.named("e", "name")} AND e.merged_into IS NULL
+        WHERE {scope.named("e", "named.name")} AND e.merged_into IS NULL
         RETURN DISTINCT e LIMIT 2
     }} AS found
-    WITH m, found WHERE size(found) = 1
-    WITH m, found[0] AS e
-    MERGE (m)-[r:MENTIONS]->(e) ON CREATE SET r.confidence = 1.0
+    WITH m, at, found WHERE size(found) = 1
+    WITH m, at, found[0] AS e
+    {_LINK}
 }}
 """
 

@@ -118,8 +118,18 @@ def storable_embedding(vector: Sequence[float] | None) -> list[float] | None:
 
 
 def to_refs(items: Any) -> list[EntityRef]:
-    refs = [EntityRef(id=i.get("id"), name=i.get("name"), type=i.get("type")) for i in items or []]
-    return sorted(refs, key=lambda r: ((r.name or "").lower(), r.id or ""))
+    """A message's mentions in the order they were given (``position``); links another
+    writer made without one come after, by name."""
+    ordered = sorted(
+        items or [],
+        key=lambda i: (
+            i.get("position") is None,
+            i.get("position") or 0,
+            (i.get("name") or "").lower(),
+            i.get("id") or "",
+        ),
+    )
+    return [EntityRef(id=i.get("id"), name=i.get("name"), type=i.get("type")) for i in ordered]
 
 
 def to_message(

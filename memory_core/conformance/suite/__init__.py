@@ -12,7 +12,9 @@ from .conversations import ConversationsSuite
 from .delete import DeleteSuite
 from .entities import EntitiesSuite
 from .errors import ErrorsSuite
+from .faults import FaultsSuite
 from .fidelity import FidelitySuite
+from .guards import GuardsSuite
 from .idempotency import IdempotencySuite
 from .limits import LimitsSuite
 from .nams import NamsSuite
@@ -46,7 +48,9 @@ AREA_SUITES = (
     ErrorsSuite,
     AliasingSuite,
     RuntimeSuite,
+    FaultsSuite,
     PortabilitySuite,
+    GuardsSuite,
 )
 
 

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from ..fault_control import FaultControl, load_fault_control
 from ..harness import Harness
 
 USAGE = (
@@ -23,7 +24,9 @@ class SuiteBase:
     ``conformance_backend_url`` / ``conformance_backend_options`` fixtures. With neither,
     the URLs come from ``--backend-url`` (the pytest plugin parametrizes over them).
     ``throwaway_store = True`` (or ``--throwaway-store``) lets scenarios that need an
-    empty store wipe it.
+    empty store wipe it. Override ``conformance_faults`` to run the ``faults`` area (a
+    network backend whose service has fault knobs: see
+    :class:`~memory_core.conformance.fault_control.FaultControl`).
     """
 
     backend_url: ClassVar[str | None] = None
@@ -49,6 +52,16 @@ class SuiteBase:
     def conformance_backend_options(self) -> dict[str, Any]:
         """Options passed to ``open_backend`` with the URL."""
         return dict(self.backend_options)
+
+    @pytest.fixture
+    def conformance_faults(
+        self, conformance_backend_url: str, request: pytest.FixtureRequest
+    ) -> FaultControl | None:
+        """The fault knobs of the backend's service: from ``--fault-control
+        MODULE:FACTORY`` (called with the backend URL) when given, else ``None``, which
+        leaves the ``faults`` area not applicable."""
+        spec = request.config.getoption("conformance_fault_control", default=None)
+        return None if spec is None else load_fault_control(spec, conformance_backend_url)
 
     @pytest.fixture
     def conformance_throwaway(self, request: pytest.FixtureRequest) -> bool:
