@@ -23,6 +23,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
+WAIT_MS = 120_000
 SCREENSHOTS = ROOT / "docs" / "_build-check"
 # The flags this machine needs; playwright adds a fresh --user-data-dir of its own.
 FLAGS = [
@@ -128,8 +129,14 @@ def test_the_site_in_a_browser(base_url: str) -> None:
         page.on("pageerror", lambda e: errors.append(str(e)))
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+        # Generous waits: on a loaded 2-core CI machine chromium may take long to start or
+        # draw; they bound a hang, they measure nothing.
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=FLAGS, timeout=WAIT_MS
+        )
         context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context.set_default_timeout(WAIT_MS)
+        context.set_default_navigation_timeout(WAIT_MS)
         context.route("**/*", only_this_site)
         context.on("request", lambda r: None if host in r.url else left.append(r.url))
         page = context.new_page()
@@ -146,7 +153,7 @@ def test_the_site_in_a_browser(base_url: str) -> None:
 
         page.fill("input.md-search__input", "NotSupportedError")
         result = page.locator(".md-search-result__item").first
-        result.wait_for(timeout=15_000)
+        result.wait_for(timeout=WAIT_MS)
         assert "NotSupportedError" in page.inner_text(".md-search-result")
         browser.close()
 
