@@ -4,10 +4,10 @@ Exit codes: 0 success, 1 failure (one line on stderr; the traceback only with ``
 2 usage error, 130 interrupted (Ctrl-C; ``export``/``import``/``copy`` first print what was
 done and how to resume). A port in use (``serve``, ``mcp --http``) is a failure: one line,
 ``cannot listen on HOST:PORT: …``, exit 1. Subcommands that live outside ``memory_core``
-(``conformance``, ``serve``, ``mcp``) are imported only when run, so the core never imports
-a backend or the test suite; without their extra, ``--help`` says which extra to install
-(exit 0) and running one is a failure in one line naming ``pip install
-'memory-core[EXTRA]'`` (exit 1).
+(``conformance``, ``serve``, ``mcp``, ``postgres-schema``) are imported only when run, so
+the core never imports a backend or the test suite; without their extra, ``--help`` says
+which extra to install (exit 0) and running one is a failure in one line naming ``pip
+install 'memory-core[EXTRA]'`` (exit 1).
 """
 
 from __future__ import annotations
@@ -38,8 +38,17 @@ EXTERNAL_COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "serve": ("memory_core.server.cli", "serve the NAMS REST API over any backend"),
     "mcp": ("memory_core.integrations.mcp_server", "serve a backend over MCP (stdio or HTTP)"),
+    "postgres-schema": (
+        "memory_core.backends.postgres.cli",
+        "print or apply the PostgreSQL backend's schema migrations",
+    ),
 }
-EXTRA_FOR = {"serve": "server", "conformance": "conformance", "mcp": "mcp"}
+EXTRA_FOR = {
+    "serve": "server",
+    "conformance": "conformance",
+    "mcp": "mcp",
+    "postgres-schema": "postgres",
+}
 
 
 class UsageError(Exception):

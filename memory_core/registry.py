@@ -34,12 +34,14 @@ class BackendSpec:
 _EMBEDDED = BackendSpec("memory_core.backends.embedded:EmbeddedStore")
 _BOLT = BackendSpec("memory_core.backends.bolt:BoltStore")
 _NAMS = BackendSpec("memory_core.backends.nams:NamsStore")
+_POSTGRES = BackendSpec("memory_core.backends.postgres:PostgresStore", extra="postgres")
 
 _registry: dict[str, BackendSpec] = {
     "memory": _EMBEDDED,
     "sqlite": _EMBEDDED,
     **{s: _BOLT for s in ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")},
     **{s: _NAMS for s in ("nams", "nams+https", "nams+http")},
+    **{s: _POSTGRES for s in ("postgresql", "postgres")},
 }
 
 

@@ -29,7 +29,7 @@ from memory_core.interface import DEFAULTED_HOOKS, HOOKS_FOR_FLAG, Store  # noqa
 
 DOCS = ROOT / "docs"
 RESULTS = ROOT / "bench" / "results"
-COLUMNS = {"embedded": "memory", "bolt": "bolt", "nams": "nams"}
+COLUMNS = {"embedded": "memory", "bolt": "bolt", "postgres": "postgresql", "nams": "nams"}
 
 
 def _cell(value: object) -> str:

@@ -5,7 +5,9 @@ Neo4j (or uses ``NEO4J_URI``) and one NAMS-compatible HTTP server per backing st
 
 * ``neo4j_server`` — Neo4j Community 5.26 in a small JVM on 127.0.0.1 (never skipped);
 * ``nams_server`` — the NAMS-compatible server under uvicorn on 127.0.0.1, over embedded;
-* ``nams_bolt_server`` — the same server over the Bolt backend on ``neo4j_server``.
+* ``nams_bolt_server`` — the same server over the Bolt backend on ``neo4j_server``;
+* ``postgres_server`` — Debian's PostgreSQL, ``initdb`` into a temp dir, on 127.0.0.1
+  (or ``PG_TEST_URL``).
 """
 
 from __future__ import annotations
@@ -14,8 +16,15 @@ import pytest
 
 from memory_core_dev.nams_server import nams_bolt_server, nams_server
 from memory_core_dev.neo4j_fixtures import neo4j_clean, neo4j_server
+from memory_core_dev.postgres_server import postgres_server
 
-__all__ = ["nams_bolt_server", "nams_server", "neo4j_clean", "neo4j_server"]
+__all__ = [
+    "nams_bolt_server",
+    "nams_server",
+    "neo4j_clean",
+    "neo4j_server",
+    "postgres_server",
+]
 
 # The conformance suite's pytest plugin is opt-in: one line, as a backend author writes it.
 pytest_plugins = ["memory_core.conformance.plugin"]

@@ -1,0 +1,250 @@
+"""``PostgresStore``: conversation memory in PostgreSQL 14+, on psycopg 3 (async)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any, ClassVar, TypeVar
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from memory_core import (
+    Capabilities,
+    Conversation,
+    ConversationPage,
+    Entity,
+    MemoryBackend,
+    Message,
+    SessionInfo,
+    TransportError,
+)
+from memory_core import requests as rq
+from memory_core.interface import Store
+
+from . import conversations, entities, messages, search
+from .config import Settings, parse_settings
+from .errors import translate
+from .schema import migrate
+from .tx import Tx
+
+T = TypeVar("T")
+Work = Callable[[Tx], Awaitable[T]]
+
+
+class PostgresStore(Store):
+    """Conversation memory in PostgreSQL: ``postgresql://user:pass@host:5432/db``
+    (``postgres://`` too). What the URL leaves out comes from the ``PG*`` environment
+    variables, as with ``psql``. Each call is one transaction on a pooled connection.
+
+    Options (besides the shared ones of :class:`~memory_core.interface.Store`):
+
+    ``schema``
+        the PostgreSQL schema holding the tables (default ``memory_core``; also
+        ``?schema=`` in the URL). Created when missing; nothing is created outside it.
+    ``min_size`` / ``max_size``
+        connections the pool keeps open / may open (default 1 / 10).
+    ``pool_timeout``
+        seconds a call waits for a free connection (default 30) before
+        :class:`~memory_core.TransportError`.
+    ``connect_timeout``
+        seconds to wait for the server when connecting (default 10).
+    ``statement_timeout``
+        seconds after which the server cancels a statement (default: the server's own
+        setting); a cancelled call raises a retryable ``TransportError``, nothing written.
+    ``prepared_statements``
+        ``True`` (default): psycopg prepares statements it runs often. ``False`` for
+        PgBouncer in transaction mode.
+
+    Migrations are applied on :meth:`connect` under an advisory lock (see
+    :mod:`memory_core.backends.postgres.schema`).
+    """
+
+    name: ClassVar[str] = "postgres"
+    capabilities = Capabilities(
+        delete_message=True,
+        list_sessions=True,
+        conversation_summary=True,
+        conversation_titles=True,
+        message_metadata=True,
+        explicit_mentions=True,
+        idempotency_keys=True,
+        client_chosen_ids=True,
+        auto_create_conversation=True,
+        full_history=True,
+        server_side_since=True,
+        caller_timestamps=True,
+        search_global=True,
+        search_threshold=True,
+        search_metadata_filters=True,
+        vector_search=True,
+        entities=True,
+        delete_entity=True,
+        multi_tenant=True,
+        trio=False,
+        max_messages_per_read=None,
+        default_messages_per_read=1000,
+        max_page_size=None,
+        max_bulk_messages=None,
+        max_indexed_bytes=1024,
+    )
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str | None = None,
+        min_size: int = 1,
+        max_size: int = 10,
+        pool_timeout: float = 30.0,
+        connect_timeout: float = 10.0,
+        statement_timeout: float | None = None,
+        prepared_statements: bool = True,
+        **options: Any,
+    ) -> None:
+        self.settings: Settings = parse_settings(
+            url,
+            schema=schema,
+            min_size=min_size,
+            max_size=max_size,
+            pool_timeout=pool_timeout,
+            connect_timeout=connect_timeout,
+            statement_timeout=statement_timeout,
+            prepared_statements=prepared_statements,
+        )
+        super().__init__(**options)
+        self._pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] | None = None
+
+    def describe(self) -> str:
+        """The URL with any password hidden, and the schema."""
+        return f"{self.settings.safe_url} (schema {self.settings.schema})"
+
+    def _connection_options(self) -> dict[str, Any]:
+        options: dict[str, Any] = {
+            "autocommit": True,
+            "connect_timeout": int(self.settings.connect_timeout),
+        }
+        if not self.settings.prepared_statements:
+            options["prepare_threshold"] = None
+        if self.settings.statement_timeout is not None:
+            millis = int(self.settings.statement_timeout * 1000)
+            options["options"] = f"-c statement_timeout={millis}"
+        return options
+
+    async def connect(self) -> None:
+        pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
+            self.settings.conninfo,
+            min_size=self.settings.min_size,
+            max_size=self.settings.max_size,
+            timeout=self.settings.pool_timeout,
+            kwargs=self._connection_options(),
+            open=False,
+            name="memory-core",
+        )
+        try:
+            await pool.open(wait=self.settings.min_size > 0, timeout=self.settings.connect_timeout)
+            async with pool.connection() as conn:
+                await migrate(conn, self.settings.schema)
+        except (psycopg.Error, PoolTimeout) as exc:
+            await pool.close()
+            raise translate(exc, write=False, sent=False) from None
+        except BaseException:
+            await pool.close()
+            raise
+        self._pool = pool
+
+    async def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+    async def _run(self, work: Work[T], *, write: bool) -> T:
+        """``work`` in one transaction on a pooled connection, errors translated.
+
+        A connection found broken before COMMIT was sent (a restarted server, an idle
+        connection the server or a proxy closed) cannot have applied anything: the pool's
+        idle connections are checked and the call is made once more on a good one. A
+        connection lost during COMMIT may have applied a write: that is a
+        ``TransportError`` with ``maybe_applied``, never retried here."""
+        for attempt in range(2):
+            try:
+                return await self._once(work)
+            except _Broken as broken:
+                if broken.at_commit or attempt == 1 or self._pool is None:
+                    raise translate(broken.cause, write=write, sent=broken.at_commit) from None
+                await self._pool.check()
+            except (psycopg.Error, PoolTimeout) as exc:
+                raise translate(exc, write=write, sent=True) from None
+        raise AssertionError("unreachable")
+
+    async def _once(self, work: Work[T]) -> T:
+        pool = self._pool
+        if pool is None:
+            raise TransportError("postgres: the backend is closed", retryable=False)
+        async with pool.connection() as conn:
+            at_commit = False
+            try:
+                async with conn.transaction():
+                    result = await work(Tx(conn.cursor(), self.settings.schema))
+                    at_commit = True
+            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                if isinstance(exc, psycopg.errors.QueryCanceled) or not conn.broken:
+                    raise
+                raise _Broken(exc, at_commit) from None
+            return result
+
+    async def add_message(self, req: rq.AddMessage) -> Message:
+        now = datetime.now(UTC)
+        return await self._run(lambda tx: messages.add_message(tx, req, now), write=True)
+
+    async def add_messages(self, req: rq.AddMessages) -> list[Message]:
+        now = datetime.now(UTC)
+        return await self._run(lambda tx: messages.add_messages(tx, req, now), write=True)
+
+    async def create_conversation(self, req: rq.CreateConversation) -> Conversation:
+        now = datetime.now(UTC)
+        return await self._run(lambda tx: conversations.create(tx, req, now), write=True)
+
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
+        return await self._run(lambda tx: messages.get_conversation(tx, req), write=False)
+
+    async def list_conversations(self, req: rq.ListConversations) -> ConversationPage:
+        return await self._run(lambda tx: conversations.list_conversations(tx, req), write=False)
+
+    async def list_sessions(self, req: rq.ListSessions) -> list[SessionInfo]:
+        return await self._run(lambda tx: conversations.list_sessions(tx, req), write=False)
+
+    async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
+        return await self._run(lambda tx: search.search(tx, req), write=False)
+
+    async def clear_session(self, target: rq.Target) -> bool:
+        return await self._run(lambda tx: conversations.clear(tx, target), write=True)
+
+    async def delete_message(self, req: rq.DeleteMessage) -> bool:
+        return await self._run(lambda tx: messages.delete_message(tx, req), write=True)
+
+    async def add_entity(self, req: rq.AddEntity) -> Entity:
+        now = datetime.now(UTC)
+        return await self._run(lambda tx: entities.add_entity(tx, req, now), write=True)
+
+    async def find_entities(self, req: rq.FindEntities) -> list[Entity]:
+        return await self._run(lambda tx: entities.find_entities(tx, req), write=False)
+
+    async def delete_entity(self, req: rq.DeleteEntity) -> bool:
+        return await self._run(lambda tx: entities.delete_entity(tx, req), write=True)
+
+
+class _Broken(Exception):
+    """The connection broke during a call; ``at_commit``: while COMMIT was being sent."""
+
+    def __init__(self, cause: psycopg.Error, at_commit: bool) -> None:
+        super().__init__()
+        self.cause = cause
+        self.at_commit = at_commit
+
+
+class PostgresBackend(MemoryBackend):
+    """The public API over a :class:`PostgresStore`: ``PostgresBackend(url, **options)``
+    opens what ``open_backend(url, **options)`` opens for ``postgresql://``."""
+
+    store_class = PostgresStore

@@ -1,0 +1,85 @@
+"""``memory-core postgres-schema``: print or apply the PostgreSQL backend's migrations.
+
+For teams that run DDL separately from the application::
+
+    memory-core postgres-schema                      # every migration's DDL (schema memory_core)
+    memory-core postgres-schema --schema team_memory  # the same, in another schema
+    memory-core postgres-schema postgresql://…        # only what that database still lacks
+    memory-core postgres-schema postgresql://… --apply  # apply it (advisory lock held)
+
+Exit codes as for ``memory-core``: 0 success, 1 failure (one line), 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+import anyio
+import psycopg
+
+from memory_core import ConfigurationError, MemoryCoreError
+
+from .config import check_schema, parse_settings
+from .errors import translate
+from .schema import LATEST, applied_version, migrate, migration_sql
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="memory-core postgres-schema",
+        description="Print (default) or apply the PostgreSQL backend's schema migrations.",
+    )
+    parser.add_argument("url", nargs="?", help="database URL: print only what it lacks")
+    parser.add_argument("--schema", default=None, help="PostgreSQL schema (default memory_core)")
+    parser.add_argument("--apply", action="store_true", help="apply the missing migrations")
+    return parser
+
+
+async def _pending(url: str, schema: str | None, apply: bool) -> str:
+    settings = parse_settings(
+        url,
+        schema=schema,
+        min_size=1,
+        max_size=1,
+        pool_timeout=30.0,
+        connect_timeout=10.0,
+        statement_timeout=None,
+        prepared_statements=False,
+    )
+    try:
+        async with await psycopg.AsyncConnection.connect(
+            settings.conninfo, autocommit=True, connect_timeout=10
+        ) as conn:
+            if apply:
+                before = await migrate(conn, settings.schema)
+                return f"-- schema {settings.schema}: version {before} -> {LATEST}\n"
+            found = await applied_version(conn, settings.schema)
+    except psycopg.Error as exc:
+        raise translate(exc, write=apply, sent=True) from None
+    if found >= LATEST:
+        return f"-- schema {settings.schema} is at version {found}: nothing to apply\n"
+    return migration_sql(settings.schema, since=found)
+
+
+def main(argv: Sequence[str], *, debug: bool = False) -> int:
+    """Run the command; returns the exit code."""
+    try:
+        args = _parser().parse_args(list(argv))
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    try:
+        if args.url is None:
+            if args.apply:
+                raise ConfigurationError("--apply needs the database URL")
+            text = migration_sql(check_schema(args.schema or "memory_core"))
+        else:
+            text = anyio.run(_pending, args.url, args.schema, args.apply)
+    except MemoryCoreError as exc:
+        if debug:
+            raise
+        print(f"memory-core: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 1
+    sys.stdout.write(text)
+    return 0

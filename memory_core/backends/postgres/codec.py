@@ -1,0 +1,73 @@
+"""How values are stored: exact content and metadata text, and the words for search."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from memory_core.scoring import query_terms
+from memory_core.validation import metadata_json
+
+SQL_INT_MAX = 2**63 - 1
+# A tsvector lexeme holds at most 2047 bytes and a tsvector about 1 MB: longer words are
+# left out of the index (and the tail of a message with a huge vocabulary).
+_MAX_WORD_BYTES = 2000
+_MAX_WORDS_BYTES = 900_000
+
+
+def sql_int(value: int) -> int:
+    """A count for ``LIMIT``/``OFFSET``, capped at PostgreSQL's bigint."""
+    return min(value, SQL_INT_MAX)
+
+
+def store_content(content: str) -> tuple[str, bytes | None]:
+    """(searchable text, exact bytes or None): PostgreSQL text cannot hold NUL."""
+    if "\x00" not in content:
+        return content, None
+    return content.replace("\x00", ""), content.encode("utf-8", "surrogatepass")
+
+
+def load_content(text: str, exact: bytes | None) -> str:
+    """The content as written."""
+    return text if exact is None else bytes(exact).decode("utf-8", "surrogatepass")
+
+
+def store_metadata(metadata: dict[str, Any]) -> tuple[str, str | None]:
+    """(exact JSON text, the same for the JSONB column or None when JSONB cannot hold it)."""
+    text = metadata_json(metadata)
+    return text, (None if "\\u0000" in text else text)
+
+
+def load_metadata(text: str | None) -> dict[str, Any]:
+    """Stored metadata JSON → dict (key order kept)."""
+    if not text or text == "{}":
+        return {}
+    value = json.loads(text)
+    return value if isinstance(value, dict) else {}
+
+
+def words(content: str) -> list[str]:
+    """The distinct words of ``content`` as the shared scorer splits them."""
+    kept: list[str] = []
+    total = 0
+    for word in query_terms(content):
+        size = len(word.encode("utf-8", "surrogatepass")) + 8
+        if size > _MAX_WORD_BYTES:
+            continue
+        total += size
+        if total > _MAX_WORDS_BYTES:
+            break
+        kept.append(word)
+    return kept
+
+
+def tsquery(terms: list[str]) -> str:
+    """A tsquery matching any of ``terms`` (each quoted: never an operator)."""
+    quoted = ("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms)
+    return " | ".join(quoted)
+
+
+def utc(moment: datetime) -> datetime:
+    """A timestamptz as the library returns times: aware, UTC."""
+    return moment.astimezone(UTC)

@@ -1,0 +1,128 @@
+"""Entities and the mentions that link messages to them.
+
+Names match ignoring case with ``str.casefold`` (stored as ``name_key``). An entity is
+unique per (tenant, name_key, type): adding it again returns the existing one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+from uuid import UUID, uuid4
+
+from memory_core import Entity, EntityRef, NotFoundError
+from memory_core import requests as rq
+
+from .codec import sql_int
+from .conversations import BACKEND, tenant_key
+from .rows import ENTITY_COLUMNS, to_entity
+from .tx import Tx
+
+Row = tuple[Any, ...]
+
+
+async def merge(
+    tx: Tx, tenant: str, name: str, kind: str, description: str | None, now: datetime
+) -> Row:
+    """Get-or-create on (tenant, name ignoring case, type); a missing description is
+    filled in, the name and an existing description are kept."""
+    key = name.casefold()
+    row = await tx.row(
+        "INSERT INTO {s}.entities AS e (id, tenant, name, name_key, type, description, "
+        "created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+        "ON CONFLICT (tenant, name_key, type) DO UPDATE SET "
+        "description = coalesce(e.description, excluded.description), "
+        "updated_at = CASE WHEN e.description IS NULL AND excluded.description IS NOT NULL "
+        "THEN greatest(e.updated_at, excluded.updated_at) ELSE e.updated_at END "
+        f"RETURNING {ENTITY_COLUMNS}",
+        (str(uuid4()), tenant, name, key, kind, description, now, now),
+    )
+    assert row is not None
+    return row
+
+
+async def add_entity(tx: Tx, req: rq.AddEntity, now: datetime) -> Entity:
+    """The ``add_entity`` hook."""
+    return to_entity(
+        await merge(tx, tenant_key(req.tenant), req.name, req.type, req.description, now)
+    )
+
+
+async def find_entities(tx: Tx, req: rq.FindEntities) -> list[Entity]:
+    """The entity with this id, then those whose name equals it ignoring case (oldest
+    first); no fuzzy matches."""
+    sql = (
+        f"SELECT {ENTITY_COLUMNS} FROM {{s}}.entities e "
+        "WHERE e.tenant = %s AND (e.id = %s OR e.name_key = %s)"
+    )
+    params: list[object] = [tenant_key(req.tenant), req.identifier, req.identifier.casefold()]
+    if req.type is not None:
+        sql += " AND e.type = %s"
+        params.append(req.type)
+    sql += " ORDER BY (e.id = %s) DESC, e.created_at, e.id LIMIT %s"
+    params += [req.identifier, sql_int(req.limit)]
+    return [to_entity(row) for row in await tx.rows(sql, params)]
+
+
+async def resolve(tx: Tx, tenant: str, refs: Sequence[EntityRef], now: datetime) -> list[Row]:
+    """The entities a message mentions, in order, without repeats: ``id`` → that entity
+    (unknown: NotFoundError, checked before anything is created); ``name`` + ``type`` →
+    merged; ``name`` alone → the single entity with that name, skipped otherwise."""
+    for ref in refs:
+        if ref.id and await _by_id(tx, tenant, ref.id) is None:
+            raise NotFoundError.missing(BACKEND, "entity", ref.id, argument="explicit_mentions")
+    found: list[Row] = []
+    seen: set[str] = set()
+    for ref in refs:
+        row = await _resolve_one(tx, tenant, ref, now)
+        if row is not None and row[0] not in seen:
+            seen.add(row[0])
+            found.append(row)
+    return found
+
+
+async def _resolve_one(tx: Tx, tenant: str, ref: EntityRef, now: datetime) -> Row | None:
+    if ref.id:
+        return await _by_id(tx, tenant, ref.id)
+    assert ref.name is not None
+    if ref.type is not None:
+        return await merge(tx, tenant, ref.name, ref.type, None, now)
+    rows = await tx.rows(
+        f"SELECT {ENTITY_COLUMNS} FROM {{s}}.entities e "
+        "WHERE e.tenant = %s AND e.name_key = %s LIMIT 2",
+        (tenant, ref.name.casefold()),
+    )
+    return rows[0] if len(rows) == 1 else None
+
+
+async def _by_id(tx: Tx, tenant: str, entity_id: str) -> Row | None:
+    return await tx.row(
+        f"SELECT {ENTITY_COLUMNS} FROM {{s}}.entities e WHERE e.tenant = %s AND e.id = %s",
+        (tenant, entity_id),
+    )
+
+
+async def link(tx: Tx, message_id: UUID, entities: Sequence[Row]) -> None:
+    """Store the mentions of one message, keeping their order."""
+    await tx.cursor.executemany(
+        tx.sql(
+            "INSERT INTO {s}.mentions (message_id, entity_id, position) VALUES (%s, %s, %s) "
+            "ON CONFLICT DO NOTHING"
+        ),
+        [(message_id, row[0], i) for i, row in enumerate(entities)],
+    )
+
+
+def refs(entities: Sequence[Row]) -> list[EntityRef]:
+    """Entity rows as ``Message.mentions``."""
+    return [EntityRef(id=row[0], name=row[1], type=row[2]) for row in entities]
+
+
+async def delete_entity(tx: Tx, req: rq.DeleteEntity) -> bool:
+    """The ``delete_entity`` hook: its mentions go with it."""
+    deleted = await tx.run(
+        "DELETE FROM {s}.entities WHERE id = %s AND tenant = %s",
+        (req.entity_id, tenant_key(req.tenant)),
+    )
+    return deleted > 0

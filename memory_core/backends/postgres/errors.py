@@ -1,0 +1,59 @@
+"""psycopg exceptions → memory-core errors (no raw driver exception reaches a caller)."""
+
+from __future__ import annotations
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg_pool import PoolTimeout
+
+from memory_core import (
+    AuthenticationError,
+    ConfigurationError,
+    MemoryCoreError,
+    StoreError,
+    TransportError,
+)
+
+_AUTH_STATES = ("28000", "28P01")  # invalid authorization, invalid password
+
+
+def translate(exc: BaseException, *, write: bool, sent: bool) -> MemoryCoreError:
+    """The error to raise for a psycopg or pool exception.
+
+    ``write``: the call changes the store; ``sent``: the statement may have reached the
+    server (a write may then have been applied if the connection broke at commit).
+    """
+    if isinstance(exc, PoolTimeout):
+        return TransportError(
+            "postgres: no connection from the pool in time (server down or pool exhausted)",
+            retryable=True,
+            maybe_applied=False,
+        )
+    if isinstance(exc, pg_errors.QueryCanceled):
+        return TransportError(
+            "postgres: the statement was cancelled (statement_timeout); nothing was written",
+            retryable=True,
+            maybe_applied=False,
+        )
+    state = getattr(exc, "sqlstate", None)
+    if state in _AUTH_STATES:
+        return AuthenticationError("postgres: the server refused the credentials")
+    if isinstance(exc, pg_errors.InsufficientPrivilege):
+        return AuthenticationError("postgres: permission denied for this user")
+    if isinstance(exc, pg_errors.SerializationFailure | pg_errors.DeadlockDetected):
+        return TransportError(
+            "postgres: the transaction conflicted with another; nothing was written",
+            retryable=True,
+            maybe_applied=False,
+        )
+    if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
+        return TransportError(
+            f"postgres: the connection failed ({type(exc).__name__})",
+            retryable=True,
+            maybe_applied=write and sent,
+        )
+    if isinstance(exc, pg_errors.UndefinedTable | pg_errors.InvalidSchemaName):
+        return ConfigurationError(
+            "postgres: the memory-core tables are missing (was the schema dropped?)"
+        )
+    return StoreError(f"postgres: the server failed the operation ({type(exc).__name__})")

@@ -1,0 +1,107 @@
+"""PostgreSQL rows → memory-core models."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from memory_core import Conversation, Entity, EntityRef, Message, MessageRole, SessionInfo
+from memory_core.models import trusted
+from memory_core.summary import preview
+
+from .codec import load_content, load_metadata, utc
+
+# The message columns every read selects, in this order (see to_message).
+MESSAGE_COLUMNS = (
+    "m.id, m.conversation_id, m.role, m.content, m.content_exact, m.metadata, "
+    "m.created_at, m.embedding, m.idempotency_key, c.session_id, m.num, "
+    "(SELECT json_agg(json_build_array(e.id, e.name, e.type) ORDER BY mn.position) "
+    "FROM {s}.mentions mn JOIN {s}.entities e ON e.id = mn.entity_id "
+    "WHERE mn.message_id = m.id)"
+)
+NUM = 10
+CONVERSATION_COLUMNS = (
+    "c.id, c.session_id, c.title, c.metadata, c.user_identifier, c.created_at, c.updated_at"
+)
+
+_ROLES = {role.value: role for role in MessageRole}
+
+
+def to_message(row: tuple[Any, ...], score: float | None = None) -> Message:
+    """A row of :data:`MESSAGE_COLUMNS`."""
+    embedding = row[7]
+    return trusted(
+        Message,
+        {
+            "id": row[0],
+            "created_at": utc(row[6]),
+            "updated_at": None,
+            "embedding": None if embedding is None else [float(x) for x in embedding],
+            "metadata": load_metadata(row[5]),
+            "role": _ROLES[row[2]],
+            "content": load_content(row[3], row[4]),
+            "conversation_id": row[1],
+            "session_id": row[9],
+            "tool_calls": None,
+            "score": score,
+            "idempotency_key": row[8],
+            "mentions": refs(row[11]),
+        },
+    )
+
+
+def refs(found: list[list[str]] | None) -> list[EntityRef]:
+    """The aggregated (id, name, type) triples of a message's mentions."""
+    if not found:
+        return []
+    return [EntityRef(id=i, name=n, type=t) for i, n, t in found]
+
+
+def to_entity(row: tuple[Any, ...]) -> Entity:
+    """A row of :data:`ENTITY_COLUMNS`."""
+    return Entity(
+        id=row[0],
+        name=row[1],
+        type=row[2],
+        description=row[3],
+        created_at=utc(row[4]),
+        updated_at=utc(row[5]),
+    )
+
+
+ENTITY_COLUMNS = "e.id, e.name, e.type, e.description, e.created_at, e.updated_at"
+
+
+def to_conversation(row: tuple[Any, ...], messages: list[Message] | None = None) -> Conversation:
+    """A row of :data:`CONVERSATION_COLUMNS` (plus messages for ``get_conversation``)."""
+    return trusted(
+        Conversation,
+        {
+            "id": row[0],
+            "session_id": row[1],
+            "title": row[2],
+            "messages": messages or [],
+            "created_at": utc(row[5]),
+            "updated_at": utc(row[6]),
+            "metadata": load_metadata(row[3]),
+            "user_identifier": row[4],
+        },
+    )
+
+
+def to_session(row: tuple[Any, ...]) -> SessionInfo:
+    """:data:`CONVERSATION_COLUMNS` plus count and the first/last content (text, exact)."""
+    first = None if row[8] is None else load_content(row[8], row[9])
+    last = None if row[10] is None else load_content(row[10], row[11])
+    conversation_id: UUID = row[0]
+    return SessionInfo(
+        session_id=row[1],
+        conversation_id=conversation_id,
+        title=row[2],
+        message_count=row[7],
+        first_message_preview=None if first is None else preview(first),
+        last_message_preview=None if last is None else preview(last),
+        created_at=utc(row[5]),
+        updated_at=utc(row[6]),
+        user_identifier=row[4],
+    )

@@ -1,0 +1,151 @@
+"""Versioned migrations, applied on connect under an advisory lock, inside one schema.
+
+Every object lives in the configured schema (default ``memory_core``); nothing is created
+outside it. ``{schema}.schema_migrations`` records the versions applied. Applying takes a
+transaction-level advisory lock keyed by the schema name, so processes that start together
+apply each migration once (the others wait, then find it applied). DDL in PostgreSQL is
+transactional: a migration is applied whole or not at all.
+
+Tables (version 1):
+
+``conversations``
+    one row per (``tenant``, ``session_id``); ``tenant`` is the user of a multi-tenant
+    store and ``''`` otherwise. ``next_seq`` numbers the conversation's messages.
+    ``metadata`` is the exact JSON text (key order kept). Indexes:
+    ``conversations_by_recency`` (tenant, updated_at DESC, id DESC) and the partial
+    ``conversations_by_user_recency`` for user listings: keyset pages.
+``messages``
+    ordered by ``seq`` per conversation (unique), ``idempotency_key`` unique per
+    conversation. ``content`` is the text (NUL characters, which PostgreSQL text cannot
+    hold, removed); ``content_exact`` holds the UTF-8 of the exact content only when it
+    had one. ``metadata`` is the exact JSON text, ``metadata_doc`` the same as JSONB for
+    filters (NULL when it holds a NUL). ``words`` is the tsvector of the content's words
+    as :mod:`memory_core.scoring` splits them (GIN index ``messages_words``).
+``entities``
+    unique per (``tenant``, ``name_key`` = the name case-folded, ``type``).
+``mentions``
+    (message, entity, position): the entities a message mentions, in order; removed with
+    either side (``ON DELETE CASCADE``; index ``mentions_by_entity``).
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+from psycopg import AsyncConnection
+
+from memory_core import ConfigurationError
+
+MIGRATIONS: list[tuple[int, str]] = [
+    (
+        1,
+        """
+CREATE TABLE {schema}.conversations (
+    id              uuid PRIMARY KEY,
+    tenant          text NOT NULL,
+    session_id      text NOT NULL,
+    title           text,
+    metadata        text NOT NULL DEFAULT '{{}}',
+    user_identifier text,
+    created_at      timestamptz NOT NULL,
+    updated_at      timestamptz NOT NULL,
+    next_seq        bigint NOT NULL DEFAULT 1,
+    UNIQUE (tenant, session_id)
+);
+CREATE INDEX conversations_by_recency
+    ON {schema}.conversations (tenant, updated_at DESC, id DESC);
+CREATE INDEX conversations_by_user_recency
+    ON {schema}.conversations (user_identifier, updated_at DESC, id DESC)
+    WHERE tenant = '' AND user_identifier IS NOT NULL;
+CREATE TABLE {schema}.messages (
+    num             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id              uuid NOT NULL UNIQUE,
+    conversation_id uuid NOT NULL REFERENCES {schema}.conversations (id) ON DELETE CASCADE,
+    seq             bigint NOT NULL,
+    role            text NOT NULL,
+    content         text NOT NULL,
+    content_exact   bytea,
+    metadata        text NOT NULL DEFAULT '{{}}',
+    metadata_doc    jsonb,
+    created_at      timestamptz NOT NULL,
+    embedding       float8[],
+    idempotency_key text,
+    words           tsvector NOT NULL,
+    UNIQUE (conversation_id, seq),
+    UNIQUE (conversation_id, idempotency_key)
+);
+CREATE INDEX messages_words ON {schema}.messages USING gin (words);
+CREATE TABLE {schema}.entities (
+    id          text PRIMARY KEY,
+    tenant      text NOT NULL,
+    name        text NOT NULL,
+    name_key    text NOT NULL,
+    type        text NOT NULL,
+    description text,
+    created_at  timestamptz NOT NULL,
+    updated_at  timestamptz NOT NULL,
+    UNIQUE (tenant, name_key, type)
+);
+CREATE TABLE {schema}.mentions (
+    message_id uuid NOT NULL REFERENCES {schema}.messages (id) ON DELETE CASCADE,
+    entity_id  text NOT NULL REFERENCES {schema}.entities (id) ON DELETE CASCADE,
+    position   integer NOT NULL,
+    PRIMARY KEY (message_id, entity_id)
+);
+CREATE INDEX mentions_by_entity ON {schema}.mentions (entity_id);
+""",
+    ),
+]
+
+LATEST = MIGRATIONS[-1][0]
+
+
+def migration_sql(schema: str, *, since: int = 0) -> str:
+    """The DDL of every migration after version ``since``, for ``schema`` (what
+    :func:`migrate` runs, for teams that apply DDL themselves)."""
+    parts = [f"CREATE SCHEMA IF NOT EXISTS {schema};", _VERSIONS.format(schema=schema)]
+    for version, ddl in MIGRATIONS:
+        if version > since:
+            parts.append(f"-- version {version}\n{ddl.format(schema=schema).strip()}")
+            parts.append(f"INSERT INTO {schema}.schema_migrations (version) VALUES ({version});")
+    return "\n".join(parts) + "\n"
+
+
+_VERSIONS = """CREATE TABLE IF NOT EXISTS {schema}.schema_migrations (
+    version    integer PRIMARY KEY,
+    applied_at timestamptz NOT NULL DEFAULT now()
+);"""
+
+
+def lock_key(schema: str) -> int:
+    """The advisory-lock key of ``schema``'s migrations (a signed 64-bit int)."""
+    return (zlib.crc32(f"memory_core:{schema}".encode()) << 16) | 0x6D63
+
+
+async def applied_version(conn: AsyncConnection[Any], schema: str) -> int:
+    """The newest migration applied to ``schema`` (0: none, or no memory-core tables)."""
+    cursor = conn.cursor()
+    await cursor.execute("SELECT to_regclass(%s) IS NOT NULL", (f"{schema}.schema_migrations",))
+    exists = await cursor.fetchone()
+    if not (exists and exists[0]):
+        return 0
+    await cursor.execute(f"SELECT coalesce(max(version), 0) FROM {schema}.schema_migrations")
+    row = await cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
+async def migrate(conn: AsyncConnection[Any], schema: str) -> int:
+    """Apply every missing migration in one transaction under the advisory lock; the
+    version found before. A store newer than this code raises ``ConfigurationError``."""
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(schema),))
+        found = await applied_version(conn, schema)
+        if found > LATEST:
+            raise ConfigurationError(
+                f"schema {schema} has version {found}, newer than this memory-core supports "
+                f"({LATEST}); upgrade memory-core"
+            )
+        if found < LATEST:
+            await conn.execute(migration_sql(schema, since=found).encode())
+        return found

@@ -1,0 +1,117 @@
+"""Search: PostgreSQL full text picks candidates, the shared scale scores them.
+
+Each message's ``words`` column is a tsvector of its words split exactly as
+:mod:`memory_core.scoring` splits them, so the GIN index finds precisely the messages that
+contain a query word. The best :func:`~memory_core.scoring.candidate_pool` of them in
+scope (by ``ts_rank``) are scored with :func:`~memory_core.scoring.text_score` from the
+query and the content alone; ``threshold`` and ``limit`` apply after scoring.
+
+With a query embedding the search is hybrid, as on the embedded backend: candidates are
+the text matches plus every message in scope with a stored embedding of positive cosine
+similarity (computed here, brute force); each scores ``max(text, cosine)``.
+
+Metadata filters are applied in SQL on the JSONB column, key by key with JSONB equality
+(which is the library's type-exact rule), and checked again on the exact stored metadata.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from memory_core import Message
+from memory_core import requests as rq
+from memory_core.filters import matches
+from memory_core.scoring import candidate_pool, query_terms, text_score
+
+from . import conversations
+from .codec import load_content, load_metadata, sql_int, tsquery
+from .messages import FROM
+from .rows import MESSAGE_COLUMNS, to_message
+from .tx import Tx
+
+
+async def search(tx: Tx, req: rq.SearchMessages) -> list[Message]:
+    """The ``search_messages`` hook (best first, each with ``score``)."""
+    scope = await _scope(tx, req)
+    if scope is None:
+        return []
+    where, params = scope
+    terms = query_terms(req.query)
+    pool = candidate_pool(req.limit)
+    scored: dict[int, tuple[float, tuple[Any, ...]]] = {}
+    order: dict[int, int] = {}
+    if terms:
+        rows = await tx.rows(
+            f"SELECT {MESSAGE_COLUMNS} {FROM} WHERE m.words @@ %s::tsquery AND {where} "
+            "ORDER BY ts_rank(m.words, %s::tsquery) DESC, m.num ASC LIMIT %s",
+            [tsquery(terms), *params, tsquery(terms), sql_int(pool)],
+        )
+        for position, row in enumerate(rows):
+            score = text_score(terms, load_content(row[3], row[4]))
+            if score > 0.0 and _kept(row, req):
+                scored[row[10]] = (score, row)
+                order[row[10]] = position
+    if req.query_embedding is not None:
+        await _vector_hits(tx, req, req.query_embedding, where, params, scored, order)
+    ranked = sorted(scored.items(), key=lambda hit: (-hit[1][0], order.get(hit[0], 0), hit[0]))
+    if req.threshold is not None:
+        ranked = [hit for hit in ranked if hit[1][0] >= req.threshold]
+    return [to_message(row, score) for _, (score, row) in ranked[: req.limit]]
+
+
+def _kept(row: tuple[Any, ...], req: rq.SearchMessages) -> bool:
+    return not req.metadata_filters or matches(load_metadata(row[5]), req.metadata_filters)
+
+
+async def _scope(tx: Tx, req: rq.SearchMessages) -> tuple[str, list[object]] | None:
+    where = "c.tenant = %s"
+    params: list[object] = [conversations.tenant_key(req.tenant)]
+    if req.target is not None:
+        row = await conversations.require(tx, req.target)
+        if row is None:
+            return None
+        where += " AND m.conversation_id = %s"
+        params.append(row[0])
+    for key, value in req.metadata_filters.items():
+        # Rows whose metadata JSONB cannot hold (a NUL inside) are checked in Python.
+        where += " AND (m.metadata_doc IS NULL OR m.metadata_doc -> %s = %s)"
+        params += [key, Jsonb(value)]
+    return where, params
+
+
+async def _vector_hits(
+    tx: Tx,
+    req: rq.SearchMessages,
+    vector: Sequence[float],
+    where: str,
+    params: list[object],
+    scored: dict[int, tuple[float, tuple[Any, ...]]],
+    order: dict[int, int],
+) -> None:
+    norm = math.sqrt(sum(x * x for x in vector))
+    if not norm:
+        return
+    rows = await tx.rows(
+        f"SELECT {MESSAGE_COLUMNS} {FROM} WHERE m.embedding IS NOT NULL AND {where}", params
+    )
+    for row in rows:
+        stored = row[7]
+        if stored is None or len(stored) != len(vector) or not _kept(row, req):
+            continue
+        similarity = _cosine(stored, vector, norm)
+        if similarity > 0:
+            best = max(scored.get(row[10], (0.0, row))[0], similarity)
+            scored[row[10]] = (best, row)
+            order.setdefault(row[10], len(order) + 1_000_000)
+
+
+def _cosine(stored: Sequence[float], query: Sequence[float], query_norm: float) -> float:
+    norm = math.sqrt(sum(x * x for x in stored))
+    if not norm:
+        return 0.0
+    dot = sum(a * b for a, b in zip(stored, query, strict=True))
+    return min(dot / (norm * query_norm), 1.0)

@@ -1,0 +1,276 @@
+"""A throwaway PostgreSQL server for tests: Debian's binaries, ``initdb`` into a temp dir.
+
+:class:`PostgresServer` finds the server binaries (``/usr/lib/postgresql/<version>/bin``,
+newest first, then ``pg_config --bindir``, then ``PATH``), runs ``initdb`` into a fresh
+temporary directory and starts ``postgres`` listening on 127.0.0.1 only, on a free port,
+with its unix socket inside that directory, ``fsync`` off (a test database is thrown
+away) and trust authentication for the one local superuser ``postgres``. PostgreSQL
+refuses to run as root, so under root both run as the unprivileged ``nobody`` (the data
+directory is handed to it); otherwise as the current user. :meth:`PostgresServer.close`
+stops the server and removes the directory (also at interpreter exit, as a fallback).
+
+The ``postgres_server`` fixture (session scope) yields a :class:`PostgresHandle`; with
+``PG_TEST_URL`` set, that server is used instead (only checked for reachability). It
+never skips: a server that cannot be started fails the run.
+
+``python -m memory_core_dev.postgres_server`` starts one and prints its URL until Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import atexit
+import glob
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+__all__ = ["PostgresHandle", "PostgresServer", "find_bindir", "postgres_server"]
+
+UNPRIVILEGED_USER = "nobody"
+START_TIMEOUT = 60.0
+
+
+def find_bindir() -> Path:
+    """The directory holding ``initdb`` and ``postgres`` (newest Debian version first)."""
+    candidates = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin"),
+        key=lambda p: _version_key(Path(p).parent.name),
+        reverse=True,
+    )
+    pg_config = shutil.which("pg_config")
+    if pg_config:
+        done = subprocess.run([pg_config, "--bindir"], capture_output=True, text=True)
+        if done.returncode == 0:
+            candidates.append(done.stdout.strip())
+    initdb = shutil.which("initdb")
+    if initdb:
+        candidates.append(str(Path(initdb).parent))
+    for each in candidates:
+        if (Path(each) / "initdb").is_file() and (Path(each) / "postgres").is_file():
+            return Path(each)
+    raise RuntimeError(
+        "PostgreSQL server binaries (initdb, postgres) not found: install Debian's "
+        "`postgresql` package (scripts/test does as root), or set PG_TEST_URL to a server"
+    )
+
+
+def _version_key(name: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in name.split(".") if p.isdigit())
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class PostgresServer:
+    """One PostgreSQL cluster in a temporary directory; :meth:`start`, :meth:`close`."""
+
+    def __init__(self) -> None:
+        self.bindir = find_bindir()
+        self.port = _free_port()
+        self.root = Path(tempfile.mkdtemp(prefix="memory-core-pg-"))
+        self.data = self.root / "data"
+        self._user = UNPRIVILEGED_USER if os.geteuid() == 0 else None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._log = self.root / "server.log"
+        atexit.register(self.close)
+
+    @property
+    def url(self) -> str:
+        """``postgresql://postgres@127.0.0.1:<port>/postgres`` (trust auth, no password)."""
+        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    def _run_as(self) -> dict[str, object]:
+        if self._user is None:
+            return {}
+        entry = pwd.getpwnam(self._user)
+        return {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
+
+    def _env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+        env.update(LC_ALL="C", LANG="C", HOME=str(self.root))
+        return env
+
+    def _initdb(self) -> None:
+        if self._user is not None:
+            entry = pwd.getpwnam(self._user)
+            os.chown(self.root, entry.pw_uid, entry.pw_gid)
+        done = subprocess.run(
+            [
+                str(self.bindir / "initdb"),
+                "-D",
+                str(self.data),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-sync",
+            ],
+            capture_output=True,
+            env=self._env(),
+            cwd=self.root,
+            **self._run_as(),  # type: ignore[call-overload]
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"initdb failed: {done.stderr.decode(errors='replace')[-2000:]}")
+
+    def start(self) -> PostgresServer:
+        """initdb (the first time) and start the server; wait until it takes queries."""
+        if not self.data.exists():
+            self._initdb()
+        log = open(self._log, "ab")  # noqa: SIM115 - the child writes it while running
+        if self._user is not None:
+            entry = pwd.getpwnam(self._user)
+            os.chown(self._log, entry.pw_uid, entry.pw_gid)
+        settings = {
+            "listen_addresses": "127.0.0.1",
+            "port": str(self.port),
+            "unix_socket_directories": str(self.root),
+            "fsync": "off",
+            "synchronous_commit": "off",
+            "full_page_writes": "off",
+            "max_connections": "200",
+            "shared_buffers": "64MB",
+        }
+        args = [str(self.bindir / "postgres"), "-D", str(self.data)]
+        for key, value in settings.items():
+            args += ["-c", f"{key}={value}"]
+        self._process = subprocess.Popen(
+            args,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=self._env(),
+            cwd=self.root,
+            start_new_session=True,
+            **self._run_as(),  # type: ignore[call-overload]
+        )
+        log.close()
+        self._wait_ready()
+        return self
+
+    def _wait_ready(self) -> None:
+        import psycopg
+
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            assert self._process is not None
+            if self._process.poll() is not None:
+                raise RuntimeError(f"postgres exited at start-up:\n{self.log_tail()}")
+            try:
+                with psycopg.connect(self.url, connect_timeout=2) as conn:
+                    conn.execute("SELECT 1")
+                return
+            except psycopg.OperationalError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"postgres did not accept connections in {START_TIMEOUT:.0f} s:\n"
+                        f"{self.log_tail()}"
+                    ) from None
+                time.sleep(0.1)
+
+    def log_tail(self) -> str:
+        """The end of the server log (for failure messages)."""
+        try:
+            return self._log.read_text(errors="replace")[-3000:]
+        except OSError:
+            return "(no log)"
+
+    def stop(self) -> None:
+        """Fast shutdown (SIGINT: clients are disconnected); the data stays."""
+        process, self._process = self._process, None
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    def restart(self) -> None:
+        """Stop and start again: same port, same data."""
+        self.stop()
+        self.start()
+
+    def close(self) -> None:
+        """Stop the server and remove its directory."""
+        self.stop()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+@dataclass
+class PostgresHandle:
+    """What the tests get: the server's URL (and restart, for a server we started)."""
+
+    url: str
+    _server: PostgresServer | None = field(default=None, repr=False)
+
+    @property
+    def external(self) -> bool:
+        """True when the server comes from ``PG_TEST_URL`` (not started by us)."""
+        return self._server is None
+
+    def restart(self) -> None:
+        """Stop and start the server; RuntimeError for an external one."""
+        if self._server is None:
+            raise RuntimeError("the PG_TEST_URL server was not started by the tests")
+        self._server.restart()
+
+
+def _check_reachable(url: str) -> None:
+    import psycopg
+
+    try:
+        with psycopg.connect(url, connect_timeout=15) as conn:
+            conn.execute("SELECT 1")
+    except psycopg.Error as exc:
+        raise RuntimeError(f"the PostgreSQL server of PG_TEST_URL is not usable: {exc}") from None
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresHandle]:
+    """The PostgreSQL server of this test run (started once, or ``PG_TEST_URL``)."""
+    url = os.environ.get("PG_TEST_URL")
+    if url:
+        _check_reachable(url)
+        yield PostgresHandle(url=url)
+        return
+    server = PostgresServer()
+    try:
+        server.start()
+        yield PostgresHandle(url=server.url, _server=server)
+    finally:
+        server.close()
+
+
+def _exit_on_sigterm(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    running = PostgresServer().start()
+    print(running.url, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        running.close()
