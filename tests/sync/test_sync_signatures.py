@@ -125,3 +125,20 @@ def test_every_argument_reaches_the_async_method_of_the_same_name(
     assert awaited[0].kwargs == expected
     others = [n for n in ASYNC_METHODS if n != name and getattr(backend, n).await_count]
     assert others == []
+
+
+@pytest.mark.parametrize("name", [n for n in ASYNC_METHODS if n != "close"])
+def test_the_defaults_reach_the_async_method(
+    recorded: tuple[SyncMemoryBackend, Any], name: str
+) -> None:
+    """Called with its required arguments only, a blocking method awaits the async one
+    with the async method's own defaults (the signature test reads the declared
+    defaults; this one sees the values a call really passes)."""
+    memory, backend = recorded
+    parameters = list(inspect.signature(getattr(MemoryBackend, name)).parameters.values())[1:]
+    required = [p for p in parameters if p.default is p.empty and p.kind is not p.VAR_KEYWORD]
+    args = [object() for _ in required]
+    getattr(memory, name)(*args)
+    expected = {p.name: value for p, value in zip(required, args, strict=True)}
+    expected |= {p.name: p.default for p in parameters if p.default is not p.empty}
+    assert getattr(backend, name).await_args.kwargs == expected
