@@ -1,125 +1,37 @@
-"""Sort the mutants that survived ``mutmut run`` into classes, for conformance/MUTATION.md.
+"""Sort the mutants that survived ``mutmut run`` into classes, and score the run.
 
-Run after ``python -m mutmut run`` (see memory_core/conformance/README.md, "Mutation score")::
+``scripts/mutation.py TARGET`` runs this in its scratch copy after ``mutmut run``; by hand,
+in the folder holding mutmut's ``mutants/``::
 
-    python -m tests.conformance.mutation_triage > /tmp/triage.md
+    python -m tests.conformance.mutation_triage --target sync --prefix memory_core.
 
 Survivors whose change the contract cannot observe are classified automatically:
 
-* ``case-only``: a string with only its letter case changed: SQL keywords and the keys
-  of ``sqlite3.Row`` are case-insensitive;
+* ``case-only``: a string with only its letter case changed, in the targets of
+  ``CASE_INSENSITIVE`` (embedded: SQL keywords and ``sqlite3.Row`` keys ignore case);
 * ``message``: the text of an error message (messages are free text; the type and
-  ``argument`` of errors are what the contract fixes, and the suite checks those).
+  ``argument`` of errors are what the contract fixes, and the tests check those).
 
-Everything else is listed with its diff under ``review`` for a human to triage: either
-an equivalent mutant (say why) or a missing scenario (add it).
+Survivors (and mutants no selected test executes) matching a pattern of the target in
+``mutation_reasons.REASONS`` are triaged by hand; everything else is listed with its diff
+under ``review``: either an equivalent mutant (add a reason) or a missing test (add it).
+The non-equivalent score counts every mutant except the automatic classes and the hand
+triage whose reason is not ``missing test:``.
 """
 
 from __future__ import annotations
 
+import argparse
 import re
 import subprocess
 import sys
 from collections import defaultdict
 
-_STATUS = re.compile(r"^\s+(\S+): (.+)$")
+from tests.conformance.mutation_reasons import CASE_INSENSITIVE, REASONS
 
-# Survivors triaged by hand (on the commit recorded in memory_core/conformance/README.md): a pattern
-# of mutant names and why no conformance scenario can or should kill them. Names are
-# mutmut's ``<module>.x_<function>__mutmut_<n>``, relative to ``memory_core.backends.embedded``.
-REASONS: list[tuple[str, str]] = [
-    (
-        r"^location\.|^schema\.|^store\.xǁStoreǁ_connect__",
-        "out of scope: parsing embedded URLs and opening the SQLite file (pragmas, folders, "
-        "schema); the suite is handed one working URL, tests/embedded covers these",
-    ),
-    (
-        r"rows\.x_to_message__mutmut_(11|22)$",
-        "equivalent: search sets the score on the loaded message afterwards",
-    ),
-    (
-        r"messages\.xǁ_Writerǁwrite__mutmut_(47|57)$|rows\.x_to_message__mutmut_(8|19)$|"
-        r"rows\.x_to_conversation__mutmut_13$",
-        "not a promise: Message.session_id and Conversation.created_at are informational "
-        "(NAMS, for one, has no session names)",
-    ),
-    (
-        r"backend\.xǁEmbeddedBackendǁ_\w+__mutmut_(2|10)$|store\.xǁStoreǁ(call__mutmut_4|"
-        r"run__mutmut_[56])$",
-        "equivalent: the write flag only picks BEGIN IMMEDIATE over BEGIN; one connection "
-        "and one lock already serialise every transaction of a backend object",
-    ),
-    (
-        r"backend\.xǁEmbeddedBackendǁ__init____mutmut_",
-        "out of scope: the default URL and busy_timeout checks are embedded options, not "
-        "the backend-neutral contract (tests/embedded covers them)",
-    ),
-    (
-        r"store\.(x__rollback|xǁStoreǁ_close|xǁStoreǁrun__mutmut_17|xǁStoreǁ_translate)",
-        "out of scope: error and close paths of the SQLite store that no valid call reaches "
-        "(tests/embedded injects those failures)",
-    ),
-    (
-        r"filters\.x_metadata_matches__mutmut_",
-        "equivalent: the defensive branch for unparseable JSON; stored metadata and filters "
-        "are always JSON objects",
-    ),
-    (
-        r"codec\.x_load_json__mutmut_5$|conversations\.x_create__mutmut_47$",
-        "equivalent: stored metadata is always a JSON object, never '' or a non-dict",
-    ),
-    (
-        r"codec\.x_to_micros__mutmut_1$",
-        "equivalent: datetimes have microsecond resolution, so the true division is exact",
-    ),
-    (
-        r"conversations\.x_tenant_key__mutmut_",
-        "equivalent: the stored key of the single tenant is internal; any constant works",
-    ),
-    (
-        r"messages\.xǁ_Writerǁwrite__mutmut_38$",
-        "equivalent: sequence numbers may have gaps (deletes leave them too); order is kept",
-    ),
-    (
-        r"search\.x_search__mutmut_44$",
-        "equivalent: ties are already in insertion order (a stable sort of rows in num order)",
-    ),
-    (
-        r"search\.x__cosine__mutmut_(12|15|16|21|22|23)$|search\.x__load__mutmut_(27|30|37)$",
-        "equivalent: zip(strict=...) on equal lengths, and norm arithmetic on the unit-length "
-        "vectors every embedder of the suite (and HashingEmbedder) returns",
-    ),
-    (
-        r"(entities\.x_mentions_of|search\.x__load)__mutmut_(3|9)$",
-        "equivalent: the chunk size and step only batch the IN (...) lists",
-    ),
-    (
-        r"search\.x__hybrid_hits__mutmut_(2|3|4|29|32|40|49)$|search\.x_search__mutmut_25$",
-        "not a promise: how text and vector scores combine in hybrid search, vectors of "
-        "another dimension, and hits at cosine 0 (the README says scores are clipped at 0)",
-    ),
-    (
-        r"conversations\.x_create__mutmut_(1[678]|49|5[03456]|7[67])$|conversations\.x_insert__"
-        r"|messages\.x_add_message__mutmut_61$|messages\.x_add_messages__mutmut_42$|"
-        r"messages\.xǁ_Writerǁfinish__|conversations\.x_list_(conversations__mutmut_13|"
-        r"sessions__mutmut_31)$|conversations\.x_missing__mutmut_[47]$|rows\.x_to_conversation"
-        r"__mutmut_(8|16)$|rows\.x_to_session__mutmut_(8|1[347]|2[23])$",
-        "not a promise: Conversation.user_identifier, the single-tenant user filter of the "
-        "listings, SessionInfo.title/updated_at and creating by conversation_id alone are "
-        "not in the README (the toy backend, a correct one, does not filter by user)",
-    ),
-    (
-        r"messages\.xǁ_Writerǁ__init____mutmut_|messages\.xǁ_Writerǁwrite__mutmut_(6|39)$",
-        "not a promise: a store timestamp after a caller-supplied one in the future (the "
-        "README only says store-assigned timestamps never decrease among themselves)",
-    ),
-    (
-        r"messages\.xǁ_Writerǁwrite__mutmut_(4[2]|48|5[28]|62)$|rows\.x_to_message__mutmut_"
-        r"(3|9|14|20|29)$|rows\.x_to_entity__mutmut_(6|11|12)$",
-        "not a promise: Message.embedding and Message.idempotency_key echoes and entity "
-        "timestamps are informational fields the README does not fix",
-    ),
-]
+_STATUS = re.compile(r"^\s+(\S+): (.+)$")
+_EMBEDDED = "memory_core.backends.embedded."
+_UNKILLED = ("survived", "no tests")
 
 
 def _mutmut(*args: str) -> str:
@@ -169,16 +81,18 @@ def _statement_start(body: list[str], index: int) -> str:
     return body[index][1:].strip()
 
 
-def reason_for(name: str) -> str | None:
-    """The hand triage of a survivor, if it has one."""
-    short = name.removeprefix("memory_core.backends.embedded.")
-    return next((why for pattern, why in REASONS if re.search(pattern, short)), None)
+def reason_for(name: str, target: str = "embedded", prefix: str = _EMBEDDED) -> str | None:
+    """The hand triage of a survivor of ``target``, if it has one."""
+    short = name.removeprefix(prefix)
+    return next(
+        (why for pattern, why in REASONS.get(target, []) if re.search(pattern, short)), None
+    )
 
 
-def classify(diff: str) -> str:
-    """``case-only``, ``message`` or ``review`` for one survivor's diff."""
+def classify(diff: str, case_only: bool = True) -> str:
+    """``case-only`` (when ``case_only``), ``message`` or ``review`` for one survivor's diff."""
     body, removed, added = _changed(diff)
-    if removed and [r.lower() for r in removed] == [a.lower() for a in added]:
+    if case_only and removed and [r.lower() for r in removed] == [a.lower() for a in added]:
         return "case-only"
     index = next((i for i, line in enumerate(body) if line.startswith("-")), None)
     if index is not None:
@@ -189,27 +103,51 @@ def classify(diff: str) -> str:
     return "review"
 
 
-def main() -> int:
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="Score and triage a mutmut run.")
+    parser.add_argument("--target", default="embedded")
+    parser.add_argument("--prefix", default=_EMBEDDED, help="module prefix of the names")
+    parser.add_argument("--names", action="store_true", help="only list unkilled mutants")
+    return parser.parse_args(argv)
+
+
+def _print_score(counts: dict[str, int], excluded: int) -> None:
+    killed = counts.get("killed", 0) + counts.get("timeout", 0)
+    scored = killed + sum(counts.get(status, 0) for status in _UNKILLED)
+    print("mutants: " + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
+    if scored:
+        print(f"score: {killed}/{scored} killed or timed out ({killed / scored:.1%})")
+    if scored - excluded:
+        print(
+            f"non-equivalent: {killed}/{scored - excluded} ({killed / (scored - excluded):.1%}); "
+            f"{excluded} excluded (equivalent, message, out of scope, not a promise)"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the score, the hand triage and the survivors left to review."""
+    args = _arguments(argv)
     every = statuses()
     counts: dict[str, int] = defaultdict(int)
     for status in every.values():
         counts[status] += 1
-    survivors = sorted(name for name, status in every.items() if status == "survived")
+    unkilled = sorted(name for name, status in every.items() if status in _UNKILLED)
+    if args.names:
+        print("\n".join(unkilled))
+        return 0
     classes: dict[str, list[tuple[str, str]]] = defaultdict(list)
     triaged: dict[str, list[str]] = defaultdict(list)
-    for name in survivors:
+    for name in unkilled:
         diff = _diff(name)
-        kind = classify(diff)
-        why = reason_for(name) if kind == "review" else None
+        kind = classify(diff, args.target in CASE_INSENSITIVE)
+        why = reason_for(name, args.target, args.prefix) if kind == "review" else None
         if why is not None:
             triaged[why].append(name)
         else:
-            classes[kind].append((name, diff))
-    killed = counts.get("killed", 0)
-    scored = killed + counts.get("survived", 0) + counts.get("timeout", 0)
-    print(f"mutants: {len(every)}; " + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
-    if scored:
-        print(f"score: {killed + counts.get('timeout', 0)}/{scored} killed or timed out")
+            classes[kind].append((name, f"({every[name]})\n{diff}"))
+    excluded = len(classes["case-only"]) + len(classes["message"])
+    excluded += sum(len(v) for why, v in triaged.items() if not why.startswith("missing test"))
+    _print_score(counts, excluded)
     print(f"\n## triaged by hand: {sum(len(v) for v in triaged.values())}\n")
     for why, names in triaged.items():
         print(f"- {len(names)}: {why}")

@@ -1,0 +1,220 @@
+"""Measure the mutation score of one part of ``memory_core`` with mutmut, in a scratch copy.
+
+    python scripts/mutation.py TARGET [--max-children N] [--workdir DIR] [--fresh]
+    python scripts/mutation.py TARGET --rerun-survivors   # after adding tests
+    python scripts/mutation.py TARGET --triage-only       # print the triage again
+
+TARGET is one of ``TARGETS`` (embedded, sync, transfer, integrations, nams, bolt). The
+checkout's files (tracked and untracked, not git-ignored) are copied to DIR (default
+``/tmp/mutation-TARGET``), the ``[tool.mutmut]`` section of the copy's pyproject.toml is
+rewritten for the target, ``mutmut run`` runs there, and the score and the triage of the
+survivors (``tests/conformance/mutation_triage.py``) are printed. The checkout itself is
+never changed: mutmut's ``mutants/`` folder lives in DIR, which later runs reuse (mutmut
+keeps its results there; ``--fresh`` starts over). Needs the ``mutation`` extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NEO4J_DEPS = ROOT / "memory_core_dev" / "neo4j" / "target" / "deps"
+
+
+@dataclass(frozen=True)
+class Target:
+    """What to mutate and which tests may kill the mutants."""
+
+    source_paths: tuple[str, ...]
+    tests: tuple[str, ...]
+    prefix: str
+    """Dotted module prefix stripped from mutant names before matching triage reasons."""
+
+
+# Tests on Bolt start Neo4j (slow); the code under test is the same for every backend.
+_NOT_NEO4J = ("-m", "not neo4j", "-k", "not bolt")
+# mutmut calls each mutated function through a trampoline: a warning's location is then
+# the trampoline's line, so tests of where warnings point cannot pass under mutmut.
+_SYNC_DESELECT = (
+    "bolt",
+    "callers_line",
+    "reach_the_caller",
+    "warnings_warn_is_the_standard",
+    "reissued_in_the_calling_thread",
+    "fresh_interpreter_keeps_its_warnings",
+)
+TARGETS: dict[str, Target] = {
+    "embedded": Target(
+        ("memory_core/backends/embedded",),
+        ("tests/conformance/test_conformance_memory.py",),
+        "memory_core.backends.embedded.",
+    ),
+    "sync": Target(
+        ("memory_core/sync.py",),
+        ("tests/sync", "-k", " and ".join(f"not {name}" for name in _SYNC_DESELECT)),
+        "memory_core.",
+    ),
+    "transfer": Target(
+        ("memory_core/transfer",),
+        (
+            "tests/transfer",
+            "tests/reliability/test_import_tenancy.py",
+            "tests/reliability/test_hostile_archives.py",
+            "tests/reliability/test_export_faults.py",
+            *_NOT_NEO4J,
+        ),
+        "memory_core.transfer.",
+    ),
+    "integrations": Target(
+        ("memory_core/integrations",), ("tests/integrations",), "memory_core.integrations."
+    ),
+    "nams": Target(
+        ("memory_core/backends/nams",),
+        ("tests/backends/nams", "tests/conformance/test_conformance_nams.py"),
+        "memory_core.backends.nams.",
+    ),
+    "bolt": Target(
+        ("memory_core/backends/bolt",),
+        ("tests/backends/bolt", "tests/conformance/test_conformance_bolt.py"),
+        "memory_core.backends.bolt.",
+    ),
+}
+
+# Imported at start-up by the Python subprocesses tests run with the mutants folder on
+# PYTHONPATH (the CLI tests): while mutmut maps tests to functions, a mutated function
+# called there would look for mutmut's config in the subprocess's folder and fail; the
+# map is kept in mutmut's own process anyway, so the subprocess just runs unmutated code.
+_SITECUSTOMIZE = """import os
+if os.environ.get("MUTANT_UNDER_TEST") == "stats":
+    os.environ["MUTANT_UNDER_TEST"] = ""
+"""
+_PYTEST_ARGS = ["-p", "no:cacheprovider", "-p", "no:randomly"]
+_SECTION = re.compile(r"^\[tool\.mutmut\]\n(?:(?!\[).*\n)*", re.MULTILINE)
+
+
+def mutmut_section(target: Target, top_level: list[str]) -> str:
+    """The ``[tool.mutmut]`` TOML section that measures ``target``; ``top_level``: the
+    checkout's top-level files and folders (tests read docs, examples and scripts)."""
+    values = {
+        "source_paths": list(target.source_paths),
+        "also_copy": sorted(set(top_level) - {"tests"}),
+        "pytest_add_cli_args_test_selection": list(target.tests),
+        "pytest_add_cli_args": _PYTEST_ARGS,
+        "use_git_change_detection": False,
+    }
+    lines = [f"{key} = {json.dumps(value)}" for key, value in values.items()]
+    return "[tool.mutmut]\n" + "\n".join(lines) + "\n"
+
+
+def _checkout_files() -> list[str]:
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return [name for name in listed.stdout.split("\0") if name and (ROOT / name).is_file()]
+
+
+def copy_checkout(workdir: Path, target: Target) -> None:
+    """Copy the checkout's files into ``workdir`` and configure mutmut for ``target``."""
+    names = _checkout_files()
+    for name in names:
+        destination = workdir / name
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        if not destination.exists() or destination.read_bytes() != (ROOT / name).read_bytes():
+            shutil.copy2(ROOT / name, destination)
+    section = mutmut_section(target, sorted({name.split("/")[0] for name in names}))
+    pyproject = workdir / "pyproject.toml"
+    text, count = _SECTION.subn(section, pyproject.read_text("utf-8"))
+    pyproject.write_text(text if count else text + "\n" + section, "utf-8")
+    (workdir / "mutants").mkdir(exist_ok=True)
+    (workdir / "mutants" / "sitecustomize.py").write_text(_SITECUSTOMIZE, "utf-8")
+
+
+def refresh_tests(workdir: Path) -> None:
+    """Bring tests added since the first run into the copy mutmut tests from."""
+    if (workdir / "mutants").is_dir():
+        shutil.copytree(workdir / "tests", workdir / "mutants" / "tests", dirs_exist_ok=True)
+
+
+def _environment() -> dict[str, str]:
+    env = dict(os.environ)
+    if NEO4J_DEPS.is_dir():  # the Neo4j jars are git-ignored, so not copied
+        env.setdefault("NEO4J_TEST_DEPS_DIR", str(NEO4J_DEPS))
+    return env
+
+
+def _mutmut(workdir: Path, *args: str) -> int:
+    # Not ``python -m mutmut``: that runs mutmut's __main__ twice (its own warning says so).
+    command = [sys.executable, "-c", "from mutmut.__main__ import cli; cli()", *args]
+    return subprocess.run(command, cwd=workdir, env=_environment(), check=False).returncode
+
+
+def survivors(workdir: Path) -> list[str]:
+    """Names of the mutants that survived or were not executed."""
+    command = [sys.executable, "-m", "tests.conformance.mutation_triage", "--names"]
+    listed = subprocess.run(command, cwd=workdir, capture_output=True, text=True, check=True)
+    return listed.stdout.split()
+
+
+def _matches(name: str, globs: list[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, glob) for glob in globs)
+
+
+def triage(workdir: Path, name: str) -> int:
+    """Print the score and the triage of ``name``'s survivors."""
+    command = [sys.executable, "-m", "tests.conformance.mutation_triage", "--target", name]
+    command += ["--prefix", TARGETS[name].prefix]
+    return subprocess.run(command, cwd=workdir, check=False).returncode
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run mutmut on one target in a scratch copy and print the triage."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("target", choices=sorted(TARGETS))
+    parser.add_argument("--max-children", type=int, default=1)
+    parser.add_argument("--workdir", type=Path)
+    parser.add_argument("--fresh", action="store_true", help="delete earlier results first")
+    parser.add_argument("--rerun-survivors", action="store_true")
+    parser.add_argument("--triage-only", action="store_true")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        default=[],
+        metavar="GLOB",
+        help="mutant names to run, e.g. "
+        "'memory_core.transfer.archive*' (a partial run: the score counts what ran)",
+    )
+    args = parser.parse_args(argv)
+    workdir: Path = args.workdir or Path(f"/tmp/mutation-{args.target}")
+    if args.fresh and workdir.exists():
+        shutil.rmtree(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    copy_checkout(workdir, TARGETS[args.target])  # also the latest triage reasons
+    if not args.triage_only:
+        names = args.only
+        if args.rerun_survivors:  # those of --only, if given
+            names = [n for n in survivors(workdir) if not names or _matches(n, names)]
+            if not names:
+                return triage(workdir, args.target)
+        refresh_tests(workdir)
+        started = time.monotonic()
+        code = _mutmut(workdir, "run", "--max-children", str(args.max_children), *names)
+        print(f"\nmutmut run: exit {code}, wall time {time.monotonic() - started:.0f} s")
+    return triage(workdir, args.target)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,185 @@
+"""Survivors of ``scripts/mutation.py`` triaged by hand, per target.
+
+For each target: patterns of mutmut's mutant names (``<module>.x_<function>__mutmut_<n>``,
+relative to the target's package, e.g. ``memory_core.backends.embedded``) and why no test
+kills them. Each reason starts with its class: ``equivalent:`` (no caller can tell),
+``out of scope:`` (covered by tests outside the target's selection, or not this target's
+promise), ``not a promise:`` (behaviour the README does not fix), ``message:`` (error text) or
+``missing test:``
+(a real gap, still counted against the score). Triaged on the commits recorded in
+memory_core/conformance/README.md, "Mutation score".
+"""
+
+from __future__ import annotations
+
+_EMBEDDED: list[tuple[str, str]] = [
+    (
+        r"^location\.|^schema\.|^store\.xǁStoreǁ_connect__",
+        "out of scope: parsing embedded URLs and opening the SQLite file (pragmas, folders, "
+        "schema); the suite is handed one working URL, tests/embedded covers these",
+    ),
+    (
+        r"rows\.x_to_message__mutmut_(11|22)$",
+        "equivalent: search sets the score on the loaded message afterwards",
+    ),
+    (
+        r"messages\.xǁ_Writerǁwrite__mutmut_(47|57)$|rows\.x_to_message__mutmut_(8|19)$|"
+        r"rows\.x_to_conversation__mutmut_13$",
+        "not a promise: Message.session_id and Conversation.created_at are informational "
+        "(NAMS, for one, has no session names)",
+    ),
+    (
+        r"backend\.xǁEmbeddedBackendǁ_\w+__mutmut_(2|10)$|store\.xǁStoreǁ(call__mutmut_4|"
+        r"run__mutmut_[56])$",
+        "equivalent: the write flag only picks BEGIN IMMEDIATE over BEGIN; one connection "
+        "and one lock already serialise every transaction of a backend object",
+    ),
+    (
+        r"backend\.xǁEmbeddedBackendǁ__init____mutmut_",
+        "out of scope: the default URL and busy_timeout checks are embedded options, not "
+        "the backend-neutral contract (tests/embedded covers them)",
+    ),
+    (
+        r"store\.(x__rollback|xǁStoreǁ_close|xǁStoreǁrun__mutmut_17|xǁStoreǁ_translate)",
+        "out of scope: error and close paths of the SQLite store that no valid call reaches "
+        "(tests/embedded injects those failures)",
+    ),
+    (
+        r"filters\.x_metadata_matches__mutmut_",
+        "equivalent: the defensive branch for unparseable JSON; stored metadata and filters "
+        "are always JSON objects",
+    ),
+    (
+        r"codec\.x_load_json__mutmut_5$|conversations\.x_create__mutmut_47$",
+        "equivalent: stored metadata is always a JSON object, never '' or a non-dict",
+    ),
+    (
+        r"codec\.x_to_micros__mutmut_1$",
+        "equivalent: datetimes have microsecond resolution, so the true division is exact",
+    ),
+    (
+        r"conversations\.x_tenant_key__mutmut_",
+        "equivalent: the stored key of the single tenant is internal; any constant works",
+    ),
+    (
+        r"messages\.xǁ_Writerǁwrite__mutmut_38$",
+        "equivalent: sequence numbers may have gaps (deletes leave them too); order is kept",
+    ),
+    (
+        r"search\.x_search__mutmut_44$",
+        "equivalent: ties are already in insertion order (a stable sort of rows in num order)",
+    ),
+    (
+        r"search\.x__cosine__mutmut_(12|15|16|21|22|23)$|search\.x__load__mutmut_(27|30|37)$",
+        "equivalent: zip(strict=...) on equal lengths, and norm arithmetic on the unit-length "
+        "vectors every embedder of the suite (and HashingEmbedder) returns",
+    ),
+    (
+        r"(entities\.x_mentions_of|search\.x__load)__mutmut_(3|9)$",
+        "equivalent: the chunk size and step only batch the IN (...) lists",
+    ),
+    (
+        r"search\.x__hybrid_hits__mutmut_(2|3|4|29|32|40|49)$|search\.x_search__mutmut_25$",
+        "not a promise: how text and vector scores combine in hybrid search, vectors of "
+        "another dimension, and hits at cosine 0 (the README says scores are clipped at 0)",
+    ),
+    (
+        r"conversations\.x_create__mutmut_(1[678]|49|5[03456]|7[67])$|conversations\.x_insert__"
+        r"|messages\.x_add_message__mutmut_61$|messages\.x_add_messages__mutmut_42$|"
+        r"messages\.xǁ_Writerǁfinish__|conversations\.x_list_(conversations__mutmut_13|"
+        r"sessions__mutmut_31)$|conversations\.x_missing__mutmut_[47]$|rows\.x_to_conversation"
+        r"__mutmut_(8|16)$|rows\.x_to_session__mutmut_(8|1[347]|2[23])$",
+        "not a promise: Conversation.user_identifier, the single-tenant user filter of the "
+        "listings, SessionInfo.title/updated_at and creating by conversation_id alone are "
+        "not in the README (the toy backend, a correct one, does not filter by user)",
+    ),
+    (
+        r"messages\.xǁ_Writerǁ__init____mutmut_|messages\.xǁ_Writerǁwrite__mutmut_(6|39)$",
+        "not a promise: a store timestamp after a caller-supplied one in the future (the "
+        "README only says store-assigned timestamps never decrease among themselves)",
+    ),
+    (
+        r"messages\.xǁ_Writerǁwrite__mutmut_(4[2]|48|5[28]|62)$|rows\.x_to_message__mutmut_"
+        r"(3|9|14|20|29)$|rows\.x_to_entity__mutmut_(6|11|12)$",
+        "not a promise: Message.embedding and Message.idempotency_key echoes and entity "
+        "timestamps are informational fields the README does not fix",
+    ),
+]
+
+_SYNC: list[tuple[str, str]] = [
+    (
+        r"xǁSyncMemoryBackendǁ__init____mutmut_11$|xǁSyncMemoryBackendǁ_blocking__mutmut_11$",
+        "equivalent: None for False where the flag is only ever tested for truth",
+    ),
+    (
+        r"xǁSyncMemoryBackendǁ(__init____mutmut_[2-9]|_run__mutmut_(6|8|9|22)|close__mutmut_[1-3])$",
+        "message: the text of SyncCallInEventLoopError and TransportError (their types are "
+        "the promise, and tested)",
+    ),
+]
+
+_TRANSFER: list[tuple[str, str]] = [
+    (
+        r"^archive\.(x__decode__mutmut_6|x__split__mutmut_15|x_open_text__mutmut_(21|32))$|"
+        r"^checkpoint\.xǁCheckpointǁ(_load__mutmut_6|record__mutmut_27)$",
+        "equivalent: codec names ignore case ('UTF-8' is 'utf-8')",
+    ),
+    (
+        r"^archive\.x_open_archive__mutmut_[79]$",
+        "equivalent: GzipFile's mode defaults to 'rb'",
+    ),
+    (
+        r"^archive\.x__create_beside__mutmut_[45]$",
+        "not a promise: the length of the random part of the temporary file's name",
+    ),
+    (
+        r"^archive\.(x_read_records__mutmut_7|x_dump_line__mutmut_[35])$|"
+        r"^importer\.x_write_records__mutmut_29$",
+        "equivalent: None for False where the flag is only ever tested for truth",
+    ),
+    (
+        r"^archive\.x_read_records__mutmut_23$",
+        "equivalent: return for break after a broken stream; that branch is only reached "
+        "once the header was seen, so the empty-archive check after the loop passes anyway",
+    ),
+    (
+        r"^importer\.x_write_records__mutmut_58$",
+        "message: the wording of the report's 'no end record' note (its presence is tested)",
+    ),
+    (
+        r"^importer\.xǁ_HookWriterǁadd__mutmut_2$",
+        "not a promise: the size of the bulk hook's batches (1,000 or 1,001 records)",
+    ),
+    (
+        r"^archive\.x__split__mutmut_24$",
+        "equivalent: bytes.find and slicing take None for 0",
+    ),
+    (
+        r"^importer\.x_write_records__mutmut_5[012]$",
+        "equivalent: unreachable; no caller passes skip_bad without a BadLines to count in",
+    ),
+    (
+        r"^checkpoint\.xǁCheckpointǁclose__mutmut_2$",
+        "not a promise: recording into a checkpoint after closing it (no caller does)",
+    ),
+    (
+        r"^archive\.x_open_text__mutmut_(16|19|26|30)$",
+        "equivalent here: newline=None writes os.linesep, which is '\\n' on the POSIX "
+        "platforms tested",
+    ),
+    (
+        r"^checkpoint\.xǁCheckpointǁ(_load__mutmut_[24]|record__mutmut_(20|23))$|"
+        r"^archive\.x_open_text__mutmut_(15|18|25|29)$",
+        "equivalent here: the default encoding is UTF-8 on the platforms tested (Python "
+        "coerces the C locale to UTF-8); it would differ on a Windows code page",
+    ),
+]
+
+REASONS: dict[str, list[tuple[str, str]]] = {
+    "embedded": _EMBEDDED,
+    "sync": _SYNC,
+    "transfer": _TRANSFER,
+}
+
+CASE_INSENSITIVE = {"embedded"}
+"""Targets whose strings are SQL and ``sqlite3.Row`` keys: a case-only change is equivalent."""
