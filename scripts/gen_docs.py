@@ -2,7 +2,8 @@
 
 - the capability table (docs/capabilities.md) from each backend's declared flags;
 - the hook table (docs/writing-a-backend.md) from the docstrings of the store interface;
-- the benchmark tables (docs/benchmarks.md) from bench/results/*.json;
+- the benchmark tables and plots (docs/benchmarks.md, docs/assets/bench-*.svg) from
+  bench/results/*.json;
 - the scenario catalogue (memory_core/conformance/SCENARIOS.md) from the scenarios.
 
 python scripts/gen_docs.py --write   # rewrite them
@@ -26,9 +27,11 @@ from memory_core import Capabilities, store_class  # noqa: E402
 from memory_core.capabilities import FLAG_DOCS, LIMIT_DOCS  # noqa: E402
 from memory_core.conformance import catalog  # noqa: E402
 from memory_core.interface import DEFAULTED_HOOKS, HOOKS_FOR_FLAG, Store  # noqa: E402
+from scripts.bench_plots import plots as bench_plots  # noqa: E402
 
 DOCS = ROOT / "docs"
 RESULTS = ROOT / "bench" / "results"
+ASSETS = DOCS / "assets"
 COLUMNS = {"embedded": "memory", "bolt": "bolt", "postgres": "postgresql", "nams": "nams"}
 
 
@@ -88,8 +91,31 @@ def bench_tables() -> str:
     for path in sorted(RESULTS.glob("*.json")):
         report = bench_markdown(json.loads(path.read_text(encoding="utf-8")))
         body = report.split("\n", 1)[1].strip()  # without the report's own title
-        parts.append(f"### `bench/results/{path.name}`\n\n{body}")
+        figures = "\n\n".join(
+            f"![{backend}: time per workload, memory-core beside the floor and the peer]"
+            f"(assets/{_plot_name(path, backend)})"
+            for backend in _backends(path)
+        )
+        parts.append(f"### `bench/results/{path.name}`\n\n{figures}\n\n{body}")
     return "\n\n".join(parts)
+
+
+def _backends(path: Path) -> list[str]:
+    rows = json.loads(path.read_text(encoding="utf-8"))["workloads"]
+    return list(dict.fromkeys(row["backend"] for row in rows))
+
+
+def _plot_name(path: Path, backend: str) -> str:
+    return f"bench-{path.stem}-{backend}.svg"
+
+
+def bench_figures() -> dict[Path, str]:
+    """Every bench/results/*.json's figures (one SVG per backend) under docs/assets/."""
+    files = {}
+    for path in sorted(RESULTS.glob("*.json")):
+        for backend, svg in bench_plots(json.loads(path.read_text(encoding="utf-8"))).items():
+            files[ASSETS / _plot_name(path, backend)] = svg
+    return files
 
 
 # page -> (start marker, end marker, the generated body)
@@ -118,6 +144,7 @@ def generated() -> dict[Path, str]:
         for name, make in blocks:
             text = _replace(text, name, make())
         files[path] = text
+    files.update(bench_figures())
     return files
 
 
@@ -127,10 +154,11 @@ def main(argv: list[str]) -> int:
         return 2
     stale = []
     for path, fresh in generated().items():
-        if path.read_text(encoding="utf-8") == fresh:
+        if path.exists() and path.read_text(encoding="utf-8") == fresh:
             continue
         stale.append(path.relative_to(ROOT))
         if argv == ["--write"]:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(fresh, encoding="utf-8")
     if argv == ["--check"] and stale:
         names = ", ".join(map(str, stale))
