@@ -278,7 +278,8 @@ def read_records(
     limits: Limits = DEFAULT_LIMITS,
     max_bytes: int | None = None,
 ) -> Iterator[tuple[int, Record]]:
-    """``(line number, record)`` for every line; the first record must be the header.
+    """``(line number, record)`` for every line; the first record must be the header,
+    and none may follow the ``end`` record. Blank lines are skipped.
 
     ``lines`` is an iterable of lines, or a text or binary stream (read in chunks).
     Records are checked against ``limits`` (:func:`~.records.check_record`); a line
@@ -289,7 +290,7 @@ def read_records(
     ``skip_bad`` it is counted and ends the archive there.
     """
     bound = max_line_bytes(limits) if max_bytes is None else max_bytes
-    seen_header = False
+    seen_header = ended = False
     numbered = numbered_lines(lines, bound)
     while True:
         try:
@@ -311,24 +312,26 @@ def read_records(
             if not seen_header and (not isinstance(value, dict) or value.get("record") != "header"):
                 raise ArchiveError("the archive does not start with a header record", line=number)
             record = check_record(value, number, limits)
+            _check_place(record["record"], seen_header, ended, number)
         except ArchiveError as exc:
             if not skip_bad or not seen_header:
                 raise exc from None
             if bad is not None:
                 bad.add(exc)
             continue
-        if record["record"] == "header":
-            if seen_header:
-                second = ArchiveError("a second header record", line=number)
-                if not skip_bad:
-                    raise second
-                if bad is not None:
-                    bad.add(second)
-                continue
-            seen_header = True
+        seen_header, ended = True, record["record"] == "end"
         yield number, record
     if not seen_header:
         raise ArchiveError("the archive is empty (no header record)", line=None)
+
+
+def _check_place(kind: str, seen_header: bool, ended: bool, number: int) -> None:
+    """The header comes once, first; the end record last (an archive appended to another,
+    or written to after its end, is caught here)."""
+    if ended:
+        raise ArchiveError("a record after the end record", line=number)
+    if kind == "header" and seen_header:
+        raise ArchiveError("a second header record", line=number)
 
 
 def _refuse_constant(name: str) -> Any:

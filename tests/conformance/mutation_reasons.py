@@ -159,6 +159,27 @@ _TRANSFER: list[tuple[str, str]] = [
         "equivalent: unreachable; no caller passes skip_bad without a BadLines to count in",
     ),
     (
+        r"^hooks\.x_keeps_id__mutmut_5$",
+        "equivalent: unreachable; a conversation id is checked to be a UUID "
+        "(records.UUID_FIELDS) before any hook sees it",
+    ),
+    (
+        r"^importer\.x_write_records__mutmut_3[56]$",
+        "equivalent: both writers (the hooks' and PublicWriter) ignore a record kind they "
+        "do not write, and the reader yields exactly one header",
+    ),
+    (
+        r"^importer\.xǁ_Referencesǁ__init____mutmut_[36]$",
+        "equivalent: current and mentions are set by the first conversation record before "
+        "they are read; a message or mention before it fails the conversations/messages "
+        "check first",
+    ),
+    (
+        r"^importer\.x_write_records__mutmut_43$",
+        "equivalent: the reader refuses any record after the end record (a bad line), so "
+        "break and continue both end the loop there",
+    ),
+    (
         r"^checkpoint\.xǁCheckpointǁclose__mutmut_2$",
         "not a promise: recording into a checkpoint after closing it (no caller does)",
     ),

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from memory_core import HashingEmbedder, InvalidRequestError, MemoryBackend, open_backend
+from memory_core import EntityRef, HashingEmbedder, InvalidRequestError, MemoryBackend, open_backend
 from memory_core.limits import Limits
 from memory_core.transfer import (
     ArchiveError,
@@ -113,6 +113,24 @@ async def test_records_are_checked_against_the_targets_limits(tmp_path: Path) ->
     async with _memory() as source, _memory(limits=small) as target:
         await populate(source)
         with pytest.raises(ArchiveError):
+            await copy_memory(source, target)
+
+
+async def test_a_copy_stops_at_a_message_with_more_mentions_than_the_target_takes() -> None:
+    """A copy checks each message's mentions against the target's ``max_mentions`` as an
+    import does: an ArchiveError, not a silently skipped record."""
+    async with _memory() as source, _memory(limits=Limits(max_mentions=1)) as target:
+        await source.add_message(
+            "many",
+            "user",
+            "Ada met Alan",
+            extraction_mode="explicit",
+            explicit_mentions=[
+                EntityRef(name="Ada", type="PERSON"),
+                EntityRef(name="Alan", type="PERSON"),
+            ],
+        )
+        with pytest.raises(ArchiveError, match="more than 1 mentions"):
             await copy_memory(source, target)
 
 
