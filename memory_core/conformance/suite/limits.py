@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
 import anyio
 
 from memory_core import Conversation
@@ -12,6 +15,7 @@ from ..scenarios import scenario
 from .base import SuiteBase
 
 LIST_DEFAULT = 100
+T = TypeVar("T")
 
 
 def _updated(conversation: Conversation) -> object:
@@ -23,11 +27,28 @@ def _assert_newest_first(listed: list[Conversation]) -> None:
     assert stamps == sorted(stamps, reverse=True), "conversations are not newest-updated first"  # type: ignore[type-var]
 
 
+_WIDTH = 8
+"""Calls in flight at once where a scenario needs hundreds of conversations (over HTTP,
+one at a time, the listing scenarios took seconds each)."""
+
+
+async def _each(count: int, call: Callable[[int], Awaitable[T]]) -> list[T]:
+    """``call(0) … call(count - 1)``, at most :data:`_WIDTH` at a time; results in order."""
+    results: dict[int, T] = {}
+    limiter = anyio.CapacityLimiter(_WIDTH)
+
+    async def one(index: int) -> None:
+        async with limiter:
+            results[index] = await call(index)
+
+    async with anyio.create_task_group() as group:
+        for index in range(count):
+            group.start_soon(one, index)
+    return [results[index] for index in range(count)]
+
+
 async def _make_conversations(harness: Harness, count: int) -> list[str]:
-    handles = []
-    for _ in range(count):
-        handles.append(await harness.new_session(create=True))
-    return handles
+    return await _each(count, lambda _: harness.new_session(create=True))
 
 
 class LimitsSuite(SuiteBase):
@@ -165,4 +186,7 @@ def _read_cap(harness: Harness) -> int:
 
 
 async def _conversation_ids(harness: Harness, handles: list[str]) -> list[object]:
-    return [(await harness.backend.get_conversation(h, limit=1)).id for h in handles]
+    async def one(index: int) -> object:
+        return (await harness.backend.get_conversation(handles[index], limit=1)).id
+
+    return await _each(len(handles), one)
