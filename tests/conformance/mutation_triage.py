@@ -10,7 +10,8 @@ Survivors whose change the contract cannot observe are classified automatically:
 * ``case-only``: a string with only its letter case changed, in the targets of
   ``CASE_INSENSITIVE`` (embedded: SQL keywords and ``sqlite3.Row`` keys ignore case);
 * ``message``: the text of an error message (messages are free text; the type and
-  ``argument`` of errors are what the contract fixes, and the tests check those).
+  ``argument`` of errors are what the contract fixes, and the tests check those), or of a
+  command's ``--help`` (``help=``, ``epilog=``, ``description=`` of argparse).
 
 Survivors (and mutants no selected test executes) matching a pattern of the target in
 ``mutation_reasons.REASONS`` are triaged by hand; everything else is listed with its diff
@@ -32,6 +33,7 @@ from tests.conformance.mutation_reasons import CASE_INSENSITIVE, REASONS
 _STATUS = re.compile(r"^\s+(\S+): (.+)$")
 _EMBEDDED = "memory_core.backends.embedded."
 _UNKILLED = ("survived", "no tests")
+_HELP_TEXT = re.compile(r"""\b(help|epilog|description)=(None|[A-Z_]+|"[^"]*"|'[^']*')""")
 
 
 def _mutmut(*args: str) -> str:
@@ -89,11 +91,19 @@ def reason_for(name: str, target: str = "embedded", prefix: str = _EMBEDDED) -> 
     )
 
 
+def _without_help(lines: list[str]) -> list[str]:
+    """The lines with argparse's help texts taken out (and what separated them)."""
+    stripped = [re.sub(r"[\s,]", "", _HELP_TEXT.sub("", line)) for line in lines]
+    return [line for line in stripped if line]
+
+
 def classify(diff: str, case_only: bool = True) -> str:
     """``case-only`` (when ``case_only``), ``message`` or ``review`` for one survivor's diff."""
     body, removed, added = _changed(diff)
     if case_only and removed and [r.lower() for r in removed] == [a.lower() for a in added]:
         return "case-only"
+    if removed and _without_help(removed) == _without_help(added):
+        return "message"
     index = next((i for i, line in enumerate(body) if line.startswith("-")), None)
     if index is not None:
         start = _statement_start(body, index)

@@ -8,7 +8,9 @@ import re
 import signal
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -31,6 +33,28 @@ def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@dataclass
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def here(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``memory-core ARGS`` run in this process, in ``cwd`` (so that mutation testing sees
+    the CLI's code run: a subprocess would not carry the mutant)."""
+
+    def call(*args: str, cwd: Path) -> Ran:
+        monkeypatch.chdir(cwd)
+        capsys.readouterr()
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return Ran(code, out, err)
+
+    return call
+
+
 def _source(path: Path) -> str:
     url = f"sqlite:///{path}"
 
@@ -42,38 +66,38 @@ def _source(path: Path) -> str:
     return url
 
 
-def test_export_import_copy_round_trip(tmp_path: Path) -> None:
+def test_export_import_copy_round_trip(tmp_path: Path, here: Any) -> None:
     source = _source(tmp_path / "src.db")
-    exported = run("export", source, "memory.jsonl.gz", cwd=tmp_path)
+    exported = run("export", source, "memory.jsonl.gz", cwd=tmp_path)  # as users run it
     assert exported.returncode == 0, exported.stderr
     assert f"copied: 2 conversations, {MESSAGES} messages" in exported.stdout
     # Not a terminal: plain progress lines, no carriage returns.
     assert "\r" not in exported.stderr and "messages/s" in exported.stderr
 
     target = f"sqlite:///{tmp_path / 'dst.db'}"
-    imported = run("import", "memory.jsonl.gz", target, "--json", "--quiet", cwd=tmp_path)
+    imported = here("import", "memory.jsonl.gz", target, "--json", "--quiet", cwd=tmp_path)
     assert imported.returncode == 0, imported.stderr
     assert json.loads(imported.stdout)["copied"]["message"] == MESSAGES
     assert imported.stderr == ""
 
-    again = run("copy", source, target, "--on-conflict", "skip", cwd=tmp_path)
+    again = here("copy", source, target, "--on-conflict", "skip", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert f"skipped: {MESSAGES} messages (already in the target)" in again.stdout
 
-    fresh = run("copy", source, "memory://", "--on-conflict", "new-ids", cwd=tmp_path)
+    fresh = here("copy", source, "memory://", "--on-conflict", "new-ids", cwd=tmp_path)
     assert "not carried:" in fresh.stdout and "message.id" in fresh.stdout
 
 
-def test_a_bad_line_fails_with_its_number_unless_skip_bad(tmp_path: Path) -> None:
+def test_a_bad_line_fails_with_its_number_unless_skip_bad(tmp_path: Path, here: Any) -> None:
     source = _source(tmp_path / "src.db")
-    assert run("export", source, "memory.jsonl", cwd=tmp_path).returncode == 0
+    assert here("export", source, "memory.jsonl", "--quiet", cwd=tmp_path).returncode == 0
     lines = (tmp_path / "memory.jsonl").read_text(encoding="utf-8").splitlines()
     lines.insert(1, "{broken")
     (tmp_path / "bad.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    failed = run("import", "bad.jsonl", "memory://", cwd=tmp_path)
+    failed = here("import", "bad.jsonl", "memory://", cwd=tmp_path)
     assert failed.returncode == 1
     assert "line 2" in failed.stderr and "Traceback" not in failed.stderr
-    skipped = run("import", "bad.jsonl", "memory://", "--skip-bad", cwd=tmp_path)
+    skipped = here("import", "bad.jsonl", "memory://", "--skip-bad", cwd=tmp_path)
     assert skipped.returncode == 0
     assert "bad lines skipped: 1" in skipped.stdout
 
@@ -103,7 +127,7 @@ def test_the_terminal_display_is_one_updating_line_with_a_bar() -> None:
     assert "10 messages" in text
 
 
-def test_copy_of_chosen_users_between_multi_tenant_stores(tmp_path: Path) -> None:
+def test_copy_of_chosen_users_between_multi_tenant_stores(tmp_path: Path, here: Any) -> None:
     url = f"sqlite:///{tmp_path / 'tenants.db'}"
 
     async def fill() -> None:
@@ -115,7 +139,7 @@ def test_copy_of_chosen_users_between_multi_tenant_stores(tmp_path: Path) -> Non
 
     anyio.run(fill)
     target = f"sqlite:///{tmp_path / 'two.db'}"
-    result = run(
+    result = here(
         "copy",
         url,
         target,
