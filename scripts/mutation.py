@@ -24,6 +24,8 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +41,8 @@ class Target:
     tests: tuple[str, ...]
     prefix: str
     """Dotted module prefix stripped from mutant names before matching triage reasons."""
+    shared_neo4j: bool = False
+    """Start one Neo4j for the whole run (``NEO4J_URI``), not one per mutant's pytest."""
 
 
 # Tests on Bolt start Neo4j (slow); the code under test is the same for every backend.
@@ -85,8 +89,15 @@ TARGETS: dict[str, Target] = {
     ),
     "bolt": Target(
         ("memory_core/backends/bolt",),
-        ("tests/backends/bolt", "tests/conformance/test_conformance_bolt.py"),
+        (
+            "tests/backends/bolt",
+            "tests/conformance/test_conformance_bolt.py",
+            # restarts the server: not possible on the run's shared one (NEO4J_URI)
+            "--deselect",
+            "tests/backends/bolt/test_bolt_restart.py",
+        ),
         "memory_core.backends.bolt.",
+        shared_neo4j=True,
     ),
 }
 
@@ -156,6 +167,25 @@ def _environment() -> dict[str, str]:
     return env
 
 
+@contextmanager
+def _shared_neo4j(target: Target) -> Iterator[None]:
+    """For a target whose tests need Neo4j: one server for every mutant's test run (each
+    mutant's pytest would otherwise start its own JVM), unless ``NEO4J_URI`` names one."""
+    if not target.shared_neo4j or os.environ.get("NEO4J_URI"):
+        yield
+        return
+    sys.path.insert(0, str(ROOT))
+    from memory_core_dev.neo4j_server import Neo4jServer
+
+    server = Neo4jServer().start()  # on 127.0.0.1, without auth
+    os.environ["NEO4J_URI"] = server.uri
+    try:
+        yield
+    finally:
+        os.environ.pop("NEO4J_URI", None)
+        server.close()
+
+
 def _mutmut(workdir: Path, *args: str) -> int:
     # Not ``python -m mutmut``: that runs mutmut's __main__ twice (its own warning says so).
     command = [sys.executable, "-c", "from mutmut.__main__ import cli; cli()", *args]
@@ -211,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
                 return triage(workdir, args.target)
         refresh_tests(workdir)
         started = time.monotonic()
-        code = _mutmut(workdir, "run", "--max-children", str(args.max_children), *names)
+        with _shared_neo4j(TARGETS[args.target]):
+            code = _mutmut(workdir, "run", "--max-children", str(args.max_children), *names)
         print(f"\nmutmut run: exit {code}, wall time {time.monotonic() - started:.0f} s")
     return triage(workdir, args.target)
 
