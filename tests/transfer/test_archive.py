@@ -194,13 +194,19 @@ async def test_a_cut_archive_is_reported() -> None:
     await source.close()
 
 
-async def test_public_export_agrees_with_the_bulk_hook() -> None:
-    source = await _source()
-    fast = records(await export_lines(source))
+@pytest.mark.parametrize("tenant", [None, "alice"])
+async def test_public_export_agrees_with_the_bulk_hook(tenant: str | None) -> None:
+    source = open_backend(
+        "memory://", embedder=HashingEmbedder(dimensions=8), multi_tenant=tenant is not None
+    )
+    await source.connect()
+    await populate(source, tenant)
+    scope: dict[str, Any] = {} if tenant is None else {"users": [tenant]}
+    fast = records(await export_lines(source, **scope))
     hook = source.store.bulk_transfer
     source.store.bulk_transfer = lambda: None  # type: ignore[method-assign]
     try:
-        public = records(await export_lines(source))
+        public = records(await export_lines(source, **scope))
     finally:
         source.store.bulk_transfer = hook  # type: ignore[method-assign]
 
@@ -214,5 +220,8 @@ async def test_public_export_agrees_with_the_bulk_hook() -> None:
     assert [m["seq"] for m in public if m["record"] == "message"][:3] == [1, 2, 3]
     names = {e["name"] for e in kind(public, "entity")}
     assert names == {"Acme Corp", "Lisbon", "Ada"}
+    # Each mentioned entity's whole record, read back by id (not rebuilt from the mention).
+    mentioned = [e for e in kind(fast, "entity") if e["name"] in names]
+    assert sorted(kind(public, "entity"), key=str) == sorted(mentioned, key=str)
     assert any("entities no message mentions" in u for u in public[-1]["unreadable"])
     await source.close()
