@@ -10,9 +10,11 @@ from typing import Any
 KIND_ORDER = ("conversation", "message", "entity", "mention")
 
 
-def plural(kind: str) -> str:
-    """``entity`` → ``entities``, ``message`` → ``messages``."""
-    return kind[:-1] + "ies" if kind.endswith("y") else kind + "s"
+def counted(count: int, kind: str) -> str:
+    """``1 entity``, ``2 entities``, ``3 messages``."""
+    if count == 1:
+        return f"1 {kind}"
+    return f"{count} {kind[:-1]}ies" if kind.endswith("y") else f"{count} {kind}s"
 
 
 @dataclass
@@ -87,10 +89,10 @@ class TransferReport:
         kinds = [k for k in KIND_ORDER if self.copied[k]] + sorted(
             k for k in self.copied if k not in KIND_ORDER
         )
-        copied = ", ".join(f"{self.copied[k]} {plural(k)}" for k in kinds) or "nothing"
+        copied = ", ".join(counted(self.copied[k], k) for k in kinds) or "nothing"
         lines = [f"copied: {copied}"]
         for (kind, reason), n in sorted(self.skipped.items()):
-            lines.append(f"skipped: {n} {plural(kind)} ({reason})")
+            lines.append(f"skipped: {counted(n, kind)} ({reason})")
         for (name, reason), n in sorted(self.not_carried.items()):
             lines.append(f"not carried: {n} x {name} ({reason})")
         for item in self.truncated:
