@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
-from .report import TransferReport
+from .report import TransferReport, counted
 
 BAR = 20
 
@@ -30,10 +30,8 @@ class Progress:
     def line(self, report: TransferReport) -> str:
         elapsed = max(time.monotonic() - self.start, 1e-9)
         done = report.messages_done
-        return (
-            f"{done:,} messages, {report.copied['conversation']:,} conversations "
-            f"({done / elapsed:,.0f} messages/s)"
-        )
+        conversations = counted(report.copied["conversation"], "conversation")
+        return f"{counted(done, 'message')}, {conversations} ({done / elapsed:,.0f} messages/s)"
 
     def __call__(self, report: TransferReport) -> None:
         now = time.monotonic()

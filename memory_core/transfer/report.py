@@ -11,10 +11,10 @@ KIND_ORDER = ("conversation", "message", "entity", "mention")
 
 
 def counted(count: int, kind: str) -> str:
-    """``1 entity``, ``2 entities``, ``3 messages``."""
+    """``1 entity``, ``2 entities``, ``1,200 messages``."""
     if count == 1:
         return f"1 {kind}"
-    return f"{count} {kind[:-1]}ies" if kind.endswith("y") else f"{count} {kind}s"
+    return f"{count:,} {kind[:-1]}ies" if kind.endswith("y") else f"{count:,} {kind}s"
 
 
 @dataclass
