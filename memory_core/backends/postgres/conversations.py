@@ -8,6 +8,7 @@ write). Caller-chosen conversation ids may not be version 5 (those belong to ses
 from __future__ import annotations
 
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 from uuid import UUID, uuid5
 
@@ -45,6 +46,7 @@ def tenant_key(tenant: str | None) -> str:
     return tenant or ""
 
 
+@lru_cache(maxsize=4096)  # a hash per call otherwise; sessions are written again and again
 def session_uuid(tenant: str | None, session_id: str) -> UUID:
     """The deterministic conversation id of ``session_id`` for ``tenant``."""
     return uuid5(NAMESPACE, f"{tenant_key(tenant)}\x00{session_id}")
@@ -112,10 +114,20 @@ async def advance_or_create(tx: Tx, target: rq.Target, count: int, now: datetime
         return row
     if target.session_id is None:
         raise unknown(target)
+    await insert_session(tx, target, now)
+    row = await advance(tx, target, count, now)
+    assert row is not None
+    return row
+
+
+async def insert_session(tx: Tx, target: rq.Target, now: datetime) -> None:
+    """Create the conversation of ``target``'s session unless it has one (two writers
+    creating it at once converge on one row)."""
+    assert target.session_id is not None
     await tx.run(
         "INSERT INTO {s}.conversations (id, tenant, session_id, metadata, user_identifier, "
         "created_at, updated_at) VALUES (%s, %s, %s, '{}', %s, %s, %s) "
-        "ON CONFLICT (tenant, session_id) DO NOTHING",
+        "ON CONFLICT DO NOTHING",  # the id is derived from (tenant, session_id): either may clash
         (
             session_uuid(target.tenant, target.session_id),
             tenant_key(target.tenant),
@@ -125,9 +137,6 @@ async def advance_or_create(tx: Tx, target: rq.Target, count: int, now: datetime
             now,
         ),
     )
-    row = await advance(tx, target, count, now)
-    assert row is not None
-    return row
 
 
 def missing(target: rq.Target) -> Conversation:

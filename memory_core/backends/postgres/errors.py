@@ -15,6 +15,8 @@ from memory_core import (
 )
 
 _AUTH_STATES = ("28000", "28P01")  # invalid authorization, invalid password
+# libpq reports a login the server refused with no SQLSTATE: known by its (English) text
+_LOGIN_REFUSED = ("authentication failed", "no pg_hba.conf entry", "password must be")
 
 
 def translate(exc: BaseException, *, write: bool, sent: bool) -> MemoryCoreError:
@@ -36,7 +38,7 @@ def translate(exc: BaseException, *, write: bool, sent: bool) -> MemoryCoreError
             maybe_applied=False,
         )
     state = getattr(exc, "sqlstate", None)
-    if state in _AUTH_STATES:
+    if state in _AUTH_STATES or _login_refused(exc):
         return AuthenticationError("postgres: the server refused the credentials")
     if isinstance(exc, pg_errors.InsufficientPrivilege):
         return AuthenticationError("postgres: permission denied for this user")
@@ -57,3 +59,15 @@ def translate(exc: BaseException, *, write: bool, sent: bool) -> MemoryCoreError
             "postgres: the memory-core tables are missing (was the schema dropped?)"
         )
     return StoreError(f"postgres: the server failed the operation ({type(exc).__name__})")
+
+
+def _login_refused(exc: BaseException) -> bool:
+    """A connection attempt the server refused at login (wrong or missing password, no
+    ``pg_hba.conf`` entry), which libpq reports without a SQLSTATE."""
+    pgconn = getattr(exc, "pgconn", None)
+    if not isinstance(exc, psycopg.OperationalError) or pgconn is None:
+        return False
+    if pgconn.needs_password:
+        return True
+    text = str(exc)
+    return any(marker in text for marker in _LOGIN_REFUSED)

@@ -26,6 +26,10 @@ Tables (version 1):
 ``mentions``
     (message, entity, position): the entities a message mentions, in order; removed with
     either side (``ON DELETE CASCADE``; index ``mentions_by_entity``).
+
+Not a numbered migration, since it depends on the server: where the pgvector extension is
+installed or may be created, ``messages.embedding_vector`` (see :mod:`.vector`) is added
+in the same transaction.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ from typing import Any
 from psycopg import AsyncConnection
 
 from memory_core import ConfigurationError
+
+from . import vector
 
 MIGRATIONS: list[tuple[int, str]] = [
     (
@@ -136,8 +142,9 @@ async def applied_version(conn: AsyncConnection[Any], schema: str) -> int:
 
 
 async def migrate(conn: AsyncConnection[Any], schema: str) -> int:
-    """Apply every missing migration in one transaction under the advisory lock; the
-    version found before. A store newer than this code raises ``ConfigurationError``."""
+    """Apply every missing migration in one transaction under the advisory lock, then the
+    pgvector column where the extension allows it (:func:`.vector.enable`); the version
+    found before. A store newer than this code raises ``ConfigurationError``."""
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(schema),))
         found = await applied_version(conn, schema)
@@ -148,4 +155,5 @@ async def migrate(conn: AsyncConnection[Any], schema: str) -> int:
             )
         if found < LATEST:
             await conn.execute(migration_sql(schema, since=found).encode())
+        await vector.enable(conn, schema)
         return found

@@ -7,8 +7,11 @@ scope (by ``ts_rank``) are scored with :func:`~memory_core.scoring.text_score` f
 query and the content alone; ``threshold`` and ``limit`` apply after scoring.
 
 With a query embedding the search is hybrid, as on the embedded backend: candidates are
-the text matches plus every message in scope with a stored embedding of positive cosine
-similarity (computed here, brute force); each scores ``max(text, cosine)``.
+the text matches plus the messages in scope with a stored embedding of positive cosine
+similarity; each scores ``max(text, cosine)``, the cosine computed here from the exact
+stored values. Where the store has the pgvector column (see :mod:`.vector`), pgvector's
+``<=>`` picks the nearest :func:`~memory_core.scoring.candidate_pool` of them in SQL;
+otherwise every embedding in scope is read and compared here (brute force).
 
 Metadata filters are applied in SQL on the JSONB column, key by key with JSONB equality
 (which is the library's type-exact rule), and checked again on the exact stored metadata.
@@ -28,6 +31,7 @@ from memory_core.filters import matches
 from memory_core.scoring import candidate_pool, query_terms, text_score
 
 from . import conversations
+from . import vector as vector_module
 from .codec import load_content, load_metadata, sql_int, tsquery
 from .messages import FROM
 from .rows import MESSAGE_COLUMNS, to_message
@@ -95,9 +99,16 @@ async def _vector_hits(
     norm = math.sqrt(sum(x * x for x in vector))
     if not norm:
         return
-    rows = await tx.rows(
-        f"SELECT {MESSAGE_COLUMNS} {FROM} WHERE m.embedding IS NOT NULL AND {where}", params
-    )
+    if tx.vector_schema is not None:
+        query = vector_module.literal(vector)
+        if query is None:
+            return  # not finite: no similarity is positive
+        pool = candidate_pool(req.limit)
+        rows = await vector_module.nearest(tx, MESSAGE_COLUMNS, FROM, where, params, query, pool)
+    else:
+        rows = await tx.rows(
+            f"SELECT {MESSAGE_COLUMNS} {FROM} WHERE m.embedding IS NOT NULL AND {where}", params
+        )
     for row in rows:
         stored = row[7]
         if stored is None or len(stored) != len(vector) or not _kept(row, req):
