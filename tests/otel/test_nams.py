@@ -1,0 +1,116 @@
+"""NAMS client spans, and one trace from the app's call through the server to SQLite."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import pytest
+from opentelemetry.trace import SpanKind, StatusCode
+
+from memory_core import NotFoundError
+from memory_core_dev.nams_server import API_KEY, NamsTestServer, start_nams_server
+
+from .conftest import Recorded, no_content
+
+pytestmark = [pytest.mark.anyio, pytest.mark.nams]
+
+SECRET = "the door code is 0451"
+
+
+async def test_a_nams_call_is_a_client_span_over_an_http_span(
+    otel: Recorded, nams_server: NamsTestServer
+) -> None:
+    workspace = nams_server.workspace("otel")
+    async with nams_server.backend(workspace, telemetry=otel.telemetry()) as backend:
+        conversation = await backend.create_conversation("otel-session")
+        stored = await backend.add_message(conversation.id, "user", SECRET)
+    [memory] = otel.named("create_memory")
+    assert memory.kind is SpanKind.CLIENT
+    assert memory.attributes["memory_core.backend"] == "nams"
+    assert memory.attributes["gen_ai.memory.store.id"] == str(conversation.id)
+    assert memory.attributes["gen_ai.memory.record.id"] == str(stored.id)
+    [http] = otel.children(memory)
+    assert http.name == "POST"
+    assert http.kind is SpanKind.CLIENT
+    attributes = dict(http.attributes or {})
+    assert attributes["http.request.method"] == "POST"
+    assert attributes["http.response.status_code"] in (200, 201)
+    assert attributes["server.address"] == "127.0.0.1"
+    assert attributes["server.port"] == int(nams_server.base_url.split(":")[2].split("/")[0])
+    assert attributes["url.full"].endswith(f"/v1/conversations/{conversation.id}/messages")
+    assert "?" not in attributes["url.full"]
+    no_content(otel.spans(), SECRET, API_KEY)
+    ops = {p.attributes["http.request.method"] for p in otel.points("http.client.request.duration")}
+    assert ops == {"POST"}
+
+
+async def test_an_http_error_is_an_error_on_both_spans(
+    otel: Recorded, nams_server: NamsTestServer
+) -> None:
+    async with nams_server.backend(
+        nams_server.workspace("otel"), telemetry=otel.telemetry()
+    ) as backend:
+        with pytest.raises(NotFoundError):
+            await backend.get_conversation(conversation_id=uuid.uuid4())
+    [memory] = otel.named("search_memory")
+    assert memory.status.status_code is StatusCode.ERROR
+    assert memory.attributes["error.type"] == "NotFoundError"
+    [http] = otel.children(memory)
+    assert http.status.status_code is StatusCode.ERROR
+    assert http.attributes["error.type"] == "404"
+    assert http.attributes["http.response.status_code"] == 404
+
+
+async def _server_span(otel: Recorded) -> None:
+    """Wait for the server span: it ends once the answer is sent, a moment after the
+    client has it."""
+    with anyio.fail_after(5):
+        while not any(s.kind is SpanKind.SERVER for s in otel.spans()):
+            await anyio.sleep(0.01)
+
+
+@pytest.fixture
+def traced_server(otel: Recorded) -> Iterator[NamsTestServer]:
+    """A private server whose spans go to this test's providers."""
+    server = start_nams_server("memory://", telemetry=otel.telemetry())
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+async def test_client_server_and_store_are_one_trace(
+    otel: Recorded, traced_server: NamsTestServer
+) -> None:
+    workspace = traced_server.workspace("trace")
+    async with traced_server.backend(workspace, telemetry=otel.telemetry()) as backend:
+        conversation = await backend.create_conversation("otel-session")
+        otel.exporter.clear()
+        await backend.add_message(conversation.id, "user", SECRET)
+    await _server_span(otel)
+    [client] = [s for s in otel.named("create_memory") if s.kind is SpanKind.CLIENT]
+    # Everything of the add_message call, on both sides, is in the client span's trace.
+    spans = [s for s in otel.spans() if s.context.trace_id == client.context.trace_id]
+    [http] = otel.children(client)
+    [server] = [s for s in spans if s.kind is SpanKind.SERVER]
+    [hosted] = [s for s in spans if s.attributes.get("memory_core.backend") == "embedded"]
+    [sqlite] = [s for s in spans if s.attributes.get("db.system.name") == "sqlite"]
+    assert len(spans) == 5
+    assert server.parent is not None and server.parent.span_id == http.context.span_id
+    assert server.parent.is_remote
+    assert hosted.parent is not None and hosted.parent.span_id == server.context.span_id
+    assert sqlite.parent is not None and sqlite.parent.span_id == hosted.context.span_id
+    assert server.name == "POST /v1/conversations/{conversation_id}/messages"
+    attributes: dict[str, Any] = dict(server.attributes or {})
+    assert attributes["memory_core.workspace"] == workspace
+    assert attributes["http.route"] == "/v1/conversations/{conversation_id}/messages"
+    assert attributes["http.response.status_code"] in (200, 201)
+    no_content(spans, SECRET, API_KEY)
+    routes = {
+        (p.attributes["http.request.method"], p.attributes["http.route"]): p.count
+        for p in otel.points("http.server.request.duration")
+    }
+    assert routes[("POST", "/v1/conversations/{conversation_id}/messages")] == 1
