@@ -1,14 +1,17 @@
-"""``python -m bench``: every workload on embedded, Bolt and NAMS, side by side with the
-peer and the floor; writes ``bench/results/latest.json`` and ``latest.md``.
+"""``python -m bench``: every workload on embedded, Bolt, NAMS and PostgreSQL, side by side
+with the peers and the floor; writes ``bench/results/latest.json`` and ``latest.md``.
 
     python -m bench            # default sizes (minutes on a shared 2-core machine)
     python -m bench --full     # the issue's sizes (1k singles, 100k reads, 5,000 convs)
     python -m bench --smoke    # tiny sizes: checks the harness works (CI runs this)
     python -m bench --only embedded,nams
     python -m bench --only embedded,bolt,nams --workloads keyset   # one kind of workload
+    python -m bench --only postgres --name postgres   # bench/results/postgres.json and .md
 
 Bolt uses ``NEO4J_URI`` when set (no auth unless ``NEO4J_USERNAME``/``NEO4J_PASSWORD``),
-else starts the test-suite's local Neo4j. Run from the repository root.
+else starts the test-suite's local Neo4j; PostgreSQL uses ``PG_TEST_URL`` when set, else
+starts a throwaway server (both: a database of the bench's own, dropped at the end). Run
+from the repository root.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import Any
 from . import sizes as sizes_module
 from .core import EVERY, Selection
 
-BACKENDS = ("embedded", "bolt", "nams")
+BACKENDS = ("embedded", "bolt", "nams", "postgres")
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -45,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--repeats", type=int, default=None, help="repeats per workload (>= 5)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the results")
+    parser.add_argument("--name", default="latest", help="results file name, without suffix")
     parser.add_argument("--note", default="", help="a line for the report (e.g. the load)")
     parser.add_argument(
         "--keep",
@@ -73,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.keep is not None:
         result = keep(result, args.keep)
-    json_path, md_path = write(result, args.out)
+    json_path, md_path = write(result, args.out, args.name)
     print(f"wrote {json_path} and {md_path}")
     return 0
 
@@ -86,6 +90,7 @@ async def run(
     note: str = "",
     neo4j_uri: str | None = None,
     want: Selection = EVERY,
+    postgres_url: str | None = None,
 ) -> dict[str, Any]:
     """Run the chosen backends' workloads (those ``want`` selects); the whole result (see
     ``report.write``)."""
@@ -93,7 +98,7 @@ async def run(
     load_start = _load()
     workloads: list[dict[str, Any]] = []
     rss: dict[str, float] = {}
-    neo4j_version = "not run"
+    neo4j_version = postgres_version = "not run"
     if "embedded" in backends:
         from . import embedded
 
@@ -120,6 +125,11 @@ async def run(
         from . import nams
 
         workloads += await nams.run(sizes, _log, want)
+    if "postgres" in backends:
+        from . import postgres
+
+        found, postgres_version = await postgres.run(sizes, _log, want, postgres_url)
+        workloads += found
     rss["bench process (client)"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
         "meta": {
@@ -138,12 +148,25 @@ async def run(
             "neo4j_version": neo4j_version,
             "driver": f"neo4j {_version('neo4j')}, Rust extension {_version('neo4j-rust-ext')}",
             "peer_version": _version("neo4j-agent-memory"),
+            "postgres_version": postgres_version,
+            "postgres_peers": _postgres_peers() if "postgres" in backends else {},
             "backends": backends,
             "workloads": list(want.names) or "all",
         },
         "workloads": workloads,
         "peak_rss_mb": rss,
         "skipped": [b for b in BACKENDS if b not in backends],
+    }
+
+
+def _postgres_peers() -> dict[str, str]:
+    from .postgres import LANGCHAIN, LANGGRAPH
+
+    return {
+        LANGCHAIN: f"langchain-postgres {_version('langchain-postgres')} "
+        "PostgresChatMessageHistory",
+        LANGGRAPH: f"langgraph-checkpoint-postgres {_version('langgraph-checkpoint-postgres')} "
+        "AsyncPostgresStore (no index)",
     }
 
 

@@ -1,11 +1,12 @@
 """The measuring machinery: subjects run interleaved and rotated, figures summarised.
 
-A *workload* (say, Bolt single add) has up to three *subjects*: ``memory-core``, the
-``peer`` (neo4j-agent-memory 0.8.0, no embedder, no extraction) and the ``floor`` (the
-raw driver / sqlite3 / httpx doing the same work). Repeat ``r`` runs every subject once,
+A *workload* (say, Bolt single add) has *subjects*: ``memory-core``, the ``peer``
+(neo4j-agent-memory 0.8.0, no embedder, no extraction) and the ``floor`` (the raw driver
+/ sqlite3 / httpx / psycopg doing the same work); PostgreSQL's peers go by their own
+names. Repeat ``r`` runs every subject once,
 in an order rotated by ``r``, so drift on a shared machine hits all of them alike. Each
 run returns named metrics (milliseconds, lower is better, unless the name says
-otherwise); ratios to the peer and to the floor are taken per repeat, then summarised as
+otherwise); ratios to every other subject are taken per repeat, then summarised as
 min / median / max (not for ``*_count`` and ``*_ratio`` metrics: counts and a subject's
 own ratios are compared as they are).
 """
@@ -150,10 +151,11 @@ async def measure(workload: Workload, sizes: Sizes, log: Callable[[str], None]) 
         keys = metrics[0].keys()
         entry["subjects"][name] = {k: summary([m[k] for m in metrics]) for k in keys}
     ours = runs.get(OURS)
-    for other, label in ((PEER, "vs_peer"), (FLOOR, "vs_floor")):
+    for other in names:
         theirs = runs.get(other)
-        if not ours or not theirs:
+        if other == OURS or not ours or not theirs:
             continue
+        label = ratio_label(other)
         shared = [k for k in ours[0] if k in theirs[0] and not k.endswith(("_count", "_ratio"))]
         entry["ratios"][label] = {
             k: summary(
@@ -163,6 +165,12 @@ async def measure(workload: Workload, sizes: Sizes, log: Callable[[str], None]) 
         }
     log(_line(entry))
     return entry
+
+
+def ratio_label(subject: str) -> str:
+    """The key of memory-core's ratios to ``subject`` (``vs_peer``, ``vs_floor``, or
+    ``vs_<name>`` for a backend's other peers)."""
+    return {PEER: "vs_peer", FLOOR: "vs_floor"}.get(subject, f"vs_{subject}")
 
 
 def _line(entry: dict[str, Any]) -> str:

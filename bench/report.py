@@ -8,13 +8,13 @@ import math
 from pathlib import Path
 from typing import Any
 
-from .core import FLOOR, OURS, PEER
+from .core import FLOOR, OURS, PEER, ratio_label
 
 
-def write(result: dict[str, Any], folder: Path) -> tuple[Path, Path]:
-    """Write both files into ``folder``; their paths."""
+def write(result: dict[str, Any], folder: Path, name: str = "latest") -> tuple[Path, Path]:
+    """Write both files (``name``.json and .md) into ``folder``; their paths."""
     folder.mkdir(parents=True, exist_ok=True)
-    json_path, md_path = folder / "latest.json", folder / "latest.md"
+    json_path, md_path = folder / f"{name}.json", folder / f"{name}.md"
     json_path.write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
     md_path.write_text(markdown(result), encoding="utf-8")
     return json_path, md_path
@@ -58,6 +58,47 @@ def _kept_lines(meta: dict[str, Any]) -> list[str]:
     ]
 
 
+def _versions(meta: dict[str, Any]) -> list[str]:
+    if meta.get("backends") == ["postgres"]:
+        return [f"Python {meta['python']}.", ""]
+    return [
+        f"Peer: neo4j-agent-memory {meta['peer_version']} (no embedder, no extraction). "
+        f"Neo4j {meta['neo4j_version']} (driver: {meta.get('driver', 'not recorded')}); "
+        f"SQLite {meta['sqlite_version']}; Python {meta['python']}.",
+        "",
+    ]
+
+
+def _postgres_lines(meta: dict[str, Any]) -> list[str]:
+    peers = meta.get("postgres_peers")
+    if not peers:
+        return []
+    named = "; ".join(f"`{name}`: {what}" for name, what in peers.items())
+    return [f"PostgreSQL {meta.get('postgres_version', 'not run')}. Its peers: {named}.", ""]
+
+
+def _table(workloads: list[dict[str, Any]]) -> list[str]:
+    """One row per metric: memory-core, the peer (unless only other peers ran), the
+    floor, then any other subject (a backend's own peers), each subject's figure and
+    memory-core's ratio to it."""
+    seen = list(dict.fromkeys(s for w in workloads for s in w["subjects"]))
+    others = [s for s in seen if s not in (OURS, PEER, FLOOR)]
+    columns = [PEER, FLOOR, *others] if PEER in seen or not others else [FLOOR, *others]
+    head = ["backend", "workload", "size", "metric", OURS, *columns]
+    head += [f"÷ {name}" for name in columns]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for entry in workloads:
+        subjects, ratios = entry["subjects"], entry["ratios"]
+        for metric in subjects[OURS]:
+            row = [entry["backend"], entry["workload"], entry["size"], metric]
+            row += [_fig(subjects.get(name, {}).get(metric)) for name in [OURS, *columns]]
+            row += [
+                _fig(ratios.get(ratio_label(name), {}).get(metric), ratio=True) for name in columns
+            ]
+            lines.append("| " + " | ".join(row) + " |")
+    return lines
+
+
 def markdown(result: dict[str, Any]) -> str:
     """The results as a Markdown page: context, then one table row per metric."""
     meta = result["meta"]
@@ -72,33 +113,15 @@ def markdown(result: dict[str, Any]) -> str:
         f"at end {meta['load_end']}. {meta['note']}",
         "",
         *_kept_lines(meta),
-        f"Peer: neo4j-agent-memory {meta['peer_version']} (no embedder, no extraction). "
-        f"Neo4j {meta['neo4j_version']} (driver: {meta.get('driver', 'not recorded')}); "
-        f"SQLite {meta['sqlite_version']}; Python {meta['python']}.",
-        "",
+        *_versions(meta),
+        *_postgres_lines(meta),
         "Figures are median (min to max) over the repeats; times in milliseconds, lower is "
         "better (`msgs_per_s`: higher is better). Ratios are memory-core ÷ peer and "
         "memory-core ÷ floor, taken per repeat (below 1 means memory-core is faster for "
         "times).",
         "",
-        "| backend | workload | size | metric | memory-core | peer | floor | ÷ peer | ÷ floor |",
-        "|---|---|---|---|---|---|---|---|---|",
+        *_table(result["workloads"]),
     ]
-    for entry in result["workloads"]:
-        subjects, ratios = entry["subjects"], entry["ratios"]
-        for metric in subjects[OURS]:
-            row = [
-                entry["backend"],
-                entry["workload"],
-                entry["size"],
-                metric,
-                _fig(subjects[OURS].get(metric)),
-                _fig(subjects.get(PEER, {}).get(metric)),
-                _fig(subjects.get(FLOOR, {}).get(metric)),
-                _fig(ratios.get("vs_peer", {}).get(metric), ratio=True),
-                _fig(ratios.get("vs_floor", {}).get(metric), ratio=True),
-            ]
-            lines.append("| " + " | ".join(row) + " |")
     lines += ["", "Notes per workload:", ""]
     for entry in result["workloads"]:
         for note in entry["notes"]:

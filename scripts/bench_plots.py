@@ -37,6 +37,13 @@ def _metric(row: dict[str, Any]) -> str | None:
     return next((m for m in METRICS if m in found), None)
 
 
+def _title(backend: str, subjects: list[str]) -> str:
+    others = [s for s in subjects if s not in SUBJECTS]
+    if not others:
+        return f"{backend}: memory-core, the floor and the peer (neo4j-agent-memory)"
+    return f"{backend}: memory-core, the floor and its peers ({', '.join(others)})"
+
+
 def plot(backend: str, rows: list[dict[str, Any]]) -> str:
     """The SVG text of one backend's figure."""
     plt.rcParams["svg.hashsalt"] = "memory-core-bench"
@@ -61,7 +68,7 @@ def plot(backend: str, rows: list[dict[str, Any]]) -> str:
     axes.invert_yaxis()
     axes.set_xscale("log")
     axes.set_xlabel("ms, in the row's metric (median of the repeats; bars: min to max)")
-    axes.set_title(f"{backend}: memory-core, the floor and the peer (neo4j-agent-memory)")
+    axes.set_title(_title(backend, subjects))
     axes.legend(loc="lower right", fontsize="small")
     figure.tight_layout()
     out = io.StringIO()

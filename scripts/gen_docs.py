@@ -85,10 +85,21 @@ def _one_line(doc: str) -> str:
     return text.replace("``", "`").replace("|", "/")
 
 
-def bench_tables() -> str:
-    """Every bench/results/*.json as the report the bench writes, one section each."""
-    parts = []
+def _reports() -> list[Path]:
+    """The bench/results/*.json files that ``python -m bench`` wrote (other scripts keep
+    results of another shape there too)."""
+    found = []
     for path in sorted(RESULTS.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and {"meta", "workloads"} <= set(data):
+            found.append(path)
+    return found
+
+
+def bench_tables() -> str:
+    """Every bench report (see _reports) as the bench writes it, one section each."""
+    parts = []
+    for path in _reports():
         report = bench_markdown(json.loads(path.read_text(encoding="utf-8")))
         body = report.split("\n", 1)[1].strip()  # without the report's own title
         figures = "\n\n".join(
@@ -110,9 +121,9 @@ def _plot_name(path: Path, backend: str) -> str:
 
 
 def bench_figures() -> dict[Path, str]:
-    """Every bench/results/*.json's figures (one SVG per backend) under docs/assets/."""
+    """Every bench report's figures (one SVG per backend) under docs/assets/."""
     files = {}
-    for path in sorted(RESULTS.glob("*.json")):
+    for path in _reports():
         for backend, svg in bench_plots(json.loads(path.read_text(encoding="utf-8"))).items():
             files[ASSETS / _plot_name(path, backend)] = svg
     return files

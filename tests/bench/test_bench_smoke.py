@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from bench.__main__ import BACKENDS, main, run
+from bench.postgres import LANGCHAIN, LANGGRAPH
 from bench.report import write
 from bench.sizes import SMOKE
 from memory_core_dev.neo4j_fixtures import Neo4jHandle
+from memory_core_dev.postgres_server import PostgresHandle
 
 pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
 
@@ -20,9 +22,17 @@ SUBJECT_STATS = {"min", "median", "max"}
 
 
 async def test_smoke_run_writes_json_and_markdown_with_expected_keys(
-    neo4j_server: Neo4jHandle, tmp_path: Path
+    neo4j_server: Neo4jHandle, postgres_server: PostgresHandle, tmp_path: Path
 ) -> None:
-    result = await run(SMOKE, "smoke", list(BACKENDS), neo4j_uri=neo4j_server.uri)
+    databases = _databases(postgres_server.url)
+    result = await run(
+        SMOKE,
+        "smoke",
+        list(BACKENDS),
+        neo4j_uri=neo4j_server.uri,
+        postgres_url=postgres_server.url,
+    )
+    assert _databases(postgres_server.url) == databases, "the bench left a database behind"
     json_path, md_path = write(result, tmp_path)
     data = json.loads(json_path.read_text(encoding="utf-8"))
     assert set(data) == {"meta", "workloads", "peak_rss_mb", "skipped"}
@@ -111,8 +121,19 @@ async def test_smoke_run_writes_json_and_markdown_with_expected_keys(
             keyset["subjects"]["memory-core"]
         )
         assert f"{deep}_to_page1_ratio" not in keyset["ratios"]["vs_floor"]
+    # PostgreSQL: both peers beside the floor where they have the operation, each ratio
+    assert data["meta"]["postgres_version"] != "not run"
+    assert set(data["meta"]["postgres_peers"]) == {LANGCHAIN, LANGGRAPH}
+    postgres = {w["workload"]: w for w in data["workloads"] if w["backend"] == "postgres"}
+    everyone = {"memory-core", LANGCHAIN, LANGGRAPH, "floor"}
+    for name in ("single add_message", "newest-100 read"):
+        assert set(postgres[name]["subjects"]) == everyone
+        assert set(postgres[name]["ratios"]) == {f"vs_{s}" for s in everyone - {"memory-core"}}
+    assert set(postgres["list_conversations"]["subjects"]) == everyone - {LANGCHAIN}
+    assert set(postgres["text search (matches all)"]["subjects"]) == {"memory-core", "floor"}
     table = md_path.read_text(encoding="utf-8")
     assert "| backend | workload |" in table and "bolt" in table
+    assert f"| ÷ {LANGCHAIN} |" in table and "| postgres | single add_message |" in table
 
 
 async def test_bench_leaves_no_peer_schema_and_no_data_behind(
@@ -133,6 +154,13 @@ async def test_bench_leaves_no_peer_schema_and_no_data_behind(
     finally:
         await driver.close()
     assert records[0]["n"] == 0
+
+
+def _databases(url: str) -> set[str]:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return {row[0] for row in conn.execute("SELECT datname FROM pg_database").fetchall()}
 
 
 def test_command_line_rejects_unknown_workloads(capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,6 +6,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from memory_core import InvalidRequestError
 from memory_core.scoring import query_terms
 from memory_core.validation import metadata_json
 
@@ -14,6 +15,7 @@ SQL_INT_MAX = 2**63 - 1
 # left out of the index (and the tail of a message with a huge vocabulary).
 _MAX_WORD_BYTES = 2000
 _MAX_WORDS_BYTES = 900_000
+_SHORT = (_MAX_WORD_BYTES - 8) // 4  # characters: at most 4 UTF-8 bytes each
 
 
 def sql_int(value: int) -> int:
@@ -28,6 +30,16 @@ def store_content(content: str) -> tuple[str, bytes | None]:
     return content.replace("\x00", ""), content.encode("utf-8", "surrogatepass")
 
 
+def check_key(key: str | None) -> None:
+    """An idempotency key PostgreSQL text can hold: not one with a NUL character (it is
+    matched by the unique index, so it cannot be stored apart as content is)."""
+    if key is not None and "\x00" in key:
+        raise InvalidRequestError(
+            "PostgreSQL cannot store an idempotency key with a NUL character",
+            argument="idempotency_key",
+        )
+
+
 def load_content(text: str, exact: bytes | None) -> str:
     """The content as written."""
     return text if exact is None else bytes(exact).decode("utf-8", "surrogatepass")
@@ -35,6 +47,8 @@ def load_content(text: str, exact: bytes | None) -> str:
 
 def store_metadata(metadata: dict[str, Any]) -> tuple[str, str | None]:
     """(exact JSON text, the same for the JSONB column or None when JSONB cannot hold it)."""
+    if not metadata:
+        return "{}", "{}"
     text = metadata_json(metadata)
     return text, (None if "\\u0000" in text else text)
 
@@ -49,10 +63,12 @@ def load_metadata(text: str | None) -> dict[str, Any]:
 
 def words(content: str) -> list[str]:
     """The distinct words of ``content`` as the shared scorer splits them."""
+    if len(content) <= _SHORT:  # no word, nor all of them, can reach a limit
+        return query_terms(content)
     kept: list[str] = []
     total = 0
     for word in query_terms(content):
-        size = len(word.encode("utf-8", "surrogatepass")) + 8
+        size = _word_bytes(word)
         if size > _MAX_WORD_BYTES:
             continue
         total += size
@@ -62,9 +78,16 @@ def words(content: str) -> list[str]:
     return kept
 
 
+def _word_bytes(word: str) -> int:
+    return len(word.encode("utf-8", "surrogatepass")) + 8
+
+
 def tsquery(terms: list[str]) -> str:
-    """A tsquery matching any of ``terms`` (each quoted: never an operator)."""
-    quoted = ("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms)
+    """A tsquery matching any of ``terms`` (each quoted: never an operator). A term too
+    long for the index is left out: no stored word can match it (and PostgreSQL refuses
+    a lexeme of 2 KiB or more); none left is the empty query, which matches nothing."""
+    kept = (t for t in terms if _word_bytes(t) <= _MAX_WORD_BYTES)
+    quoted = ("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in kept)
     return " | ".join(quoted)
 
 

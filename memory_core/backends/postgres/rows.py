@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Any
 from uuid import UUID
 
 from memory_core import Conversation, Entity, EntityRef, Message, MessageRole, SessionInfo
-from memory_core.models import trusted
+from memory_core.models import trusted, trusted_many
 from memory_core.summary import preview
 
 from .codec import load_content, load_metadata, utc
@@ -29,25 +30,33 @@ _ROLES = {role.value: role for role in MessageRole}
 
 def to_message(row: tuple[Any, ...], score: float | None = None) -> Message:
     """A row of :data:`MESSAGE_COLUMNS`."""
-    embedding = row[7]
-    return trusted(
-        Message,
-        {
-            "id": row[0],
-            "created_at": utc(row[6]),
-            "updated_at": None,
-            "embedding": None if embedding is None else [float(x) for x in embedding],
-            "metadata": load_metadata(row[5]),
-            "role": _ROLES[row[2]],
-            "content": load_content(row[3], row[4]),
-            "conversation_id": row[1],
-            "session_id": row[9],
-            "tool_calls": None,
-            "score": score,
-            "idempotency_key": row[8],
-            "mentions": refs(row[11]),
-        },
-    )
+    return trusted(Message, _message_fields(row, score))
+
+
+def to_messages(rows: list[tuple[Any, ...]]) -> list[Message]:
+    """Rows of :data:`MESSAGE_COLUMNS`, in one go (see :func:`~memory_core.models.trusted_many`)."""
+    return trusted_many(Message, [_message_fields(row, None) for row in rows])
+
+
+def _message_fields(row: tuple[Any, ...], score: float | None) -> dict[str, Any]:
+    # The common cases inline (no exact bytes, empty metadata, no mentions): this runs
+    # once per message of every read.
+    embedding, metadata, mentions = row[7], row[5], row[11]
+    return {
+        "id": row[0],
+        "created_at": row[6].astimezone(UTC),
+        "updated_at": None,
+        "embedding": None if embedding is None else [float(x) for x in embedding],
+        "metadata": {} if metadata == "{}" else load_metadata(metadata),
+        "role": _ROLES[row[2]],
+        "content": row[3] if row[4] is None else load_content(row[3], row[4]),
+        "conversation_id": row[1],
+        "session_id": row[9],
+        "tool_calls": None,
+        "score": score,
+        "idempotency_key": row[8],
+        "mentions": refs(mentions) if mentions else [],
+    }
 
 
 def refs(found: list[list[str]] | None) -> list[EntityRef]:
