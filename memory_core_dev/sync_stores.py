@@ -1,8 +1,9 @@
 """Real stores of each backend kind, opened through :mod:`memory_core.sync`.
 
 ``sync_store`` (import it into a conftest) is parametrized over the embedded backend (a
-SQLite file), Bolt (the run's real Neo4j) and NAMS (the run's NAMS-compatible server, a
-fresh workspace per test). Tests make their sessions with :meth:`SyncStore.session`,
+SQLite file), Bolt (the run's real Neo4j), NAMS (the run's NAMS-compatible server, a
+fresh workspace per test) and PostgreSQL (the run's server, one schema for the run).
+Tests make their sessions with :meth:`SyncStore.session`,
 which works in either NAMS mode (server-issued ids or caller-named sessions); every
 session made is cleared afterwards.
 """
@@ -20,12 +21,16 @@ import pytest
 from memory_core.integrations import start_session
 from memory_core.sync import SyncMemoryBackend, open_backend
 from memory_core_dev.nams_server import API_KEY
+from memory_core_dev.postgres_schemas import schema_url
 
 STORE_KINDS = [
     pytest.param("embedded", id="embedded"),
     pytest.param("bolt", id="bolt", marks=pytest.mark.neo4j),
     pytest.param("nams", id="nams", marks=pytest.mark.nams),
+    pytest.param("postgres", id="postgres"),
 ]
+# One schema for the run's sync stores (like Bolt's one database: sessions are per test).
+_SCHEMA_URLS: dict[str, str] = {}
 
 
 @dataclass
@@ -73,6 +78,10 @@ def store_location(kind: str, request: pytest.FixtureRequest, tmp_path: Path) ->
     if kind == "bolt":
         server = request.getfixturevalue("neo4j_server")
         return SyncStore(kind, server.uri, {"auth": server.auth})
+    if kind == "postgres":
+        base = request.getfixturevalue("postgres_server").url
+        url = _SCHEMA_URLS.setdefault(base, schema_url(base, "sync"))
+        return SyncStore(kind, url, {})
     server = request.getfixturevalue("nams_server")
     options = {"api_key": API_KEY, "workspace_id": server.workspace("sync"), "trust_env": False}
     return SyncStore(kind, server.url, options)

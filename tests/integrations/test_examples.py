@@ -1,4 +1,5 @@
-"""Every example in examples/frameworks runs on ``memory://`` and on the NAMS server."""
+"""Every example in examples/frameworks runs on ``memory://``, on the NAMS server and on
+PostgreSQL."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import pytest
 
 from memory_core import CapabilityWarning
 from memory_core_dev.nams_server import API_KEY
+from memory_core_dev.postgres_schemas import schema_url
+from memory_core_dev.postgres_server import PostgresHandle
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "frameworks"
@@ -81,3 +84,14 @@ def test_example_on_nams(
 ) -> None:
     env = {"MEMORY_API_KEY": API_KEY, "MEMORY_WORKSPACE_ID": nams_server.workspace("examples")}
     assert NEEDS[name][1] in _run(name, nams_server.url, env, monkeypatch, capfd)
+
+
+@pytest.mark.parametrize("name", sorted(NEEDS))
+def test_example_on_postgres(
+    name: str,
+    postgres_server: PostgresHandle,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    url = schema_url(postgres_server.url, "examples")
+    assert NEEDS[name][1] in _run(name, url, {}, monkeypatch, capfd)

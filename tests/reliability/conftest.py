@@ -1,8 +1,10 @@
-"""Backends for the reliability tests: embedded always, Bolt and NAMS on real servers.
+"""Backends for the reliability tests: embedded always, Bolt, NAMS and PostgreSQL on real
+servers.
 
-``subject`` is parametrised over the three kinds (see :class:`.subjects.Subject`): a
-SQLite file, the run's Neo4j, and a private NAMS server of this directory over a SQLite
-file. Each test works in sessions of its own, so tests never see each other's data.
+``subject`` is parametrised over the four kinds (see :class:`.subjects.Subject`): a
+SQLite file, the run's Neo4j, a private NAMS server of this directory over a SQLite
+file, and a schema of its own on the run's PostgreSQL. Each test works in sessions of
+its own, so tests never see each other's data.
 
 ``RELIABILITY_PROFILE=full`` runs the long versions (more messages, more examples); the
 default ``ci`` profile keeps the directory short on 2 cores.
@@ -19,11 +21,12 @@ import pytest
 
 from memory_core import open_backend
 from memory_core_dev.nams_server import NamsTestServer, start_nams_server
+from memory_core_dev.postgres_schemas import new_schema, with_schema
 
 from .subjects import Subject
 
 FULL = os.environ.get("RELIABILITY_PROFILE", "ci") == "full"
-KINDS = ["embedded", "bolt", "nams"]
+KINDS = ["embedded", "bolt", "nams", "postgres"]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -58,6 +61,11 @@ async def open_subject(
         auth = {} if server.auth is None else {"auth": server.auth}
         backend = open_backend(server.uri, **auth, **options)
         subject = Subject(kind, backend, neo4j=(server.uri, server.auth))
+    elif kind == "postgres":
+        base = request.getfixturevalue("postgres_server").url
+        schema = new_schema("rel")
+        backend = open_backend(with_schema(base, schema), **options)
+        subject = Subject(kind, backend, postgres=(base, schema))
     else:
         nams: NamsTestServer = request.getfixturevalue("reliability_nams")
         backend = nams.backend(NamsTestServer.workspace("rel"), **options)

@@ -1,8 +1,9 @@
 """A backend under test plus the means to read its whole store (for before/after checks).
 
 The dump reads the store from outside the backend: a second SQLite connection on the
-file (embedded, and the NAMS server's backing file), a direct Cypher query (Bolt). It is
-exact: rows or nodes and relationships with every property, sorted.
+file (embedded, and the NAMS server's backing file), a direct Cypher query (Bolt), a
+connection of its own to the subject's schema (PostgreSQL). It is exact: rows or nodes
+and relationships with every property, sorted.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from typing import Any
 from uuid import uuid4
 
 import anyio
+import psycopg
 from neo4j import GraphDatabase
+from psycopg import sql
 
 from memory_core import MemoryBackend
 
@@ -49,6 +52,28 @@ def dump_neo4j(uri: str, auth: Any) -> list[str]:
     return sorted(out)
 
 
+_pg_connections: dict[str, psycopg.Connection[Any]] = {}
+
+
+def dump_postgres(url: str, schema: str) -> list[str]:
+    """Every row of every table of ``schema`` (the backend's tables and its migration
+    record), each as its table name and values, sorted."""
+    conn = _pg_connections.get(url)
+    if conn is None or conn.closed:
+        conn = _pg_connections[url] = psycopg.connect(url, autocommit=True)
+        atexit.register(conn.close)
+    tables = conn.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = %s "
+        "ORDER BY table_name",
+        (schema,),
+    ).fetchall()
+    out = []
+    for (table,) in tables:
+        query = sql.SQL("SELECT * FROM {}").format(sql.Identifier(schema, table))
+        out += [repr((table, row)) for row in conn.execute(query)]
+    return sorted(out)
+
+
 @dataclass
 class Subject:
     """An open backend of one kind and a dump of its store."""
@@ -57,11 +82,14 @@ class Subject:
     backend: MemoryBackend
     sqlite_path: Path | None = None
     neo4j: tuple[str, Any] | None = None
+    postgres: tuple[str, str] | None = None  # (server URL, schema)
     tag: str = field(default_factory=lambda: uuid4().hex[:10])
 
     async def dump(self) -> list[str]:
         if self.sqlite_path is not None:
             return await anyio.to_thread.run_sync(dump_sqlite, self.sqlite_path)
+        if self.postgres is not None:
+            return await anyio.to_thread.run_sync(dump_postgres, *self.postgres)
         assert self.neo4j is not None
         return await anyio.to_thread.run_sync(dump_neo4j, *self.neo4j)
 

@@ -1,5 +1,5 @@
 """Batches are checked whole before anything is written; atomic where the store allows
-(one transaction for the whole call on embedded and Bolt); on NAMS (chunks of 100) a
+(one transaction for the whole call on embedded, Bolt and PostgreSQL); on NAMS (chunks of 100) a
 failure says how many messages were stored (``exc.written``)."""
 
 from __future__ import annotations
@@ -7,7 +7,9 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+import psycopg
 import pytest
+from psycopg import sql
 
 from memory_core import (
     InvalidRequestError,
@@ -19,6 +21,7 @@ from memory_core import (
 from memory_core import requests as rq
 from memory_core_dev.nams_server import NamsTestServer
 
+from .conftest import open_subject
 from .subjects import Subject
 
 pytestmark = pytest.mark.anyio
@@ -90,6 +93,43 @@ async def test_sqlite_failure_mid_batch_rolls_back_the_whole_call(tmp_path: Any)
         await backend.add_message("s", "user", "after")
         read = await backend.get_conversation("s")
         assert [m.content for m in read.messages] == ["before", "after"]
+
+
+async def test_postgres_failure_mid_batch_rolls_back_the_whole_call(
+    request: pytest.FixtureRequest, tmp_path: Any
+) -> None:
+    """A server error on the 5th of 6 messages (a trigger raises): the store is as before,
+    row for row, and the error is typed."""
+    subject = await open_subject("postgres", request, tmp_path)
+    try:
+        backend = subject.backend
+        await backend.add_message("s", "user", "before")
+        assert subject.postgres is not None
+        url, schema = subject.postgres
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL(
+                    "CREATE FUNCTION {}.refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                    "IF NEW.content = 'boom' THEN RAISE EXCEPTION 'refused by test trigger'; "
+                    "END IF; RETURN NEW; END $$; CREATE TRIGGER refuse BEFORE INSERT ON {} "
+                    "FOR EACH ROW EXECUTE FUNCTION {}.refuse()"
+                ).format(
+                    sql.Identifier(schema),
+                    sql.Identifier(schema, "messages"),
+                    sql.Identifier(schema),
+                )
+            )
+        before = await subject.dump()
+        messages = [*batch(4), {"role": "user", "content": "boom"}, *batch(1)]
+        with pytest.raises(MemoryCoreError) as raised:
+            await backend.add_messages_batch("s", messages, batch_size=2)
+        assert "postgres" in str(raised.value)
+        assert await subject.dump() == before
+        await backend.add_message("s", "user", "after")
+        read = await backend.get_conversation("s")
+        assert [m.content for m in read.messages] == ["before", "after"]
+    finally:
+        await subject.backend.close()
 
 
 async def test_nams_failure_after_a_chunk_reports_what_was_written(

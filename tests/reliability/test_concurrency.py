@@ -1,7 +1,8 @@
 """Concurrent writers lose nothing and duplicate nothing, and each session's sequence is
-contiguous: 50 tasks into one session and into 50 sessions on every backend, and on
-embedded 4 OS processes on one file. What was stored is read from the store itself
-(SQLite rows, Neo4j nodes), so the NAMS read cap of 200 does not hide anything."""
+contiguous: 50 tasks into one session and into 50 sessions on every backend, 4 OS
+processes on one embedded file and on one PostgreSQL database. What was stored is read
+from the store itself (SQLite or PostgreSQL rows, Neo4j nodes), so the NAMS read cap of
+200 does not hide anything."""
 
 from __future__ import annotations
 
@@ -11,13 +12,18 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import psycopg
 import pytest
 from neo4j import GraphDatabase
+from psycopg import sql
 
 from memory_core import open_backend
+from memory_core_dev.postgres_schemas import new_schema, with_schema
+from memory_core_dev.postgres_server import PostgresHandle
 
 from .conftest import FULL
 from .subjects import Subject
+from .writers import process_writer
 
 pytestmark = pytest.mark.anyio
 
@@ -28,7 +34,7 @@ def per_task(kind: str) -> int:
     """Messages each task writes: 100, except a shorter CI run on the server stores."""
     if FULL or kind == "embedded":
         return 100
-    return 10 if kind == "nams" else 5
+    return {"nams": 10, "postgres": 20}.get(kind, 5)
 
 
 def stored_rows(subject: Subject, handle: str) -> list[tuple[str, int]]:
@@ -44,6 +50,8 @@ def stored_rows(subject: Subject, handle: str) -> list[tuple[str, int]]:
         finally:
             conn.close()
         return [(str(c), int(s)) for c, s in rows]
+    if subject.postgres is not None:
+        return postgres_rows(*subject.postgres, handle)
     assert subject.neo4j is not None
     uri, auth = subject.neo4j
     with GraphDatabase.driver(uri, auth=auth) as driver:
@@ -53,6 +61,17 @@ def stored_rows(subject: Subject, handle: str) -> list[tuple[str, int]]:
             s=handle,
         )
     return [(r["content"], r["seq"]) for r in records]
+
+
+def postgres_rows(url: str, schema: str, handle: str) -> list[tuple[str, int]]:
+    """:func:`stored_rows` from the tables of a PostgreSQL schema."""
+    query = sql.SQL(
+        "SELECT m.content, m.seq FROM {}.messages m JOIN {}.conversations c "
+        "ON c.id = m.conversation_id WHERE c.session_id = %s OR c.id::text = %s ORDER BY m.seq"
+    ).format(sql.Identifier(schema), sql.Identifier(schema))
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(query, (handle, handle)).fetchall()
+    return [(str(c), int(s)) for c, s in rows]
 
 
 def check_session(rows: list[tuple[str, int]], writers: list[str], count: int) -> None:
@@ -98,28 +117,28 @@ async def test_fifty_tasks_into_fifty_sessions(subject: Subject) -> None:
         check_session(rows, ["w"], count)
 
 
-def _process_writer(url: str, name: str, count: int) -> None:
-    async def main() -> None:
-        async with open_backend(url, busy_timeout=60) as backend:
-            for i in range(count):
-                await backend.add_message("shared", "user", f"{name}-{i}")
-                await backend.add_message(f"own-{name}", "user", f"{name}-{i}")
-
-    anyio.run(main)
+def run_processes(url: str, names: list[str], count: int, **options: Any) -> None:
+    """One writer process per name (spawned), opening the store at the same moment;
+    each must exit cleanly."""
+    context = multiprocessing.get_context("spawn")
+    start = context.Barrier(len(names))
+    processes = [
+        context.Process(target=process_writer, args=(url, n, count, start), kwargs=options)
+        for n in names
+    ]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(timeout=240)
+        assert process.exitcode == 0, f"writer process failed ({process.exitcode})"
 
 
 def test_four_processes_on_one_file(tmp_path: Path) -> None:
     path = tmp_path / "shared.db"
     url = f"sqlite:///{path}"
     count = 100 if FULL else 30
-    context = multiprocessing.get_context("spawn")
     names = [f"p{n}" for n in range(4)]
-    processes = [context.Process(target=_process_writer, args=(url, n, count)) for n in names]
-    for process in processes:
-        process.start()
-    for process in processes:
-        process.join(timeout=240)
-        assert process.exitcode == 0, f"writer process failed ({process.exitcode})"
+    run_processes(url, names, count, busy_timeout=60)
     subject: Any = Subject("embedded", open_backend(url), sqlite_path=path)
     check_session(stored_rows(subject, "shared"), names, count)
     for name in names:
@@ -129,3 +148,15 @@ def test_four_processes_on_one_file(tmp_path: Path) -> None:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     finally:
         conn.close()
+
+
+def test_four_processes_on_one_postgres_database(postgres_server: PostgresHandle) -> None:
+    """Each process connects to a new schema at once (so they also race to apply the
+    migrations, which the advisory lock serialises), then writes."""
+    schema = new_schema("procs")
+    count = 100 if FULL else 30
+    names = [f"p{n}" for n in range(4)]
+    run_processes(with_schema(postgres_server.url, schema), names, count)
+    check_session(postgres_rows(postgres_server.url, schema, "shared"), names, count)
+    for name in names:
+        check_session(postgres_rows(postgres_server.url, schema, f"own-{name}"), [name], count)

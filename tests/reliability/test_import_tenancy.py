@@ -28,7 +28,7 @@ from .subjects import Subject
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture(params=["embedded", "bolt"])
+@pytest.fixture(params=["embedded", "bolt", "postgres"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Subject]:
     subject = await open_subject(request.param, request, tmp_path, multi_tenant=True)
     try:

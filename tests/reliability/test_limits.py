@@ -175,7 +175,7 @@ async def test_mentions_over_the_limit_from_an_extractor_write_nothing(
         await subject.backend.close()
 
 
-@pytest.mark.parametrize("kind", ["embedded", "bolt"])
+@pytest.mark.parametrize("kind", ["embedded", "bolt", "postgres"])
 async def test_mentions_at_the_limit_are_stored_once_each(
     kind: str, request: pytest.FixtureRequest, tmp_path: Any
 ) -> None:
@@ -205,7 +205,7 @@ async def test_mentions_at_the_limit_are_stored_once_each(
         await subject.backend.close()
 
 
-@pytest.mark.parametrize("kind", ["embedded", "bolt"])
+@pytest.mark.parametrize("kind", ["embedded", "bolt", "postgres"])
 async def test_list_sessions_prefix_is_limited_in_bytes(
     kind: str, request: pytest.FixtureRequest, tmp_path: Any
 ) -> None:

@@ -4,11 +4,11 @@ Invariants, for any arguments the strategies draw (:mod:`.strategies`):
 
 * a call either succeeds or raises a ``MemoryCoreError`` — never a builtin exception;
 * a call that fails changes nothing: the whole store is dumped before and after
-  (SQLite rows, or every Neo4j node and relationship) and compared;
+  (SQLite or PostgreSQL rows, or every Neo4j node and relationship) and compared;
 * a message that was stored reads back exactly.
 
-Embedded runs every time with the most examples; Bolt and NAMS run a smaller profile in
-CI (``RELIABILITY_PROFILE=full`` for the long run).
+Embedded runs every time with the most examples; Bolt, NAMS and PostgreSQL run a smaller
+profile in CI (``RELIABILITY_PROFILE=full`` for the long run).
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from . import strategies as s
 from .conftest import FULL, KINDS, open_subject
 from .subjects import Subject
 
-EXAMPLES = {"embedded": 150, "bolt": 25, "nams": 30}
+EXAMPLES = {"embedded": 150, "bolt": 25, "nams": 30, "postgres": 60}
 if FULL:
-    EXAMPLES = {"embedded": 3000, "bolt": 400, "nams": 400}
+    EXAMPLES = {"embedded": 3000, "bolt": 400, "nams": 400, "postgres": 1000}
 
 
 @dataclass

@@ -27,7 +27,7 @@ from .subjects import Subject
 
 pytestmark = pytest.mark.anyio
 
-KIND = {"embedded": "embedded", "bolt": "bolt", "nams": "nams"}
+KIND = {"embedded": "embedded", "bolt": "bolt", "nams": "nams", "postgres": "postgres"}
 
 
 def b64(raw: bytes) -> str:

@@ -1,4 +1,5 @@
-"""Tenants cannot observe or block each other (issue 12, item 8), on embedded and Bolt.
+"""Tenants cannot observe or block each other (issue 12, item 8), on embedded, Bolt and
+PostgreSQL.
 
 A session's conversation id is derived from (tenant, session). Identifiers with control
 characters are refused, so the pair is unambiguous; no caller can create a conversation
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.anyio
 NAMESPACE = UUID("76d6accc-5703-50c3-bfc3-6639b22e80f8")
 
 
-@pytest.fixture(params=["embedded", "bolt"])
+@pytest.fixture(params=["embedded", "bolt", "postgres"])
 async def tenants(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Subject]:
     subject = await open_subject(request.param, request, tmp_path, multi_tenant=True)
     try:

@@ -1,10 +1,13 @@
-"""Fixtures of the transfer tests: a Neo4j emptied before each test that uses it."""
+"""Fixtures of the transfer tests: a Neo4j emptied before each test that uses it, and a
+fresh PostgreSQL store (a schema of its own) for each test that asks for one."""
 
 from __future__ import annotations
 
 import pytest
 
 from memory_core_dev.neo4j_fixtures import Neo4jHandle, neo4j_wipe
+from memory_core_dev.postgres_schemas import schema_url
+from memory_core_dev.postgres_server import PostgresHandle
 
 
 @pytest.fixture
@@ -20,3 +23,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "neo4j_server" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.neo4j)
+
+
+@pytest.fixture
+def pg_url(postgres_server: PostgresHandle) -> str:
+    """A fresh, empty PostgreSQL store on the run's server (a schema of its own)."""
+    return schema_url(postgres_server.url, "transfer")

@@ -1,6 +1,6 @@
 """Entities follow the scope of the conversations (session prefix, users) and keep their
 tenant: two tenants, each with a session in scope, one out of it and an entity no
-message mentions."""
+message mentions (embedded and PostgreSQL, whose hooks share the rules; Bolt)."""
 
 from __future__ import annotations
 
@@ -40,12 +40,18 @@ async def _two_tenants(backend: MemoryBackend) -> None:
         await backend.add_entity(f"Loose-{user}", "CONCEPT", user_identifier=user)
 
 
+@pytest.fixture(params=["embedded", "postgres"])
+def url(request: pytest.FixtureRequest) -> str:
+    """A fresh store of a backend with a SQL bulk hook."""
+    return "memory://" if request.param == "embedded" else request.getfixturevalue("pg_url")
+
+
 def _entities(lines: list[str]) -> dict[str, str | None]:
     return {e["name"]: e["user_identifier"] for e in of_kind(lines, "entity")}
 
 
-async def test_an_embedded_export_narrowed_to_sessions_carries_only_their_entities() -> None:
-    async with open_backend("memory://", multi_tenant=True) as source:
+async def test_an_export_narrowed_to_sessions_carries_only_their_entities(url: str) -> None:
+    async with open_backend(url, multi_tenant=True) as source:
         await _two_tenants(source)
         lines = await export_lines(source, session_prefix=PREFIX)
         assert _entities(lines) == {"In-alice": "alice", "In-bob": "bob"}
@@ -57,10 +63,10 @@ async def test_an_embedded_export_narrowed_to_sessions_carries_only_their_entiti
         assert everything == {"In-bob": "bob", "Out-bob": "bob", "Loose-bob": "bob"}
 
 
-async def test_a_single_tenant_embedded_target_says_it_loses_the_tenant() -> None:
+async def test_a_single_tenant_target_says_it_loses_the_tenant(url: str) -> None:
     async with (
         open_backend("memory://", multi_tenant=True) as source,
-        open_backend("memory://") as target,
+        open_backend(url) as target,
     ):
         await _two_tenants(source)
         report = await copy_memory(source, target, session_prefix=PREFIX)
@@ -69,8 +75,10 @@ async def test_a_single_tenant_embedded_target_says_it_loses_the_tenant() -> Non
         assert [e.name for e in await target.find_entities("In-bob")] == ["In-bob"]
 
 
-async def test_an_unnarrowed_single_tenant_export_with_users_carries_mentioned_entities() -> None:
-    async with open_backend("memory://") as source:
+async def test_an_unnarrowed_single_tenant_export_with_users_carries_mentioned_entities(
+    url: str,
+) -> None:
+    async with open_backend(url) as source:
         await source.add_message(
             "s-alice",
             "user",

@@ -273,7 +273,7 @@ async def held(backend: MemoryBackend, users: tuple[str, ...] = USERS) -> Held:
 # The table "What each target carries", column by column: for each field the
 # report can name, the row and the words of the cell that say the target does not keep
 # it. test_the_drops_are_the_readmes_table checks these words against docs/transfer.md.
-HOOK_COLUMN = "embedded, Bolt (hook)"
+HOOK_COLUMN = "embedded, Bolt, PostgreSQL (hook)"
 NAMS_COLUMN = "NAMS (public path)"
 PUBLIC_COLUMN = "other backends (public path)"
 Documented = dict[str, tuple[str, str]]
@@ -310,6 +310,7 @@ PUBLIC_DROPS: Documented = {
 DROPS: dict[str, tuple[str, Documented]] = {
     "embedded": (HOOK_COLUMN, {}),
     "bolt": (HOOK_COLUMN, {}),
+    "postgres": (HOOK_COLUMN, {}),
     "nams-portable": (NAMS_COLUMN, NAMS_DROPS),
     "nams-server": (NAMS_COLUMN, NAMS_DROPS),
     "public": (PUBLIC_COLUMN, PUBLIC_DROPS),
@@ -368,6 +369,8 @@ async def opened(
         backend = open_backend("memory://", multi_tenant=True, **options)
     elif kind == "bolt":
         backend = open_backend(request.getfixturevalue("bolt_url"), multi_tenant=True, **options)
+    elif kind == "postgres":
+        backend = open_backend(request.getfixturevalue("pg_url"), multi_tenant=True, **options)
     else:
         server: NamsTestServer = request.getfixturevalue("nams_server")
         names = kind.removeprefix("nams-")
@@ -477,6 +480,8 @@ def same(target: Any, source: Any, report: TransferReport | None = None) -> None
         _case("embedded", "embedded", "archive"),
         _case("embedded", "bolt", "archive"),
         _case("bolt", "embedded", "copy"),
+        _case("embedded", "postgres", "archive"),
+        _case("postgres", "embedded", "copy"),
         _case("embedded", "public", "archive"),
     ],
 )
@@ -487,7 +492,7 @@ async def test_the_target_holds_what_the_source_held(
     request: pytest.FixtureRequest,
     tmp_path: Path,
 ) -> None:
-    """Embedded, Bolt and the public path: every field, as the source held it."""
+    """Embedded, Bolt, PostgreSQL and the public path: every field, as the source held it."""
     async with (
         opened(source_kind, request, embedder=True) as source,
         opened(target_kind, request) as target,

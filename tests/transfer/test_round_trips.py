@@ -18,7 +18,7 @@ pytestmark = pytest.mark.anyio
 
 SESSIONS = {"rt-a": ["a1", "a2", "a3"], "rt-b": ["b1", "b2"]}
 TITLE = "Trip planning"
-KINDS = ("embedded", "bolt", "nams")
+KINDS = ("embedded", "bolt", "nams", "postgres")
 
 
 def _pair(a: str, b: str) -> object:
@@ -34,6 +34,8 @@ def _open(kind: str, request: pytest.FixtureRequest) -> MemoryBackend:
         return open_backend("memory://")
     if kind == "bolt":
         return open_backend(request.getfixturevalue("bolt_url"))
+    if kind == "postgres":
+        return open_backend(request.getfixturevalue("pg_url"))
     server: NamsTestServer = request.getfixturevalue("nams_server")
     # Portable session names: what `memory-core copy … nams+https://…` opens.
     return server.backend(NamsTestServer.workspace(), session_names="portable")
