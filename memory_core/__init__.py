@@ -14,6 +14,7 @@ from importlib import metadata as _metadata
 from .backend import Extractor, MemoryBackend
 from .capabilities import Capabilities
 from .embedding import Embedder, HashingEmbedder
+from .erasure import ErasureReport
 from .errors import (
     AuthenticationError,
     CapabilityWarning,
@@ -44,6 +45,7 @@ from .models import (
 )
 from .open import open_backend
 from .registry import known_schemes, register_backend, store_class
+from .retention import ExpiryReport
 from .settings import Settings
 from .turns import (
     MemoryAgent,
@@ -77,6 +79,8 @@ __all__ = [
     "Entity",
     "EntityRef",
     "EntityType",
+    "ErasureReport",
+    "ExpiryReport",
     "ExtractionStatus",
     "Extractor",
     "HashingEmbedder",

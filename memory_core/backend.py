@@ -10,17 +10,20 @@ implements) with a validated request from :mod:`memory_core.requests`.
 from __future__ import annotations
 
 import dataclasses
-from datetime import datetime
+from datetime import datetime, timedelta
+from os import PathLike
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 from uuid import UUID
 
 import anyio
 
+from . import erasure, retention
 from . import requests as rq
 from .capabilities import Capabilities
 from .cursors import MAX_CURSOR_CHARS
 from .embedding import Embedder
+from .erasure import ErasureReport
 from .errors import (
     ConfigurationError,
     InvalidArgumentTypeError,
@@ -40,7 +43,9 @@ from .models import (
     MessageRole,
     SessionInfo,
 )
+from .retention import ExpiryReport
 from .summary import extractive_summary, key_terms, run_summarizer
+from .telemetry import Telemetry, instrument, resolve
 from .validation import (
     check_bool,
     check_datetime,
@@ -82,7 +87,7 @@ def _report(
 
 
 # The options MemoryBackend keeps; every other option goes to the store's constructor.
-_POLICY_OPTIONS = ("strict", "extractor", "summarizer")
+_POLICY_OPTIONS = ("strict", "extractor", "summarizer", "telemetry")
 
 
 def _build_store(store_class: type[Store], url: Any, options: dict[str, Any]) -> Store:
@@ -120,6 +125,11 @@ class MemoryBackend:
     ``limits``
         a :class:`~memory_core.limits.Limits`: sizes of content, metadata, queries and
         identifiers (default :data:`~memory_core.limits.DEFAULT_LIMITS`).
+    ``telemetry``
+        OpenTelemetry spans and metrics (see :mod:`memory_core.telemetry`): ``None``
+        (default) reports to the global providers when ``opentelemetry-api`` is installed,
+        ``False`` switches it off, a :class:`~memory_core.telemetry.Telemetry` picks the
+        providers and whether content is captured.
     """
 
     # Set by a backend's own class, so that ``Class(url, **options)`` builds its store.
@@ -133,8 +143,10 @@ class MemoryBackend:
         strict: bool = False,
         extractor: Extractor | None = None,
         summarizer: rq.Summarizer | None = None,
+        telemetry: Telemetry | bool | None = None,
         **options: Any,
     ) -> None:
+        self._telemetry = resolve(telemetry)
         if not isinstance(store, Store):
             if self.store_class is None:
                 raise ConfigurationError(
@@ -233,6 +245,8 @@ class MemoryBackend:
             if self._state == "new":
                 await self.store.connect()
                 self._state = "open"
+                if self._telemetry is not None:
+                    self._telemetry.instruments.watch(self.store)
 
     async def close(self) -> None:
         """Release connections. Calling it again is a no-op."""
@@ -261,6 +275,7 @@ class MemoryBackend:
 
     # ------------------------------------------------------------------ writes
 
+    @instrument("add_message")
     async def add_message(
         self,
         session_id: str | UUID | None = None,
@@ -329,6 +344,7 @@ class MemoryBackend:
             )
         )
 
+    @instrument("add_messages_batch")
     async def add_messages_batch(
         self,
         session_id: str | UUID | None = None,
@@ -416,6 +432,7 @@ class MemoryBackend:
             session_id, messages, conversation_id=conversation_id, **kwargs
         )
 
+    @instrument("create_conversation")
     async def create_conversation(
         self,
         session_id: str | UUID | None = None,
@@ -446,6 +463,7 @@ class MemoryBackend:
 
     # ------------------------------------------------------------------ reads
 
+    @instrument("get_conversation")
     async def get_conversation(
         self,
         session_id: str | UUID | None = None,
@@ -480,6 +498,7 @@ class MemoryBackend:
             conversation = conversation.model_copy(update={"messages": kept})
         return conversation
 
+    @instrument("list_conversations")
     async def list_conversations(
         self, *, limit: int = 100, user_identifier: str | None = None
     ) -> list[Conversation]:
@@ -512,6 +531,7 @@ class MemoryBackend:
                 break
         return found
 
+    @instrument("list_conversations_page")
     async def list_conversations_page(
         self, *, limit: int = 100, cursor: str | None = None, user_identifier: str | None = None
     ) -> ConversationPage:
@@ -558,6 +578,7 @@ class MemoryBackend:
             rq.ListConversations(limit=count, scope=scope, cursor=after)
         )
 
+    @instrument("list_sessions")
     async def list_sessions(
         self,
         *,
@@ -597,6 +618,7 @@ class MemoryBackend:
             )
         )
 
+    @instrument("search_messages")
     async def search_messages(
         self,
         query: str,
@@ -656,6 +678,7 @@ class MemoryBackend:
             )
         )
 
+    @instrument("get_context")
     async def get_context(
         self,
         query: str | None = None,
@@ -684,6 +707,7 @@ class MemoryBackend:
             rq.GetContext(target=target, query=text or None, max_messages=recent, max_hits=hits)
         )
 
+    @instrument("get_conversation_summary")
     async def get_conversation_summary(
         self,
         session_id: str | UUID | None = None,
@@ -723,6 +747,7 @@ class MemoryBackend:
             key_terms=key_terms(messages),
         )
 
+    @instrument("get_observations")
     async def get_observations(
         self,
         session_id: str | UUID | None = None,
@@ -738,6 +763,7 @@ class MemoryBackend:
         await self._ready()
         return await self.store.get_observations(target)
 
+    @instrument("get_reflections")
     async def get_reflections(
         self,
         session_id: str | UUID | None = None,
@@ -753,6 +779,7 @@ class MemoryBackend:
         await self._ready()
         return await self.store.get_reflections(target)
 
+    @instrument("get_extraction_status")
     async def get_extraction_status(
         self,
         session_id: str | UUID | None = None,
@@ -772,6 +799,7 @@ class MemoryBackend:
         await self._ready()
         return await self.store.get_extraction_status(target)
 
+    @instrument("wait_for_extraction")
     async def wait_for_extraction(
         self,
         session_id: str | UUID | None = None,
@@ -803,6 +831,7 @@ class MemoryBackend:
 
     # ------------------------------------------------------------------ deletes
 
+    @instrument("delete_message")
     async def delete_message(
         self, message_id: Any, *, cascade: bool = True, user_identifier: str | None = None
     ) -> bool:
@@ -824,6 +853,7 @@ class MemoryBackend:
         await self._ready()
         return await self.store.delete_message(rq.DeleteMessage(message_id=uuid, scope=scope))
 
+    @instrument("clear_session")
     async def clear_session(
         self,
         session_id: str | UUID | None = None,
@@ -837,8 +867,66 @@ class MemoryBackend:
         await self._ready()
         return await self.store.clear_session(target)
 
+    @instrument("forget_user")
+    async def forget_user(self, user_identifier: str, *, batch_size: int = 500) -> ErasureReport:
+        """Erase everything the store holds for ``user_identifier`` (capability
+        ``user_erasure``) and return the counts per kind (see the "Erasure and retention" page).
+
+        Multi-tenant: every record of that tenant. Otherwise: every conversation recorded
+        for that user, with its messages, mentions and idempotency keys, and the entities
+        only those messages referenced (an entity another message mentions loses only
+        the links). Idempotent: a re-run reports zeros, and a re-run after a crash
+        finishes the erasure. ``batch_size`` bounds the messages one transaction deletes.
+        Logs one audit record on ``memory_core.audit`` (counts, no content)."""
+        self._policy.require(
+            "user_erasure",
+            "forget_user",
+            "list the user's conversations with list_conversations(user_identifier=...) "
+            "and clear_session each of them",
+        )
+        user = check_identifier(user_identifier, "user_identifier", self.limits, plain=True)
+        size = check_int(batch_size, "batch_size", minimum=1)
+        await self._ready()
+        return await erasure.forget(self.store, user, size)
+
+    @instrument("expire_conversations")
+    async def expire_conversations(
+        self,
+        older_than: timedelta | datetime,
+        *,
+        user_identifier: str | None = None,
+        batch_size: int = 100,
+        archive: str | PathLike[str] | None = None,
+        dry_run: bool = False,
+    ) -> ExpiryReport:
+        """Delete the conversations whose last activity is before the cut-off (``now -
+        older_than`` for a ``timedelta``, or an aware ``datetime``), of one user or of
+        everyone (a multi-tenant backend needs ``user_identifier``), one conversation per
+        delete, listing ``batch_size`` at a time (see the "Erasure and retention" page).
+        ``archive``: a path to write them to first, in the transfer format. ``dry_run``:
+        report what would go and delete nothing. Logs one audit record on
+        ``memory_core.audit``."""
+        cutoff = retention.cutoff_of(older_than)
+        user = check_optional_identifier(
+            user_identifier, "user_identifier", self.limits, plain=True
+        )
+        if self.multi_tenant and user is None:
+            raise InvalidRequestError(
+                "is required when the backend is multi-tenant", argument="user_identifier"
+            )
+        size = check_int(batch_size, "batch_size", minimum=1)
+        size = min(size, self.capabilities.max_page_size or size)
+        if archive is not None and not isinstance(archive, str | PathLike):
+            raise InvalidArgumentTypeError(
+                f"must be a path, got {type(archive).__name__}", argument="archive"
+            )
+        check_bool(dry_run, "dry_run")
+        await self._ready()
+        return await retention.expire(self, cutoff, user, size, archive, dry_run)
+
     # ------------------------------------------------------------------ entities
 
+    @instrument("add_entity")
     async def add_entity(
         self,
         name: str,
@@ -862,6 +950,7 @@ class MemoryBackend:
             rq.AddEntity(name=label, type=kind, description=about, scope=scope)
         )
 
+    @instrument("find_entities")
     async def find_entities(
         self,
         identifier: str,
@@ -882,6 +971,7 @@ class MemoryBackend:
             rq.FindEntities(identifier=ident, limit=count, type=kind, scope=scope)
         )
 
+    @instrument("delete_entity")
     async def delete_entity(self, entity_id: str, *, user_identifier: str | None = None) -> bool:
         """Delete an entity and the mentions that link messages to it (the messages stay).
         False when no entity of the caller has this id."""

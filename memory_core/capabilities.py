@@ -71,6 +71,10 @@ class Capabilities:
         "calls naming a session take user_identifier (implied by multi_tenant)"
     )
     trio: bool = flag("runs under trio as well as asyncio")
+    user_erasure: bool = flag(
+        "forget_user erases what the store holds for a user (not_reached: the rest)",
+        hooks=("forget_user",),
+    )
     max_messages_per_read: int | None = limit(
         "most messages one get_conversation returns (None: no cap)", None
     )

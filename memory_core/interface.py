@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from . import requests as rq
 from .capabilities import HOOKS_FOR_FLAG, Capabilities
 from .embedding import Embedder
+from .erasure import Erased
 from .errors import ConfigurationError, NotSupportedError
 from .limits import DEFAULT_LIMITS, Limits
 from .models import (
@@ -108,6 +109,11 @@ class Store(ABC):
     def describe(self) -> str:
         """Where this store keeps data, with no secret in it."""
         return self.name
+
+    def pool_stats(self) -> dict[str, int] | None:
+        """The connection pool's ``idle``, ``used`` and ``max`` connections, for the
+        telemetry's pool gauges; ``None`` (the default) where there is no pool."""
+        return None
 
     # ------------------------------------------------------------------ hooks
     #
@@ -268,6 +274,17 @@ class Store(ABC):
         """``delete_entity``: delete the entity of ``req.scope`` and the mentions linking
         messages to it (the messages stay). False when there is no such entity."""
         raise self.unimplemented("delete_entity")
+
+    async def forget_user(self, req: rq.ForgetUser) -> Erased:
+        """``user_erasure``: delete every record of ``req.scope``'s user (see
+        :class:`~memory_core.requests.ForgetUser`) and count what went, per kind.
+
+        Idempotent and safe to re-run after a crash halfway: delete one conversation at a
+        time in transactions of at most ``req.batch_size`` messages, so a re-run finds
+        what is left and finishes it; entities go last. An entity another user's message
+        still mentions stays (only the links go). List in ``not_reached`` what the store
+        keeps for the user that cannot be deleted."""
+        raise self.unimplemented("forget_user")
 
     # ------------------------------------------------------------------ transfer
 

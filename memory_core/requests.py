@@ -205,3 +205,14 @@ class FindEntities(_Scoped):
 class DeleteEntity(_Scoped):
     entity_id: str
     scope: Scope
+
+
+@dataclass(frozen=True, kw_only=True)
+class ForgetUser(_Scoped):
+    """Erase everything of ``scope.user_identifier``: on a multi-tenant store every record
+    of ``scope.tenant``; otherwise the conversations recorded for that user and the
+    entities only their messages referenced. ``batch_size`` bounds the messages one
+    transaction deletes."""
+
+    scope: Scope
+    batch_size: int

@@ -40,7 +40,8 @@ import threading
 import weakref
 from collections.abc import Awaitable, Callable
 from contextlib import ExitStack, suppress
-from datetime import datetime
+from datetime import datetime, timedelta
+from os import PathLike
 from types import TracebackType
 from typing import Any, Self, TypeVar
 from uuid import UUID
@@ -51,6 +52,7 @@ from . import requests as rq
 from . import warning_channel
 from .backend import ExtractionMode, MemoryBackend
 from .capabilities import Capabilities
+from .erasure import ErasureReport
 from .errors import MemoryCoreError, TransportError
 from .models import (
     Conversation,
@@ -63,6 +65,7 @@ from .models import (
     SessionInfo,
 )
 from .open import open_backend as _open_async
+from .retention import ExpiryReport
 from .settings import Settings
 
 __all__ = ["SyncCallInEventLoopError", "SyncMemoryBackend", "open_backend", "sync_method_names"]
@@ -501,6 +504,22 @@ class SyncMemoryBackend:
     ) -> bool:
         """Blocking :meth:`MemoryBackend.clear_session`."""
         return self._blocking(self._backend.clear_session, locals())
+
+    def forget_user(self, user_identifier: str, *, batch_size: int = 500) -> ErasureReport:
+        """Blocking :meth:`MemoryBackend.forget_user`."""
+        return self._blocking(self._backend.forget_user, locals())
+
+    def expire_conversations(
+        self,
+        older_than: timedelta | datetime,
+        *,
+        user_identifier: str | None = None,
+        batch_size: int = 100,
+        archive: str | PathLike[str] | None = None,
+        dry_run: bool = False,
+    ) -> ExpiryReport:
+        """Blocking :meth:`MemoryBackend.expire_conversations`."""
+        return self._blocking(self._backend.expire_conversations, locals())
 
     # ------------------------------------------------------------ entities
 

@@ -292,8 +292,10 @@ class Harness:
                 read = await made.backend.get_conversation(made.handle, user_identifier=made.scope)
             except Exception:
                 continue
+            # entities are per user only on a multi-tenant store (else passing one warns)
+            owner = made.user if made.backend.multi_tenant else None
             doomed += [
-                (made.backend, ref.id, made.user)
+                (made.backend, ref.id, owner)
                 for message in read.messages
                 for ref in message.mentions
                 if ref.id

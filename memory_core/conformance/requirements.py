@@ -254,6 +254,11 @@ async def _probe_delete_entity(h: Harness) -> None:
         await h.backend.delete_entity(word())
 
 
+async def _probe_erasure(h: Harness) -> None:
+    with refused(h.backend, "forget_user"):
+        await h.backend.forget_user(h.new_user())
+
+
 async def _probe_multi_tenant(h: Harness) -> None:
     with refused(h.backend, "open"):
         h.open_unconnected(multi_tenant=True)
@@ -356,6 +361,12 @@ REQUIREMENTS: dict[str, Requirement] = {
             "user_identifier is dropped outside create/list with one CapabilityWarning, "
             "strict=True raises (verified)",
             _probe_user_scope,
+        ),
+        Requirement(
+            "user_erasure",
+            "forget_user erases a user and nothing of theirs is readable",
+            _NSE,
+            _probe_erasure,
         ),
         Requirement(
             "trio",

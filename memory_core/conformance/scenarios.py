@@ -51,6 +51,7 @@ AREAS: dict[str, str] = {
     "runtime": "lifecycle and runtime",
     "faults": "faults on the wire (network backends with fault knobs)",
     "portability": "portability: one application, compared with the embedded reference",
+    "erasure": "erasure: forget_user",
 }
 
 NOT_APPLICABLE = "n/a: "

@@ -43,6 +43,8 @@ from memory_core import (
 )
 from memory_core.requests import Summarizer
 from memory_core.settings import redact_url
+from memory_core.telemetry import Telemetry
+from memory_core.telemetry import resolve as resolve_telemetry
 
 from .. import nams_wire as wire
 from .auth import ApiKeys, AuthMiddleware, resolve_workspace
@@ -58,7 +60,7 @@ from .limits import (
     check_query,
 )
 from .logsafe import escape
-from .traffic import RequestLogMiddleware, Traffic
+from .traffic import AccessLogFormat, RequestLogMiddleware, Traffic
 
 DEFAULT_BACKEND_URL = "memory://"
 log = logging.getLogger("memory_core.server")
@@ -426,6 +428,8 @@ def create_app(
     traffic: Traffic | None = None,
     admin: bool = False,
     limits: ServerLimits | None = None,
+    telemetry: Telemetry | bool | None = None,
+    access_log: AccessLogFormat = "text",
 ) -> FastAPI:
     """The NAMS-compatible app over the backend ``backend_url`` names.
 
@@ -438,6 +442,11 @@ def create_app(
     ``/_admin`` routes; ``faults`` and ``traffic`` are also on ``app.state``.
     ``limits`` (default: :meth:`ServerLimits.from_env`) bounds request bodies and fields;
     the backing store is opened with matching library limits.
+    ``telemetry`` (see :mod:`memory_core.telemetry`; default: the global OpenTelemetry
+    providers when ``opentelemetry-api`` is installed) adds a server span per request,
+    continuing the client's ``traceparent``, and is passed on to the backing store.
+    ``access_log="json"`` writes each access line as one JSON object to the logger
+    ``memory_core.server.access`` (see :class:`~.traffic.RequestLogMiddleware`).
     """
     if isinstance(api_keys, ApiKeys):
         keys = api_keys
@@ -455,8 +464,12 @@ def create_app(
         or not extraction_delay >= 0
     ):
         raise ConfigurationError("extraction_delay must be a number of seconds >= 0")
+    if access_log not in ("text", "json"):
+        raise ConfigurationError("access_log must be 'text' or 'json'")
     limits = limits or ServerLimits.from_env()
-    options = {"limits": limits.library(), **(backend_options or {})}
+    tracing = resolve_telemetry(telemetry)
+    options = {"limits": limits.library(), "telemetry": tracing or False}
+    options.update(backend_options or {})
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -510,5 +523,11 @@ def create_app(
     app.add_middleware(BodyLimitMiddleware, limit=limits.max_body_bytes)
     app.add_middleware(AuthMiddleware, keys=keys)
     app.add_middleware(FaultMiddleware, faults=app.state.faults, body_limit=limits.max_body_bytes)
-    app.add_middleware(RequestLogMiddleware, traffic=app.state.traffic)
+    app.add_middleware(
+        RequestLogMiddleware, traffic=app.state.traffic, json_lines=access_log == "json"
+    )
+    if tracing is not None:
+        from .tracing import TracingMiddleware
+
+        app.add_middleware(TracingMiddleware, telemetry=tracing)
     return app

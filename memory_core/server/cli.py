@@ -86,6 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="messages per observation (10)",
     )
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    p.add_argument(
+        "--access-log",
+        default="text",
+        choices=["text", "json"],
+        help="access log lines as text (default) or as JSON objects, one a line",
+    )
     p.add_argument("--debug", action="store_true", help="show tracebacks on failure")
     sizes = p.add_argument_group("limits (413/400 beyond them; defaults as in the README)")
     for name, variable in LIMIT_ENV.items():
@@ -241,10 +247,17 @@ def _check_store(backend_url: str) -> None:
     asyncio.run(probe())
 
 
-def _configure_logging(level: str, debug: bool) -> None:
+def _configure_logging(level: str, debug: bool, access_log: str = "text") -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(EscapingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=level.upper(), handlers=[handler])
+    if access_log == "json":
+        # Already escaped by JSON: the line is the message alone, one object a line.
+        lines = logging.StreamHandler(sys.stderr)
+        lines.setFormatter(logging.Formatter("%(message)s"))
+        access = logging.getLogger("memory_core.server.access")
+        access.addHandler(lines)
+        access.propagate = False
     if not debug:
         logging.getLogger("uvicorn.error").addFilter(_HideLifespanTraceback())
 
@@ -284,8 +297,9 @@ def main(argv: Sequence[str], *, debug: bool = False) -> int:
         faults=faults,
         admin=args.test_admin,
         limits=limits,
+        access_log=args.access_log,
     )
-    _configure_logging(args.log_level, debug)
+    _configure_logging(args.log_level, debug, args.access_log)
     sock = bind(args.host, args.port)
     port = sock.getsockname()[1]
     auth = f"{len(keys.bindings)} API key(s)" if keys.enabled else "no API keys (open)"

@@ -9,18 +9,23 @@ a request identifies its connection).
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
 from collections import deque
 from dataclasses import asdict, dataclass
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, Literal
 
+from ..telemetry.logs import current_ids
 from .connections import TIMED_OUT
 from .faults import ASGIApp, Message, Receive, Scope, Send
 from .logsafe import escape
 
 log = logging.getLogger("memory_core.server")
+access_log = logging.getLogger("memory_core.server.access")
+AccessLogFormat = Literal["text", "json"]
 
 
 @dataclass(frozen=True)
@@ -74,11 +79,19 @@ class Traffic:
 
 
 class RequestLogMiddleware:
-    """Outermost middleware: times each request, logs it and records it."""
+    """Times each request, logs it and records it (outermost but for the server span).
 
-    def __init__(self, app: ASGIApp, traffic: Traffic) -> None:
+    ``json_lines``: log each request as one JSON object (``time``, ``method``, ``path``,
+    ``status``, ``duration_ms``, ``workspace``, and ``trace_id``/``span_id`` while a span
+    is active) to the logger ``memory_core.server.access``; JSON escapes every control
+    and non-ASCII character, so a line cannot be forged. Format that logger with
+    ``%(message)s`` alone to get JSON lines.
+    """
+
+    def __init__(self, app: ASGIApp, traffic: Traffic, json_lines: bool = False) -> None:
         self.app = app
         self.traffic = traffic
+        self.json_lines = json_lines
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -117,6 +130,9 @@ class RequestLogMiddleware:
             duration_ms=round(duration, 3),
         )
         self.traffic.add(record)
+        if self.json_lines:
+            access_log.info(_json_line(record, duration))
+            return
         log.info(
             "%s %s %s %.1fms workspace=%s",
             escape(record.method),
@@ -125,3 +141,19 @@ class RequestLogMiddleware:
             duration,
             escape(record.workspace or "-"),
         )
+
+
+def _json_line(record: RequestRecord, duration: float) -> str:
+    """One access line as JSON (``ensure_ascii``: every control character escaped)."""
+    line: dict[str, Any] = {
+        "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
+        "method": record.method,
+        "path": record.path,
+        "status": record.status,
+        "duration_ms": round(duration, 3),
+        "workspace": record.workspace,
+    }
+    ids = current_ids()
+    if ids is not None:
+        line["trace_id"], line["span_id"] = ids[0], ids[1]
+    return json.dumps(line, ensure_ascii=True, separators=(",", ":"))

@@ -25,10 +25,11 @@ from memory_core import (
     StoreError,
 )
 from memory_core import requests as rq
+from memory_core.erasure import Erased
 from memory_core.interface import Store
 from memory_core.models import random_ids
 
-from . import cypher
+from . import cypher, erasure
 from .config import POOL_OPTIONS, parse_config
 from .listing import list_page
 from .records import (
@@ -142,6 +143,7 @@ class BoltStore(Store):
         # and the name together, so each may take half of it.
         max_indexed_bytes=3950,
         max_bulk_messages=None,
+        user_erasure=True,
     )
 
     def __init__(
@@ -187,6 +189,10 @@ class BoltStore(Store):
     def describe(self) -> str:
         """``scheme://[user@]host:port[/database]`` (never the password)."""
         return self._config.describe()
+
+    def pool_stats(self) -> dict[str, int] | None:
+        """The driver's connection pool (see :meth:`Store.pool_stats`)."""
+        return self._conn.pool_stats()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -379,6 +385,9 @@ class BoltStore(Store):
             cypher.scoped(req.tenant).delete_entity, entity_id=req.entity_id, tenant=req.tenant
         )
         return bool(found and found[0]["found"])
+
+    async def forget_user(self, req: rq.ForgetUser) -> Erased:
+        return await erasure.forget_user(self._conn, req)
 
     def bulk_transfer(self) -> BoltTransfer:
         """The fast, lossless path of :mod:`memory_core.transfer`."""

@@ -13,12 +13,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import neo4j
 from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncManagedTransaction
 from neo4j import exceptions as neo
 
 from memory_core import ConfigurationError
+from memory_core.telemetry import round_trip
 
 from . import schema
 from .config import BoltConfig
@@ -66,6 +68,24 @@ class Connection:
         self.vector_index: str | None = None
         self._driver: AsyncDriver | None = None
         self._bookmarks = AsyncGraphDatabase.bookmark_manager()
+        address = urlsplit(config.uri)
+        self._server = (address.hostname or "localhost", address.port or 7687)
+
+    def _round_trip(self, query: str | None = None) -> contextlib.AbstractContextManager[None]:
+        return round_trip("neo4j", namespace=self.config.database, server=self._server, query=query)
+
+    def pool_stats(self) -> dict[str, int] | None:
+        """The driver pool's idle, used and maximum connections (None when closed)."""
+        pool = getattr(self._driver, "_pool", None)
+        if pool is None:
+            return None
+        connections = [c for queue in pool.connections.values() for c in queue]
+        used = sum(1 for c in connections if c.in_use)
+        return {
+            "idle": len(connections) - used,
+            "used": used,
+            "max": int(pool.pool_config.max_connection_pool_size),
+        }
 
     async def open(self, vector_dimensions: int | None, create_schema: bool) -> None:
         """Create the driver, check the server answers, set up the schema."""
@@ -118,8 +138,9 @@ class Connection:
         """Run ``work`` in a managed read transaction (``fetch_size``: records per network
         fetch when ``work`` may stop reading a result early)."""
         try:
-            async with self._session(neo4j.READ_ACCESS, fetch_size) as session:
-                return await session.execute_read(work)
+            with self._round_trip():
+                async with self._session(neo4j.READ_ACCESS, fetch_size) as session:
+                    return await session.execute_read(work)
         except DRIVER_ERRORS as exc:
             raise translate(exc, self.where) from None
 
@@ -130,13 +151,15 @@ class Connection:
             async with self._session(neo4j.WRITE_ACCESS) as session:
                 return await session.execute_write(work)
 
-        return await self._rerun_after_race(attempt)
+        with self._round_trip():
+            return await self._rerun_after_race(attempt)
 
     async def run_write(self, query: str, **params: Any) -> Rows:
         """One statement in one write transaction (see :meth:`_rerun_after_race`)."""
-        return await self._rerun_after_race(
-            lambda: self._one_statement(query, params, neo4j.RoutingControl.WRITE)
-        )
+        with self._round_trip(query):
+            return await self._rerun_after_race(
+                lambda: self._one_statement(query, params, neo4j.RoutingControl.WRITE)
+            )
 
     async def _rerun_after_race(self, attempt: Callable[[], Awaitable[T]]) -> T:
         """A unique-constraint failure rolled the transaction back, so it is rerun (a
@@ -154,7 +177,8 @@ class Connection:
     async def run_read(self, query: str, **params: Any) -> Rows:
         """One statement in one read transaction."""
         try:
-            return await self._one_statement(query, params, neo4j.RoutingControl.READ)
+            with self._round_trip(query):
+                return await self._one_statement(query, params, neo4j.RoutingControl.READ)
         except DRIVER_ERRORS as exc:
             raise translate(exc, self.where) from None
 
@@ -220,6 +244,7 @@ class Connection:
 
     async def _auto(self, query: str, **params: Any) -> Rows:
         """Schema commands run in auto-commit transactions."""
-        async with self._session(neo4j.WRITE_ACCESS) as session:
-            result = await session.run(query, params)
-            return [plain(record) async for record in result]
+        with self._round_trip(query):
+            async with self._session(neo4j.WRITE_ACCESS) as session:
+                result = await session.run(query, params)
+                return [plain(record) async for record in result]

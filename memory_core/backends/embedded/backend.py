@@ -15,9 +15,10 @@ from memory_core import (
     SessionInfo,
 )
 from memory_core import requests as rq
+from memory_core.erasure import Erased
 from memory_core.interface import Store
 
-from . import conversations, entities, messages, search
+from . import conversations, entities, erasure, messages, search
 from .location import parse_location
 from .store import Database
 from .transfer import EmbeddedTransfer
@@ -87,6 +88,7 @@ class EmbeddedStore(Store):
         delete_entity=True,
         multi_tenant=True,
         trio=True,
+        user_erasure=True,
         max_messages_per_read=None,
         default_messages_per_read=1000,
         max_page_size=None,
@@ -175,6 +177,9 @@ class EmbeddedStore(Store):
 
     async def delete_entity(self, req: rq.DeleteEntity) -> bool:
         return await self._store.call(lambda conn: entities.delete_entity(conn, req), write=True)
+
+    async def forget_user(self, req: rq.ForgetUser) -> Erased:
+        return await erasure.forget_user(self._store, req)
 
     def bulk_transfer(self) -> EmbeddedTransfer:
         """The fast, lossless path of :mod:`memory_core.transfer`."""

@@ -72,6 +72,7 @@ import anyio.to_thread
 
 from memory_core import ConfigurationError, MemoryCoreError, NotFoundError, TransportError
 from memory_core.settings import default_store_path
+from memory_core.telemetry import round_trip
 
 from .filters import metadata_matches
 from .location import Location
@@ -119,6 +120,7 @@ class Database:
         create: bool = True,
     ) -> None:
         self.location = location
+        self.namespace = ":memory:" if location.in_memory else str(location.path)
         self.create = create
         self.busy_timeout = busy_timeout
         self.inline_reads = inline_reads
@@ -162,6 +164,10 @@ class Database:
 
     async def call(self, work: Work[T], *, write: bool) -> T:
         """Run ``work(conn)`` in a worker thread inside one transaction."""
+        with round_trip("sqlite", namespace=self.namespace):
+            return await self._call(work, write=write)
+
+    async def _call(self, work: Work[T], *, write: bool) -> T:
         if not write:
             return await self._in_thread(partial(self.run, work, write=False), write=False)
         self._queued_writes += 1
@@ -174,20 +180,28 @@ class Database:
         """Run the write ``work(conn)``: a ``small`` one in the calling thread when no
         other write or checkpoint is queued and it can finish there without waiting (see
         the module docstring), otherwise as :meth:`call`."""
+        with round_trip("sqlite", namespace=self.namespace):
+            return await self._write(work, small=small)
+
+    async def _write(self, work: Work[T], *, small: bool) -> T:
         if small and self.inline_writes and not (self._queued_writes or self._checkpointing):
             result = self._write_inline(work)
             if result is not _NOT_RUN:
                 return result  # type: ignore[return-value]
-        return await self.call(work, write=True)
+        return await self._call(work, write=True)
 
     async def read(self, work: Work[T], *, small: bool) -> T:
         """Run the read ``work(conn)``: a ``small`` one in the calling thread when it can
         finish there without waiting (see the module docstring), otherwise as :meth:`call`."""
+        with round_trip("sqlite", namespace=self.namespace):
+            return await self._read(work, small=small)
+
+    async def _read(self, work: Work[T], *, small: bool) -> T:
         if small and self.inline_reads:
             result = self._read_inline(work)
             if result is not _NOT_RUN:
                 return result  # type: ignore[return-value]
-        return await self.call(work, write=False)
+        return await self._call(work, write=False)
 
     def _read_inline(self, work: Work[T]) -> T | object:
         lock = self._lock if self.location.in_memory else self._inline_lock

@@ -33,6 +33,7 @@ from memory_core.backend import MemoryBackend
 from memory_core.capabilities import Capabilities
 from memory_core.cursors import cursor_error, decode_cursor, encode_cursor
 from memory_core.embedding import Embedder
+from memory_core.erasure import Erased
 from memory_core.errors import (
     ConfigurationError,
     InvalidRequestError,
@@ -56,6 +57,7 @@ from memory_core.scoring import query_terms, text_score
 from memory_core.settings import redact_url
 from memory_core.summary import format_context
 
+from . import erasure
 from .marker import load_secret
 from .sessions import (
     DEFAULT_CACHE_SIZE,
@@ -93,6 +95,7 @@ UNKNOWN_CONVERSATION = (
 )
 
 SERVER_CAPABILITIES = Capabilities(
+    user_erasure=True,
     observations=True,
     reflections=True,
     extraction_status=True,
@@ -804,6 +807,11 @@ class NamsStore(Store):
                     self._names.forget(target.session_id, target.user_identifier, None)
                 else:
                     self._names.forget(None, None, target.conversation_id)
+
+    async def forget_user(self, req: rq.ForgetUser) -> Erased:
+        """Deletes each conversation ``GET /conversations?userId=`` lists and the user's
+        portable names; ``not_reached`` says what the service keeps."""
+        return await erasure.forget_user(self._http, self._names, req)
 
     # ------------------------------------------------------------------ entities
 

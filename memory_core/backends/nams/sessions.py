@@ -235,6 +235,10 @@ class Lru:
     def pop(self, key: Any) -> None:
         self._items.pop(key, None)
 
+    def held(self) -> list[Any]:
+        """The keys held now, least recently used first."""
+        return list(self._items)
+
     def __len__(self) -> int:
         return len(self._items)
 
@@ -356,6 +360,18 @@ class NameIndex:
             (self.scope, *key),
             write=True,
         )
+
+    def pop_user(self, user: str) -> int:
+        """Delete every row of ``user`` (``forget_user``); how many there were."""
+        count = self._run(
+            f"SELECT count(*) FROM {INDEX_TABLE} WHERE scope=? AND user=?",
+            (self.scope, user),
+            write=False,
+        )
+        self._run(
+            f"DELETE FROM {INDEX_TABLE} WHERE scope=? AND user=?", (self.scope, user), write=True
+        )
+        return int(count[0]) if count else 0
 
     def close(self) -> None:
         with self._lock:
@@ -479,6 +495,14 @@ class SessionNames:
             self.cache.names.pop(key)
             if self.index is not None:
                 self.index.pop(key)
+
+    def forget_user(self, user: str) -> int:
+        """Drop every name of ``user`` from the cache and the index (``forget_user``); how
+        many cache entries and index rows went."""
+        keys = [key for key in self.cache.names.held() if key[0] == user]
+        for key in keys:
+            self.forget(key[1], user, None)
+        return len(keys) + (self.index.pop_user(user) if self.index is not None else 0)
 
     async def resolve(
         self,

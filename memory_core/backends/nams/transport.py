@@ -45,6 +45,7 @@ from memory_core.errors import (
     RateLimitedError,
     TransportError,
 )
+from memory_core.telemetry import http_call
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -223,9 +224,17 @@ class NamsTransport:
         attempt = 0
         while True:
             try:
-                response = await self._client.request(
-                    method, route, params=params, json=json, content=content, headers=headers
-                )
+                url = self.base_url.rstrip("/") + route
+                with http_call(method, url, operation=operation, attempt=attempt) as call:
+                    response = await self._client.request(
+                        method,
+                        route,
+                        params=params,
+                        json=json,
+                        content=content,
+                        headers={**(headers or {}), **call.headers},
+                    )
+                    call.status(response.status_code)
             except httpx.HTTPError as exc:
                 if self._may_retry_error(method, exc, attempt):
                     await self._pause(method, route, attempt, type(exc).__name__, None)

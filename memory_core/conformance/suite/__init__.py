@@ -11,6 +11,7 @@ from .context import ContextSuite
 from .conversations import ConversationsSuite
 from .delete import DeleteSuite
 from .entities import EntitiesSuite
+from .erasure import ErasureSuite
 from .errors import ErrorsSuite
 from .faults import FaultsSuite
 from .fidelity import FidelitySuite
@@ -51,6 +52,7 @@ AREA_SUITES = (
     FaultsSuite,
     PortabilitySuite,
     GuardsSuite,
+    ErasureSuite,
 )
 
 

@@ -1,0 +1,89 @@
+"""``forget_user`` on NAMS: what the wire allows.
+
+The hosted contract has one delete that reaches a user's data: ``DELETE
+/conversations/{id}``. The adapter lists the user's conversations (``GET /conversations
+?userId=…``, first page again after each round of deletes, so it works in both session
+name modes) and deletes each, then drops the user's names from the portable-name cache
+and the optional SQLite index. What the service keeps that no request can reach is
+reported in ``not_reached``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from memory_core import NotFoundError, StoreError
+from memory_core import nams_wire as wire
+from memory_core import requests as rq
+from memory_core.erasure import Erased
+
+from .sessions import SessionNames, name_in, parse_page, portable_id
+
+if TYPE_CHECKING:
+    from .transport import NamsTransport
+
+NOT_REACHED = [
+    "entities (POST /entities): the service keeps them per workspace, not per user, and "
+    "has no endpoint to delete one",
+    "observations, reflections and extraction records the service derived from the "
+    "user's messages: no endpoint deletes them; whether deleting a conversation removes "
+    "them is up to the service",
+    "conversations created without a userId: the service cannot list them by user",
+    "message counts: the service deletes a conversation's messages with it and does "
+    "not say how many there were",
+]
+
+ROUNDS = 100_000  # a service that keeps listing deleted conversations stops the run
+
+
+async def forget_user(
+    http: NamsTransport, names: SessionNames | None, req: rq.ForgetUser
+) -> Erased:
+    """Delete every conversation the service lists for the user; purge the names."""
+    user = req.user_identifier
+    assert user is not None
+    erased = Erased(counts={"conversations": 0, "session_names": 0}, not_reached=NOT_REACHED)
+    seen: set[str] = set()
+    for _ in range(ROUNDS):
+        headers = await _page(http, user)
+        fresh = [h for h in headers if h["id"] not in seen]
+        if not fresh:
+            break
+        for header in fresh:
+            seen.add(header["id"])
+            if await _delete(http, header["id"]):
+                erased.add("conversations", 1)
+            erased.add("session_names", _forget_name(names, header, user))
+    else:
+        raise StoreError("nams: the service kept listing deleted conversations")
+    if names is not None:
+        erased.add("session_names", names.forget_user(user))
+    return erased
+
+
+async def _page(http: NamsTransport, user: str) -> list[dict[str, Any]]:
+    params: dict[str, Any] = {"limit": wire.MAX_PAGE, "userId": user}
+    body = await http.send("GET", wire.CONVERSATIONS, operation="forget_user", params=params)
+    headers: list[dict[str, Any]] = parse_page(body, "GET", wire.CONVERSATIONS).get(
+        "conversations", []
+    )
+    return headers
+
+
+async def _delete(http: NamsTransport, server_id: str) -> bool:
+    route = wire.path(wire.CONVERSATION, conversation_id=server_id)
+    try:
+        await http.send("DELETE", route, operation="forget_user")
+    except NotFoundError:
+        return False  # gone already (a re-run, or another process)
+    return True
+
+
+def _forget_name(names: SessionNames | None, header: dict[str, Any], user: str) -> int:
+    """Drop the conversation's portable name from the cache and the index: 1 when it had
+    one (cache entries and index rows are cheap to look up, so none is counted twice)."""
+    name = None if names is None else name_in(header.get("metadata") or {})
+    if names is None or name is None:
+        return 0
+    names.forget(name, user, portable_id(name, user))
+    return 1

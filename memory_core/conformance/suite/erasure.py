@@ -1,0 +1,227 @@
+"""forget_user: nothing of the user is readable afterwards, everyone else is unchanged."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+from typing import Any
+
+from memory_core import EntityRef, InvalidRequestError, MemoryBackend, NotFoundError
+from memory_core.transfer import export_memory
+from memory_core.turns import TurnMemory
+
+from ..checks import word
+from ..embedder import ConceptEmbedder
+from ..harness import Harness
+from ..scenarios import scenario
+from .base import SuiteBase
+
+MEANING = "we need a reservation for supper tonight"
+QUERY = "dinner booking"  # no word in common with MEANING (see search.vector)
+
+
+@dataclass
+class _Written:
+    """What one user wrote: handles, message ids, and the words only they used."""
+
+    user: str
+    handles: list[str] = field(default_factory=list)
+    ids: set[str] = field(default_factory=set)
+    words: list[str] = field(default_factory=list)
+    entity: str = ""
+
+
+def _scope(harness: Harness, user: str) -> str | None:
+    """The user to pass on calls that name a session (see ``Harness``'s ``_Made.scope``)."""
+    return user if harness.caps.user_scoped_calls else None
+
+
+def _entity_scope(backend: MemoryBackend, user: str) -> str | None:
+    """The user to pass to entity calls: only a multi-tenant store keeps entities apart."""
+    return user if backend.multi_tenant else None
+
+
+async def _write(
+    harness: Harness, backend: MemoryBackend, user: str, shared: str, semantic: bool
+) -> _Written:
+    """As ``user``: messages with metadata, mentions (one entity of their own and one
+    shared with the other user), an idempotency key, a turn, and a message meant for
+    vector search when ``semantic``."""
+    caps = harness.caps
+    out = _Written(user=user, entity=f"Ent{word()}")
+    scope = _scope(harness, user)
+    handle = await harness.new_session(backend=backend, user=user, create=True)
+    out.handles.append(handle)
+    term = word()
+    out.words.append(term)
+    extras: dict[str, Any] = {}
+    if caps.message_metadata:
+        extras["metadata"] = {"note": term, "n": [1, True]}
+    if caps.idempotency_keys:
+        extras["idempotency_key"] = f"key-{term}"
+    if caps.explicit_mentions:
+        harness.allow_entities()
+        extras["extraction_mode"] = "explicit"
+        extras["explicit_mentions"] = [
+            EntityRef(name=out.entity, type="PERSON"),
+            EntityRef(name=shared, type="CONCEPT"),
+        ]
+    stored = await backend.add_message(
+        handle, "user", f"first {term}", user_identifier=scope, **extras
+    )
+    out.ids.add(str(stored.id))
+    second = word()
+    out.words.append(second)
+    batch = await backend.bulk_add_messages(
+        handle,
+        [{"role": "assistant", "content": f"reply {second}"}],
+        user_identifier=scope,
+    )
+    out.ids |= {str(m.id) for m in batch}
+    if semantic:
+        stored = await backend.add_message(
+            handle, "user", f"{MEANING} {term}", user_identifier=scope
+        )
+        out.ids.add(str(stored.id))
+    turns = await harness.new_session(backend=backend, user=user, create=True)
+    out.handles.append(turns)
+    turn_word = word()
+    out.words.append(turn_word)
+    memory = TurnMemory(backend, turns, "conformance", user_identifier=user)
+    opened = await memory.open_turn("t1", f"asking {turn_word}")
+    reply = await memory.close_turn("t1", f"answer {turn_word}")
+    out.ids |= {str(opened.user_message.id), str(reply.id)}
+    return out
+
+
+async def _export(backend: MemoryBackend, user: str) -> list[str]:
+    """``user``'s archive without its header (which holds the time of the export)."""
+    sink = io.StringIO()
+    await export_memory(backend, sink, users=[user])
+    return sink.getvalue().splitlines()[1:]
+
+
+async def _assert_gone(harness: Harness, backend: MemoryBackend, gone: _Written) -> None:
+    caps = harness.caps
+    scope = _scope(harness, gone.user)
+    for handle in gone.handles:
+        try:
+            read = await backend.get_conversation(handle, user_identifier=scope)
+        except NotFoundError:
+            continue
+        assert read.messages == [], f"get_conversation still returns {read.messages!r}"
+        context = await backend.get_context(
+            " ".join(gone.words), session_id=handle, user_identifier=scope
+        )
+        assert not [w for w in gone.words if w in context], f"get_context still holds {context!r}"
+        if caps.conversation_summary:
+            summary = await backend.get_conversation_summary(handle, user_identifier=scope)
+            assert not [w for w in gone.words if w in summary.model_dump_json()]
+        for term in [*gone.words, QUERY]:
+            hits = await backend.search_messages(term, session_id=handle, user_identifier=scope)
+            assert hits == [], f"search in a forgotten session found {hits!r}"
+    listed = await backend.list_conversations(user_identifier=gone.user)
+    assert listed == [], f"list_conversations still lists {[c.session_id for c in listed]}"
+    if caps.list_sessions:
+        sessions = await backend.list_sessions(user_identifier=scope)
+        names = {s.session_id for s in sessions}
+        assert not names & set(gone.handles), "list_sessions still lists a forgotten session"
+    if caps.search_global:
+        for term in [*gone.words, QUERY]:
+            hits = await backend.search_messages(term, user_identifier=scope)
+            assert not {str(h.id) for h in hits} & gone.ids, f"search found {term!r}"
+    if caps.entities:
+        owner = _entity_scope(backend, gone.user)
+        assert await backend.find_entities(gone.entity, user_identifier=owner) == []
+    exported = "\n".join(await _export(backend, gone.user))
+    assert not [w for w in gone.words if w in exported], "export still holds the user"
+
+
+class ErasureSuite(SuiteBase):
+    """Scenarios of area ``erasure``."""
+
+    @scenario(
+        "erasure.nothing_left",
+        "after forget_user no read API returns anything of the user (get, list, sessions, "
+        "text and vector search, entities, context, summary, export) and another user's "
+        "export is unchanged byte for byte",
+        requires="user_erasure",
+    )
+    async def test_erasure_nothing_left(self, harness: Harness) -> None:
+        semantic = harness.caps.vector_search
+        backend = await harness.open(embedder=ConceptEmbedder()) if semantic else harness.backend
+        shared = f"Shared{word()}"
+        gone = await _write(harness, backend, harness.new_user(), shared, semantic)
+        kept = await _write(harness, backend, harness.new_user(), shared, semantic)
+        before = await _export(backend, kept.user)
+        if semantic:
+            hits = await backend.search_messages(QUERY, session_id=gone.handles[0])
+            assert hits, "vector search found nothing before: the scenario would test nothing"
+        report = await backend.forget_user(gone.user)
+        assert report.counts["conversations"] == 2
+        # a backend whose service does not say how many messages went reports no count
+        assert report.counts.get("messages", len(gone.ids)) == len(gone.ids)
+        await _assert_gone(harness, backend, gone)
+        assert await _export(backend, kept.user) == before, "the other user's data changed"
+        if harness.caps.entities and harness.caps.explicit_mentions:
+            owner = _entity_scope(backend, kept.user)
+            found = await backend.find_entities(shared, user_identifier=owner)
+            assert [e.name for e in found] == [shared], "a shared entity was deleted"
+
+    @scenario(
+        "erasure.rerun_is_idempotent",
+        "forget_user again finds nothing (every count 0) and a user with no data is no error",
+        requires="user_erasure",
+    )
+    async def test_erasure_rerun_is_idempotent(self, harness: Harness) -> None:
+        user = harness.new_user()
+        handle = await harness.new_session(user=user, create=True)
+        await harness.fill(handle, 3, user=_scope(harness, user))
+        first = await harness.backend.forget_user(user)
+        assert first.counts.get("messages", 3) == 3 and first.counts["conversations"] == 1
+        again = await harness.backend.forget_user(user)
+        assert again.total == 0, f"a re-run deleted {again.counts}"
+        assert (await harness.backend.forget_user(harness.new_user())).total == 0
+
+    @scenario(
+        "erasure.no_resurrection",
+        "a write for the user after forget_user returned starts afresh: the same session "
+        "and idempotency key bring nothing back",
+        requires="user_erasure",
+    )
+    async def test_erasure_no_resurrection(self, harness: Harness) -> None:
+        user = harness.new_user()
+        scope = _scope(harness, user)
+        handle = await harness.new_session(user=user, create=True)
+        extras: dict[str, Any] = {}
+        if harness.caps.idempotency_keys:
+            extras["idempotency_key"] = "same-key"
+        old = await harness.backend.add_message(
+            handle, "user", "before", user_identifier=scope, **extras
+        )
+        await harness.backend.forget_user(user)
+        if not harness.caps.auto_create_conversation:
+            handle = await harness.new_session(user=user, create=True)
+        new = await harness.backend.add_message(
+            handle, "user", "after", user_identifier=scope, **extras
+        )
+        assert new.id != old.id and new.content == "after"
+        assert await harness.contents(handle, user=scope) == ["after"]
+
+    @scenario(
+        "erasure.bad_input",
+        "forget_user with an empty, non-string or control-character user raises "
+        "InvalidRequestError naming user_identifier and deletes nothing",
+        requires="user_erasure",
+    )
+    async def test_erasure_bad_input(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        await harness.fill(handle, 2)
+        for bad in ("", 7, None, "a\x00b"):
+            try:
+                await harness.backend.forget_user(bad)  # type: ignore[arg-type]
+            except InvalidRequestError as exc:
+                assert exc.argument == "user_identifier", exc.argument
+            else:
+                raise AssertionError(f"forget_user({bad!r}) was accepted")
+        assert await harness.contents(handle) == ["m0", "m1"]

@@ -1,0 +1,231 @@
+"""Retention: :meth:`memory_core.MemoryBackend.expire_conversations`.
+
+Built on the public contract only (``list_conversations_page``, ``get_conversation``,
+``clear_session``), so it works on every backend. A run walks the conversations in
+scope one page of ``batch_size`` at a time; those whose last activity (``updated_at``,
+else ``created_at``) is before the cut-off are expired. With an archive, every expired
+conversation is first written to it in the transfer format (the archive is complete and
+on disk before anything is deleted); then each is deleted with ``clear_session``, one
+conversation per call, so no store is locked for long. One audit record per run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from os import PathLike
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict
+
+from .erasure import audit
+from .errors import InvalidArgumentTypeError, InvalidRequestError
+from .models import Conversation, EntityRef, EntityType
+
+_ALL = 10**9
+
+if TYPE_CHECKING:
+    from .backend import MemoryBackend
+
+
+class ExpiryReport(BaseModel):
+    """The result of :meth:`memory_core.MemoryBackend.expire_conversations`.
+
+    ``cutoff``: conversations last active before it were expired. ``conversations``:
+    how many were deleted (or, with ``dry_run``, would be). ``messages``: how many
+    messages they held where the run read them (with an archive), else ``None``.
+    ``archive``: the archive written, if any. ``session_ids``: the expired sessions.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    backend: str
+    cutoff: datetime
+    user_identifier: str | None
+    dry_run: bool
+    conversations: int
+    messages: int | None
+    archive: str | None
+    session_ids: list[str]
+    duration_seconds: float
+
+
+def cutoff_of(older_than: object, now: datetime | None = None) -> datetime:
+    """The cut-off: ``now - older_than`` for a positive ``timedelta``, or an aware
+    ``datetime`` as given (in UTC)."""
+    moment = now or datetime.now(UTC)
+    if isinstance(older_than, timedelta):
+        if older_than <= timedelta(0):
+            raise InvalidRequestError("must be a positive duration", argument="older_than")
+        return moment - older_than
+    if isinstance(older_than, datetime):
+        if older_than.tzinfo is None:
+            raise InvalidRequestError("needs a UTC offset", argument="older_than")
+        return older_than.astimezone(UTC)
+    raise InvalidArgumentTypeError(
+        f"must be a timedelta or datetime, got {type(older_than).__name__}",
+        argument="older_than",
+    )
+
+
+def last_active(conversation: Conversation) -> datetime:
+    """When the conversation was last written to."""
+    return conversation.updated_at or conversation.created_at
+
+
+async def expired(
+    backend: MemoryBackend, cutoff: datetime, user: str | None, batch_size: int
+) -> list[Conversation]:
+    """Every conversation in scope last active before ``cutoff`` (headers only), read one
+    page of ``batch_size`` at a time."""
+    found: list[Conversation] = []
+    cursor: str | None = None
+    while True:
+        page = await backend.list_conversations_page(
+            limit=batch_size, cursor=cursor, user_identifier=user
+        )
+        found += [c for c in page.conversations if last_active(c) < cutoff]
+        cursor = page.next_cursor
+        if cursor is None or not page.conversations:
+            return found
+
+
+async def expire(
+    backend: MemoryBackend,
+    cutoff: datetime,
+    user: str | None,
+    batch_size: int,
+    archive: str | PathLike[str] | None,
+    dry_run: bool,
+) -> ExpiryReport:
+    """Run one expiry (arguments already checked); see the module docstring."""
+    started = time.perf_counter()
+    doomed = await expired(backend, cutoff, user, batch_size)
+    messages = None
+    if archive is not None:
+        messages = await archive_conversations(backend, archive, doomed, user)
+    if not dry_run:
+        scoped = user if backend.capabilities.user_scoped_calls else None
+        for conversation in doomed:
+            owner = scoped or (conversation.user_identifier if backend.multi_tenant else None)
+            await backend.clear_session(conversation_id=conversation.id, user_identifier=owner)
+    report = ExpiryReport(
+        backend=backend.name,
+        cutoff=cutoff,
+        user_identifier=user,
+        dry_run=dry_run,
+        conversations=len(doomed),
+        messages=messages,
+        archive=None if archive is None else str(archive),
+        session_ids=[c.session_id for c in doomed],
+        duration_seconds=round(time.perf_counter() - started, 6),
+    )
+    audit(
+        "expire_conversations",
+        user,
+        {
+            "backend": report.backend,
+            "scope": "user" if user is not None else "all",
+            "cutoff": report.cutoff.isoformat(),
+            "dry_run": dry_run,
+            "counts": {"conversations": report.conversations, "messages": messages},
+            "archived": archive is not None,
+            "duration_seconds": report.duration_seconds,
+        },
+    )
+    return report
+
+
+async def archive_conversations(
+    backend: MemoryBackend,
+    path: str | PathLike[str],
+    conversations: list[Conversation],
+    user: str | None,
+) -> int:
+    """Write ``conversations`` (with their messages, mentions and mentioned entities) to
+    the archive at ``path`` in the transfer format, replacing it only once complete;
+    return how many messages it holds."""
+    from .transfer import records as rec
+    from .transfer.archive import dump_line, replacing
+
+    counts = dict.fromkeys(("entity", "conversation", "message", "mention"), 0)
+    truncated: list[dict[str, object]] = []
+    seen: set[str] = set()
+    with replacing(path) as out:
+        header = rec.header(
+            backend.name,
+            backend.describe(),
+            backend.capabilities,
+            backend.multi_tenant,
+            None if user is None else [user],
+            None,
+        )
+        out.write(dump_line(header))
+        for conversation in conversations:
+            async for record in _records(backend, conversation, user, seen, truncated):
+                counts[record["record"]] += 1
+                out.write(dump_line(record))
+        out.write(dump_line(rec.end(counts, truncated, [])))
+    return counts["message"]
+
+
+async def _records(
+    backend: MemoryBackend,
+    header: Conversation,
+    user: str | None,
+    seen: set[str],
+    truncated: list[dict[str, object]],
+) -> AsyncIterator[dict[str, Any]]:
+    """One conversation's archive records: the conversation, then each message preceded
+    by the entities it first mentions and followed by its mentions."""
+    from .transfer import records as rec
+
+    caps = backend.capabilities
+    owner = user or header.user_identifier
+    scoped = owner if caps.user_scoped_calls else None
+    cap = caps.max_messages_per_read
+    read = await backend.get_conversation(
+        conversation_id=header.id, limit=cap or _ALL, user_identifier=scoped
+    )
+    clipped = not caps.full_history and cap is not None and len(read.messages) >= cap
+    if clipped:
+        truncated.append({"session_id": read.session_id, "conversation_id": str(read.id)})
+    yield rec.conversation(read, len(read.messages), clipped, owner)
+    entity_owner = owner if backend.multi_tenant else None
+    for seq, message in enumerate(read.messages, start=1):
+        for ref in message.mentions:
+            if ref.id and ref.id not in seen:
+                seen.add(ref.id)
+                yield await _entity(backend, ref, entity_owner)
+        yield rec.message(message, str(read.id), seq)
+        for position, ref in enumerate(message.mentions):
+            if ref.id:
+                yield rec.mention(str(message.id), ref.id, position)
+
+
+async def _entity(backend: MemoryBackend, ref: EntityRef, owner: str | None) -> dict[str, Any]:
+    """The entity record of a mention: the stored entity where it can be found, else what
+    the mention says of it."""
+    from .transfer import records as rec
+
+    assert ref.id is not None
+    found = (
+        await backend.find_entities(ref.id, 1, user_identifier=owner)
+        if backend.capabilities.entities
+        else []
+    )
+    for entity in found:
+        if entity.id == ref.id:
+            return rec.entity(entity, owner)
+    kind = (ref.type or "").upper()
+    return {
+        "record": "entity",
+        "id": ref.id,
+        "user_identifier": owner,
+        "name": ref.name or ref.id,
+        "type": kind if kind in EntityType.__members__ else EntityType.CUSTOM.value,
+        "description": None,
+        "created_at": None,
+        "updated_at": None,
+    }

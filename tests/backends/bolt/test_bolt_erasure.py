@@ -1,0 +1,92 @@
+"""forget_user on Bolt, proved by a Cypher scan of every node and relationship (labels,
+types and every property) for the user's identifiers and content."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import pytest
+
+from memory_core import HashingEmbedder, MemoryCoreError
+from memory_core.backends.bolt import BoltBackend
+from tests.backends.erasure_data import write_user
+
+pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
+
+Graph = Callable[..., list[dict[str, Any]]]
+
+
+def _holding(graph: Graph, markers: list[str]) -> list[str]:
+    """Every node and relationship (as labels or type plus all properties) that holds one
+    of ``markers``, case-insensitively."""
+    rows = graph("MATCH (n) RETURN labels(n) AS kind, properties(n) AS props")
+    rows += graph("MATCH ()-[r]->() RETURN type(r) AS kind, properties(r) AS props")
+    assert rows, "the scan read nothing"
+    found = []
+    for row in rows:
+        text = json.dumps(row, default=str).lower()
+        hits = [m for m in markers if m.lower() in text]
+        if hits:
+            found.append(f"{row['kind']}: {hits}")
+    return found
+
+
+@pytest.mark.parametrize("multi_tenant", [False, True], ids=["single-tenant", "multi-tenant"])
+async def test_forget_user_leaves_no_node_or_relationship(
+    open_bolt: Callable[..., BoltBackend],
+    graph: Graph,
+    unique: Callable[[str], str],
+    multi_tenant: bool,
+) -> None:
+    gone_user, kept_user = unique("zed"), unique("kay")
+    async with open_bolt(multi_tenant=multi_tenant, embedder=HashingEmbedder()) as memory:
+        gone = await write_user(memory, gone_user, "A")
+        kept = await write_user(memory, kept_user, "B")
+        assert _holding(graph, gone), "the scan must find the user before"
+        report = await memory.forget_user(gone_user, batch_size=1)
+        assert report.counts == {
+            "conversations": 2,
+            "messages": 4,
+            "mentions": 4,
+            "entities": 1 if not multi_tenant else 2,
+            "idempotency_keys": 2,
+        }
+        assert _holding(graph, gone) == []
+        still = " ".join(_holding(graph, kept))
+        assert all(m.lower() in still.lower() for m in kept), "the other user must stay whole"
+        again = await memory.forget_user(gone_user)
+        assert again.total == 0
+
+
+async def test_racing_writes_then_second_forget_leaves_nothing(
+    bolt: BoltBackend, graph: Graph, unique: Callable[[str], str]
+) -> None:
+    user = unique("race")
+    await bolt.add_message(unique("other"), "user", "someone else", user_identifier=unique("u"))
+    for index in range(10):
+        await bolt.add_message(
+            f"{user}-old{index}", "user", f"oldword{index}", user_identifier=user
+        )
+
+    refused: list[MemoryCoreError] = []
+
+    async def writer() -> None:
+        for index in range(20):
+            try:
+                await bolt.add_message(
+                    f"{user}-new{index % 3}", "user", f"newword{index}", user_identifier=user
+                )
+            except MemoryCoreError as exc:  # a write racing a delete may lose: typed, whole
+                refused.append(exc)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(writer)
+        await bolt.forget_user(user, batch_size=2)
+    for index in range(3):
+        read = await bolt.get_conversation(f"{user}-new{index}", user_identifier=user)
+        assert all(m.content.startswith("newword") for m in read.messages)
+    await bolt.forget_user(user)
+    assert _holding(graph, [user, "oldword", "newword"]) == []
