@@ -121,7 +121,7 @@ _SYNC: list[tuple[str, str]] = [
 _TRANSFER: list[tuple[str, str]] = [
     (
         r"^archive\.(x__decode__mutmut_6|x__split__mutmut_15|x_open_text__mutmut_(21|32))$|"
-        r"^checkpoint\.xǁCheckpointǁ(_load__mutmut_6|record__mutmut_27)$",
+        r"^checkpoint\.xǁCheckpointǁ(_load__mutmut_6|record__mutmut_27)$|^x_schema__mutmut_8$",
         "equivalent: codec names ignore case ('UTF-8' is 'utf-8')",
     ),
     (
@@ -190,9 +190,89 @@ _TRANSFER: list[tuple[str, str]] = [
     ),
     (
         r"^checkpoint\.xǁCheckpointǁ(_load__mutmut_[24]|record__mutmut_(20|23))$|"
-        r"^archive\.x_open_text__mutmut_(15|18|25|29)$",
+        r"^archive\.x_open_text__mutmut_(15|18|25|29)$|^x_schema__mutmut_2$",
         "equivalent here: the default encoding is UTF-8 on the platforms tested (Python "
         "coerces the C locale to UTF-8); it would differ on a Windows code page",
+    ),
+    (
+        r"^public_writer\.xǁPublicWriterǁ_holds__mutmut_23$",
+        "equivalent: max(needed, 2) reads one more message only when needed is 0, where "
+        "len(found) >= 0 holds whatever is read",
+    ),
+    (
+        r"^public_writer\.xǁPublicWriterǁ_count__mutmut_1[12]$",
+        "equivalent: any limit at or above the session's length (11**9, 10**10) reads all of "
+        "it, and a capped target clamps it to its cap",
+    ),
+    (
+        r"^public_writer\.xǁPublicWriterǁ_count__mutmut_1$",
+        "not a promise: on a capped target 10**9 is clamped to the cap, so the same messages "
+        "are counted; the only difference is a CapabilityWarning, and nothing says an import "
+        "warns about none",
+    ),
+    (
+        r"^public_writer\.xǁPublicWriterǁ_reconcile__mutmut_8$",
+        "equivalent: min(cap or 1001, 1000) is still 1000 for an uncapped target",
+    ),
+    (
+        r"^public_writer\.xǁPublicWriterǁ_reconcile__mutmut_9$",
+        "equivalent: reading 1,001 instead of 1,000 messages of an uncapped target only moves "
+        "a conversation of exactly 1,000 messages from the content match to the exact count; "
+        "both find the same unnoted batch when the target holds the copy",
+    ),
+    (
+        r"^public_writer\.x__same__mutmut_(11|14|15)$",
+        "equivalent: both slices have exactly size items (size is at most both lengths), so "
+        "zip's strict check never fires",
+    ),
+    (
+        r"^public_writer\.xǁPublicWriterǁ_write_one__mutmut_37$",
+        "equivalent: extraction_mode='explicit' with no mentions stores none and runs no "
+        "extractor, as 'skip' does (checked on the embedded backend with an extractor)",
+    ),
+    (
+        r"^public_writer\.xǁPublicWriterǁ_write_one__mutmut_44$",
+        "equivalent: None for False where the flag is only ever tested for truth",
+    ),
+    (
+        r"^public_writer\.xǁPublicWriterǁ_write_batch__mutmut_3[67]$",
+        "equivalent: add_messages_batch defaults to batch_size=100 and extract_entities=False; "
+        "each call carries at most self.chunk <= 100 items, so neither splits nor extracts",
+    ),
+    (
+        r"^public_writer\.xǁPublicWriterǁ_losses__mutmut_(2|5|12)$",
+        "message: the reason texts of the report's not-carried entries (the field names and "
+        "counts are tested)",
+    ),
+    (
+        r"^export\.x__public_records__mutmut_(8|9|10|14|15)$",
+        "message: the text of the users error (its type and argument are tested) and of the "
+        "unreadable-entities note (its presence is tested by substring)",
+    ),
+    (
+        r"^export\.x__public_records__mutmut_(28|29|31)$",
+        "equivalent: a multi-tenant backend has user_scoped_calls (Capabilities.__post_init__), "
+        "so the read is scoped to the listing row's owner, which is the user it was listed for",
+    ),
+    (
+        r"^export\.x__public_records__mutmut_30$",
+        "not a promise: scoping a single-tenant backend's reads by users=[...]; the README does "
+        "not fix the single-tenant user filter",
+    ),
+    (
+        r"^export\.x__handles__mutmut_3$",
+        "equivalent: every shipped backend with list_sessions chooses its session ids, so "
+        "list_conversations (sorted and prefix-filtered here) names the same sessions in the "
+        "same order; list_sessions pages are only the cheaper read",
+    ),
+    (
+        r"^export\.x__handles__mutmut_20$",
+        "equivalent: order_dir is lower-cased before it is checked (validation.check_order)",
+    ),
+    (
+        r"^export\.x__named__mutmut_24$",
+        "equivalent: PublicWriter keeps a session name with a None title only for an archive "
+        "conversation without one, which it created without a title, so the fallback is None",
     ),
 ]
 
