@@ -50,8 +50,15 @@ CALL (linked) {
 RETURN size(batch) AS messages, mentions, keys, orphans
 """
 
+# Only once it has no message, checked under the conversation's write lock (the lock an
+# append takes first): a message appended after the batch above was read would otherwise
+# lose its HAS_MESSAGE link and stay, orphaned.
 DELETE_CONVERSATION = """
 MATCH (c:Conversation {id: $conversation})
+SET c.erasing = true
+REMOVE c.erasing
+WITH c
+WHERE NOT EXISTS { (c)-[:HAS_MESSAGE]->(:Message) }
 DETACH DELETE c
 RETURN count(*) AS deleted
 """
@@ -107,8 +114,8 @@ async def _step(tx: AsyncManagedTransaction, user: str | None, batch: int) -> di
         await tx.run(DELETE_MESSAGES, conversation=conversation, batch=batch)
     ).single()
     if row is None or not row["messages"]:
-        await (await tx.run(DELETE_CONVERSATION, conversation=conversation)).consume()
-        return {"conversations": 1}
+        done: Any = await (await tx.run(DELETE_CONVERSATION, conversation=conversation)).single()
+        return {"conversations": done["deleted"] if done is not None else 0}
     return {
         "messages": row["messages"],
         "mentions": row["mentions"],
