@@ -11,7 +11,7 @@ accepting anything: unknown names, unknown keywords or wrongly typed arguments.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, assert_type
 from uuid import UUID
 
@@ -21,6 +21,8 @@ from memory_core import (
     ConversationPage,
     ConversationSummary,
     Entity,
+    ErasureReport,
+    ExpiryReport,
     ExtractionStatus,
     MemoryBackend,
     Message,
@@ -84,6 +86,9 @@ def check_methods(memory: SyncMemoryBackend, conversation_id: UUID) -> None:
     assert_type(memory.add_entity("Ada", "person", description="d"), Entity)
     assert_type(memory.find_entities("Ada", 3, type="person"), list[Entity])
     assert_type(memory.delete_entity("e1"), bool)
+    # erasure and retention
+    assert_type(memory.forget_user("u", batch_size=10), ErasureReport)
+    assert_type(memory.expire_conversations(timedelta(days=30), dry_run=True), ExpiryReport)
 
 
 def check_properties(memory: SyncMemoryBackend) -> None:
