@@ -90,6 +90,14 @@ class TestNamsOverBolt(_OverTestModeServer):
     def conformance_backend_options(self) -> dict[str, Any]:
         return _options()
 
+    # The listing limits create 100 to 201 conversations of one user, and a portable name's
+    # first write lists the user's conversations twice (the documented cost of names on a
+    # service without a name index): 45 s of CI here for nothing the two neighbours miss.
+    # Portable names are listed over embedded, the server's listing over Neo4j with ids.
+    test_limits_list_conversations_default = None
+    test_limits_list_conversations_page_size = None
+    test_limits_list_conversations_paging = None
+
 
 class TestNamsServerIdsOverEmbedded(_OverTestModeServer):
     """NAMS adapter with ``session_names="server"`` → server → ``memory://``."""
