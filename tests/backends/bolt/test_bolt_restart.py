@@ -1,4 +1,6 @@
 """Neo4j restarts under a connected backend: the next operations reconnect and succeed.
+(The one restart of the suite's Neo4j also checks the test server itself: same address,
+data kept, a raw driver made before it reconnects.)
 
 Every pooled connection is dead after the restart. The managed transactions the backend
 uses fail before COMMIT on such a connection, so the driver retries them on a fresh one
@@ -12,6 +14,7 @@ from collections.abc import Callable
 
 import anyio
 import pytest
+from neo4j import AsyncGraphDatabase
 
 from memory_core import open_backend
 from memory_core.backends.bolt import BoltBackend, BoltStore
@@ -34,12 +37,22 @@ async def test_operations_succeed_after_restart(
         backend = open_backend(url, max_transaction_retry_time=120)
         assert isinstance(backend.store, BoltStore)
         backends[scheme] = backend
+    raw = AsyncGraphDatabase.driver(neo4j_server.uri, auth=neo4j_server.auth)
+    label = unique("Restart").replace("-", "_")
+    uri_before = neo4j_server.uri
     try:
+        await raw.execute_query(f"CREATE (:`{label}` {{v: 42}})")
         for scheme, backend in backends.items():
             await backend.add_message(sessions[scheme], "user", "before")
             await backend.get_conversation(sessions[scheme])  # the pool holds live connections
 
         await anyio.to_thread.run_sync(neo4j_server.restart)
+
+        assert neo4j_server.uri == uri_before
+        # The raw driver's pooled connections are dead too: it reconnects to the same
+        # address, and the node written before the restart is there.
+        records, _, _ = await raw.execute_query(f"MATCH (x:`{label}`) RETURN x.v AS v")
+        assert [r["v"] for r in records] == [42]
 
         for scheme, backend in backends.items():
             session = sessions[scheme]
@@ -53,5 +66,9 @@ async def test_operations_succeed_after_restart(
             assert [h.content for h in hits] == ["first after restart"]
             assert chain(graph, session) == ["before", "first after restart", "keyed"]
     finally:
-        for backend in backends.values():
-            await backend.close()
+        try:
+            await raw.execute_query(f"MATCH (x:`{label}`) DETACH DELETE x")
+        finally:
+            await raw.close()
+            for backend in backends.values():
+                await backend.close()
