@@ -169,23 +169,28 @@ def main(argv: list[str] | None = None) -> int:
     lines = _table(rows)
     print("\n".join(lines))
     if not args.smoke:
-        command = " ".join(["python -m bench.erasure", *(argv or sys.argv[1:])])
+        heap = os.environ.get("NEO4J_TEST_HEAP") if "bolt" in only else None
+        words = [f"NEO4J_TEST_HEAP={heap}"] if heap else []
+        command = " ".join([*words, "python -m bench.erasure", *(argv or sys.argv[1:])])
         _save(command, load, rows)
     return 0
 
 
 def _save(command: str, load: float, rows: list[Figures]) -> None:
-    """Keep each backend's latest figures (a run of one backend keeps the other's)."""
+    """Keep the latest figures of each backend and store size (a run of one backend or
+    size keeps the others', so the results show how the cost grows)."""
     path = RESULTS / "erasure.json"
     kept = json.loads(path.read_text())["results"] if path.exists() else []
-    new = {r.backend for r in rows}
+    new = {(r.backend, r.total_messages) for r in rows}
     stamp = {"command": command, "load_average": round(load, 2), "cores": os.cpu_count()}
-    results = [r for r in kept if r["backend"] not in new]
+    results = [r for r in kept if (r["backend"], r["total_messages"]) not in new]
     results += [{**asdict(r), **stamp} for r in rows]
+    results.sort(key=lambda r: (r["backend"], r["total_messages"]))
     path.write_text(json.dumps({"results": results}, indent=2) + "\n")
     table = _table([Figures(**{k: r[k] for k in Figures.__dataclass_fields__}) for r in results])
     runs = [
-        f"- {r['backend']}: `{r['command']}` (load average {r['load_average']} on "
+        f"- {r['backend']} {r['total_messages']:,}: `{r['command']}` (load average "
+        f"{r['load_average']} on "
         f"{r['cores']} cores)"
         for r in results
     ]

@@ -1,4 +1,5 @@
-"""``forget_user`` on SQLite: bounded transactions, then a purge of the FTS index.
+"""``forget_user`` on SQLite: bounded transactions, then a purge of the FTS index in
+bounded steps.
 
 Each transaction deletes at most ``batch_size`` messages of one of the user's conversations
 (with their mentions; the FTS delete trigger removes their index entries), or the
@@ -8,9 +9,10 @@ the user's. A multi-tenant store's entities belong to the tenant: they go last.
 
 An external-content FTS5 index only marks a deleted row as deleted: its tokens stay in the
 ``messages_fts_data`` segments until they are merged. Every transaction that deletes
-messages sets ``fts_purge_pending`` in ``schema_info``; the run ends with an FTS5
-``optimize`` (one merge of the whole index) that clears it, so a re-run after a crash
-still purges. ``secure_delete`` overwrites freed pages with zeros.
+messages sets ``fts_purge_pending`` in ``schema_info``; the run ends with a merge of the
+index in short steps, each its own write transaction (see :mod:`.fts_purge`), the last of
+which clears it, so a re-run after a crash still purges. ``secure_delete`` overwrites
+freed pages with zeros.
 """
 
 from __future__ import annotations
@@ -20,9 +22,8 @@ import sqlite3
 from memory_core import requests as rq
 from memory_core.erasure import Erased
 
+from .fts_purge import PURGE_KEY, purge_step
 from .store import Database
-
-PURGE_KEY = "fts_purge_pending"
 
 
 async def forget_user(db: Database, req: rq.ForgetUser) -> Erased:
@@ -32,7 +33,8 @@ async def forget_user(db: Database, req: rq.ForgetUser) -> Erased:
         pass
     while await db.call(lambda conn: _entities(conn, req, erased), write=True):
         pass
-    await db.call(_purge_index, write=True)
+    while await db.call(purge_step, write=True):
+        pass  # other writers run between two steps
     return erased
 
 
@@ -106,13 +108,3 @@ def _entities(conn: sqlite3.Connection, req: rq.ForgetUser, erased: Erased) -> b
     ).rowcount
     erased.add("entities", gone)
     return gone > 0
-
-
-def _purge_index(conn: sqlite3.Connection) -> None:
-    """Merge the FTS index when a deletion left tokens marked deleted in its segments."""
-    pending = conn.execute("SELECT 1 FROM schema_info WHERE key = ?", (PURGE_KEY,)).fetchone()
-    if pending is None:
-        return
-    conn.execute("PRAGMA secure_delete = ON")
-    conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')")
-    conn.execute("DELETE FROM schema_info WHERE key = ?", (PURGE_KEY,))

@@ -505,6 +505,10 @@ class Database:
             if reader:
                 conn.execute("PRAGMA query_only = ON")
                 return conn
+            # Every write, not only erasures: a page split leaves a stale copy of its cells
+            # in the unused space of the page it came from, and on SQLite 3.44+ such copies
+            # of a forgotten user's words outlived the erasure's own zeroing.
+            conn.execute("PRAGMA secure_delete = ON")
             if inline:
                 conn.execute("PRAGMA synchronous = NORMAL")
                 conn.execute("PRAGMA wal_autocheckpoint = 0")
