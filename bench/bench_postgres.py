@@ -6,10 +6,11 @@ when set, else starts a throwaway server (``memory_core_dev.postgres_server``); 
 a database of its own, dropped at the end. Prints figures; asserts nothing. The side by
 side comparison with the floor and the peers is ``python -m bench --only postgres``.
 
-What it shows: ``add_message`` and ``add_messages_batch`` on a session that has a
-conversation, and ``get_conversation``, are one statement each (one round trip), and the
-newest-50 read walks the ``(conversation_id, seq)`` index backwards, so its latency at
-10,000 messages is about the same as at 1,000.
+What it shows: ``add_message`` (also with an idempotency key) and ``add_messages_batch``
+on a session that has a conversation, and ``get_conversation``, are one statement each
+(one round trip; a session's first write is two), and the newest-50 read walks the
+``(conversation_id, seq)`` index backwards, so its latency at 10,000 messages is about
+the same as at 1,000.
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ async def round_trips(backend: MemoryBackend, session: str) -> dict[str, float]:
     trips = RoundTrips(backend)
     calls = {
         "add_message": lambda: backend.add_message(session, "user", "counted"),
+        "add_message (idempotency key)": lambda: backend.add_message(
+            session, "user", "counted", idempotency_key="counted"
+        ),
+        "add_message (first of a session)": lambda: backend.add_message(
+            f"{session}-new", "user", "counted"
+        ),
         "add_messages_batch (100)": lambda: backend.add_messages_batch(session, rows(100)),
         "get_conversation": lambda: backend.get_conversation(session, limit=50),
         "search_messages": lambda: backend.search_messages("topic", session_id=session),

@@ -4,7 +4,8 @@
 Neo4j of ``memory_core_dev.neo4j_fixtures``) and NAMS (the NAMS-compatible HTTP server of
 ``memory_core_dev.nams_server`` on 127.0.0.1), in both NAMS session modes: portable names
 (the default) and the reference's server-issued ids (``session_names="server"``: a
-single-tenant store where conversations must be created first). Each test works in its
+single-tenant store where conversations must be created first), and PostgreSQL (the
+session's server, a schema per test). Each test works in its
 own conversations and entities with unique names, and the conversations are removed
 afterwards.
 """
@@ -28,6 +29,7 @@ BACKENDS = [
     pytest.param("bolt", id="bolt", marks=pytest.mark.neo4j),
     pytest.param("nams", id="nams", marks=pytest.mark.nams),
     pytest.param("nams-server-ids", id="nams-server-ids", marks=pytest.mark.nams),
+    pytest.param("postgres", id="postgres"),
 ]
 
 
@@ -95,6 +97,10 @@ class TurnStore:
 def _store_location(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> TurnStore:
     if kind == "embedded":
         return TurnStore(kind, f"sqlite:///{tmp_path / 'turns.db'}", {})
+    if kind == "postgres":
+        url = request.getfixturevalue("postgres_server").url
+        separator = "&" if "?" in url else "?"
+        return TurnStore(kind, f"{url}{separator}schema=turns_{uuid4().hex[:12]}", {})
     if kind == "bolt":
         server = request.getfixturevalue("neo4j_server")
         return TurnStore(kind, server.uri, {"auth": server.auth})

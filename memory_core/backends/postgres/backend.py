@@ -23,7 +23,7 @@ from memory_core import requests as rq
 from memory_core.erasure import Erased
 from memory_core.interface import Store
 
-from . import conversations, entities, erasure, messages, search, single, vector
+from . import conversations, entities, erasure, messages, reads, search, single, vector
 from .codec import check_key
 from .config import Settings, parse_settings
 from .errors import translate
@@ -239,7 +239,7 @@ class PostgresStore(Store):
 
     async def get_conversation(self, req: rq.GetConversation) -> Conversation:
         if single.covers(req.target):
-            work = lambda tx: single.get_conversation(tx, req)  # noqa: E731
+            work = lambda tx: reads.get_conversation(tx, req)  # noqa: E731
             return await self._run(work, write=False, autocommit=True)
         return await self._run(lambda tx: messages.get_conversation(tx, req), write=False)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC
 from typing import Any
 from uuid import UUID
@@ -33,9 +34,37 @@ def to_message(row: tuple[Any, ...], score: float | None = None) -> Message:
     return trusted(Message, _message_fields(row, score))
 
 
-def to_messages(rows: list[tuple[Any, ...]]) -> list[Message]:
-    """Rows of :data:`MESSAGE_COLUMNS`, in one go (see :func:`~memory_core.models.trusted_many`)."""
-    return trusted_many(Message, [_message_fields(row, None) for row in rows])
+def newest(
+    rows: Iterable[tuple[Any, ...]], start: int, conversation_id: UUID, session_id: str
+) -> list[Message]:
+    """The messages of a newest-N read: rows holding ``seq`` then :data:`MESSAGE_COLUMNS`
+    from ``start`` on (NULL ``seq``: no message), their conversation given. What
+    :func:`_message_fields` does, inlined in one pass: it runs a hundred times a read."""
+    roles = _ROLES
+    return trusted_many(
+        Message,
+        (
+            {
+                "id": mid,
+                "created_at": stamp if stamp.tzinfo is UTC else stamp.astimezone(UTC),
+                "updated_at": None,
+                "embedding": None if vector is None else [float(x) for x in vector],
+                "metadata": {} if metadata == "{}" else load_metadata(metadata),
+                "role": roles[role],
+                "content": text if exact is None else load_content(text, exact),
+                "conversation_id": conversation_id,
+                "session_id": session_id,
+                "tool_calls": None,
+                "score": None,
+                "idempotency_key": key,
+                "mentions": refs(mentions) if mentions else [],
+            }
+            for seq, mid, _, role, text, exact, metadata, stamp, vector, key, _, _, mentions in (
+                row[start:] for row in rows
+            )
+            if seq is not None
+        ),
+    )
 
 
 def _message_fields(row: tuple[Any, ...], score: float | None) -> dict[str, Any]:

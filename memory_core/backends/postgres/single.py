@@ -2,11 +2,16 @@
 
 A statement outside a transaction block is its own transaction, so these are as atomic as
 the transactional paths of :mod:`.messages` and read one snapshot. They cover adding
-messages without mentions or an idempotency key to a session or a known conversation, and
-reading a conversation's newest messages; a ``session_id`` that is a conversation id's
-canonical text (see :attr:`~memory_core.requests.Target.id_alias`) takes the
-transactional paths. A session's first write creates its conversation and writes in one
-transaction (two statements more, once per session).
+messages without mentions to a session or a known conversation, with or without an
+idempotency key, and reading a conversation's newest messages; a ``session_id`` that is a
+conversation id's canonical text (see :attr:`~memory_core.requests.Target.id_alias`)
+takes the transactional paths. A session's first write is two statements: the write
+finds no conversation, then is made again with the conversation's insert.
+
+Idempotency keys: the statement reads the message stored under the key in its snapshot
+and, when there is one, returns it and writes nothing; a replay that committed after the
+snapshot is stopped by the key's unique index, and its message read by one statement
+more.
 
 Writes are replayable: message ids are chosen before the first attempt, so a replay after
 a connection lost mid-statement either writes (the first attempt was not applied) or
@@ -27,48 +32,88 @@ from uuid import UUID
 
 from psycopg import errors as pg_errors
 
-from memory_core import Conversation, Message
+from memory_core import Message
 from memory_core import requests as rq
 from memory_core.models import random_ids, trusted, trusted_many
 
 from . import conversations
-from .codec import load_metadata, sql_int, store_content, store_metadata, utc, words
+from .codec import load_metadata, store_content, store_metadata, utc, words
 from .messages import FROM
-from .rows import (
-    CONVERSATION_COLUMNS,
-    MESSAGE_COLUMNS,
-    to_conversation,
-    to_message,
-    to_messages,
-)
+from .rows import MESSAGE_COLUMNS, to_message
 from .tx import Tx
 
 # The conversation row advanced (locked until the statement commits): by id, or by the
-# session's key. A session with no row yet gets one first, in a transaction with the write
-# (see _Write.__call__): an upsert here would cost every write its conflict path.
+# session's key. A session with no row yet gets one from the same statement made again
+# with ``n`` (see _Write.written): an insert that runs only when the update found nothing.
+# Not in every write: it costs each write a few per cent of the statement's time. Two
+# first writers racing: the loser's insert finds the winner's row (ON CONFLICT DO
+# NOTHING) and writes nothing; then the write is made in a transaction.
 _ADVANCE = (
-    "c AS (UPDATE {s}.conversations c SET next_seq = c.next_seq + %(count)s, "
+    "{name} AS (UPDATE {s}.conversations c SET next_seq = c.next_seq + %(count)s, "
     "updated_at = greatest(c.updated_at, %(now)s), "
     "user_identifier = coalesce(c.user_identifier, %(user)s) "
-    "WHERE c.tenant = %(tenant)s AND {key} "
+    "WHERE c.tenant = %(tenant)s AND {key}{unless_stored} "
     "RETURNING c.id, c.session_id, c.next_seq, c.updated_at)"
 )
+_CREATE = (
+    ", n AS (INSERT INTO {s}.conversations (id, tenant, session_id, metadata, "
+    "user_identifier, created_at, updated_at, next_seq) SELECT %(new)s, %(tenant)s, %(key)s, "
+    "'{}', %(user)s, %(now)s, %(now)s, %(count)s + 1 WHERE NOT EXISTS (SELECT FROM u)"
+    "{unless_stored} ON CONFLICT DO NOTHING RETURNING id, session_id, next_seq, updated_at), "
+    "c AS (SELECT * FROM u UNION ALL SELECT * FROM n)"
+)
 _KEYS = {True: "c.session_id = %(key)s", False: "c.id = %(key)s"}
+# A write with an idempotency key: the message stored under it, read in the statement's
+# snapshot; when there is one, nothing is advanced, created or written. The conversation
+# is found first, in a subquery: an equality on both columns of the key's unique index
+# is a plan no table's statistics can turn into a scan.
+_STORED = (
+    "k AS (SELECT " + MESSAGE_COLUMNS + " FROM {s}.messages m JOIN {s}.conversations c "
+    "ON c.id = m.conversation_id WHERE m.conversation_id = (SELECT c.id FROM "
+    "{s}.conversations c WHERE c.tenant = %(tenant)s AND {key}) "
+    "AND m.idempotency_key = %(ikey)s), "
+)
+_UNLESS_STORED = " AND NOT EXISTS (SELECT FROM k)"
+
+
+def _conversation_cte(by_session: bool, keyed: bool, create: bool) -> str:
+    """The CTEs ending in ``c``: the target's conversation row, advanced (or created)."""
+    advance = _ADVANCE.replace("{name}", "u" if create else "c")
+    sql = (_STORED if keyed else "") + advance + (_CREATE if create else "")
+    unless = _UNLESS_STORED if keyed else ""
+    return sql.replace("{unless_stored}", unless).replace("{key}", _KEYS[by_session])
+
+
 _PREVIOUS = (
     "(SELECT p.created_at FROM {s}.messages p WHERE p.conversation_id = c.id "
     "ORDER BY p.seq DESC LIMIT 1)"
 )
 _COLUMNS = (
     "INSERT INTO {s}.messages (id, conversation_id, seq, role, content, content_exact, "
-    "metadata, metadata_doc, created_at, embedding, words) "
+    "metadata, metadata_doc, created_at, embedding, words, idempotency_key) "
+)
+_VALUES = (
+    "SELECT %(id)s, c.id, c.next_seq - 1, %(role)s, %(content)s, %(exact)s, %(metadata)s, "
+    "%(doc)s::jsonb, greatest(c.updated_at, " + _PREVIOUS + "), %(embedding)s, "
+    "array_to_tsvector(string_to_array(%(words)s, ' ')), %(ikey)s FROM c "
 )
 _ONE = (
     "WITH {conversation} "
     + _COLUMNS
-    + "SELECT %(id)s, c.id, c.next_seq - 1, %(role)s, %(content)s, %(exact)s, %(metadata)s, "
-    "%(doc)s::jsonb, greatest(c.updated_at, " + _PREVIOUS + "), %(embedding)s, "
-    "array_to_tsvector(string_to_array(%(words)s, ' ')) FROM c "
-    "RETURNING created_at, conversation_id, (SELECT c.session_id FROM c)"
+    + _VALUES
+    + "RETURNING created_at, conversation_id, (SELECT c.session_id FROM c)"
+)
+# With a key: one row, whichever way it went (see AddOne.keyed). The key's unique index
+# settles a replay that committed after this statement's snapshot: nothing is written,
+# the conversation was advanced, and the stored message is read by another statement.
+_ONE_KEYED = (
+    "WITH {conversation}, w AS ("
+    + _COLUMNS
+    + _VALUES
+    + "ON CONFLICT (conversation_id, idempotency_key) DO NOTHING "
+    "RETURNING created_at, conversation_id, (SELECT c.session_id FROM c) AS session_id) "
+    "SELECT w.created_at, w.conversation_id, w.session_id, (SELECT c.id FROM c), k.* "
+    "FROM (VALUES (1)) AS one (x) LEFT JOIN w ON true LEFT JOIN k ON true"
 )
 # The batch travels as one JSON array of row arrays (see AddMany): psycopg adapts nine
 # lists of a batch element by element in Python; json.dumps is one call in C. An
@@ -88,15 +133,25 @@ _MANY = (
     + "SELECT t.id, c.id, c.next_seq - %(count)s + t.n - 1, t.role, t.content, t.exact, "
     "t.metadata, t.doc::jsonb, coalesce(t.stamp, CASE WHEN t.after IS NULL THEN b.base "
     "ELSE greatest(c.updated_at, t.after) END), "
-    "t.embedding::float8[], array_to_tsvector(string_to_array(t.words, ' ')) "
+    "t.embedding::float8[], array_to_tsvector(string_to_array(t.words, ' ')), NULL "
     "FROM c, b, t ORDER BY t.n "
     "RETURNING id, created_at, conversation_id, (SELECT c.session_id FROM c)"
 )
 
+# (by session, creating it) → SQL; by conversation id, nothing is created.
+_WAYS = ((True, False), (True, True), (False, False))
 
-_CTE = {by: _ADVANCE.replace("{key}", key) for by, key in _KEYS.items()}
-_ONE_SQL = {cte: _ONE.replace("{conversation}", cte) for cte in _CTE.values()}
-_MANY_SQL = {cte: _MANY.replace("{conversation}", cte) for cte in _CTE.values()}
+
+def _statements(template: str, keyed: bool) -> dict[tuple[bool, bool], str]:
+    return {
+        way: template.replace("{conversation}", _conversation_cte(way[0], keyed, way[1]))
+        for way in _WAYS
+    }
+
+
+_ONE_SQL = _statements(_ONE, False)
+_KEYED_SQL = _statements(_ONE_KEYED, True)
+_MANY_SQL = _statements(_MANY, False)
 
 
 def covers(target: rq.Target) -> bool:
@@ -106,7 +161,7 @@ def covers(target: rq.Target) -> bool:
 
 def add_covers(req: rq.AddMessage) -> bool:
     """Whether ``add_message`` can be one statement."""
-    return req.idempotency_key is None and not req.mentions and covers(req.target)
+    return not req.mentions and covers(req.target)
 
 
 def batch_covers(req: rq.AddMessages) -> bool:
@@ -114,16 +169,19 @@ def batch_covers(req: rq.AddMessages) -> bool:
     return bool(req.messages) and covers(req.target) and not any(m.mentions for m in req.messages)
 
 
-def _conversation(target: rq.Target, count: int, now: datetime) -> tuple[str, dict[str, Any]]:
-    by_session = target.session_id is not None
+def _conversation(target: rq.Target, count: int, now: datetime) -> dict[str, Any]:
+    """The parameters of the conversation's CTEs (see :func:`_conversation_cte`)."""
+    session = target.session_id
     params: dict[str, Any] = {
         "tenant": conversations.tenant_key(target.tenant),
         "user": target.user_identifier,
         "now": now,
         "count": count,
-        "key": target.session_id if by_session else target.conversation_id,
+        "key": target.conversation_id if session is None else session,
     }
-    return _CTE[by_session], params
+    if session is not None:
+        params["new"] = conversations.session_uuid(target.tenant, session)
+    return params
 
 
 def _item(item: rq.AddMessage | rq.NewMessage) -> dict[str, Any]:
@@ -143,24 +201,30 @@ def _item(item: rq.AddMessage | rq.NewMessage) -> dict[str, Any]:
 
 
 class _Write:
-    """A write of one statement, made again inside a transaction that creates the
-    session's conversation first when it has none; ``ids`` stay the same for every
-    attempt (a replay finds them stored)."""
+    """A write of one statement; for a session with no conversation yet, made again with
+    the conversation's insert, then (two first writers racing) in a transaction that
+    creates it first. ``ids`` stay the same for every attempt (a replay finds them
+    stored)."""
 
     def __init__(self, target: rq.Target, now: datetime, count: int) -> None:
         self.target = target
         self.now = now
         self.ids = random_ids(count)
+        self.params = _conversation(target, count, now)
+        self.sql: dict[tuple[bool, bool], str] = {}  # (by session, creating) → SQL
 
-    async def statement(self, tx: Tx) -> list[tuple[Any, ...]]:
+    async def statement(self, tx: Tx, create: bool = False) -> list[tuple[Any, ...]]:
         """Run the write; its rows (none: no conversation)."""
-        raise NotImplementedError
+        return await tx.rows(self.sql[self.target.session_id is not None, create], self.params)
 
     async def written(self, tx: Tx) -> list[tuple[Any, ...]]:
         """The statement's rows, after creating the session's conversation when it has
-        none (then the statement runs again in that transaction)."""
+        none (see :class:`_Write`)."""
         found = await self.statement(tx)
         if found or self.target.session_id is None:
+            return found
+        found = await self.statement(tx, create=True)
+        if found:
             return found
         async with tx.cursor.connection.transaction():
             await conversations.insert_session(tx, self.target, self.now)
@@ -173,12 +237,18 @@ class AddOne(_Write):
     def __init__(self, req: rq.AddMessage, now: datetime) -> None:
         super().__init__(req.target, now, 1)
         self.req = req
-        conversation, self.params = _conversation(req.target, 1, now)
-        self.params.update(_item(req), id=self.ids[0])
-        self.sql = _ONE_SQL[conversation]
+        self.key = req.idempotency_key
+        self.params.update(_item(req), id=self.ids[0], ikey=self.key)
+        self.sql = _ONE_SQL if self.key is None else _KEYED_SQL
 
-    async def statement(self, tx: Tx) -> list[tuple[Any, ...]]:
-        return await tx.rows(self.sql, self.params)
+    async def statement(self, tx: Tx, create: bool = False) -> list[tuple[Any, ...]]:
+        rows = await super().statement(tx, create)
+        if self.key is None:
+            return rows
+        # one row: what was written (stamp, conversation, session), the conversation
+        # advanced, then the message stored under the key; all NULL: no conversation
+        [row] = rows
+        return [] if row[0] is None and row[3] is None and row[4] is None else rows
 
     async def __call__(self, tx: Tx) -> Message:
         try:
@@ -187,7 +257,23 @@ class AddOne(_Write):
             return (await _replayed(tx, exc, self.ids))[0]
         if not found:
             raise conversations.unknown(self.target)
-        return _message(self.ids[0], self.params, found[0], self.req)
+        row = found[0]
+        if self.key is not None and row[0] is None:
+            return await self.keyed(tx, row)
+        return _message(self.ids[0], self.params, row[:3], self.req)
+
+    async def keyed(self, tx: Tx, row: tuple[Any, ...]) -> Message:
+        """The message stored under the key: read in the statement's snapshot, or, when
+        a replay committed it after that, by one more statement."""
+        if row[4] is not None:
+            return to_message(row[4:])
+        stored = await tx.row(
+            f"SELECT {MESSAGE_COLUMNS} {FROM} "
+            "WHERE m.conversation_id = %s AND m.idempotency_key = %s",
+            (row[3], self.key),
+        )
+        assert stored is not None  # the key's unique index refused the write
+        return to_message(stored)
 
 
 class AddMany(_Write):
@@ -197,7 +283,6 @@ class AddMany(_Write):
         items = req.messages
         super().__init__(req.target, now, len(items))
         self.req = req
-        conversation, self.params = _conversation(req.target, len(items), now)
         self.columns = [_item(item) for item in items]
         after = None  # the last caller stamp before each row
         rows = []
@@ -205,10 +290,7 @@ class AddMany(_Write):
             rows.append(_json_row(i, c, item.timestamp, after))
             after = item.timestamp or after
         self.params["rows"] = json.dumps(rows, ensure_ascii=False)
-        self.sql = _MANY_SQL[conversation]
-
-    async def statement(self, tx: Tx) -> list[tuple[Any, ...]]:
-        return await tx.rows(self.sql, self.params)
+        self.sql = _MANY_SQL
 
     async def __call__(self, tx: Tx) -> list[Message]:
         try:
@@ -281,7 +363,7 @@ def _fields(
         "session_id": session_id,
         "tool_calls": None,
         "score": None,
-        "idempotency_key": None,
+        "idempotency_key": params.get("ikey"),
         "mentions": [],
     }
 
@@ -295,55 +377,3 @@ async def _replayed(tx: Tx, exc: pg_errors.UniqueViolation, ids: list[UUID]) -> 
         f"SELECT {MESSAGE_COLUMNS} {FROM} WHERE m.id = ANY(%s) ORDER BY m.seq", (ids,)
     )
     return [to_message(row) for row in rows]
-
-
-# The message columns named for r.*, without what the conversation gives (its id and
-# session); the conversation's own columns only on one row: each value costs the driver
-# time to parse, a hundred times over on a newest-100 read.
-_LATERAL = (
-    MESSAGE_COLUMNS.replace("m.conversation_id", "NULL::uuid AS conversation_id").replace(
-        "c.session_id", "NULL::text AS session_id"
-    )
-    + " AS mentions"
-)
-_ONCE = ", ".join(
-    f"CASE WHEN row_number() OVER () = 1 THEN {column.strip()} END"
-    for column in CONVERSATION_COLUMNS.split(",")[1:]
-)
-_READ = (
-    f"SELECT c.id, {_ONCE}, r.* FROM {{s}}.conversations c "
-    f"LEFT JOIN LATERAL (SELECT m.seq AS seq_, {_LATERAL} FROM {{s}}.messages m "
-    "WHERE m.conversation_id = c.id{since} ORDER BY m.seq DESC LIMIT %s) r ON true "
-    "WHERE c.tenant = %s AND {key} ORDER BY r.seq_ DESC"
-)
-_WIDTH = CONVERSATION_COLUMNS.count(",") + 1
-
-
-async def get_conversation(tx: Tx, req: rq.GetConversation) -> Conversation:
-    """The newest ``limit`` messages (after ``since``), oldest first, read with their
-    conversation in one statement."""
-    target = req.target
-    key, value = (
-        ("c.id = %s", target.conversation_id)
-        if target.session_id is None
-        else ("c.session_id = %s", target.session_id)
-    )
-    since = "" if req.since is None else " AND m.created_at > %s"
-    params: list[object] = [] if req.since is None else [req.since]
-    params += [sql_int(req.limit), conversations.tenant_key(target.tenant), value]
-    sql = _READ.replace("{since}", since).replace("{key}", key)
-    rows = await tx.rows(sql, params)
-    if not rows:
-        if target.session_id is None:
-            raise conversations.unknown(target)
-        return conversations.missing(target)
-    [conversation] = [row for row in rows if row[1] is not None]  # see _ONCE
-    cid, session_id = conversation[0], conversation[1]
-    messages = to_messages(
-        [
-            (row[_WIDTH + 1], cid, *row[_WIDTH + 3 : _WIDTH + 10], session_id, *row[_WIDTH + 11 :])
-            for row in reversed(rows)
-            if row[_WIDTH] is not None
-        ]
-    )
-    return to_conversation(conversation, messages)

@@ -203,12 +203,15 @@ async def test_a_connection_lost_while_committing_may_have_applied(
 ) -> None:
     schema = _schema_of(store)
     await store.add_message("s", "user", "before")
+    entity = await store.add_entity("Acme", "organization")
     await _slow_commit(server, schema, 5)
     outcome: list[MemoryCoreError] = []
 
     async def write() -> None:
-        try:  # an idempotency key: the transactional path, COMMIT sent on its own
-            await store.add_message("s", "user", "at commit", idempotency_key="k1")
+        try:  # a mention: the transactional path, COMMIT sent on its own
+            await store.add_message(
+                "s", "user", "at commit", extraction_mode="explicit", explicit_mentions=[entity.id]
+            )
         except MemoryCoreError as exc:
             outcome.append(exc)
 
@@ -266,8 +269,14 @@ async def test_idle_connections_killed_are_replaced_without_failing_a_call(
     url = _url(server, f"f_{uuid.uuid4().hex[:12]}")
     async with open_backend(url, min_size=4, max_size=6) as store:
         await store.add_messages_batch("s", [{"role": "user", "content": "one"}])
+        entity = await store.add_entity("Acme", "organization")
 
-        async def keyed() -> None:  # the transactional path
+        async def mentioned() -> None:  # the transactional path
+            await store.add_message(
+                "s", "user", "mentioned", extraction_mode="explicit", explicit_mentions=[entity.id]
+            )
+
+        async def keyed() -> None:  # one statement
             await store.add_message("s", "user", "keyed", idempotency_key="k")
 
         for _ in range(2):
@@ -278,11 +287,12 @@ async def test_idle_connections_killed_are_replaced_without_failing_a_call(
             async with anyio.create_task_group() as group:
                 group.start_soon(store.add_message, "s", "user", "single")
                 group.start_soon(keyed)
+                group.start_soon(mentioned)
                 group.start_soon(store.get_conversation, "s")
                 group.start_soon(store.list_sessions)
             _terminate(server, "AND state = 'idle'")
             await store.add_messages_batch("s", [{"role": "user", "content": "two"}])
         read = await store.get_conversation(session_id="s")
     assert sorted(m.content for m in read.messages) == sorted(
-        ["one", "single", "keyed", "two", "single", "two"]
+        ["one", "single", "keyed", "mentioned", "two", "single", "mentioned", "two"]
     )
