@@ -7,6 +7,7 @@ with the peers and the floor; writes ``bench/results/latest.json`` and ``latest.
     python -m bench --only embedded,nams
     python -m bench --only embedded,bolt,nams --workloads keyset   # one kind of workload
     python -m bench --only postgres --name postgres   # bench/results/postgres.json and .md
+    python -m bench --scale --steps 10k,100k --plots docs/assets   # bench/results/scale.*
 
 Bolt uses ``NEO4J_URI`` when set (no auth unless ``NEO4J_USERNAME``/``NEO4J_PASSWORD``),
 else starts the test-suite's local Neo4j; PostgreSQL uses ``PG_TEST_URL`` when set, else
@@ -40,6 +41,11 @@ def main(argv: list[str] | None = None) -> int:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--smoke", action="store_true", help="tiny sizes (CI)")
     mode.add_argument("--full", action="store_true", help="the issue's sizes")
+    parser.add_argument("--scale", action="store_true", help="growth and concurrency (scale.py)")
+    parser.add_argument("--steps", default="", help="--scale: store sizes (default 10k,100k,1m)")
+    parser.add_argument("--agents", default="1,8,32,128", help="--scale: concurrent agents")
+    parser.add_argument("--plots", type=Path, default=None, help="--scale: folder of the PNGs")
+    parser.add_argument("--merge", default="", help="--scale: merge these runs' JSON files")
     parser.add_argument("--only", default=",".join(BACKENDS), help="backends to run")
     parser.add_argument(
         "--workloads",
@@ -57,6 +63,10 @@ def main(argv: list[str] | None = None) -> int:
         help="an earlier latest.json whose other backends' results are kept in the report",
     )
     args = parser.parse_args(argv)
+    if args.scale:  # --smoke: tiny samples
+        from .scale_run import main as scale_main
+
+        return scale_main(args, _log)
     chosen = [b.strip() for b in args.only.split(",") if b.strip()]
     unknown = set(chosen) - set(BACKENDS)
     if unknown:

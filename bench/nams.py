@@ -56,9 +56,9 @@ class ServerProcess:
     collections) never share an interpreter with the server's, as with the real service.
     (In one process the adapter's collections walked the in-memory store's objects too.)"""
 
-    def __init__(self) -> None:
+    def __init__(self, backend_url: str = "memory://") -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "bench.nams_server"],
+            [sys.executable, "-m", "bench.nams_server", backend_url],
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

@@ -1,6 +1,7 @@
 """``python -m bench.nams_server``: the NAMS-compatible server (``memory://``, test keys,
 admin routes) for the bench, in a process of its own, as the service is remote. Prints
-its base URL on the first line and serves until its standard input closes."""
+its base URL on the first line and serves until its standard input closes. An argument
+names another backing store (the scale bench: ``sqlite:///path``, a Bolt URI)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from memory_core_dev.nams_server import NamsTestServer
 
 
 def main() -> int:
-    server = NamsTestServer("memory://").start()
+    server = NamsTestServer(sys.argv[1] if len(sys.argv) > 1 else "memory://").start()
     try:
         print(server.base_url, flush=True)
         sys.stdin.read()  # until the bench closes it (or exits)

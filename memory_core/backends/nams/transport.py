@@ -116,6 +116,13 @@ def is_loopback(host: str) -> bool:
     return address.is_loopback
 
 
+KEEPALIVE_EXPIRY = 3.0
+"""Seconds an idle pooled connection is kept: below the keep-alive timeout of common
+servers (uvicorn's and ``memory-core serve``'s 5 s), so the client drops it first. At the
+same value a request could be written as the server closed the connection, and a POST
+that may have arrived is never resent."""
+
+
 def direct_mounts(base_url: str) -> dict[str, None]:
     """httpx mounts that reach a loopback ``base_url`` without any proxy (else none)."""
     host = httpx.URL(base_url).host
@@ -194,6 +201,7 @@ class NamsTransport:
                 timeout=self._timeout,
                 http1=True,
                 http2=False,
+                limits=httpx.Limits(keepalive_expiry=KEEPALIVE_EXPIRY),
                 follow_redirects=False,
                 trust_env=self._trust_env,
                 transport=self._http_transport,
