@@ -1,7 +1,8 @@
 """The whole conformance suite through the NAMS adapter, over real HTTP to the
 NAMS-compatible server (uvicorn on 127.0.0.1), backed by (a) the embedded store and
 (b) the real Neo4j over Bolt, in both session modes: portable names (the default) and
-server-issued ids (``session_names="server"``, the reference behaviour).
+server-issued ids (``session_names="server"``, the reference behaviour). Portable names
+over Bolt run the areas where a name meets the server's store (see the class).
 
 Every scenario runs in a fresh workspace of its own, so the store each scenario sees is
 empty and may be wiped (``throwaway_store``): nothing outside that workspace is touched.
@@ -17,7 +18,18 @@ from typing import Any
 import pytest
 
 from memory_core.conformance.fault_control import AdminFaults, FaultControl
-from memory_core.conformance.suite import ConformanceSuite
+from memory_core.conformance.suite import (
+    AliasingSuite,
+    ClearSuite,
+    ConformanceSuite,
+    ConversationsSuite,
+    DeleteSuite,
+    ErasureSuite,
+    NamsSuite,
+    PortabilitySuite,
+    SessionsSuite,
+    TenancySuite,
+)
 from memory_core.summary import extractive_summary
 from memory_core_dev.nams_server import API_KEY, NamsTestServer
 
@@ -77,8 +89,23 @@ class TestNamsOverEmbedded(_OverTestModeServer):
 
 
 @pytest.mark.neo4j
-class TestNamsOverBolt(_OverTestModeServer):
-    """NAMS adapter (portable session names) → server → Neo4j over Bolt."""
+class TestNamsOverBolt(
+    AliasingSuite,
+    ClearSuite,
+    ConversationsSuite,
+    DeleteSuite,
+    ErasureSuite,
+    NamsSuite,
+    PortabilitySuite,
+    SessionsSuite,
+    TenancySuite,
+):
+    """NAMS adapter (portable session names) → server → Neo4j over Bolt: the areas where a
+    portable name meets the server's store (names kept in conversation metadata, listings
+    filtered by user, ownership, deletes and erasure). Every area runs with portable names
+    over embedded and with server ids over Bolt; this pairing alone cost the most CI time
+    of any run (a session's first write lists the user's conversations twice, each listing
+    a Neo4j query)."""
 
     throwaway_store = True
 
@@ -89,14 +116,6 @@ class TestNamsOverBolt(_OverTestModeServer):
     @pytest.fixture
     def conformance_backend_options(self) -> dict[str, Any]:
         return _options()
-
-    # The listing limits create 100 to 201 conversations of one user, and a portable name's
-    # first write lists the user's conversations twice (the documented cost of names on a
-    # service without a name index): 45 s of CI here for nothing the two neighbours miss.
-    # Portable names are listed over embedded, the server's listing over Neo4j with ids.
-    test_limits_list_conversations_default = None
-    test_limits_list_conversations_page_size = None
-    test_limits_list_conversations_paging = None
 
 
 class TestNamsServerIdsOverEmbedded(_OverTestModeServer):
