@@ -3,6 +3,7 @@
 For teams that run DDL separately from the application::
 
     memory-core postgres-schema                      # every migration's DDL (schema memory_core)
+                                                     # and the pgvector column where available
     memory-core postgres-schema --schema team_memory  # the same, in another schema
     memory-core postgres-schema postgresql://…        # only what that database still lacks
     memory-core postgres-schema postgresql://… --apply  # apply it (advisory lock held)
@@ -15,12 +16,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import anyio
 import psycopg
 
 from memory_core import ConfigurationError, MemoryCoreError
 
+from . import vector
 from .config import check_schema, parse_settings
 from .errors import translate
 from .schema import LATEST, applied_version, migrate, migration_sql
@@ -56,11 +59,25 @@ async def _pending(url: str, schema: str | None, apply: bool) -> str:
                 before = await migrate(conn, settings.schema)
                 return f"-- schema {settings.schema}: version {before} -> {LATEST}\n"
             found = await applied_version(conn, settings.schema)
+            vector_missing = await _vector_missing(conn, settings.schema)
     except psycopg.Error as exc:
         raise translate(exc, write=apply, sent=True) from None
-    if found >= LATEST:
+    if found >= LATEST and not vector_missing:
         return f"-- schema {settings.schema} is at version {found}: nothing to apply\n"
-    return migration_sql(settings.schema, since=found)
+    ddl = migration_sql(settings.schema, since=found) if found < LATEST else ""
+    return ddl + (vector.enable_sql(settings.schema) if vector_missing else "")
+
+
+async def _vector_missing(conn: psycopg.AsyncConnection[Any], schema: str) -> bool:
+    """Whether the database has or offers pgvector but ``schema``'s messages lack its
+    column (what a connect would add)."""
+    if await vector.active(conn, schema) is not None:
+        return False
+    cursor = await conn.execute(
+        "SELECT count(*) > 0 FROM pg_available_extensions WHERE name = 'vector'"
+    )
+    row = await cursor.fetchone()
+    return bool(row and row[0])
 
 
 def main(argv: Sequence[str], *, debug: bool = False) -> int:
@@ -73,7 +90,8 @@ def main(argv: Sequence[str], *, debug: bool = False) -> int:
         if args.url is None:
             if args.apply:
                 raise ConfigurationError("--apply needs the database URL")
-            text = migration_sql(check_schema(args.schema or "memory_core"))
+            schema = check_schema(args.schema or "memory_core")
+            text = migration_sql(schema) + vector.enable_sql(schema)
         else:
             text = anyio.run(_pending, args.url, args.schema, args.apply)
     except MemoryCoreError as exc:

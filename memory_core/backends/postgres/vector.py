@@ -56,6 +56,30 @@ def column_sql(schema: str, extension_schema: str) -> str:
     )
 
 
+def enable_sql(schema: str) -> str:
+    """What :func:`enable` does, as one statement for teams that run DDL themselves: where
+    the extension is installed (in any schema) or available, the column; a role that may
+    not create the extension gets a notice and the Python fallback stays."""
+    column = column_sql(schema, "%1$I")  # format(): the extension's schema, quoted
+    return (
+        "-- pgvector: vector search in SQL where the extension is installed or available\n"
+        "DO $memory_core$\nDECLARE ext text;\nBEGIN\n"
+        "  SELECT n.nspname INTO ext FROM pg_extension e\n"
+        "    JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector';\n"
+        "  IF ext IS NULL AND EXISTS (\n"
+        "      SELECT 1 FROM pg_available_extensions WHERE name = 'vector') THEN\n"
+        f"    CREATE EXTENSION IF NOT EXISTS vector SCHEMA {schema};\n"
+        f"    ext := '{schema}';\n"
+        "  END IF;\n"
+        "  IF ext IS NOT NULL THEN\n"
+        f"    EXECUTE format($ddl${column}$ddl$, ext);\n"
+        "  END IF;\n"
+        "EXCEPTION WHEN insufficient_privilege THEN\n"
+        "  RAISE NOTICE 'pgvector not enabled (%): vector search stays in Python', SQLERRM;\n"
+        "END\n$memory_core$;\n"
+    )
+
+
 async def _value(conn: AsyncConnection[Any], sql: str, params: Sequence[Any] = ()) -> Any:
     cursor = await conn.execute(sql, params)
     row = await cursor.fetchone()

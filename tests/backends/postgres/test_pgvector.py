@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import anyio
 import psycopg
 import pytest
 
@@ -151,3 +152,51 @@ async def test_a_role_that_may_not_create_the_extension_keeps_the_fallback(
             "ON n.oid = e.extnamespace WHERE e.extname = 'vector'"
         ).fetchall()
     assert where == schema, "the extension was created outside the store's schema"
+
+
+async def test_the_printed_ddl_makes_the_store_a_connect_would(
+    pgvector_server: PostgresHandle,
+    postgres_server: PostgresHandle,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``memory-core postgres-schema`` prints the pgvector column too: applied by hand, it
+    gives the store a connect would make (pgvector where available, else the fallback),
+    and the command then finds nothing left to apply."""
+    from memory_core.cli import main as cli_main
+
+    for server, engine in ((pgvector_server, "pgvector"), (postgres_server, "python")):
+        schema = _schema()
+        assert cli_main(["postgres-schema", "--schema", schema]) == 0
+        ddl = capsys.readouterr().out
+        assert "embedding_vector" in ddl
+        with psycopg.connect(server.url, autocommit=True) as conn:
+            conn.execute(ddl.encode())
+        assert (
+            await anyio.to_thread.run_sync(cli_main, ["postgres-schema", _url(server, schema)]) == 0
+        )
+        assert "nothing to apply" in capsys.readouterr().out, engine
+        async with open_backend(_url(server, schema)) as backend:
+            assert _engine(backend) == engine
+
+
+async def test_the_command_offers_the_column_a_store_lacks(
+    pgvector_server: PostgresHandle, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A store whose migrations were applied without the pgvector part: the command
+    prints only that part, and applying it switches the store to pgvector."""
+    from memory_core.backends.postgres.schema import migration_sql
+    from memory_core.cli import main as cli_main
+
+    schema = _schema()
+    with psycopg.connect(pgvector_server.url, autocommit=True) as conn:
+        conn.execute(migration_sql(schema).encode())
+    assert (
+        await anyio.to_thread.run_sync(cli_main, ["postgres-schema", _url(pgvector_server, schema)])
+        == 0
+    )
+    ddl = capsys.readouterr().out
+    assert "embedding_vector" in ddl and "CREATE TABLE" not in ddl
+    with psycopg.connect(pgvector_server.url, autocommit=True) as conn:
+        conn.execute(ddl.encode())
+    async with open_backend(_url(pgvector_server, schema)) as backend:
+        assert _engine(backend) == "pgvector"
