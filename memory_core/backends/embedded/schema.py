@@ -10,8 +10,9 @@ is partial (single-tenant rows that name a user), so writes to other rows never 
 it (in a multi-tenant store the tenant is the user). ``conversations_by_update``, the
 earlier listing index with ``id`` ascending, is dropped. ``messages.num`` is an
 ``INTEGER PRIMARY KEY`` (a stable rowid) so the external-content FTS5 index can point at
-it; triggers keep that index in step with every insert, update and delete, including
-rows removed by ``ON DELETE CASCADE``.
+it; its content is the view ``messages_fts_source`` (the text, and the conversation's id
+as one token in the column ``scope``); triggers keep that index in step with every
+insert, update and delete, including rows removed by ``ON DELETE CASCADE``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,14 @@ import sqlite3
 
 from memory_core import ConfigurationError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""1: the first. 2: the FTS5 index has a second column, ``scope``, holding each message's
+conversation id (without dashes: one token), so a search in one conversation is an FTS5
+``AND`` of that token and the words, and FTS5 skips through the words' doclists to the
+conversation's entries instead of reading every match in the store."""
+
+# Version 1's index, replaced by :func:`_migrate_fts` (its triggers go with it).
+_V1_FTS = ("messages_fts_insert", "messages_fts_delete", "messages_fts_update")
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS schema_info (
@@ -77,43 +85,76 @@ CREATE TABLE IF NOT EXISTS mentions (
     PRIMARY KEY (message_id, entity_id)
 );
 CREATE INDEX IF NOT EXISTS mentions_by_entity ON mentions (entity_id);
+CREATE VIEW IF NOT EXISTS messages_fts_source AS
+    SELECT num, content, replace(conversation_id, '-', '') AS scope FROM messages;
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5 (
     content,
-    content = 'messages',
+    scope,
+    content = 'messages_fts_source',
     content_rowid = 'num',
     tokenize = 'unicode61 remove_diacritics 2'
 );
 CREATE TRIGGER IF NOT EXISTS messages_fts_insert AFTER INSERT ON messages BEGIN
-    INSERT INTO messages_fts (rowid, content) VALUES (new.num, new.content);
+    INSERT INTO messages_fts (rowid, content, scope)
+    VALUES (new.num, new.content, replace(new.conversation_id, '-', ''));
 END;
 CREATE TRIGGER IF NOT EXISTS messages_fts_delete AFTER DELETE ON messages BEGIN
-    INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.num, old.content);
+    INSERT INTO messages_fts (messages_fts, rowid, content, scope)
+    VALUES ('delete', old.num, old.content, replace(old.conversation_id, '-', ''));
 END;
 CREATE TRIGGER IF NOT EXISTS messages_fts_update AFTER UPDATE OF content ON messages BEGIN
-    INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.num, old.content);
-    INSERT INTO messages_fts (rowid, content) VALUES (new.num, new.content);
+    INSERT INTO messages_fts (messages_fts, rowid, content, scope)
+    VALUES ('delete', old.num, old.content, replace(old.conversation_id, '-', ''));
+    INSERT INTO messages_fts (rowid, content, scope)
+    VALUES (new.num, new.content, replace(new.conversation_id, '-', ''));
 END;
 """
 
 
 def create_schema(conn: sqlite3.Connection) -> None:
-    """Create every table, index and trigger that is missing, then check the version.
+    """Create every table, index and trigger that is missing, check the version and
+    bring an older store up to this one.
 
-    Runs inside the caller's write transaction, so a half-created schema never persists.
+    Runs inside the caller's write transaction, so a half-created or half-migrated schema
+    never persists.
     """
-    for statement in _statements(TABLES):
-        conn.execute(statement)
-    conn.execute(
-        "INSERT OR IGNORE INTO schema_info (key, value) VALUES ('version', ?)",
-        (str(SCHEMA_VERSION),),
-    )
-    row = conn.execute("SELECT value FROM schema_info WHERE key = 'version'").fetchone()
-    found = int(row[0])
-    if found > SCHEMA_VERSION:
+    found = _version(conn)
+    if found is not None and found > SCHEMA_VERSION:
         raise ConfigurationError(
             f"this store has schema version {found}, newer than this memory-core supports "
             f"({SCHEMA_VERSION}); upgrade memory-core"
         )
+    if found == 1:
+        _migrate_fts(conn)
+    for statement in _statements(TABLES):
+        conn.execute(statement)
+    if found == 1:
+        conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')")
+    if found != SCHEMA_VERSION:
+        conn.execute(
+            "INSERT OR REPLACE INTO schema_info (key, value) VALUES ('version', ?)",
+            (str(SCHEMA_VERSION),),
+        )
+
+
+def _version(conn: sqlite3.Connection) -> int | None:
+    """The store's schema version; ``None`` for a new store."""
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_info'"
+    ).fetchone()
+    if exists is None:
+        return None
+    row = conn.execute("SELECT value FROM schema_info WHERE key = 'version'").fetchone()
+    return None if row is None else int(row[0])
+
+
+def _migrate_fts(conn: sqlite3.Connection) -> None:
+    """Drop version 1's one-column index and its triggers; :data:`TABLES` then creates
+    the two-column index, and the caller rebuilds it from the messages (a one-off pass
+    over the store: about a minute per million messages)."""
+    for trigger in _V1_FTS:
+        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    conn.execute("DROP TABLE IF EXISTS messages_fts")
 
 
 def _statements(script: str) -> list[str]:

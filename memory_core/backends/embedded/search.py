@@ -50,15 +50,8 @@ def search(conn: sqlite3.Connection, req: rq.SearchMessages) -> list[Message]:
     return _load(conn, ranked[: req.limit])
 
 
-# Where, its parameters, and for one conversation how many messages it has had (its
-# ``next_seq - 1``, read with its row: an upper bound on its count), else ``None``.
-Scope = tuple[str, list[object], int | None]
-
-# Measured on SQLite 3.40 (files of 10k and 100k messages): looking one message up in
-# the FTS5 index costs 13 to 22 times what one store-wide match costs, per query term
-# (more as the index gains segments). A conversation is searched message by message only
-# when the store holds more matches than this many per message and term.
-LOOKUPS_PER_MATCH = 20
+# Where, its parameters, and for one conversation its id (the FTS5 ``scope`` token).
+Scope = tuple[str, list[object], str | None]
 
 
 def _scope(conn: sqlite3.Connection, req: rq.SearchMessages) -> Scope | None:
@@ -66,28 +59,29 @@ def _scope(conn: sqlite3.Connection, req: rq.SearchMessages) -> Scope | None:
     session has no conversation (an unknown ``conversation_id`` raises NotFoundError)."""
     where = "c.tenant = ?"
     params: list[object] = [conversations.tenant_key(req.tenant)]
-    size: int | None = None
+    conversation: str | None = None
     if req.target is not None:
         row = conversations.require(conn, req.target)
         if row is None:
             return None
         where += " AND m.conversation_id = ?"
-        params.append(row["id"])
-        size = row["next_seq"] - 1
+        conversation = row["id"]
+        params.append(conversation)
     if req.metadata_filters:
         where += " AND meta_match(m.metadata, ?)"
         params.append(json.dumps(req.metadata_filters))
-    return where, params, size
+    return where, params, conversation
 
 
 # FTS drives the query: the MATERIALIZED CTE runs the MATCH once (with bm25), and each
 # hit then finds its message by primary key. Written as a plain join, SQLite's planner
 # may put the FTS table in the inner loop and run the MATCH once per message. bm25 only
 # picks the candidates (the best ``?`` in scope, in C); their scores are computed from
-# their content alone, in Python.
+# their content alone, in Python. The ``scope`` column (the conversation's token) weighs
+# nothing in bm25, so a conversation's ranks are those of a store-wide search.
 _TEXT_CANDIDATES = """
 WITH hits AS MATERIALIZED (
-    SELECT rowid AS num, bm25(messages_fts) AS rank FROM messages_fts
+    SELECT rowid AS num, bm25(messages_fts, 1.0, 0.0) AS rank FROM messages_fts
     WHERE messages_fts MATCH ?
 )
 SELECT m.num, m.content
@@ -98,22 +92,16 @@ ORDER BY hits.rank ASC, m.num ASC
 LIMIT ?
 """
 
-# One conversation: its messages (by the UNIQUE (conversation_id, seq) index) come
-# first, and each is looked up in the FTS5 index by rowid, so the cost follows the
-# session, not the store's matches. CROSS JOIN keeps that order; bm25's statistics still
-# cover the whole index, so ranks (and ties, by num) are those of the plan above.
-_SESSION_CANDIDATES = """
-SELECT m.num, m.content
-FROM messages m CROSS JOIN messages_fts ON messages_fts.rowid = m.num
-JOIN conversations c ON c.id = m.conversation_id
-WHERE {where} AND messages_fts MATCH ?
-ORDER BY bm25(messages_fts) ASC, m.num ASC
-LIMIT ?
-"""
 
-_COUNT_MATCHES = """
-SELECT count(*) FROM (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)
-"""
+def match_expression(query: str, conversation: str | None) -> str:
+    """The FTS5 expression: ``query``'s words in the text column; within one conversation,
+    AND its ``scope`` token, so FTS5 reads the conversation's entries of each word's
+    doclist (seeking through the rest), not every match in the store."""
+    words = f"content : ({query})"
+    if conversation is None:
+        return words
+    token = conversation.replace("-", "").replace('"', '""')
+    return f'scope : "{token}" AND {words}'
 
 
 def _text_hits(
@@ -129,12 +117,9 @@ def _text_hits(
     terms = query_terms(text)
     cursor = conn.cursor()
     cursor.row_factory = None
-    where, params, size = scope
-    if size is not None and _many_matches(conn, query, size):
-        sql, args = _SESSION_CANDIDATES, [*params, query, pool]
-    else:
-        sql, args = _TEXT_CANDIDATES, [query, *params, pool]
-    rows = cursor.execute(sql.replace("{where}", where), args)
+    where, params, conversation = scope
+    args = [match_expression(query, conversation), *params, pool]
+    rows = cursor.execute(_TEXT_CANDIDATES.replace("{where}", where), args)
     scored = [
         (score, position, num)
         for position, (num, content) in enumerate(rows)
@@ -143,15 +128,6 @@ def _text_hits(
     cursor.close()
     scored.sort(key=lambda hit: (-hit[0], hit[1]))
     return [(num, score) for score, _, num in scored]
-
-
-def _many_matches(conn: sqlite3.Connection, query: str, size: int) -> bool:
-    """Whether the whole store holds more matches of ``query`` than looking up a
-    conversation of ``size`` messages one by one would cost; counting rowids stops at the
-    bound, so it costs a small part of the lookups at most, never the store's matches."""
-    bound = LOOKUPS_PER_MATCH * size * (query.count(" OR ") + 1)
-    row = conn.execute(_COUNT_MATCHES, (query, bound + 1)).fetchone()
-    return bool(row[0] > bound)
 
 
 def _hybrid_hits(

@@ -1,6 +1,7 @@
-"""A text search in one session costs what the session holds, not what the store holds:
-other sessions with the search word in 10x more messages leave its work (SQLite VM
-steps) unchanged."""
+"""A text search in one session costs what the session's matches cost: neither other
+sessions with the search word in 10x more messages nor the session's own messages without
+it change its work (SQLite VM steps), and its hits are those a store-wide search finds in
+the session."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from embedded_support import memory_fixture  # noqa: F401
 from memory_core import requests as rq
 from memory_core.backends.embedded import EmbeddedBackend
 from memory_core.backends.embedded import search as search_module
+from memory_core.scoring import candidate_pool
 
 pytestmark = pytest.mark.anyio
 
@@ -31,15 +33,21 @@ async def _add_others(backend: EmbeddedBackend, start: int, count: int) -> None:
         await backend.add_messages_batch(f"other-{session}", _rows(200, 1))
 
 
-async def _steps(backend: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch) -> tuple[int, list]:
-    """VM steps of one session search, and what it found. The FTS5 index is merged into
-    one segment first: each lookup's reads grow with the segment count (its log), and
-    this measures how the work grows with the matches."""
+async def _optimize(backend: EmbeddedBackend) -> None:
+    """Merge the FTS5 index into one segment: each seek's reads grow with the segment
+    count (its log); the tests measure how the work grows with the matches."""
 
     def optimize(conn: sqlite3.Connection) -> None:
         conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')")
 
     await backend.store._store.call(optimize, write=True)
+
+
+async def _steps(
+    backend: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch, session: str = "mine"
+) -> tuple[int, list]:
+    """VM steps of one session search, and what it found."""
+    await _optimize(backend)
     steps = 0
     original = search_module.search
 
@@ -56,7 +64,7 @@ async def _steps(backend: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch) -> t
             conn.set_progress_handler(None, 1)
 
     monkeypatch.setattr(search_module, "search", counting)
-    found = await backend.search_messages("apple", session_id="mine", limit=5)
+    found = await backend.search_messages("apple", session_id=session, limit=5)
     monkeypatch.setattr(search_module, "search", original)
     return steps, [(m.id, m.score) for m in found]
 
@@ -74,11 +82,28 @@ async def test_session_search_work_does_not_grow_with_other_sessions(
     assert large <= small * 1.1 + 50, (small, large)
 
 
+async def test_session_search_work_does_not_grow_with_the_sessions_other_messages(
+    memory: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long session with as many matches as a short one costs what the short one costs
+    (a search that visits each message of the session, or every match in the store,
+    does 40 to 400 times the work here)."""
+    await memory.add_messages_batch("short", _rows(12, 4))
+    await memory.add_messages_batch("long", _rows(1_200, 400))
+    await _add_others(memory, 0, 4_000)
+    short, found_short = await _steps(memory, monkeypatch, "short")
+    long, found_long = await _steps(memory, monkeypatch, "long")
+    assert len(found_short) == len(found_long) == 3
+    assert long <= short * 1.2 + 50, (short, long)
+
+
 @pytest.mark.parametrize("filters", [None, {"k": "a"}])
-async def test_both_plans_find_the_same(
+async def test_session_hits_are_the_store_wide_hits_in_the_session(
     memory: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch, filters: dict | None
 ) -> None:
-    """Message by message or store-wide: the same hits, scores and order (ties too)."""
+    """The conversation's token in the match changes which rows FTS5 reads, not their
+    ranks: the candidates, scores and order (ties too) are those of the store-wide match
+    kept to the session by SQL."""
     rows = [
         {
             "role": "user",
@@ -89,12 +114,35 @@ async def test_both_plans_find_the_same(
     ]
     await memory.add_messages_batch("mine", rows)
     await memory.add_messages_batch("other", _rows(100, 2))
-    found = {}
-    for per_match in (0, 10**6):  # every store "large", then every store "small"
-        monkeypatch.setattr(search_module, "LOOKUPS_PER_MATCH", per_match)
-        hits = await memory.search_messages(
-            "apple pie", session_id="mine", limit=25, metadata_filters=filters
-        )
-        found[per_match] = [(m.id, m.score) for m in hits]
-    assert len(found[0]) == 25
-    assert found[0] == found[10**6]
+    seen: list[tuple[list, list]] = []
+    original = search_module.search
+
+    def both(conn: sqlite3.Connection, req: rq.SearchMessages) -> list:
+        scope = search_module._scope(conn, req)
+        assert scope is not None and scope[2] is not None
+        query = search_module.fts_query(req.query)
+        assert query is not None
+        pool = candidate_pool(req.limit)
+        scoped = search_module._text_hits(conn, query, req.query, scope, pool)
+        store_wide = (scope[0], scope[1], None)  # the same SQL scope, no token
+        seen.append((scoped, search_module._text_hits(conn, query, req.query, store_wide, pool)))
+        return original(conn, req)
+
+    monkeypatch.setattr(search_module, "search", both)
+    found = await memory.search_messages(
+        "apple pie", session_id="mine", limit=25, metadata_filters=filters
+    )
+    [(scoped, store_wide)] = seen
+    assert len(scoped) == (60 if filters is None else 30)  # more than the limit
+    assert scoped == store_wide
+    assert [m.score for m in found] == [score for _, score in scoped[:25]]
+
+
+async def test_a_conversation_token_is_not_a_word(memory: EmbeddedBackend) -> None:
+    """Searching for the text of a conversation's id finds no message of it: the words
+    are matched in the text column only."""
+    stored = await memory.add_messages_batch("mine", _rows(5, 1))
+    token = str(stored[0].conversation_id).replace("-", "")
+    assert await memory.search_messages(token) == []
+    assert await memory.search_messages(token, session_id="mine") == []
+    assert len(await memory.search_messages("apple", session_id="mine")) == 5

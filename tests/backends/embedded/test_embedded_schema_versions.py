@@ -1,0 +1,129 @@
+"""Schema versions of the embedded store: a version 1 store (one-column text index) is
+upgraded when opened, in the opening transaction (an interrupted upgrade leaves it as it
+was); a newer store is refused and left as it was."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memory_core import ConfigurationError
+from memory_core.backends.embedded import EmbeddedBackend
+from memory_core.backends.embedded import schema as schema_module
+from memory_core.backends.embedded.schema import SCHEMA_VERSION
+
+pytestmark = pytest.mark.anyio
+
+
+def _rows(count: int, every: int) -> list[dict[str, str]]:
+    return [
+        {"role": "user", "content": f"ripe apple {i}" if i % every == 0 else f"pear {i}"}
+        for i in range(count)
+    ]
+
+
+# The schema of version 1 (its index: one column, the messages table as its content).
+_V1_INDEX = """
+CREATE VIRTUAL TABLE messages_fts USING fts5 (
+    content, content = 'messages', content_rowid = 'num',
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+    INSERT INTO messages_fts (rowid, content) VALUES (new.num, new.content);
+END;
+CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+    INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.num, old.content);
+END;
+CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+    INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.num, old.content);
+    INSERT INTO messages_fts (rowid, content) VALUES (new.num, new.content);
+END;
+"""
+
+
+def _downgrade(path: Path) -> None:
+    """Turn a store into what version 1 wrote: its index and triggers, its version."""
+    conn = sqlite3.connect(path)
+    with conn:
+        for name in ("messages_fts_insert", "messages_fts_delete", "messages_fts_update"):
+            conn.execute(f"DROP TRIGGER {name}")
+        conn.execute("DROP TABLE messages_fts")
+        conn.execute("DROP VIEW messages_fts_source")
+        conn.executescript(_V1_INDEX)
+        conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')")
+        conn.execute("UPDATE schema_info SET value = '1' WHERE key = 'version'")
+    conn.close()
+
+
+async def test_a_version_1_store_is_upgraded_on_open(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    await _version_1_store(path)
+    async with EmbeddedBackend(f"sqlite:///{path}") as backend:
+        found = await backend.search_messages("apple", session_id="mine")
+        assert sorted(m.content for m in found) == [f"ripe apple {i}" for i in (0, 2, 4, 6)]
+        await backend.add_message("mine", "user", "green apple")
+        assert len(await backend.search_messages("apple", session_id="mine", limit=10)) == 5
+        assert len(await backend.search_messages("apple", limit=20)) == 13
+    conn = sqlite3.connect(path)
+    version = conn.execute("SELECT value FROM schema_info WHERE key = 'version'").fetchone()
+    assert version[0] == str(SCHEMA_VERSION) == "2"
+    columns = [row[1] for row in conn.execute("PRAGMA table_info(messages_fts)")]
+    assert columns == ["content", "scope"]
+    conn.execute("INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)")
+    conn.close()
+
+
+def _shape(path: Path) -> tuple[list[tuple[str, str]], str, list[str]]:
+    """The schema objects, the recorded version and the index's columns."""
+    conn = sqlite3.connect(path)
+    objects = sorted(conn.execute("SELECT type, name FROM sqlite_master"))
+    version = conn.execute("SELECT value FROM schema_info WHERE key = 'version'").fetchone()[0]
+    columns = [row[1] for row in conn.execute("PRAGMA table_info(messages_fts)")]
+    conn.close()
+    return objects, version, columns
+
+
+async def _version_1_store(path: Path) -> None:
+    async with EmbeddedBackend(f"sqlite:///{path}") as backend:
+        await backend.add_messages_batch("mine", _rows(8, 2))
+        await backend.add_messages_batch("other", _rows(8, 1))
+    _downgrade(path)
+
+
+async def test_an_interrupted_upgrade_leaves_the_version_1_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "store.db"
+    await _version_1_store(path)
+    before = _shape(path)
+    assert before[1:] == ("1", ["content"])
+    original = schema_module._migrate_fts
+
+    def migrate_then_fail(conn: sqlite3.Connection) -> None:
+        original(conn)
+        raise RuntimeError("interrupted")
+
+    monkeypatch.setattr(schema_module, "_migrate_fts", migrate_then_fail)
+    with pytest.raises(Exception, match="interrupted"):
+        await EmbeddedBackend(f"sqlite:///{path}").connect()
+    assert _shape(path) == before
+    monkeypatch.setattr(schema_module, "_migrate_fts", original)
+    async with EmbeddedBackend(f"sqlite:///{path}") as backend:
+        assert len(await backend.search_messages("apple", session_id="mine")) == 4
+
+
+async def test_a_newer_store_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    async with EmbeddedBackend(f"sqlite:///{path}") as backend:
+        await backend.add_message("s", "user", "x")
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("UPDATE schema_info SET value = '3' WHERE key = 'version'")
+        conn.execute("DROP VIEW messages_fts_source")  # what a version 3 might change
+    conn.close()
+    before = _shape(path)
+    with pytest.raises(ConfigurationError, match="version 3, newer"):
+        await EmbeddedBackend(f"sqlite:///{path}").connect()
+    assert _shape(path) == before
