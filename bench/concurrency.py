@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
 import random
+import resource
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from .core import percentile
@@ -53,6 +56,30 @@ async def _agents(
     return spent, errors
 
 
+def _own_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def processes_cpu_s(pids: list[int]) -> float:
+    """CPU seconds (user + system, every thread) the processes ``pids`` and their live
+    children have used so far (Linux ``/proc``; 0 for what cannot be read)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    stats: dict[int, tuple[int, float]] = {}  # pid -> (parent, cpu seconds)
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            stats[int(entry.name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / tick)
+    chosen, total = set(pids), 0.0
+    for pid, (parent, cpu) in stats.items():
+        if pid in chosen or parent in chosen:
+            total += cpu
+    return total
+
+
 def figures(spent: list[float], errors: list[str], wall_s: float, agents: int) -> dict[str, Any]:
     """One concurrency level's entry."""
     return {
@@ -71,20 +98,32 @@ async def in_process(
 ) -> dict[str, Any]:
     """``agents`` concurrent agents as tasks of this process on ``subject``."""
     work = jobs(plan, agents, SEED + agents)
+    pids = subject.server_pids()
+    client, server = _own_cpu_s(), processes_cpu_s(pids)
     start = time.perf_counter()
     spent, errors = await _agents(subject.agent_turn, work, turns_each(agents, total, least))
-    return figures(spent, errors, time.perf_counter() - start, agents)
+    entry = figures(spent, errors, time.perf_counter() - start, agents)
+    # Where the CPU went (2 cores here): the bench process, and the store's server
+    # processes (Neo4j's JVM, the NAMS server, PostgreSQL) where the subject knows them.
+    entry["client_cpu_s"] = _own_cpu_s() - client
+    entry["server_cpu_s"] = processes_cpu_s(pids) - server if pids else None
+    return entry
 
 
-def _worker(url: str, work: list[tuple[str, str]], turns: int, go: Any, out: Any) -> None:
+def _worker(
+    url: str, prefix: str, work: list[tuple[str, str]], turns: int, go: Any, out: Any
+) -> None:
     from memory_core import open_backend
 
     from .scale_subjects import Ours
 
     async def main() -> None:
         async with open_backend(url, multi_tenant=True) as backend:
-            subject = Ours("embedded", lambda u: (backend, u))
-            await backend.get_conversation(work[0][1], limit=1, user_identifier=work[0][0])
+            subject = Ours("embedded", lambda u: (backend, prefix + u))
+            first_user, first_session = work[0]
+            await backend.get_conversation(
+                first_session, limit=1, user_identifier=prefix + first_user
+            )
             out.put(("ready", None))
             await asyncio.to_thread(go.wait)
             start = time.time()
@@ -95,17 +134,17 @@ def _worker(url: str, work: list[tuple[str, str]], turns: int, go: Any, out: Any
 
 
 def in_processes(
-    url: str, plan: Plan, agents: int, processes: int, total: int, least: int
+    url: str, prefix: str, plan: Plan, agents: int, processes: int, total: int, least: int
 ) -> dict[str, Any]:
     """``agents`` agents split over ``processes`` OS processes (spawned; timing starts
-    when every one has its store open)."""
+    when every one has its store open); each user's tenant is ``prefix`` + its name."""
     work = jobs(plan, agents, SEED + agents)
     count = min(processes, agents)
     context = multiprocessing.get_context("spawn")
     go, out = context.Event(), context.Queue()
     turns = turns_each(agents, total, least)
     workers = [
-        context.Process(target=_worker, args=(url, work[p::count], turns, go, out))
+        context.Process(target=_worker, args=(url, prefix, work[p::count], turns, go, out))
         for p in range(count)
     ]
     for worker in workers:

@@ -46,16 +46,24 @@ def step_table(steps: dict[str, list[dict[str, Any]]]) -> str:
     return "\n".join(lines)
 
 
+def _cpu_ms(entry: dict[str, Any], key: str) -> str:
+    """CPU milliseconds per turn of ``key`` (client or server), or a dash."""
+    value = entry.get(key)
+    return "-" if value is None or not entry["turns"] else f"{value * 1000 / entry['turns']:.3g}"
+
+
 def concurrency_table(levels: dict[str, list[dict[str, Any]]]) -> str:
     lines = [
-        "| subject | agents | turns | turns/s | p50 ms | p95 ms | errors |",
-        "|---|" + "---:|" * 6,
+        "| subject | agents | turns | turns/s | p50 ms | p95 ms | errors "
+        "| client CPU ms/turn | server CPU ms/turn |",
+        "|---|" + "---:|" * 8,
     ]
     for subject, entries in levels.items():
         for e in entries:
             lines.append(
                 f"| {subject} | {e['agents']} | {e['turns']} | {e['turns_per_s']:.1f} | "
-                f"{e['p50_ms']:.3g} | {e['p95_ms']:.3g} | {e['errors']} |"
+                f"{e['p50_ms']:.3g} | {e['p95_ms']:.3g} | {e['errors']} | "
+                f"{_cpu_ms(e, 'client_cpu_s')} | {_cpu_ms(e, 'server_cpu_s')} |"
             )
     return "\n".join(lines)
 

@@ -17,7 +17,7 @@ from . import concurrency, scale_targets
 from .plots import write_plots
 from .scale import DEFAULT, SMOKE, ScaleSizes, steps
 from .scale_data import Plan, parse_count
-from .scale_stores import OPENERS, STORES
+from .scale_stores import KINDS, OPENERS, STORES
 
 FULL_STEPS = "10k,100k,1m"
 AGENTS = "1,8,32,128"
@@ -32,21 +32,24 @@ def _load() -> list[float]:
 
 
 async def run_store(
-    name: str,
+    kind: str,
+    chosen: set[str],
     counts: list[int],
     agents: list[int],
     sizes: ScaleSizes,
     log: Any,
     **where: Any,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Grow ``name``'s store through ``counts``, then run the concurrency levels on it;
-    (steps, concurrency) keyed by subject."""
+    """Grow a store of ``kind`` through ``counts``, measuring the ``chosen`` subjects over
+    it, then run the concurrency levels on them; (steps, concurrency) keyed by subject."""
     tag = f"scale-{uuid4().hex[:6]}"
     plan = Plan(tag)
     levels: dict[str, list[dict[str, Any]]] = {}
-    async with OPENERS[name](tag, **where) as subjects:
+    async with OPENERS[kind](tag, chosen, **where) as subjects:
         grown = await steps(subjects, plan, counts, sizes, log)
         for subject in subjects:
+            if not subject.measured:
+                continue
             found = levels.setdefault(subject.name, [])
             for n in agents:
                 found.append(
@@ -60,7 +63,13 @@ async def run_store(
                 label = f"{subject.name} ({sizes.processes} processes)"
                 levels[label] = [
                     concurrency.in_processes(
-                        url, plan, n, sizes.processes, sizes.total_turns, sizes.min_turns
+                        url,
+                        subject.tenant_prefix,
+                        plan,
+                        n,
+                        sizes.processes,
+                        sizes.total_turns,
+                        sizes.min_turns,
                     )
                     for n in agents
                 ]
@@ -94,10 +103,13 @@ async def run(
     levels: dict[str, list[dict[str, Any]]] = {}
     seconds: dict[str, float] = {}
     failed: dict[str, str] = {}
-    for name in stores:
+    for name, subjects in KINDS.items():
+        chosen = set(subjects) & set(stores)
+        if not chosen:
+            continue
         begin = time.perf_counter()
         try:
-            grown, found = await run_store(name, counts, agents, sizes, log, **where)
+            grown, found = await run_store(name, chosen, counts, agents, sizes, log, **where)
         except Exception as exc:  # one store's failure must not lose the others' figures
             failed[name] = f"{type(exc).__name__}: {exc}"[:500]
             log(f"{name}: FAILED {failed[name]}")

@@ -1,10 +1,16 @@
-"""The stores the scale bench grows, one context manager per backend name: each yields
-the subjects to measure (memory-core, plus the peer on Bolt) on a fresh store, and
-removes what it made when it ends.
+"""The stores the scale bench grows, one context manager per kind of store: each yields
+the subjects to measure on a fresh store, and removes what it made when it ends.
 
-Bolt and NAMS over Bolt get a Neo4j of their own (started here, its home removed at the
-end, so the size on disk is theirs) unless ``NEO4J_URI`` names one; then what the bench
-wrote is erased user by user (``forget_user``) and the peer's sessions by prefix.
+A store is loaded once and read by every subject over it: embedded directly and NAMS
+through a server over the same file; Bolt directly and NAMS through a server over the
+same Neo4j (the peer, on that Neo4j too, keeps its own data: its graph is its own).
+Subjects of a store are measured only when chosen (``--only``); the direct one grows the
+store either way.
+
+Bolt gets a Neo4j of its own (started here with room for a million messages, its home
+removed at the end, so the size on disk is the store's) unless ``NEO4J_URI`` names one;
+then what the bench wrote is erased user by user (``forget_user``) and the peer's
+sessions by prefix.
 """
 
 from __future__ import annotations
@@ -17,10 +23,20 @@ from pathlib import Path
 from typing import Any
 
 from memory_core import MemoryBackend, open_backend
+from memory_core.server.hosted import TENANT_PREFIX
 
-from .scale_subjects import NamsServerIds, Ours, PeerSubject
+from .scale_subjects import NamsShared, Ours, PeerSubject
 
 STORES = ("embedded", "bolt", "nams-embedded", "nams-bolt", "postgres")
+# The kinds of store, each with the subjects it can measure (the direct one first).
+KINDS = {
+    "embedded": ("embedded", "nams-embedded"),
+    "bolt": ("bolt", "nams-bolt"),
+    "postgres": ("postgres",),
+}
+# Neo4j for a million messages: heap and page cache (the tests' server has 512m / 64m).
+NEO4J_HEAP = "2g"
+NEO4J_PAGECACHE = "2g"
 Subjects = list[Any]
 
 
@@ -39,19 +55,40 @@ def _sized(paths: Callable[[], list[Path]]) -> Callable[[], Any]:
 
 
 @asynccontextmanager
-async def neo4j_uri(neo4j: str | None) -> AsyncIterator[tuple[str, Path | None]]:
-    """A Neo4j to use and its home (``None`` when it is not ours)."""
+async def neo4j_uri(neo4j: str | None) -> AsyncIterator[tuple[str, Path | None, list[int]]]:
+    """A Neo4j to use, its home and its process (``None`` and ``[]`` when it is not ours)."""
     uri = neo4j or os.environ.get("NEO4J_URI")
     if uri:
-        yield uri, None
+        yield uri, None, []
         return
     from memory_core_dev.neo4j_server import Neo4jServer
 
-    server = Neo4jServer().start()
+    server = Neo4jServer(heap=NEO4J_HEAP, pagecache=NEO4J_PAGECACHE).start()
     try:
-        yield server.uri, server.home
+        yield server.uri, server.home, [server.pid] if server.pid else []
     finally:
         server.close()
+
+
+def named_pids(name: str) -> list[int]:
+    """Every process whose command name is ``name`` (Linux ``/proc``)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "comm").read_text().strip() == name:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def _as_tenant(backend: MemoryBackend, tag: str, nams: bool) -> Callable[[str], Any]:
+    """``backend_for`` of the direct subject: each user its own tenant, the one the NAMS
+    server maps the user's workspace to when NAMS reads the store too."""
+    if not nams:
+        return lambda user: (backend, user)
+    return lambda user: (backend, f"{TENANT_PREFIX}{tag}-{user}")
 
 
 async def _forget_all(subject: Ours) -> None:
@@ -62,39 +99,61 @@ async def _forget_all(subject: Ours) -> None:
 
 
 @asynccontextmanager
-async def embedded(tag: str, **_: Any) -> AsyncIterator[Subjects]:
+async def embedded(tag: str, chosen: set[str], **_: Any) -> AsyncIterator[Subjects]:
     with tempfile.TemporaryDirectory(prefix="scale-embedded-") as folder:
         path = Path(folder) / "store.db"
-        async with open_backend(f"sqlite:///{path}", multi_tenant=True) as backend:
-            files = [path, path.with_name("store.db-wal")]
-            subject = Ours("embedded", lambda u: (backend, u), _sized(lambda: files))
-            subject.url = f"sqlite:///{path}"  # type: ignore[attr-defined]
-            yield [subject]
+        url = f"sqlite:///{path}"
+        files = [path, path.with_name("store.db-wal")]
+        size = _sized(lambda: files)
+        nams = "nams-embedded" in chosen
+        async with open_backend(url, multi_tenant=True) as backend:
+            direct = Ours("embedded", _as_tenant(backend, tag, nams), size, marked=nams)
+            direct.measured = "embedded" in chosen
+            direct.url = url  # type: ignore[attr-defined]
+            direct.tenant_prefix = f"{TENANT_PREFIX}{tag}-" if nams else ""  # type: ignore[attr-defined]
+            async with _nams("nams-embedded", tag, url, size, direct, nams) as served:
+                yield [direct, *served]
 
 
 @asynccontextmanager
-async def bolt(tag: str, neo4j: str | None = None, **_: Any) -> AsyncIterator[Subjects]:
+async def bolt(
+    tag: str, chosen: set[str], neo4j: str | None = None, **_: Any
+) -> AsyncIterator[Subjects]:
     from .bolt import Floor, Peer
 
-    async with neo4j_uri(neo4j) as (uri, home):
+    async with neo4j_uri(neo4j) as (uri, home, pids):
         size = _sized(lambda: [home] if home else [])
-        peer = Peer(uri)
-        memory = await peer.open()
+        nams = "nams-bolt" in chosen
+        peer = Peer(uri) if "bolt" in chosen else None
+        memory = await peer.open() if peer else None
         try:
             async with open_backend(uri, multi_tenant=True) as backend:
-                ours = Ours("bolt", lambda u: (backend, u), size)
-                yield [ours, PeerSubject(memory, f"{tag}-peer-", size)]
+                ours = Ours("bolt", _as_tenant(backend, tag, nams), size, marked=nams)
+                ours.measured = "bolt" in chosen
+                ours.server_pids = lambda: pids
+                extra = [PeerSubject(memory, f"{tag}-peer-", size)] if memory else []
+                for subject in extra:
+                    subject.server_pids = lambda: pids
+                async with _nams("nams-bolt", tag, uri, size, ours, nams) as served:
+                    yield [ours, *extra, *served]
                 if home is None:
                     await _forget_all(ours)
-                    await Floor(uri, tag).close(f"{tag}-peer-")
+                    if peer:
+                        await Floor(uri, tag).close(f"{tag}-peer-")
         finally:
-            await peer.close()
+            if peer:
+                await peer.close()
 
 
 @asynccontextmanager
 async def _nams(
-    name: str, tag: str, backend_url: str, size: Callable[[], Any]
+    name: str, tag: str, backend_url: str, size: Callable[[], Any], direct: Ours, wanted: bool
 ) -> AsyncIterator[Subjects]:
+    """A NAMS server over ``backend_url`` and the subject reading ``direct``'s store
+    through it (nothing when not ``wanted``)."""
+    if not wanted:
+        yield []
+        return
     from memory_core_dev.nams_server import API_KEY
 
     from .nams import ServerProcess
@@ -114,8 +173,10 @@ async def _nams(
             )
         return backends[user], None
 
+    served = NamsShared(direct, name, backend_for, size)
+    served.server_pids = lambda: [server.process.pid, *direct.server_pids()]
     try:
-        yield [NamsServerIds(name, backend_for, size)]
+        yield [served]
     finally:
         for backend in backends.values():
             await backend.close()
@@ -123,26 +184,9 @@ async def _nams(
 
 
 @asynccontextmanager
-async def nams_embedded(tag: str, **_: Any) -> AsyncIterator[Subjects]:
-    with tempfile.TemporaryDirectory(prefix="scale-nams-") as folder:
-        path = Path(folder) / "store.db"
-        files = [path, path.with_name("store.db-wal")]
-        async with _nams("nams-embedded", tag, f"sqlite:///{path}", _sized(lambda: files)) as s:
-            yield s
-
-
-@asynccontextmanager
-async def nams_bolt(tag: str, neo4j: str | None = None, **_: Any) -> AsyncIterator[Subjects]:
-    async with neo4j_uri(neo4j) as (uri, home):
-        size = _sized(lambda: [home] if home else [])
-        async with _nams("nams-bolt", tag, uri, size) as subjects:
-            yield subjects
-            if home is None:
-                await _forget_all(subjects[0])
-
-
-@asynccontextmanager
-async def postgres(tag: str, postgres_url: str | None = None, **_: Any) -> AsyncIterator[Subjects]:
+async def postgres(
+    tag: str, chosen: set[str], postgres_url: str | None = None, **_: Any
+) -> AsyncIterator[Subjects]:
     import psycopg
 
     from .postgres import database
@@ -157,13 +201,9 @@ async def postgres(tag: str, postgres_url: str | None = None, **_: Any) -> Async
             return float(row[0]) if row else None
 
         async with open_backend(url, multi_tenant=True) as backend:
-            yield [Ours("postgres", lambda u: (backend, u), size)]
+            subject = Ours("postgres", lambda u: (backend, u), size)
+            subject.server_pids = lambda: named_pids("postgres")
+            yield [subject]
 
 
-OPENERS = {
-    "embedded": embedded,
-    "bolt": bolt,
-    "nams-embedded": nams_embedded,
-    "nams-bolt": nams_bolt,
-    "postgres": postgres,
-}
+OPENERS = {"embedded": embedded, "bolt": bolt, "postgres": postgres}

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from memory_core import MemoryBackend
+from memory_core.server.hosted import MARK
 from memory_core.turns.agent import with_memory
 
 from .scale_data import ENTITY, user_name
@@ -43,16 +44,24 @@ class Ours:
     acts for ``user`` and the ``user_identifier`` to pass (``None`` on NAMS, where the
     workspace is the user)."""
 
+    grows = True  # the steps load this subject's store
+    measured = True  # the steps measure it (False: it only grows a store others read)
+
     def __init__(
         self,
         name: str,
         backend_for: Callable[[str], tuple[MemoryBackend, str | None]],
         size: Size = _unknown_size,
+        marked: bool = False,
     ) -> None:
         self.name = name
         self._backend_for = backend_for
         self.size = size
+        # the store's server processes (their CPU is counted under concurrency)
+        self.server_pids: Callable[[], list[int]] = list
+        self.marked = marked
         self.users: set[str] = set()  # every user acted for (to erase them at the end)
+        self.ids: dict[tuple[str, str], str] = {}  # (user, session) -> conversation id
         caps = backend_for(user_name(0))[0].capabilities
         self.ops = set(EVERY_OP) - (set() if caps.search_global else {"search_user"})
 
@@ -67,6 +76,13 @@ class Ours:
 
     async def load(self, user: str, session: str, rows: list[dict[str, Any]]) -> None:
         backend, who = self.backend_for(user)
+        if self.marked and (user, session) not in self.ids:
+            # The hosted API shows a conversation only with its mark (NamsShared reads
+            # these through the server): made before the session's first messages.
+            made = await backend.create_conversation(
+                session, metadata={MARK: {"userId": None, "metadata": {}}}, user_identifier=who
+            )
+            self.ids[(user, session)] = str(made.id)
         session = await self.handle(user, session)
         await backend.bulk_add_messages(session, rows, user_identifier=who)
 
@@ -136,22 +152,24 @@ class Ours:
         await backend.add_message(session, "assistant", f"{query}: noted", user_identifier=who)
 
 
-class NamsServerIds(Ours):
-    """memory-core on NAMS with server-issued ids (``session_names="server"``): each
-    session's conversation is created once and its id kept here. (Portable names cost
-    a listing of the user's conversations, ``⌈conversations / 200⌉`` requests, for every
-    new name: at 10k sessions that listing, not the store, would be measured.)"""
+class NamsShared(Ours):
+    """memory-core on NAMS, through a server over the store ``direct`` grows: each user is
+    a workspace, whose tenant in the backing store (``nams:<workspace>``) is the one
+    ``direct`` writes the user's sessions under, marked as the hosted API's own; a
+    session is addressed by the conversation id the store gave it (server-issued ids,
+    ``session_names="server"``). The store is loaded once and measured directly and
+    through the server. (Portable names cost a listing of the user's conversations,
+    ``⌈conversations / 200⌉`` requests, for every new name: at 10k sessions that listing,
+    not the store, would be measured.)"""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    grows = False
+
+    def __init__(self, direct: Ours, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.ids: dict[tuple[str, str], str] = {}
+        self.direct = direct
 
     async def handle(self, user: str, session: str) -> str:
-        known = self.ids.get((user, session))
-        if known is None:
-            backend, _ = self.backend_for(user)
-            known = self.ids[(user, session)] = str((await backend.create_conversation(session)).id)
-        return known
+        return self.direct.ids[(user, session)]
 
 
 async def _agent(user_message: str, ctx: Any) -> str:
@@ -166,11 +184,14 @@ class PeerSubject:
 
     name = "peer"
     ops = {"add_one", "add_batch", "newest", "list_page", "agent_turn"}
+    grows = True
+    measured = True
 
     def __init__(self, memory: Any, prefix: str, size: Size = _unknown_size) -> None:
         self.memory = memory
         self.prefix = prefix
         self.size = size
+        self.server_pids: Callable[[], list[int]] = list
 
     def _session(self, user: str, session: str) -> str:
         return f"{self.prefix}{user}-{session}"

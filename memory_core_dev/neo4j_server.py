@@ -310,6 +310,7 @@ class Neo4jServer:
         start_timeout: float = DEFAULT_START_TIMEOUT,
         deps_dir: Path | None = None,
         heap: str | None = None,
+        pagecache: str | None = None,
     ) -> None:
         self._home: Path | None = Path(home).resolve() if home is not None else None
         self._owns_home = False
@@ -318,6 +319,8 @@ class Neo4jServer:
         self.start_timeout = start_timeout
         self._deps_dir = deps_dir
         self._heap = heap or os.environ.get(ENV_HEAP) or DEFAULT_HEAP
+        #: Neo4j's page cache (``"64m"``, ``"2g"``); ``None``: the launcher's 64 MiB.
+        self._pagecache = pagecache
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
         #: Wall-clock seconds the last successful ``start()`` took.
@@ -414,6 +417,8 @@ class Neo4jServer:
             "--home",
             str(self._home),
         ]
+        if self._pagecache is not None:
+            cmd += ["--pagecache-mib", str(_heap_bytes(self._pagecache) // 1024**2)]
         self._proc = subprocess.Popen(
             cmd,
             cwd=str(self._home),

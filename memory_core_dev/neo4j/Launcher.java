@@ -86,12 +86,15 @@ public final class Launcher {
     public static void main(String[] args) throws Exception {
         int port = -1;
         Path home = null;
+        long pageCacheMib = 64;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             if ("--port".equals(a) && i + 1 < args.length) {
                 port = Integer.parseInt(args[++i]);
             } else if ("--home".equals(a) && i + 1 < args.length) {
                 home = Path.of(args[++i]).toAbsolutePath();
+            } else if ("--pagecache-mib".equals(a) && i + 1 < args.length) {
+                pageCacheMib = Long.parseLong(args[++i]);
             } else {
                 usage("unknown or incomplete argument: " + a);
             }
@@ -106,7 +109,7 @@ public final class Launcher {
         PrintStream out = System.out;
         Runtime.getRuntime().addShutdownHook(new Thread(Launcher::stopOnce, "neo4j-test-server-shutdown"));
 
-        Map<Setting<?>, Object> cfg = settings(port);
+        Map<Setting<?>, Object> cfg = settings(port, pageCacheMib);
         DatabaseManagementService service;
         try {
             service = new DatabaseManagementServiceBuilder(home).setConfig(cfg).build();
@@ -152,7 +155,7 @@ public final class Launcher {
         System.exit(0);
     }
 
-    private static Map<Setting<?>, Object> settings(int port) {
+    private static Map<Setting<?>, Object> settings(int port, long pageCacheMib) {
         SocketAddress bolt = new SocketAddress(HOST, port);
         Map<Setting<?>, Object> cfg = new LinkedHashMap<>();
 
@@ -176,8 +179,8 @@ public final class Launcher {
         cfg.put(BoltConnector.server_bolt_telemetry_enabled, false);
         cfg.put(GraphDatabaseInternalSettings.client_provided_router_enabled, false);
 
-        // --- small footprint ---
-        cfg.put(GraphDatabaseSettings.pagecache_memory, ByteUnit.mebiBytes(64));
+        // --- small footprint (the page cache: 64 MiB unless --pagecache-mib says) ---
+        cfg.put(GraphDatabaseSettings.pagecache_memory, ByteUnit.mebiBytes(pageCacheMib));
         cfg.put(GraphDatabaseSettings.preallocate_logical_logs, false);
         cfg.put(GraphDatabaseSettings.preallocate_store_files, false);
         cfg.put(GraphDatabaseSettings.logical_log_rotation_threshold, ByteUnit.mebiBytes(16));
@@ -227,7 +230,7 @@ public final class Launcher {
 
     private static void usage(String message) {
         System.err.println("Launcher: " + message);
-        System.err.println("usage: java -cp \"<deps>/*\" Launcher.java --port P --home DIR");
+        System.err.println("usage: java -cp \"<deps>/*\" Launcher.java --port P --home DIR [--pagecache-mib N]");
         System.exit(2);
     }
 }

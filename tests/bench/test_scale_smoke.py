@@ -76,6 +76,9 @@ async def test_scale_smoke_measures_everything_on_every_store(
         assert [e["messages"] for e in entries] == [19, 70]  # the plan's exact totals
         for entry in entries:
             _check_step(subject, entry)
+    # NAMS reads the store embedded grew (one load), through a server over its file
+    assert [e["loaded"] for e in data["steps"]["nams-embedded"]] == [0, 0]
+    assert [e["loaded"] for e in data["steps"]["embedded"]] == [19, 51]
     for subject in ("embedded", "nams-embedded", "postgres"):
         assert all(e["store_bytes"] > 0 for e in data["steps"][subject])
     assert set(data["concurrency"]) == {*CI_STORES, "peer", "embedded (4 processes)"}
@@ -83,6 +86,10 @@ async def test_scale_smoke_measures_everything_on_every_store(
         assert [level["agents"] for level in levels] == AGENTS, subject
         assert all(level["errors"] == 0 for level in levels), (subject, levels)
         assert all(level["turns"] >= level["agents"] for level in levels)
+        if "processes" not in subject:
+            assert all(level["client_cpu_s"] > 0 for level in levels), subject
+    # the NAMS server's CPU is counted (Neo4j's and PostgreSQL's are not here: not ours)
+    assert all(level["server_cpu_s"] >= 0 for level in data["concurrency"]["nams-embedded"])
     decided = {(t["target"], t["subject"]) for t in data["targets"]}
     assert ("newest-100 p95 last/first step", "bolt") in decided
     assert ("bolt turns/s at 32 agents / at 1", "bolt") not in decided  # 32 was not run
