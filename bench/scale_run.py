@@ -58,7 +58,7 @@ async def run_store(
                     )
                 )
                 log(f"{subject.name:14} {n:>4} agents  {found[-1]['turns_per_s']:.1f} turns/s")
-            url = getattr(subject, "url", None)
+            url = getattr(subject, "url", None)  # the peer has none
             if url:
                 label = f"{subject.name} ({sizes.processes} processes)"
                 levels[label] = [

@@ -83,12 +83,15 @@ def named_pids(name: str) -> list[int]:
     return found
 
 
-def _as_tenant(backend: MemoryBackend, tag: str, nams: bool) -> Callable[[str], Any]:
-    """``backend_for`` of the direct subject: each user its own tenant, the one the NAMS
-    server maps the user's workspace to when NAMS reads the store too."""
-    if not nams:
-        return lambda user: (backend, user)
-    return lambda user: (backend, f"{TENANT_PREFIX}{tag}-{user}")
+def _direct(
+    name: str, backend: MemoryBackend, tag: str, nams: bool, size: Callable[[], Any]
+) -> Ours:
+    """The direct subject: each user its own tenant, named as the NAMS server names the
+    user's workspace when NAMS reads the store too (and then its sessions are marked)."""
+    prefix = f"{TENANT_PREFIX}{tag}-" if nams else ""
+    subject = Ours(name, lambda user: (backend, prefix + user), size, marked=nams)
+    subject.tenant_prefix = prefix
+    return subject
 
 
 async def _forget_all(subject: Ours) -> None:
@@ -107,10 +110,9 @@ async def embedded(tag: str, chosen: set[str], **_: Any) -> AsyncIterator[Subjec
         size = _sized(lambda: files)
         nams = "nams-embedded" in chosen
         async with open_backend(url, multi_tenant=True) as backend:
-            direct = Ours("embedded", _as_tenant(backend, tag, nams), size, marked=nams)
+            direct = _direct("embedded", backend, tag, nams, size)
             direct.measured = "embedded" in chosen
-            direct.url = url  # type: ignore[attr-defined]
-            direct.tenant_prefix = f"{TENANT_PREFIX}{tag}-" if nams else ""  # type: ignore[attr-defined]
+            direct.url = url
             async with _nams("nams-embedded", tag, url, size, direct, nams) as served:
                 yield [direct, *served]
 
@@ -128,7 +130,7 @@ async def bolt(
         memory = await peer.open() if peer else None
         try:
             async with open_backend(uri, multi_tenant=True) as backend:
-                ours = Ours("bolt", _as_tenant(backend, tag, nams), size, marked=nams)
+                ours = _direct("bolt", backend, tag, nams, size)
                 ours.measured = "bolt" in chosen
                 ours.server_pids = lambda: pids
                 extra = [PeerSubject(memory, f"{tag}-peer-", size)] if memory else []

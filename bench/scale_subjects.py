@@ -46,6 +46,8 @@ class Ours:
 
     grows = True  # the steps load this subject's store
     measured = True  # the steps measure it (False: it only grows a store others read)
+    url: str | None = None  # the store's URL, for agents in other processes (embedded)
+    tenant_prefix = ""  # what a user's name is prefixed with to make its tenant
 
     def __init__(
         self,
