@@ -84,7 +84,7 @@ TARGETS: dict[str, Target] = {
     ),
     "nams": Target(
         ("memory_core/backends/nams",),
-        ("tests/backends/nams", "tests/conformance/test_conformance_nams.py"),
+        ("tests/backends/nams", "tests/conformance/test_conformance_nams.py", *_NOT_NEO4J),
         "memory_core.backends.nams.",
     ),
     "bolt": Target(

@@ -18,7 +18,7 @@ from typing import Any
 from ..capabilities import Capabilities
 from ..errors import InvalidRequestError
 from ..limits import DEFAULT_LIMITS, Limits
-from ..models import Conversation, Entity, EntityRef, Message, MessageRole
+from ..models import Conversation, Entity, Message, MessageRole
 from ..validation import (
     check_entity_type,
     check_identifier,
@@ -154,11 +154,6 @@ def end(counts: Mapping[str, int], truncated: list[Record], unreadable: list[str
         "truncated": truncated,
         "unreadable": unreadable,
     }
-
-
-def ref_of(record: Record) -> EntityRef:
-    """An entity record as the reference a message mentions."""
-    return EntityRef(id=record["id"], name=record["name"], type=record["type"])
 
 
 # ---------------------------------------------------------------------------- checking

@@ -33,7 +33,9 @@ from tests.conformance.mutation_reasons import CASE_INSENSITIVE, REASONS
 _STATUS = re.compile(r"^\s+(\S+): (.+)$")
 _EMBEDDED = "memory_core.backends.embedded."
 _UNKILLED = ("survived", "no tests")
-_HELP_TEXT = re.compile(r"""\b(help|epilog|description)=(None|[A-Z_]+|"[^"]*"|'[^']*')""")
+_LITERALS = r"""(?:"[^"]*"\s*|'[^']*'\s*)+"""  # one string, or several concatenated
+_HELP_TEXT = re.compile(rf"\b(help|epilog|description)=(None|[A-Z_]+|{_LITERALS})")
+_LITERAL_LINE = re.compile(rf"^\s*{_LITERALS},?\s*$")
 
 
 def _mutmut(*args: str) -> str:
@@ -91,10 +93,25 @@ def reason_for(name: str, target: str = "embedded", prefix: str = _EMBEDDED) -> 
     )
 
 
-def _without_help(lines: list[str]) -> list[str]:
-    """The lines with argparse's help texts taken out (and what separated them)."""
-    stripped = [re.sub(r"[\s,]", "", _HELP_TEXT.sub("", line)) for line in lines]
-    return [line for line in stripped if line]
+def _without_help(lines: list[str]) -> str:
+    """The lines with argparse's help texts taken out (and what separated them); a text
+    written as several literals over several lines is one help text."""
+    return re.sub(r"[\s,]", "", _HELP_TEXT.sub("", " ".join(lines)))
+
+
+def _inside_help(body: list[str], index: int) -> bool:
+    """Whether the line at ``index`` is a string literal continuing a help text (the
+    literals above it lead to ``help=``, ``epilog=`` or ``description=``)."""
+    if not _LITERAL_LINE.match(body[index][1:]):
+        return False
+    while index > 0:
+        index -= 1
+        line = body[index][1:]
+        if _HELP_TEXT.search(line):
+            return True
+        if not _LITERAL_LINE.match(line):
+            return False
+    return False
 
 
 def classify(diff: str, case_only: bool = True) -> str:
@@ -103,6 +120,9 @@ def classify(diff: str, case_only: bool = True) -> str:
     if case_only and removed and [r.lower() for r in removed] == [a.lower() for a in added]:
         return "case-only"
     if removed and _without_help(removed) == _without_help(added):
+        return "message"
+    changed = [i for i, line in enumerate(body) if line.startswith("-")]
+    if changed and all(_inside_help(body, i) for i in changed):
         return "message"
     index = next((i for i, line in enumerate(body) if line.startswith("-")), None)
     if index is not None:

@@ -75,3 +75,30 @@ def test_the_terminal_bar_walks_one_step_per_update(clock: Clock) -> None:
     assert out.getvalue().count("\r") == BAR + 1
     progress.done(report, label="copied")
     assert out.getvalue().endswith("\rcopied: 10 messages, 1 conversation (5 messages/s)\n")
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_stream_says_whether_it_is_a_terminal(clock: Clock) -> None:
+    screen, log = _Terminal(), io.StringIO()
+    for stream in (screen, log):
+        progress = Progress(stream)
+        clock.now += 6.0  # past both intervals
+        progress(_report(3, 1))
+        progress.done(_report(3, 1))
+    assert screen.getvalue().startswith("\r[") and screen.getvalue().count("\r") == 2
+    assert "\r" not in log.getvalue() and log.getvalue().startswith("3 messages")
+
+
+def test_off_a_terminal_the_default_is_a_line_every_five_seconds(clock: Clock) -> None:
+    out = io.StringIO()
+    progress = Progress(out)
+    clock.now += 4.9
+    progress(_report(1, 1))
+    assert out.getvalue() == ""
+    clock.now += 0.2  # 5.1 s after the start
+    progress(_report(2, 1))
+    assert out.getvalue().startswith("2 messages, 1 conversation")

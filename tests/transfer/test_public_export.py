@@ -178,3 +178,70 @@ async def test_an_entity_that_cannot_be_read_is_rebuilt_from_its_mention() -> No
     mention = next(r for r in records if r["record"] == "mention")
     assert (entity["id"], entity["name"], entity["type"]) == (mention["entity_id"], "Ada", "PERSON")
     assert entity["created_at"] is None
+
+
+def _mentioning(source: Any, name: str | None, kind: str | None) -> None:
+    """Reads of ``source`` whose mentions say ``name`` and ``kind`` (what a store that
+    keeps only the reference, such as a hosted one, hands back)."""
+    read = source.get_conversation
+
+    async def rewritten(*args: Any, **kwargs: Any) -> Any:
+        found = await read(*args, **kwargs)
+        messages = [
+            m.model_copy(
+                update={
+                    "mentions": [
+                        r.model_copy(update={"name": name, "type": kind}) for r in m.mentions
+                    ]
+                }
+            )
+            for m in found.messages
+        ]
+        return found.model_copy(update={"messages": messages})
+
+    source.get_conversation = rewritten
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "expected"),
+    [
+        ("Ada", "person", ("Ada", "PERSON")),  # a known type, in any case
+        ("Ada", "starship", ("Ada", "CUSTOM")),  # not one of EntityType: CUSTOM
+        (None, None, (None, "CUSTOM")),  # nothing said: the id names it
+    ],
+)
+async def test_a_rebuilt_entity_record_has_every_field_of_a_read_one(
+    name: str | None, kind: str | None, expected: tuple[str | None, str]
+) -> None:
+    """An entity the store cannot read back (find_entities finds nothing, or fails) is
+    rebuilt from its mention: a whole, valid record, shaped as an exported one."""
+    async with _backend(_PublicStore) as source:
+        await _mention_ada(source, None)
+        read_back = next(r for r in await _records(source) if r["record"] == "entity")
+
+        async def failing(*args: Any, **kwargs: Any) -> list[Any]:
+            raise InvalidRequestError("no entity search here", argument="query")
+
+        source.find_entities = failing  # type: ignore[method-assign]
+        _mentioning(source, name, kind)
+        records = await _records(source)
+    entity = next(r for r in records if r["record"] == "entity")
+    mention = next(r for r in records if r["record"] == "mention")
+    assert entity.keys() == read_back.keys()
+    assert entity["id"] == mention["entity_id"] == read_back["id"]
+    assert (entity["name"], entity["type"]) == (expected[0] or entity["id"], expected[1])
+    assert (entity["description"], entity["created_at"], entity["updated_at"]) == (None,) * 3
+    assert entity["user_identifier"] is None
+
+
+async def test_a_rebuilt_entity_record_keeps_its_user_in_a_multi_tenant_store() -> None:
+    async with _backend(_PublicStore, multi_tenant=True) as source:
+        await _mention_ada(source, "alice")
+
+        async def nothing(*args: Any, **kwargs: Any) -> list[Any]:
+            return []
+
+        source.find_entities = nothing  # type: ignore[method-assign]
+        records = await _records(source, users=["alice"])
+    entity = next(r for r in records if r["record"] == "entity")
+    assert (entity["name"], entity["user_identifier"]) == ("Ada", "alice")

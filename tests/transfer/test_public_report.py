@@ -6,12 +6,14 @@ timestamps) and into a multi-tenant store (records without a user are skipped)."
 from __future__ import annotations
 
 import io
+import json
 from typing import Any
 
 import pytest
 
-from memory_core import HashingEmbedder, open_backend, register_backend
+from memory_core import HashingEmbedder, InvalidRequestError, open_backend, register_backend
 from memory_core.transfer import export_memory, import_memory
+from memory_core.transfer.hooks import TENANT_LOST
 from tests.transfer.sample import MENTIONS, MESSAGES, populate
 
 pytestmark = pytest.mark.anyio
@@ -92,3 +94,70 @@ async def test_records_without_a_user_are_skipped_by_a_multi_tenant_target(archi
         ("message", "its conversation was not carried"): MESSAGES,
         ("mention", "its message was not written in this run"): MENTIONS,
     }
+
+
+def _lines(archive: str, **changes: dict[str, Any]) -> str:
+    """The archive with the fields of ``changes[kind]`` set on every record of that kind."""
+    records = [json.loads(line) for line in archive.splitlines()]
+    for record in records:
+        record.update(changes.get(record["record"], {}))
+    return "\n".join(json.dumps(record) for record in records) + "\n"
+
+
+async def test_an_entity_the_target_refuses_is_reported_with_its_mentions(archive: str) -> None:
+    async with open_backend("memory://") as target:
+
+        async def refuse(*args: Any, **kwargs: Any) -> Any:
+            raise InvalidRequestError("no entities of this kind", argument="type")
+
+        target.add_entity = refuse  # type: ignore[method-assign]
+        report = await import_memory(target, io.StringIO(archive), on_conflict="new-ids")
+        kept = await target.get_conversation("chat-1")
+    lost = _pairs(report.as_dict()["not_carried"], "field")
+    refused = "refused by the target: type: no entities of this kind"
+    assert lost[("entity", refused)] == 4
+    assert lost[("mention", "its entity was not carried")] == MENTIONS
+    assert report.copied["message"] == MESSAGES and report.copied["mention"] == 0
+    assert all(m.mentions == [] for m in kept.messages)
+
+
+async def test_entities_without_a_user_leave_their_mentions_out_of_a_tenants_messages(
+    archive: str,
+) -> None:
+    """A multi-tenant target skips the entities (no user) but writes the user's messages;
+    their mentions of those entities are reported, not written."""
+    owned = _lines(archive, conversation={"user_identifier": "alice"})
+    async with open_backend("memory://", multi_tenant=True) as target:
+        report = await import_memory(target, io.StringIO(owned), on_conflict="new-ids")
+        kept = await target.get_conversation("chat-1", user_identifier="alice")
+    no_user = "no user_identifier and the target is multi-tenant"
+    assert _pairs(report.as_dict()["skipped"], "kind") == {("entity", no_user): 4}
+    lost = _pairs(report.as_dict()["not_carried"], "field")
+    assert lost[("mention", "its entity was not carried")] == MENTIONS
+    assert report.copied["message"] == MESSAGES
+    assert all(m.mentions == [] for m in kept.messages)
+
+
+async def test_a_single_tenant_target_reports_the_tenant_of_each_entity(archive: str) -> None:
+    owned = _lines(archive, entity={"user_identifier": "alice"})
+    async with open_backend("memory://") as target:
+        report = await import_memory(target, io.StringIO(owned), on_conflict="new-ids")
+    lost = _pairs(report.as_dict()["not_carried"], "field")
+    assert lost[("entity.user_identifier", TENANT_LOST)] == 4
+
+
+async def test_entity_stamps_are_lost_only_where_they_differ(archive: str) -> None:
+    """Back into the store it came from, each entity is found again with its own stamps:
+    nothing of an entity is reported lost. A record without stamps loses none either."""
+    async with open_backend("memory://") as source:
+        await populate(source)
+        out = io.StringIO()
+        await export_memory(source, out)
+        again = await import_memory(source, io.StringIO(out.getvalue()), on_conflict="new-ids")
+    assert not [f for f in again.as_dict()["not_carried"] if f["field"].startswith("entity")]
+    unstamped = _lines(archive, entity={"created_at": None, "updated_at": None})
+    async with open_backend("memory://") as target:
+        report = await import_memory(target, io.StringIO(unstamped), on_conflict="new-ids")
+    fields = {f["field"] for f in report.as_dict()["not_carried"]}
+    assert "entity.created_at" not in fields and "entity.updated_at" not in fields
+    assert report.copied["entity"] == 4

@@ -1,0 +1,59 @@
+"""Record checks name the field they refuse (``<kind>.<field>``), hold identifiers to the
+target's limits, and quote a bad value at a readable length (found missing by mutation
+testing of memory_core/transfer)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from memory_core.capabilities import Capabilities
+from memory_core.limits import Limits
+from memory_core.transfer import ArchiveError, records
+from memory_core.transfer.records import FORMAT, check_record
+
+ENTITY = {
+    "record": "entity",
+    "id": "ent-1",
+    "user_identifier": None,
+    "name": "Ada",
+    "type": "PERSON",
+    "description": None,
+    "created_at": None,
+    "updated_at": None,
+}
+MENTION = {
+    "record": "mention",
+    "message_id": "0b6f0e2c-3a55-4a8e-9a77-1d2b3c4d5e6f",
+    "entity_id": "ent-1",
+    "position": 0,
+}
+
+
+@pytest.mark.parametrize(("record", "field"), [(ENTITY, "id"), (MENTION, "entity_id")])
+def test_an_empty_entity_id_is_refused_naming_the_field(record: dict[str, Any], field: str) -> None:
+    with pytest.raises(ArchiveError) as refused:
+        check_record({**record, field: ""}, line=7)
+    assert refused.value.line == 7
+    assert refused.value.message.startswith(f"line 7: {record['record']}.{field}: ")
+
+
+@pytest.mark.parametrize(("record", "field"), [(ENTITY, "id"), (MENTION, "entity_id")])
+def test_an_entity_id_is_held_to_the_targets_identifier_limit(
+    record: dict[str, Any], field: str
+) -> None:
+    small = Limits(max_identifier_bytes=8)
+    assert check_record({**record, field: "x" * 8}, limits=small)[field] == "x" * 8
+    with pytest.raises(ArchiveError, match=rf"{record['record']}\.{field}: "):
+        check_record({**record, field: "x" * 9}, limits=small)
+    assert check_record({**record, field: "x" * 9})[field] == "x" * 9  # the default limit
+
+
+def test_a_long_bad_value_is_quoted_cut_short() -> None:
+    header = records.header("memory", "memory://", Capabilities(), False, None, None)
+    header["format"] = "y" * 10_000
+    with pytest.raises(ArchiveError) as refused:
+        check_record(header, line=1)
+    quoted = "'" + "y" * 76 + "..."  # 80 characters in all
+    assert refused.value.message == f"line 1: not a {FORMAT} (format {quoted})"
