@@ -274,6 +274,20 @@ _TRANSFER: list[tuple[str, str]] = [
         "equivalent: PublicWriter keeps a session name with a None title only for an archive "
         "conversation without one, which it created without a title, so the fallback is None",
     ),
+    (
+        r"^export\.x__entity_record__mutmut_(9|11)$",
+        "equivalent: the record is taken only from a found entity with exactly the mentioned "
+        "id, which every store ranks first for a search by that id; more candidates add none",
+    ),
+    (
+        r"^export\.x__entity_record__mutmut_3$",
+        "not a promise: scoping a single-tenant backend's entity lookup by users=[...]; the "
+        "README does not fix the single-tenant user filter",
+    ),
+    (
+        r"^records\.x_ref_of__mutmut_",
+        "out of scope: ref_of was unused and has been removed since this run",
+    ),
 ]
 
 REASONS: dict[str, list[tuple[str, str]]] = {

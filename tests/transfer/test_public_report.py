@@ -7,11 +7,18 @@ from __future__ import annotations
 
 import io
 import json
+import warnings
 from typing import Any
 
 import pytest
 
-from memory_core import HashingEmbedder, InvalidRequestError, open_backend, register_backend
+from memory_core import (
+    CapabilityWarning,
+    HashingEmbedder,
+    InvalidRequestError,
+    open_backend,
+    register_backend,
+)
 from memory_core.transfer import export_memory, import_memory
 from memory_core.transfer.hooks import TENANT_LOST
 from tests.transfer.sample import MENTIONS, MESSAGES, populate
@@ -139,9 +146,12 @@ async def test_entities_without_a_user_leave_their_mentions_out_of_a_tenants_mes
 
 
 async def test_a_single_tenant_target_reports_the_tenant_of_each_entity(archive: str) -> None:
+    """... and never hands the tenant to it (which would only warn that it was dropped)."""
     owned = _lines(archive, entity={"user_identifier": "alice"})
     async with open_backend("memory://") as target:
-        report = await import_memory(target, io.StringIO(owned), on_conflict="new-ids")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", CapabilityWarning)
+            report = await import_memory(target, io.StringIO(owned), on_conflict="new-ids")
     lost = _pairs(report.as_dict()["not_carried"], "field")
     assert lost[("entity.user_identifier", TENANT_LOST)] == 4
 
