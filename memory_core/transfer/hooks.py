@@ -23,7 +23,9 @@ class ImportState:
     """Shared by the batches of one import: the policy, the report and the id maps.
 
     ``conversations`` maps an archive conversation id to the target's id (``None``: the
-    conversation was not carried, so neither are its messages); ``entities`` likewise.
+    conversation was not carried, so neither are its messages; kept by the bulk hooks, as
+    the public writer follows one conversation at a time); ``entities`` likewise (kept by
+    both).
     ``reasons`` says, for a conversation mapped to ``None``, why its messages are skipped
     (when it is not simply "its conversation was not carried").
 

@@ -63,7 +63,6 @@ class PublicWriter:
         self.checkpoint = Checkpoint(checkpoint)
         self.chunk = min(self.caps.max_bulk_messages or MAX_CHUNK, MAX_CHUNK)
         self.current: _Current | None = None
-        self.last_message: str | None = None
 
     def close(self) -> None:
         self.checkpoint.close()
@@ -91,7 +90,6 @@ class PublicWriter:
         user = record["user_identifier"]
         if backend.multi_tenant and user is None:
             report.skip("conversation", "no user_identifier and the target is multi-tenant")
-            self.state.conversations[archive_id] = None
             return _Current(archive_id, None, reason="its conversation was not carried")
         # Every call names the record's user where the target takes one: a target may
         # scope session names per user without being multi-tenant (NAMS portable names).
@@ -104,7 +102,6 @@ class PublicWriter:
             progress = None
         if progress is not None:
             report.skip("conversation", "already created (checkpoint)")
-            self.state.conversations[archive_id] = progress.target
             return _Current(
                 archive_id,
                 progress.target,
@@ -123,7 +120,6 @@ class PublicWriter:
                 existing = await backend.get_conversation(handle, limit=1, user_identifier=scoped)
                 if existing.messages and self.state.on_conflict == "skip":
                     report.skip("conversation", "the session already has messages in the target")
-                    self.state.conversations[archive_id] = None
                     return _Current(
                         archive_id, None, reason="its session was already in the target"
                     )
@@ -156,7 +152,6 @@ class PublicWriter:
             if record.get(name) is not None:
                 report.lose(f"conversation.{name}", "the public API sets it")
         report.copy("conversation")
-        self.state.conversations[archive_id] = handle
         self.checkpoint.record(archive_id, handle, 0, base)
         return _Current(archive_id, handle, scoped, base=base)
 
@@ -187,7 +182,6 @@ class PublicWriter:
 
     async def _message(self, record: Record) -> None:
         current = self.current
-        self.last_message = record["id"]
         if current is None or current.handle is None:
             reason = current.reason if current is not None else "no conversation"
             self.report.skip("message", reason)

@@ -23,6 +23,15 @@ ENTITY = {
     "created_at": None,
     "updated_at": None,
 }
+CONVERSATION = {
+    "record": "conversation",
+    "id": "1b6f0e2c-3a55-4a8e-9a77-1d2b3c4d5e6f",
+    "session_id": "chat-1",
+    "user_identifier": None,
+    "title": "Trip",
+    "metadata": {},
+    "created_at": "2026-05-20T09:30:00.123457Z",
+}
 MENTION = {
     "record": "mention",
     "message_id": "0b6f0e2c-3a55-4a8e-9a77-1d2b3c4d5e6f",
@@ -57,3 +66,36 @@ def test_a_long_bad_value_is_quoted_cut_short() -> None:
         check_record(header, line=1)
     quoted = "'" + "y" * 76 + "..."  # 80 characters in all
     assert refused.value.message == f"line 1: not a {FORMAT} (format {quoted})"
+
+
+SMALL = Limits(max_identifier_bytes=8, max_content_chars=8)
+
+
+@pytest.mark.parametrize(
+    ("record", "field"),
+    [
+        (CONVERSATION, "session_id"),
+        (CONVERSATION, "title"),
+        (ENTITY, "name"),
+        (ENTITY, "description"),
+    ],
+)
+def test_each_text_field_is_held_to_the_targets_limit_naming_it(
+    record: dict[str, Any], field: str
+) -> None:
+    assert check_record({**record, field: "x" * 8}, limits=SMALL)[field] == "x" * 8
+    with pytest.raises(ArchiveError) as refused:
+        check_record({**record, field: "x" * 9}, line=2, limits=SMALL)
+    assert refused.value.message.startswith(f"line 2: {record['record']}.{field}: ")
+    assert check_record({**record, field: "x" * 9})[field] == "x" * 9  # the default limits
+
+
+@pytest.mark.parametrize(("record", "field"), [(CONVERSATION, "title"), (ENTITY, "name")])
+def test_an_empty_title_or_name_is_refused(record: dict[str, Any], field: str) -> None:
+    with pytest.raises(ArchiveError, match=rf"{record['record']}\.{field}: "):
+        check_record({**record, field: ""})
+
+
+def test_an_entity_type_is_stored_in_upper_case() -> None:
+    checked = check_record({**ENTITY, "type": "person"})
+    assert checked["type"] == "PERSON" and checked.keys() == ENTITY.keys()
