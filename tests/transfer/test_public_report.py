@@ -147,7 +147,8 @@ async def test_entities_without_a_user_leave_their_mentions_out_of_a_tenants_mes
 
 async def test_a_single_tenant_target_reports_the_tenant_of_each_entity(archive: str) -> None:
     """... and never hands the tenant to it (which would only warn that it was dropped)."""
-    owned = _lines(archive, entity={"user_identifier": "alice"})
+    alice = {"user_identifier": "alice"}
+    owned = _lines(archive, entity=alice, conversation=alice)
     async with open_backend("memory://") as target:
         with warnings.catch_warnings():
             warnings.simplefilter("error", CapabilityWarning)

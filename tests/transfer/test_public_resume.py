@@ -94,6 +94,7 @@ async def test_a_capped_target_finds_the_unnoted_part_of_a_batch(tmp_path: Path,
             report = await _copy_twice(source, target, tmp_path / "cp")
             assert await _contents(tmp_path / "t.db", "alice") == words
             assert report.skipped[RESUMED] == 1
+            assert report.skipped[("message", "already copied (checkpoint)")] == 6  # noted
             assert report.skipped[FOUND] == keep
             assert report.copied["message"] == len(words) - 6 - keep
 
