@@ -172,3 +172,19 @@ async def test_entity_stamps_are_lost_only_where_they_differ(archive: str) -> No
     fields = {f["field"] for f in report.as_dict()["not_carried"]}
     assert "entity.created_at" not in fields and "entity.updated_at" not in fields
     assert report.copied["entity"] == 4
+
+
+async def test_an_export_to_a_stream_reports_what_it_wrote() -> None:
+    seen: list[int] = []
+    async with open_backend("memory://") as source:
+        await populate(source)
+        report = await export_memory(
+            source, io.StringIO(), on_progress=lambda r: seen.append(r.messages_done)
+        )
+    assert dict(report.copied) == {
+        "entity": 4,
+        "conversation": 2,
+        "message": MESSAGES,
+        "mention": 3,
+    }
+    assert seen and seen[-1] == MESSAGES

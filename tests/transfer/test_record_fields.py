@@ -99,3 +99,58 @@ def test_an_empty_title_or_name_is_refused(record: dict[str, Any], field: str) -
 def test_an_entity_type_is_stored_in_upper_case() -> None:
     checked = check_record({**ENTITY, "type": "person"})
     assert checked["type"] == "PERSON" and checked.keys() == ENTITY.keys()
+
+
+MESSAGE = {
+    "record": "message",
+    "id": "0b6f0e2c-3a55-4a8e-9a77-1d2b3c4d5e6f",
+    "conversation_id": "1b6f0e2c-3a55-4a8e-9a77-1d2b3c4d5e6f",
+    "seq": 1,
+    "role": "user",
+    "content": "hello",
+    "metadata": {"k": "v"},
+    "created_at": "2026-05-20T09:30:00.123457Z",
+    "idempotency_key": "turn-1",
+}
+
+
+@pytest.mark.parametrize("record", [CONVERSATION, MESSAGE, ENTITY, MENTION])
+def test_a_checked_record_keeps_exactly_its_fields(record: dict[str, Any]) -> None:
+    assert check_record(dict(record)) == record
+
+
+@pytest.mark.parametrize(
+    ("record", "field", "value", "limits"),
+    [
+        (CONVERSATION, "metadata", {"k": "x" * 20}, Limits(max_metadata_bytes=16)),
+        (MESSAGE, "metadata", {"k": "x" * 20}, Limits(max_metadata_bytes=16)),
+        (MESSAGE, "idempotency_key", "x" * 9, SMALL),
+        (CONVERSATION, "user_identifier", "x" * 9, SMALL),
+        (ENTITY, "user_identifier", "x" * 9, SMALL),
+    ],
+)
+def test_other_fields_are_held_to_the_targets_limits_naming_them(
+    record: dict[str, Any], field: str, value: Any, limits: Limits
+) -> None:
+    assert check_record({**record, field: value})[field] == value  # within the defaults
+    with pytest.raises(ArchiveError) as refused:
+        check_record({**record, field: value}, line=4, limits=limits)
+    assert refused.value.message.startswith(f"line 4: {record['record']}.{field}: ")
+
+
+def test_an_empty_idempotency_key_is_refused() -> None:
+    with pytest.raises(ArchiveError, match=r"message\.idempotency_key: "):
+        check_record({**MESSAGE, "idempotency_key": ""})
+    assert check_record({**MESSAGE, "idempotency_key": None})["idempotency_key"] is None
+
+
+def test_an_unknown_record_kind_is_an_archive_error() -> None:
+    with pytest.raises(ArchiveError, match="unknown record kind 'bogus'"):
+        check_record({**MESSAGE, "record": "bogus"})
+
+
+def test_fields_after_a_missing_optional_one_are_still_checked() -> None:
+    untitled = {k: v for k, v in CONVERSATION.items() if k != "title"}
+    assert "title" not in check_record(dict(untitled))
+    with pytest.raises(ArchiveError, match=r"conversation\.truncated has the wrong type"):
+        check_record({**untitled, "truncated": "yes"})
