@@ -316,8 +316,7 @@ _TRANSFER: list[tuple[str, str]] = [
     ),
     (
         r"^public_writer\.xǁPublicWriterǁ_open__mutmut_(80|83|85)$",
-        "equivalent: only whether the session has any message is read; any limit >= 1 "
-        "answers that",
+        "equivalent: only whether the session has any message is read; any limit >= 1 answers that",
     ),
     (
         r"^public_writer\.xǁPublicWriterǁ_open__mutmut_28$",

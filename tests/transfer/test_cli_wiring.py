@@ -119,16 +119,24 @@ def test_json_summary_is_indented_by_two(tmp_path: Path, run: Any) -> None:
 
 
 def test_export_scope_options_reach_the_export(tmp_path: Path, run: Any) -> None:
-    source = _filled(tmp_path / "src.db", users=("ann", "bob"))
+    source = f"sqlite:///{tmp_path / 'src.db'}"
+
+    async def fill() -> None:  # both users have sessions chat-1 and chat-2
+        async with open_backend(source, multi_tenant=True) as backend:
+            for user in ("ann", "bob"):
+                await populate(backend, user)
+
+    anyio.run(fill)
     code, _, err = run(
         "export", source, "a.jsonl", "--multi-tenant", "--users", "ann", "--session-prefix",
-        "ann-chat-1", "--quiet",
+        "chat-1", "--quiet",
     )  # fmt: skip
     assert code == 0, err
     records = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text("utf-8").splitlines()]
-    sessions = {r["session_id"] for r in records if r["record"] == "conversation"}
-    users = {r["user_identifier"] for r in records if r["record"] == "conversation"}
-    assert sessions == {"ann-chat-1"} and users == {"ann"}
+    chosen = [
+        (r["session_id"], r["user_identifier"]) for r in records if r["record"] == "conversation"
+    ]
+    assert chosen == [("chat-1", "ann")]
 
 
 def test_copy_session_prefix_reaches_the_copy(tmp_path: Path, run: Any) -> None:
@@ -218,6 +226,16 @@ def test_ctrl_c_during_a_hooked_copy_says_resume_skips_by_id(
         "run the same command again to resume: what the target already holds is "
         "skipped (matched by id)"
     )
+
+
+def test_ctrl_c_during_a_checkpointed_copy_names_the_checkpoint(
+    tmp_path: Path, run: Any, seen: _Seen
+) -> None:
+    source = _filled(tmp_path / "src.db")
+    target = f"sqlite:///{tmp_path / 'c.db'}"
+    body, _ = _interrupted(run, seen, "copy", source, target, "--on-conflict", "new-ids")
+    name = f".memory-core-transfer-{_digest(redact_url(source), redact_url(target))}.checkpoint"
+    assert body["resume"] == f"run the same command again to resume from the checkpoint {name}"
 
 
 def test_ctrl_c_during_a_checkpointed_import_names_the_checkpoint(

@@ -188,3 +188,11 @@ async def test_an_export_to_a_stream_reports_what_it_wrote() -> None:
         "mention": 3,
     }
     assert seen and seen[-1] == MESSAGES
+
+
+@pytest.mark.parametrize("users", [{"alice"}, "alice", 7])
+async def test_users_must_be_a_list_of_names(users: Any) -> None:
+    async with open_backend("memory://") as source:
+        with pytest.raises(InvalidRequestError) as refused:
+            await export_memory(source, io.StringIO(), users=users)
+    assert refused.value.argument == "users"

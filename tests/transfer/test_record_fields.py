@@ -154,3 +154,13 @@ def test_fields_after_a_missing_optional_one_are_still_checked() -> None:
     assert "title" not in check_record(dict(untitled))
     with pytest.raises(ArchiveError, match=r"conversation\.truncated has the wrong type"):
         check_record({**untitled, "truncated": "yes"})
+
+
+def test_stamps_are_written_in_utc_whatever_the_offset() -> None:
+    from datetime import UTC, datetime, timedelta, timezone
+
+    two_ahead = datetime(2026, 5, 20, 9, 30, 0, 5, tzinfo=timezone(timedelta(hours=2)))
+    assert records.stamp(two_ahead) == "2026-05-20T07:30:00.000005Z"
+    naive = datetime(2026, 5, 20, 9, 30)  # taken as UTC
+    assert records.stamp(naive) == "2026-05-20T09:30:00.000000Z"
+    assert records.stamp(naive.replace(tzinfo=UTC)) == records.stamp(naive)
