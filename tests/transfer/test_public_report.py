@@ -196,3 +196,17 @@ async def test_users_must_be_a_list_of_names(users: Any) -> None:
         with pytest.raises(InvalidRequestError) as refused:
             await export_memory(source, io.StringIO(), users=users)
     assert refused.value.argument == "users"
+
+
+async def test_the_header_says_where_the_archive_came_from_and_its_scope() -> None:
+    """docs/transfer.md: ``source: {backend, location, multi_tenant, capabilities}`` and
+    ``scope: {users, session_prefix}``."""
+    async with open_backend("memory://", multi_tenant=True) as source:
+        await populate(source, "alice")
+        out = io.StringIO()
+        await export_memory(source, out, users=["alice"], session_prefix="chat-")
+    header = json.loads(out.getvalue().splitlines()[0])
+    assert header["source"].keys() == {"backend", "location", "multi_tenant", "capabilities"}
+    assert header["source"]["multi_tenant"] is True
+    assert header["source"]["location"] == "memory://"
+    assert header["scope"] == {"users": ["alice"], "session_prefix": "chat-"}

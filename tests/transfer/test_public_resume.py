@@ -129,3 +129,19 @@ async def test_nothing_is_found_when_the_dead_batch_wrote_nothing(tmp_path: Path
             assert await _contents(tmp_path / "t.db") == ["a"] * 4
             assert FOUND not in report.skipped
             assert report.copied["message"] == 1
+
+
+async def test_a_copy_that_died_before_its_first_batch_writes_every_message(
+    tmp_path: Path,
+) -> None:
+    """The conversation was created and noted, no message was: the re-run skips none."""
+    words = ["a", "b", "c", "d"]
+    async with open_backend("memory://") as source:
+        await source.add_messages_batch("s", [{"role": "user", "content": w} for w in words])
+        target = DyingUncapped(f"sqlite:///{tmp_path}/t.db")
+        async with target:
+            target.fail_after, target.keep = 0, 0
+            report = await _copy_twice(source, target, tmp_path / "cp")
+            assert await _contents(tmp_path / "t.db") == words
+            assert report.skipped[RESUMED] == 1
+            assert report.copied["message"] == len(words)
