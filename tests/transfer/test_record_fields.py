@@ -12,6 +12,7 @@ from memory_core.capabilities import Capabilities
 from memory_core.limits import Limits
 from memory_core.transfer import ArchiveError, records
 from memory_core.transfer.records import FORMAT, check_record
+from tests.transfer.test_embedding_values import MESSAGE as EMBEDDED_MESSAGE
 
 ENTITY = {
     "record": "entity",
@@ -101,17 +102,7 @@ def test_an_entity_type_is_stored_in_upper_case() -> None:
     assert checked["type"] == "PERSON" and checked.keys() == ENTITY.keys()
 
 
-MESSAGE = {
-    "record": "message",
-    "id": "0b6f0e2c-3a55-4a8e-9a77-1d2b3c4d5e6f",
-    "conversation_id": "1b6f0e2c-3a55-4a8e-9a77-1d2b3c4d5e6f",
-    "seq": 1,
-    "role": "user",
-    "content": "hello",
-    "metadata": {"k": "v"},
-    "created_at": "2026-05-20T09:30:00.123457Z",
-    "idempotency_key": "turn-1",
-}
+MESSAGE = {**EMBEDDED_MESSAGE, "metadata": {"k": "v"}, "idempotency_key": "turn-1"}
 
 
 @pytest.mark.parametrize("record", [CONVERSATION, MESSAGE, ENTITY, MENTION])
