@@ -31,8 +31,9 @@ async def _contents(backend: EmbeddedBackend, session: str = "s") -> list[str]:
 
 @pytest.mark.parametrize("url", ["memory://", "file"])
 async def test_a_single_add_runs_in_the_calling_thread(
-    url: str, db_url: str, threads: list[int]
+    url: str, db_url: str, threads: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(store, "INLINE_BUDGET", 30.0)  # a loaded machine must not move it
     async with EmbeddedBackend(db_url if url == "file" else url) as backend:
         stored = await backend.add_message("s", "user", "hello", metadata={"k": [1, 2]})
         assert threads == [threading.get_ident()]
@@ -91,6 +92,7 @@ async def test_a_write_over_its_budget_is_rolled_back_and_stored_once(
         )
         assert held is not None and not held.in_transaction
         monkeypatch.setattr(messages, "add_message", spy)
+        monkeypatch.setattr(store, "INLINE_BUDGET", 30.0)  # a loaded machine must not move it
         threads.clear()
         await backend.add_message("s", "user", "third")
         assert threads == [threading.get_ident()]
@@ -98,8 +100,9 @@ async def test_a_write_over_its_budget_is_rolled_back_and_stored_once(
 
 
 async def test_a_caller_error_is_raised_in_place_and_writes_nothing(
-    db_url: str, threads: list[int]
+    db_url: str, threads: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(store, "INLINE_BUDGET", 30.0)  # a loaded machine must not move it
     async with EmbeddedBackend(db_url) as backend:
         await backend.add_message("s", "user", "first")
         threads.clear()
