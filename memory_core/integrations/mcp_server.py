@@ -243,12 +243,17 @@ def _tools(backend: MemoryBackend, user: str | None) -> dict[Any, str]:
 # ---------------------------------------------------------------- stdio
 
 
-async def serve_stdio(server: MCPServer[Any]) -> None:
+async def serve_stdio(
+    server: MCPServer[Any],
+    stdin: anyio.AsyncFile[str] | None = None,
+    stdout: anyio.AsyncFile[str] | None = None,
+) -> None:
     """``server.run_stdio_async()``, except that every line that is not a JSON-RPC message
     is answered with a JSON-RPC error instead of being dropped (a client waiting for its
-    answer would otherwise wait forever); the server then reads the next line."""
+    answer would otherwise wait forever); the server then reads the next line.
+    ``stdin``/``stdout``: other streams than the process's (its own by default)."""
     lowlevel = server._lowlevel_server  # what run_stdio_async itself runs
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_server(stdin, stdout) as (read_stream, write_stream):
         await lowlevel.run(
             _AnsweringReader(read_stream, write_stream),
             write_stream,

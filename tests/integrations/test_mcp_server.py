@@ -33,8 +33,10 @@ async def mcp_session(
     url: str,
     env: dict[str, str] | None = None,
     extra_args: list[str] | None = None,
-    errlog: TextIO = sys.stderr,
+    errlog: TextIO | None = None,
 ) -> AsyncIterator[ClientSession]:
+    # sys.stderr looked up now, not at import: a test run that reuses imported modules
+    # (mutmut's, one per mutant) has closed the one pytest captured into before
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "memory_core.cli", "mcp", url, *(extra_args or [])],
@@ -42,7 +44,7 @@ async def mcp_session(
         cwd=str(Path(__file__).resolve().parents[2]),
     )
     async with (
-        stdio_client(params, errlog=errlog) as (read, write),
+        stdio_client(params, errlog=errlog or sys.stderr) as (read, write),
         ClientSession(read, write) as session,
     ):
         await session.initialize()
