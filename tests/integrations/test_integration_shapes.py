@@ -124,7 +124,7 @@ async def test_openai_agents_on_nams_gives_back_role_and_text(nams: SyncStore) -
     assert [w.filename for w in seen] == [__file__]
     expected = plain + [
         {"role": "assistant" if role == "tool" else role, "content": text}
-        for role, text in AGENT_STORED + [("system", "be brief")]
+        for role, text in [*AGENT_STORED, ("system", "be brief")]
     ]
     assert await session.get_items() == expected
 
