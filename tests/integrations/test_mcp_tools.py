@@ -1,0 +1,141 @@
+"""The MCP server's tools in-process (the ``mcp`` package's in-memory client): what each
+returns, field by field, and how each tool's description follows the backend's
+capabilities (the model reads them to know what it may do)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp", reason="extra 'mcp' not installed")
+
+from mcp.client import Client
+
+from memory_core import MemoryBackend, TransportError, open_backend
+from memory_core.integrations import mcp_server
+from memory_core_dev.nams_server import API_KEY
+
+pytestmark = pytest.mark.anyio
+
+
+async def _call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    return json.loads(result.content[0].text)  # type: ignore[union-attr,no-any-return]
+
+
+async def _descriptions(backend: MemoryBackend) -> dict[str, str]:
+    async with Client(mcp_server.build_server(backend)) as client:
+        return {t.name: t.description or "" for t in (await client.list_tools()).tools}
+
+
+async def test_each_tool_returns_its_fields() -> None:
+    backend = open_backend("memory://")
+    async with Client(mcp_server.build_server(backend, name="mine")) as client:
+        assert client.server_info.name == "mine"
+        assert "on the embedded backend" in (client.instructions or "")
+        meta = {"k": [1, 2]}
+        added = await _call(
+            client, "add_message", session_id="s", role="user", content="tram 28", metadata=meta
+        )
+        stored = (await backend.get_conversation("s")).messages[0]
+        assert added == {
+            "id": str(stored.id),
+            "role": "user",
+            "content": "tram 28",
+            "created_at": stored.created_at.isoformat(),
+            "metadata": meta,
+        }
+        plain = await _call(client, "add_message", session_id="s", role="assistant", content="ok")
+        assert set(plain) == {"id", "role", "content", "created_at"}  # no metadata: no key
+        recent = await _call(client, "recent_messages", session_id="s", limit=1)
+        assert recent == {"session_id": "s", "messages": [plain]}
+        [hit] = (await _call(client, "search_messages", query="tram"))["messages"]
+        score = hit.pop("score")
+        assert isinstance(score, float) and 0 < score <= 1
+        assert hit == added
+        context = await _call(client, "get_context", session_id="s", query="tram")
+        assert "tram 28" in context["context"] and "ok" in context["context"]
+        [row] = (await _call(client, "list_sessions", prefix="s"))["sessions"]
+        assert (row["session_id"], row["message_count"]) == ("s", 2)
+        assert (await _call(client, "list_sessions", prefix="x"))["sessions"] == []
+        assert await _call(client, "clear_session", session_id="s") == {"deleted": True}
+        assert (await _call(client, "recent_messages", session_id="s"))["messages"] == []
+    with pytest.raises(TransportError, match="closed"):  # the server's lifespan closed it
+        await backend.get_conversation("s")
+
+
+async def test_a_memory_core_error_reaches_the_client_as_a_tool_error() -> None:
+    async with Client(mcp_server.build_server(open_backend("memory://"))) as client:
+        result = await client.call_tool(
+            "add_message", {"session_id": "s", "role": "robot", "content": "x"}
+        )
+        assert result.is_error
+        assert "InvalidRequestError: role: " in result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_descriptions_where_sessions_are_named_and_metadata_kept() -> None:
+    said = await _descriptions(open_backend("memory://"))
+    assert list(said) == mcp_server.tool_names(open_backend("memory://"))
+    assert said["add_message"] == (
+        "Store one message (role: user, assistant, system or tool) at the end of a session. "
+        "Writing to a new session_id creates the session. metadata (a JSON object) is "
+        "stored with the message."
+    )
+    assert said["recent_messages"].endswith("Any number of messages can be read.")
+    assert said["search_messages"].endswith("Without session_id it searches every session.")
+    assert said["clear_session"].endswith("The session accepts new messages afterwards.")
+
+
+async def test_descriptions_and_tools_follow_the_nams_capabilities(
+    nams_server: Any, tmp_path: Path
+) -> None:
+    options = {"api_key": API_KEY, "workspace_id": nams_server.workspace("mcp-tools")}
+
+    def backend() -> MemoryBackend:
+        return open_backend(nams_server.url, session_names="server", trust_env=False, **options)
+
+    said = await _descriptions(backend())
+    assert list(said) == [
+        "add_message",
+        "recent_messages",
+        "search_messages",
+        "get_context",
+        "clear_session",
+        "start_session",
+    ]
+    assert said["add_message"].endswith(
+        "The session must exist: create it with start_session and use the id it returns. "
+        "This backend stores no metadata: passing it is refused."
+    )
+    assert said["recent_messages"].endswith(
+        "At most 200 messages can be read; older ones are unreachable on this backend."
+    )
+    assert said["search_messages"].endswith(
+        "session_id is required on this backend (no search across sessions)."
+    )
+    assert said["clear_session"].endswith(
+        "The session itself is deleted; start a new one to write again."
+    )
+    async with Client(mcp_server.build_server(backend())) as client:
+        started = await _call(client, "start_session", name="trip")
+        assert started["session_id"] != "trip"
+        refused = await client.call_tool(
+            "add_message",
+            {
+                "session_id": started["session_id"],
+                "role": "user",
+                "content": "x",
+                "metadata": {"a": 1},
+            },
+        )
+        assert refused.is_error
+        assert "NotSupportedError: nams.add_message: metadata cannot be stored" in (
+            refused.content[0].text  # type: ignore[union-attr]
+        )
+        await _call(
+            client, "add_message", session_id=started["session_id"], role="user", content="x"
+        )
