@@ -9,10 +9,12 @@ of them shows as a failure of its own (and where the mutation tool can see the c
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import logging
 import socket
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -95,14 +97,37 @@ def test_a_refused_request_keeps_its_id_and_says_what_json_is_refused(
     assert "secret" not in record.getMessage()  # the line itself is never logged
 
 
+def _reason(line: str) -> str:
+    refusal = _refusal(line)
+    assert isinstance(refusal, ValidationError)
+    return str(refusal.errors()[0]["msg"])
+
+
 def test_a_line_that_is_not_json_names_the_reason(caplog: pytest.LogCaptureFixture) -> None:
+    reason = _reason("hello, server")
+    assert reason.startswith("Invalid JSON: ")  # pydantic's words, passed on
     with caplog.at_level(logging.WARNING, logger=mcp_server.logger.name):
         reply = mcp_server.unreadable_line_reply(_refusal("hello, server"))
     assert reply is not None and reply.id is None and reply.error.code == -32700
-    assert reply.error.message.startswith("Parse error: ") and "hello" not in reply.error.message
+    assert reply.error.message == f"Parse error: {reason}"
     [record] = caplog.records
-    assert record.getMessage().startswith("refused a line that cannot be parsed (")
-    assert "hello" not in record.getMessage()
+    assert record.getMessage() == f"refused a line that cannot be parsed ({reason})"
+
+
+def test_a_request_the_parser_refuses_names_the_reason(caplog: pytest.LogCaptureFixture) -> None:
+    line = '{"jsonrpc":"2.0","id":4,"method":"ping","params":{"x":"\\udc00"}}'
+    reason = _reason(line)
+    with caplog.at_level(logging.WARNING, logger=mcp_server.logger.name):
+        reply = mcp_server.unreadable_line_reply(_refusal(line))
+    assert reply is not None and reply.error.message.startswith(f"Invalid Request: {reason} (")
+    [record] = caplog.records
+    assert record.getMessage() == (f"refused a request the JSON parser does not accept ({reason})")
+
+
+def test_a_message_with_a_method_and_a_result_is_a_bad_request_not_a_response() -> None:
+    line = '{"jsonrpc":"1.0","id":6,"method":"ping","result":{}}'
+    reply = mcp_server.unreadable_line_reply(_refusal(line))
+    assert reply is not None and (reply.id, reply.error.code) == (6, -32600)
 
 
 def test_an_object_that_is_no_message_is_invalid(caplog: pytest.LogCaptureFixture) -> None:
@@ -163,16 +188,29 @@ def test_the_whole_value_comes_from_the_error_about_it() -> None:
 
 
 class _Streams:
-    """Two in-memory streams to hand ``serve_stdio`` instead of the process's own."""
+    """In-memory streams to hand ``serve_stdio`` instead of the process's own: the input
+    ends only once ``answers`` lines were written (the server stops at the end of its
+    input, dropping requests still running)."""
 
-    def __init__(self, lines: list[bytes | str]) -> None:
-        text = "".join(
+    def __init__(self, lines: list[bytes | str], answers: int) -> None:
+        self._lines = [
             (line.decode("utf-8", errors="replace") if isinstance(line, bytes) else line) + "\n"
             for line in lines
-        )
-        self.stdin = anyio.wrap_file(io.StringIO(text))
+        ]
+        self._answers = answers
         self._out = io.StringIO()
         self.stdout = anyio.wrap_file(self._out)
+
+    @property
+    def stdin(self) -> Any:
+        return self._read()
+
+    async def _read(self) -> AsyncIterator[str]:
+        for line in self._lines:
+            yield line
+        with anyio.fail_after(30):
+            while len(self._out.getvalue().splitlines()) < self._answers:
+                await anyio.sleep(0.01)
 
     def answers(self) -> list[dict[str, Any]]:
         return [json.loads(line) for line in self._out.getvalue().splitlines()]
@@ -183,20 +221,25 @@ async def test_the_stdio_loop_answers_bad_lines_and_goes_on_serving() -> None:
     lines.append('{"jsonrpc":"2.0","method":"notifications/initialized"}')
     lines += [line for _, line, _, _ in BAD_LINES]
     lines += ["", '{"jsonrpc":"2.0","id":99,"method":"ping"}']
-    streams = _Streams(lines)
+    lines.append('{"jsonrpc":"2.0","id":100,"method":"tools/list"}')
+    expected: list[tuple[object, object]] = [(-32700, None), ("initialize", 1)]
+    expected += [(code, request_id) for _, _, code, request_id in BAD_LINES]
+    expected += [("ping", 99), ("tools", 100)]
+    streams = _Streams(lines, len(expected))
     server = mcp_server.build_server(open_backend("memory://"))
     with anyio.fail_after(30):
         await mcp_server.serve_stdio(server, streams.stdin, streams.stdout)
     answers = streams.answers()
-    expected: list[tuple[object, object]] = [(-32700, None), ("initialize", 1)]
-    expected += [(code, request_id) for _, _, code, request_id in BAD_LINES]
-    expected.append(("ping", 99))
     got = [(a["error"]["code"], a["id"]) if "error" in a else (_kind(a), a["id"]) for a in answers]
     assert got == expected  # the blank line got no answer; the ping after them all did
+    assert "tools" in answers[1]["result"]["capabilities"]  # the server's own options
+    names = [t["name"] for t in answers[-1]["result"]["tools"]]
+    assert names == mcp_server.tool_names(open_backend("memory://"))
 
 
 def _kind(answer: dict[str, Any]) -> str:
-    return "initialize" if "serverInfo" in answer.get("result", {}) else "ping"
+    result = answer.get("result", {})
+    return "initialize" if "serverInfo" in result else "tools" if "tools" in result else "ping"
 
 
 class _Inner:
@@ -313,17 +356,36 @@ async def test_lifespan_passes_and_a_websocket_is_closed_without_the_token() -> 
     assert sent.messages == [{"type": "websocket.close", "code": 1008}]
 
 
+async def test_the_401_headers_are_lower_case_as_asgi_requires() -> None:
+    sent = _Sent()
+    await mcp_server._RequireToken(_app, TOKEN)(
+        {"type": "http", "headers": []}, _nothing, sent.send
+    )
+    start, body = sent.messages
+    assert (start["type"], start["status"], body["type"]) == (
+        "http.response.start",
+        401,
+        "http.response.body",
+    )
+    assert [name for name, _ in start["headers"]] == [
+        b"content-type",
+        b"content-length",
+        b"www-authenticate",
+    ]
+
+
 async def _nothing() -> None:
     return None
 
 
 class _Bound:
-    """A socket's name only (binding port 80 in a test is not ours to do)."""
+    """A socket's name only (binding port 80 in a test is not ours to do); an IPv6
+    socket's name has four fields."""
 
     def __init__(self, address: str, port: int) -> None:
-        self._name = (address, port)
+        self._name: tuple[Any, ...] = (address, port, 0, 0) if ":" in address else (address, port)
 
-    def getsockname(self) -> tuple[str, int]:
+    def getsockname(self) -> tuple[Any, ...]:
         return self._name
 
 
@@ -334,6 +396,7 @@ class _Bound:
         ("localhost", "127.0.0.1", 9000, ["127.0.0.1:9000", "localhost:9000"]),
         ("::1", "::1", 8766, ["[::1]:8766", "localhost:8766"]),
         ("127.0.0.2", "127.0.0.2", 8766, ["127.0.0.2:8766"]),
+        ("localhost", "127.0.1.1", 8766, ["127.0.1.1:8766", "localhost:8766"]),
         ("127.0.0.1", "127.0.0.1", 80, ["127.0.0.1:80", "localhost:80", "127.0.0.1", "localhost"]),
     ],
 )
@@ -379,19 +442,22 @@ def test_the_listening_socket_is_bound_and_listening() -> None:
         assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR)
         with socket.create_connection((address, port), timeout=5):
             pass  # accepted into the backlog: it listens
-        with pytest.raises(ConfigurationError, match=f"cannot listen on 127.0.0.1:{port}: "):
+        with pytest.raises(ConfigurationError) as in_use:
             mcp_server._listen("127.0.0.1", port)
+        assert str(in_use.value) == f"cannot listen on 127.0.0.1:{port}: Address already in use"
     finally:
         sock.close()
 
 
 def test_an_ipv6_host_gets_an_ipv6_socket() -> None:
     try:
-        sock = mcp_server._listen("::1", 0)
-    except ConfigurationError as exc:
-        pytest.skip(f"no IPv6 loopback here: {exc}")
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError as exc:
+        pytest.skip(f"no IPv6 loopback on this machine: {exc}")
+    sock = mcp_server._listen("::1", 0)
     try:
-        assert sock.family == socket.AF_INET6
+        assert sock.family == socket.AF_INET6 and sock.getsockname()[0] == "::1"
     finally:
         sock.close()
 
@@ -493,3 +559,142 @@ async def test_other_errors_and_results_pass_through_the_wrapper() -> None:
 def test_validation_errors_are_what_the_transport_hands_on() -> None:
     # the premise of the tests above: a refused line arrives as pydantic's error
     assert isinstance(_refusal('{"id":1}'), ValidationError)
+
+
+# ---------------------------------------------------------------- the command
+
+
+def test_the_commands_arguments_and_their_defaults() -> None:
+    parser = argparse.ArgumentParser()
+    mcp_server.add_arguments(parser)
+    assert vars(parser.parse_args([])) == {
+        "url": None,
+        "http": False,
+        "host": "127.0.0.1",
+        "port": mcp_server.DEFAULT_PORT,
+        "token": None,
+        "strict": False,
+        "user": None,
+        "verbose": False,
+    }
+    given = ["sqlite:///x.db", "--http", "--host", "::1", "--port", "9001", "--token", "t"]
+    given += ["--strict", "--user", "alice", "--verbose"]
+    assert vars(parser.parse_args(given)) == {
+        "url": "sqlite:///x.db",
+        "http": True,
+        "host": "::1",
+        "port": 9001,
+        "token": "t",
+        "strict": True,
+        "user": "alice",
+        "verbose": True,
+    }
+    shown = " ".join(parser.format_help().split())
+    assert f"port (HTTP; default {mcp_server.DEFAULT_PORT})" in shown
+    assert f"(better: set {mcp_server.TOKEN_ENV}; the value of this flag is visible" in shown
+
+
+class _Served:
+    """``_serve_http`` replaced: what ``main`` hands it, without serving."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+
+    async def __call__(self, server: Any, sock: socket.socket, host: str, token: Any) -> None:
+        self.calls.append((server, sock.getsockname(), sock.fileno() != -1, host, token))
+
+
+def test_main_over_http_binds_first_and_hands_everything_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    served = _Served()
+    monkeypatch.setattr(mcp_server, "_serve_http", served)
+    monkeypatch.setenv(mcp_server.TOKEN_ENV, TOKEN)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    argv = ["memory://", "--http", "--port", str(port), "--strict", "--user", "alice"]
+    assert mcp_server.main(argv) == 0
+    [(server, bound, open_then, host, token)] = served.calls
+    assert (bound, open_then, host, token) == (("127.0.0.1", port), True, "127.0.0.1", TOKEN)
+    assert server.name == "memory-core (memory://)"
+
+
+async def _no_stdio(server: Any) -> None:
+    return None
+
+
+def test_main_over_stdio_opens_the_store_as_asked_and_names_it_redacted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built: list[Any] = []
+
+    async def keep(server: Any) -> None:
+        built.append(server)
+
+    monkeypatch.setattr(mcp_server, "serve_stdio", keep)
+    monkeypatch.setenv(mcp_server.TOKEN_ENV, "short")  # read only for --http
+    opened: list[dict[str, Any]] = []
+    real_open = mcp_server.open_backend
+
+    def open_backend_spy(url: str, **options: Any) -> Any:
+        opened.append({"url": url, **options})
+        return real_open("memory://", **options)
+
+    monkeypatch.setattr(mcp_server, "open_backend", open_backend_spy)
+    url = "nams+http://127.0.0.1:9/v1?api_key=sekrit"
+    assert mcp_server.main([url, "--strict"]) == 0
+    assert opened == [{"url": url, "strict": True}]
+    [server] = built
+    assert server.name.startswith("memory-core (nams+http://127.0.0.1:9/v1")
+    assert "sekrit" not in server.name
+    assert mcp_server.main([url]) == 0
+    assert opened[-1] == {"url": url, "strict": False}
+
+
+def test_main_quiets_the_http_client_logs_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    said: list[bool] = []
+    monkeypatch.setattr(mcp_server, "serve_stdio", _no_stdio)
+    monkeypatch.setattr(mcp_server, "_quiet_http_client_logs", said.append)
+    mcp_server.main(["memory://"])
+    mcp_server.main(["memory://", "--verbose"])
+    mcp_server.main(["memory://"], debug=True)
+    assert said == [False, True, True]
+
+
+def test_off_loopback_over_http_the_token_is_required(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(mcp_server.TOKEN_ENV, raising=False)
+    monkeypatch.setattr(mcp_server, "serve_stdio", _no_stdio)
+    with pytest.raises(ConfigurationError, match=r"--host 0\.0\.0\.0: serving off loopback needs"):
+        mcp_server.main(["memory://", "--http", "--host", "0.0.0.0"])
+    assert mcp_server.main(["memory://", "--host", "0.0.0.0"]) == 0  # stdio: no HTTP at all
+
+
+async def test_the_http_server_guards_every_request_and_serves_mcp() -> None:
+    server = mcp_server.build_server(open_backend("memory://"))
+    sock = mcp_server._listen("127.0.0.1", 0)
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+    bearer = {"authorization": f"Bearer {TOKEN}"}
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(mcp_server._serve_http, server, sock, "127.0.0.1", TOKEN)
+            async with httpx.AsyncClient(trust_env=False, timeout=10) as client:
+                with anyio.fail_after(30):
+                    while True:
+                        try:
+                            answer = await client.post(base, json={})
+                            break
+                        except httpx.TransportError:
+                            await anyio.sleep(0.05)
+                assert answer.status_code == 401
+                rebound = await client.post(
+                    base, json={}, headers={**bearer, "host": "evil.example"}
+                )
+                assert rebound.status_code == 421  # the Host check, behind the token
+                accept = {"accept": "application/json, text/event-stream"}
+                initialize = await client.post(base, json=INITIALIZE, headers={**bearer, **accept})
+                assert initialize.status_code == 200
+                assert "memory-core" in initialize.text
+            tasks.cancel_scope.cancel()
+    finally:
+        sock.close()
