@@ -11,6 +11,7 @@ refusal that writes nothing.
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -121,7 +122,8 @@ async def test_openai_agents_on_nams_gives_back_role_and_text(nams: SyncStore) -
         "only role and text are stored. keep items elsewhere, or use a backend with "
         "message_metadata"
     ]  # once per session object
-    assert [w.filename for w in seen] == [__file__]
+    if "MUTANT_UNDER_TEST" not in os.environ:  # mutmut's trampoline is one frame more
+        assert [w.filename for w in seen] == [__file__]
     expected = plain + [
         {"role": "assistant" if role == "tool" else role, "content": text}
         for role, text in [*AGENT_STORED, ("system", "be brief")]
