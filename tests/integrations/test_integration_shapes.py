@@ -408,3 +408,264 @@ def test_langchain_messages_get_embeddings_where_the_backend_makes_them() -> Non
         MemoryChatMessageHistory(memory, "s").add_messages([HumanMessage("tram 28")])
         [stored] = memory.get_conversation("s").messages
         assert stored.embedding is not None and len(stored.embedding) == 16
+
+
+# ---------------------------------------------------------------- Pydantic AI
+
+
+def _pydantic_kinds() -> list[Any]:
+    from pydantic_ai.messages import (
+        ModelRequest,
+        ModelResponse,
+        SystemPromptPart,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+        UserPromptPart,
+    )
+
+    return [
+        ModelRequest(parts=[SystemPromptPart(content="be brief")]),
+        ModelRequest(parts=[UserPromptPart(content="weather?")]),
+        ModelRequest(parts=[UserPromptPart(content=["look:", "here"])]),
+        ModelRequest(parts=[SystemPromptPart(content="sys"), UserPromptPart(content="both")]),
+        ModelResponse(parts=[TextPart(content="calling"), ToolCallPart(tool_name="w", args={})]),
+        ModelRequest(parts=[ToolReturnPart(tool_name="w", content={"t": 21}, tool_call_id="c")]),
+        ModelResponse(parts=[TextPart(content="21 degrees")]),
+    ]
+
+
+PYDANTIC_STORED = [
+    ("system", "be brief"),
+    ("user", "weather?"),
+    ("user", "look:\nhere"),
+    ("user", "sys\nboth"),
+    ("assistant", "calling"),
+    ("tool", '{"t":21}'),
+    ("assistant", "21 degrees"),
+]
+
+
+def test_pydantic_ai_messages_are_stored_as_role_and_text(embedded: SyncMemoryBackend) -> None:
+    pytest.importorskip("pydantic_ai")
+    kinds = _pydantic_kinds()  # once: parts carry the time they were made
+    from memory_core.integrations.pydantic_ai import MemoryMessageHistory
+
+    history = MemoryMessageHistory(embedded, "s")
+    history.save(kinds)
+    assert _stored(embedded, "s") == PYDANTIC_STORED
+    assert history.load() == kinds
+    assert MemoryMessageHistory(embedded, "s", limit=2).load() == kinds[-2:]
+
+
+def test_pydantic_ai_loads_messages_another_writer_stored_as_plain_ones(
+    embedded: SyncMemoryBackend,
+) -> None:
+    pytest.importorskip("pydantic_ai")
+    kinds = _pydantic_kinds()  # once: parts carry the time they were made
+    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
+
+    from memory_core.integrations.pydantic_ai import MemoryMessageHistory
+
+    history = MemoryMessageHistory(embedded, "s")
+    history.save(kinds[1:2])
+    other = embedded.add_message("s", "assistant", "from elsewhere")
+    loaded = history.load()
+    assert loaded[0] == kinds[1]
+    assert loaded[1] == ModelResponse(
+        parts=[TextPart(content="from elsewhere")], timestamp=other.created_at
+    )
+    assert len(loaded) == 2 and isinstance(loaded[0], ModelRequest)
+    assert isinstance(loaded[0].parts[0], UserPromptPart)
+
+
+def test_pydantic_ai_on_nams_gives_back_role_and_text(nams: SyncStore) -> None:
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai.messages import (
+        ModelRequest,
+        ModelResponse,
+        SystemPromptPart,
+        TextPart,
+        UserPromptPart,
+    )
+
+    from memory_core.integrations.pydantic_ai import MemoryMessageHistory
+
+    history = MemoryMessageHistory(nams.memory, nams.session())
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        history.save([])
+        assert _said(seen) == []  # nothing saved, nothing lost
+        history.save(_pydantic_kinds())
+        history.save(_pydantic_kinds()[:1])
+    assert _said(seen) == [
+        "nams.save: Pydantic AI message parts cannot be kept by this backend; only role and "
+        "text are stored. keep messages elsewhere, or use a backend with message_metadata"
+    ]
+    stored = nams.memory.get_conversation(history.session_id).messages
+    assert [(m.role.value, m.content) for m in stored] == [*PYDANTIC_STORED, ("system", "be brief")]
+    expected: list[Any] = []
+    for m in stored:
+        if m.role.value in ("assistant", "tool"):
+            expected.append(
+                ModelResponse(parts=[TextPart(content=m.content)], timestamp=m.created_at)
+            )
+        elif m.role.value == "system":
+            part: Any = SystemPromptPart(content=m.content, timestamp=m.created_at)
+            expected.append(ModelRequest(parts=[part]))
+        else:
+            expected.append(
+                ModelRequest(parts=[UserPromptPart(content=m.content, timestamp=m.created_at)])
+            )
+    assert history.load() == expected
+
+
+def test_pydantic_ai_strict_refuses_and_writes_nothing(nams: SyncStore) -> None:
+    pytest.importorskip("pydantic_ai")
+    from memory_core.integrations.pydantic_ai import MemoryMessageHistory
+
+    session_id = nams.session()
+    history = MemoryMessageHistory(nams.open(strict=True), session_id)
+    with pytest.raises(NotSupportedError) as refused:
+        history.save(_pydantic_kinds()[:2])
+    assert (refused.value.method, refused.value.message) == (
+        "save",
+        "Pydantic AI message parts cannot be kept",
+    )
+    assert history.load() == []
+
+
+async def test_pydantic_ai_async_writes_and_reads_the_same(embedded: SyncMemoryBackend) -> None:
+    pytest.importorskip("pydantic_ai")
+    kinds = _pydantic_kinds()  # once: parts carry the time they were made
+    from memory_core.integrations.pydantic_ai import MemoryMessageHistory
+
+    history = MemoryMessageHistory(embedded, "s")
+    await history.asave([])
+    await history.asave(kinds)
+    assert await _a(_stored, embedded, "s") == PYDANTIC_STORED
+    assert await history.aload() == kinds
+
+
+# ---------------------------------------------------------------- Strands
+
+
+class _StrandsAgent:
+    def __init__(self, messages: list[Any], state: dict[str, Any] | None = None) -> None:
+        from strands.agent.state import AgentState
+
+        self.messages = messages
+        self.state = AgentState(state) if state is not None else None
+
+
+STRANDS_MESSAGES: list[Any] = [
+    {"role": "user", "content": [{"text": "one"}, {"text": "two"}]},
+    {"role": "assistant", "content": [{"text": "calling"}, {"toolUse": {"toolUseId": "t"}}]},
+    {"role": "user", "content": [{"toolResult": {"toolUseId": "t", "content": [{"text": "21"}]}}]},
+    {"role": "assistant", "content": [{"text": "21 degrees"}]},
+    {"role": "user", "content": [{"image": {"format": "png", "source": {"bytes": b"\x89P"}}}]},
+]
+STRANDS_STORED = [
+    ("user", "one\ntwo"),
+    ("assistant", "calling"),
+    ("tool", ""),
+    ("assistant", "21 degrees"),
+    ("user", ""),
+]
+
+
+def test_strands_messages_are_stored_as_role_and_text(embedded: SyncMemoryBackend) -> None:
+    pytest.importorskip("strands")
+    from memory_core.integrations.strands import MemorySessionManager
+
+    manager = MemorySessionManager(embedded, "s")
+    agent = _StrandsAgent(list(STRANDS_MESSAGES))
+    manager.initialize(agent)
+    assert _stored(embedded, "s") == STRANDS_STORED
+    restored = _StrandsAgent([])
+    manager.initialize(restored)
+    assert restored.messages == STRANDS_MESSAGES  # bytes included
+
+
+def test_strands_on_nams_gives_back_role_and_text(nams: SyncStore) -> None:
+    pytest.importorskip("strands")
+    from memory_core.integrations.strands import MemorySessionManager
+
+    manager = MemorySessionManager(nams.memory, nams.session())
+    agent = _StrandsAgent([])
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        manager.append_message({"role": "user", "content": [{"text": "plain"}]}, agent)
+        assert _said(seen) == []
+        for message in STRANDS_MESSAGES:
+            manager.append_message(message, agent)
+    assert _said(seen) == [
+        "nams.append_message: Strands content blocks cannot be kept by this backend; only "
+        "role and text are stored. keep messages elsewhere, or use a backend with "
+        "message_metadata"
+    ]
+    restored = _StrandsAgent([])
+    manager.initialize(restored)
+    assert restored.messages == [{"role": "user", "content": [{"text": "plain"}]}] + [
+        {"role": "assistant" if role == "assistant" else "user", "content": [{"text": text}]}
+        for role, text in STRANDS_STORED
+    ]
+    with pytest.raises(NotSupportedError) as refused:
+        manager.redact_latest_message({"role": "user", "content": [{"text": "x"}]}, agent)
+    assert (refused.value.method, refused.value.message) == (
+        "redact_latest_message",
+        "needs the 'delete_message' capability, which it lacks",
+    )
+
+
+def test_strands_agent_state_is_not_kept_and_says_so(embedded: SyncMemoryBackend) -> None:
+    pytest.importorskip("strands")
+    from memory_core.integrations.strands import MemorySessionManager
+
+    manager = MemorySessionManager(embedded, "s")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        manager.sync_agent(_StrandsAgent([]))  # no state
+        manager.sync_agent(_StrandsAgent([], {}))  # empty state
+        assert _said(seen) == []
+        manager.sync_agent(_StrandsAgent([], {"city": "Lisbon"}))
+        manager.sync_agent(_StrandsAgent([], {"city": "Porto"}))
+    assert _said(seen) == [
+        "embedded.sync_agent: agent state cannot be kept by this backend; only role and "
+        "text are stored. keep agent.state elsewhere; only messages are stored"
+    ]
+    with open_backend("memory://", strict=True) as strict:
+        with pytest.raises(NotSupportedError) as refused:
+            MemorySessionManager(strict, "s").sync_agent(_StrandsAgent([], {"a": 1}))
+        assert (refused.value.method, refused.value.message) == (
+            "sync_agent",
+            "agent state cannot be kept",
+        )
+
+
+async def test_strands_hooks_run_on_the_agents_event_loop_thread(
+    embedded: SyncMemoryBackend,
+) -> None:
+    pytest.importorskip("strands")
+    from memory_core.integrations.strands import MemorySessionManager
+
+    # Strands calls its hooks synchronously on its own loop's thread: they may block it
+    manager = MemorySessionManager(embedded, "s")
+    agent = _StrandsAgent([{"role": "user", "content": [{"text": "first"}]}])
+    manager.initialize(agent)
+    manager.append_message({"role": "assistant", "content": [{"text": "second"}]}, agent)
+    manager.redact_latest_message({"role": "assistant", "content": [{"text": "[r]"}]}, agent)
+    restored = _StrandsAgent([])
+    manager.initialize(restored)
+    assert [m["content"][0]["text"] for m in restored.messages] == ["first", "[r]"]
+
+
+@pytest.mark.parametrize("session_id", ["", 3, None])
+def test_strands_refuses_a_bad_session_id(session_id: Any, embedded: SyncMemoryBackend) -> None:
+    pytest.importorskip("strands")
+    from memory_core import InvalidRequestError
+    from memory_core.integrations.strands import MemorySessionManager
+
+    with pytest.raises(InvalidRequestError) as caught:
+        MemorySessionManager(embedded, session_id)
+    assert caught.value.argument == "session_id"
