@@ -304,6 +304,7 @@ def test_llamaindex_on_nams_gives_back_role_and_text(nams: SyncStore) -> None:
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         chats.add_message(key, ChatMessage(role=MessageRole.USER, content="plain"))
+        chats.add_message(key, ChatMessage(role=MessageRole.ASSISTANT, content="plain too"))
         assert _said(seen) == []
         for message in _llama_kinds():
             chats.add_message(key, message)
@@ -314,9 +315,10 @@ def test_llamaindex_on_nams_gives_back_role_and_text(nams: SyncStore) -> None:
     ]
     back = {"user": MessageRole.USER, "assistant": MessageRole.ASSISTANT}
     back |= {"system": MessageRole.SYSTEM, "tool": MessageRole.TOOL}
-    expected = [ChatMessage(role=MessageRole.USER, content="plain")] + [
-        ChatMessage(role=back[role], content=text) for role, text in LLAMA_STORED
-    ]
+    expected = [
+        ChatMessage(role=MessageRole.USER, content="plain"),
+        ChatMessage(role=MessageRole.ASSISTANT, content="plain too"),
+    ] + [ChatMessage(role=back[role], content=text) for role, text in LLAMA_STORED]
     assert chats.get_messages(key) == expected
 
 
@@ -346,6 +348,9 @@ def test_llamaindex_on_nams_refuses_what_it_cannot_do_before_writing(nams: SyncS
         assert (refused.value.backend, refused.value.method) == ("nams", method)
         assert refused.value.message == f"needs the {flag!r} capability, which it lacks"
     assert [m.content for m in chats.get_messages(key)] == ["kept"]
+    fresh = start_session(server_ids, "fresh")  # a session with no messages yet
+    chats.set_messages(fresh, [ChatMessage(role="user", content="first")])
+    assert [m.content for m in chats.get_messages(fresh)] == ["first"]
 
 
 async def test_llamaindex_async_on_nams_refuses_what_it_cannot_do(nams: SyncStore) -> None:
@@ -596,6 +601,7 @@ def test_strands_on_nams_gives_back_role_and_text(nams: SyncStore) -> None:
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         manager.append_message({"role": "user", "content": [{"text": "plain"}]}, agent)
+        manager.append_message({"role": "assistant", "content": [{"text": "too"}]}, agent)
         assert _said(seen) == []
         for message in STRANDS_MESSAGES:
             manager.append_message(message, agent)
@@ -606,7 +612,10 @@ def test_strands_on_nams_gives_back_role_and_text(nams: SyncStore) -> None:
     ]
     restored = _StrandsAgent([])
     manager.initialize(restored)
-    assert restored.messages == [{"role": "user", "content": [{"text": "plain"}]}] + [
+    assert restored.messages == [
+        {"role": "user", "content": [{"text": "plain"}]},
+        {"role": "assistant", "content": [{"text": "too"}]},
+    ] + [
         {"role": "assistant" if role == "assistant" else "user", "content": [{"text": text}]}
         for role, text in STRANDS_STORED
     ]

@@ -139,3 +139,28 @@ async def test_descriptions_and_tools_follow_the_nams_capabilities(
         await _call(
             client, "add_message", session_id=started["session_id"], role="user", content="x"
         )
+
+
+async def test_the_tools_defaults() -> None:
+    backend = open_backend("memory://")
+    assert mcp_server.build_server(backend).name == "memory-core"
+    await backend.add_message("s", "user", "the ferry to Cacilhas")
+    for i in range(25):
+        await backend.add_message("s", "user", f"tram {i}")
+    for i in range(55):
+        await backend.add_message(f"other-{i:02d}", "user", "x")
+    async with Client(mcp_server.build_server(backend)) as client:
+        recent = (await _call(client, "recent_messages", session_id="s"))["messages"]
+        assert [m["content"] for m in recent] == [f"tram {i}" for i in range(5, 25)]
+        assert len((await _call(client, "search_messages", query="tram"))["messages"]) == 10
+        three = await _call(client, "search_messages", query="tram", limit=3)
+        assert len(three["messages"]) == 3
+        context = (await _call(client, "get_context", session_id="s"))["context"]
+        assert "tram 24" in context and "tram 14" not in context  # the newest 10
+        assert "Cacilhas" not in context
+        relevant = await _call(client, "get_context", session_id="s", query="ferry")
+        assert "Cacilhas" in relevant["context"]  # the query finds the old message too
+        wider = await _call(client, "get_context", session_id="s", max_messages=20)
+        assert "tram 14" in wider["context"]
+        assert len((await _call(client, "list_sessions"))["sessions"]) == 50
+        assert len((await _call(client, "list_sessions", limit=60))["sessions"]) == 56

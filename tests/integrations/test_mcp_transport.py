@@ -296,14 +296,15 @@ async def test_the_reader_without_a_context_says_none() -> None:
 
 async def _app(scope: Any, receive: Any, send: Any) -> None:
     assert scope["type"] == "http"
+    request = await receive()  # the request's body reaches the app too
     await send({"type": "http.response.start", "status": 200, "headers": []})
-    await send({"type": "http.response.body", "body": b"inside"})
+    await send({"type": "http.response.body", "body": b"inside " + request["body"]})
 
 
 async def _get(app: Any, headers: dict[str, str] | None = None) -> httpx.Response:
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
-        return await client.get("/mcp", headers=headers or {})
+        return await client.post("/mcp", content=b"body", headers=headers or {})
 
 
 @pytest.mark.parametrize(
@@ -338,7 +339,7 @@ async def test_a_request_without_the_token_gets_401_and_nothing_else(
 )
 async def test_a_request_with_the_token_reaches_the_app(authorization: str) -> None:
     answer = await _get(mcp_server._RequireToken(_app, TOKEN), {"Authorization": authorization})
-    assert (answer.status_code, answer.text) == (200, "inside")
+    assert (answer.status_code, answer.text) == (200, "inside body")
 
 
 async def test_lifespan_passes_and_a_websocket_is_closed_without_the_token() -> None:
@@ -359,9 +360,8 @@ async def test_lifespan_passes_and_a_websocket_is_closed_without_the_token() -> 
 
 async def test_the_401_headers_are_lower_case_as_asgi_requires() -> None:
     sent = _Sent()
-    await mcp_server._RequireToken(_app, TOKEN)(
-        {"type": "http", "headers": []}, _nothing, sent.send
-    )
+    no_headers = {"type": "http"}  # a scope may leave its headers out
+    await mcp_server._RequireToken(_app, TOKEN)(no_headers, _nothing, sent.send)
     start, body = sent.messages
     assert (start["type"], start["status"], body["type"]) == (
         "http.response.start",
@@ -651,6 +651,20 @@ def test_main_over_stdio_opens_the_store_as_asked_and_names_it_redacted(
     assert "sekrit" not in server.name
     assert mcp_server.main([url]) == 0
     assert opened[-1] == {"url": url, "strict": False}
+
+
+def test_main_takes_the_token_flag_and_serves_loopback_without_one(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    served = _Served()
+    monkeypatch.setattr(mcp_server, "_serve_http", served)
+    monkeypatch.delenv(mcp_server.TOKEN_ENV, raising=False)
+    assert mcp_server.main(["memory://", "--http", "--port", "0", "--token", TOKEN]) == 0
+    assert mcp_server.main(["memory://", "--http", "--port", "0"]) == 0  # loopback: no token
+    assert [call[-1] for call in served.calls] == [TOKEN, None]
+    with pytest.raises(SystemExit):
+        mcp_server.main(["--help"])
+    assert capsys.readouterr().out.startswith("usage: memory-core mcp ")
 
 
 def test_main_quiets_the_http_client_logs_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
