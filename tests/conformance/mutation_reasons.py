@@ -358,10 +358,123 @@ _TRANSFER: list[tuple[str, str]] = [
     ),
 ]
 
+_INTEGRATIONS: list[tuple[str, str]] = [
+    (
+        r"^_bridge\.x_warn_if_truncated__mutmut_(9|14|15)$|"
+        r"^llamaindex\.xǁMemoryChatStoreǁ_may_replace__mutmut_(6|14|15|16|17)$|"
+        r"^llamaindex\.xǁMemoryChatStoreǁ_need_delete__mutmut_(3|9|10)$|"
+        r"^llamaindex\.xǁMemoryChatStoreǁa?get_keys__mutmut_(3|11|12)$|"
+        r"^openai_agents\.xǁMemorySessionǁpop_item__mutmut_(11|12|13)$|"
+        r"^strands\.xǁMemorySessionManagerǁredact_latest_message__mutmut_(11|12)$",
+        "message: the workaround text of a NotSupportedError (its backend, method and "
+        "message are tested)",
+    ),
+    (
+        r"^langchain\.x__role__mutmut_(4|8|12|13|21)$|"
+        r"^openai_agents\.x__role_and_text__mutmut_(17|18|28|36)$|"
+        r"^pydantic_ai\.x__role__mutmut_(2|7|11|13)$|^strands\.x__role__mutmut_(15|19|27)$",
+        "equivalent: backends read a role case-insensitively ('ASSISTANT' is stored as "
+        "'assistant'); a ChatMessage role missing from LangChain's tuple falls back to "
+        "'user' anyway; any type ending in '_output' is a tool output already",
+    ),
+    (
+        r"xǁ(MemoryRetriever|MemoryChatStore)ǁmodel_post_init__mutmut_1$",
+        "equivalent: pydantic's BaseModel.model_post_init ignores its context",
+    ),
+    (
+        r"^llamaindex\.xǁMemoryChatStoreǁ_items__mutmut_(32|37|38)$",
+        "equivalent: pydantic dumps in python mode for any mode but 'json', and a plain "
+        "ChatMessage's python dump equals its JSON one (its role is a str enum)",
+    ),
+    (
+        r"^llamaindex\.xǁMemoryChatStoreǁ_read__mutmut_6$|"
+        r"^llamaindex\.xǁMemoryChatStoreǁa?delete_last_message__mutmut_(6|8|9)$|"
+        r"^llamaindex\.xǁMemoryChatStoreǁa?set_messages__mutmut_(5|7|8)$|"
+        r"^openai_agents\.xǁMemorySessionǁpop_item__mutmut_(17|20|22)$|"
+        r"^strands\.xǁMemorySessionManagerǁredact_latest_message__mutmut_(16|20)$",
+        "equivalent: reading more than the newest message still ends with it, and "
+        "set_messages only asks whether the session holds any",
+    ),
+    (
+        r"^llamaindex\.xǁMemoryChatStoreǁa?get_keys__mutmut_(23|33)$",
+        "equivalent: list_sessions' default limit is 100, the page size, and it reads "
+        "order_dir case-insensitively",
+    ),
+    (
+        r"^mcp_server\.x__listen__mutmut_(10|17|26)$",
+        "equivalent: SOCK_STREAM is socket.socket's default type, any nonzero SO_REUSEADDR "
+        "turns it on, and a backlog of 129 for 128 changes nothing a client sees",
+    ),
+    (
+        r"^mcp_server\.x__request_id__mutmut_10$",
+        "equivalent: Python's codec names are case-insensitive ('UTF-8' is 'utf-8')",
+    ),
+    (
+        r"^mcp_server\.x__serve_http__mutmut_",
+        "out of scope: checked in-process by test_mcp_transport.py::test_the_http_server_"
+        "guards_every_request_and_serves_mcp and through the command by the subprocess "
+        "tests, neither of which can run under mutmut (uvicorn takes the trampolined "
+        "middleware for an app factory; subprocesses run unmutated code)",
+    ),
+    (
+        r"^mcp_server\.x__token__mutmut_(4|7|8)$",
+        "equivalent: the warning ends with a newline on a line-buffered stderr, so it is "
+        "flushed either way",
+    ),
+    (
+        r"^mcp_server\.x__tools__mutmut_(13[4-9]|14[0-8])$",
+        "message: the wording of a tool's description (add_message's is pinned whole, and "
+        "which capability note each tool carries is tested)",
+    ),
+    (
+        r"^mcp_server\.x__tools__mutmut_(96|97|98)$",
+        "equivalent: the MCP server turns a tool's result into JSON with pydantic either way, "
+        "so a python-mode dump of a SessionInfo gives the same text",
+    ),
+    (
+        r"^mcp_server\.x__transport_security__mutmut_32$",
+        "equivalent: DNS rebinding protection is TransportSecuritySettings' default",
+    ),
+    (
+        r"^mcp_server\.x_build_server__mutmut_(10|11|21|24)$",
+        "equivalent or message: the server's instructions are free text for the model (the "
+        "backend's name in them is tested), and MCPServer names a tool after its function "
+        "when no name is given",
+    ),
+    (
+        r"^mcp_server\.x_unreadable_line_reply__mutmut_(29|31|34|36|39)$",
+        "equivalent: pydantic's json_invalid errors always carry a msg, and the stdio "
+        "transport always hands on the line as text",
+    ),
+    (
+        r"^mcp_server\.xǁ_RequireTokenǁ_authorized__mutmut_2$",
+        "equivalent: without an Authorization header the presented credentials are empty "
+        "either way (b'XXXX' has no space: the scheme is XXXX, the credentials empty)",
+    ),
+    (
+        r"^openai_agents\.x__from_stored__mutmut_(3|7)$|"
+        r"^openai_agents\.xǁMemorySessionǁadd_items__mutmut_20$|"
+        r"^strands\.x__from_stored__mutmut_3$|^strands\.x__plain__mutmut_1$",
+        "equivalent: typing.cast does nothing at run time",
+    ),
+    (
+        r"^pydantic_ai\.xǁMemoryMessageHistoryǁ_items__mutmut_(44|47|48)$|"
+        r"^pydantic_ai\.xǁMemoryMessageHistoryǁ_messages__mutmut_(21|24|25)$",
+        "equivalent: the two sequences zipped always have the same length (one is made from "
+        "the other)",
+    ),
+    (
+        r"^strands\.x__role__mutmut_(3|5)$|^strands\.x__text__mutmut_(6|8)$",
+        "not a promise: a Strands Message always has content (its TypedDict requires it); "
+        "what a message without it is stored as is not defined",
+    ),
+]
+
 REASONS: dict[str, list[tuple[str, str]]] = {
     "embedded": _EMBEDDED,
     "sync": _SYNC,
     "transfer": _TRANSFER,
+    "integrations": _INTEGRATIONS,
 }
 
 CASE_INSENSITIVE = {"embedded"}

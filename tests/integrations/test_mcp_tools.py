@@ -164,3 +164,13 @@ async def test_the_tools_defaults() -> None:
         assert "tram 14" in wider["context"]
         assert len((await _call(client, "list_sessions"))["sessions"]) == 50
         assert len((await _call(client, "list_sessions", limit=60))["sessions"]) == 56
+
+
+async def test_start_session_keeps_the_name_where_the_caller_names_sessions() -> None:
+    from tests.integrations.test_mcp_user_scope import IssuedIdsStore
+
+    backend = MemoryBackend.over(IssuedIdsStore, "memory://")  # names kept, no auto-create
+    async with Client(mcp_server.build_server(backend)) as client:
+        assert (await _call(client, "start_session", name="trip"))["session_id"] == "trip"
+        added = await _call(client, "add_message", session_id="trip", role="user", content="x")
+        assert added["content"] == "x"
