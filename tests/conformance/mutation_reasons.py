@@ -365,7 +365,7 @@ _INTEGRATIONS: list[tuple[str, str]] = [
         r"^llamaindex\.xǁMemoryChatStoreǁ_need_delete__mutmut_(3|9|10)$|"
         r"^llamaindex\.xǁMemoryChatStoreǁa?get_keys__mutmut_(3|11|12)$|"
         r"^openai_agents\.xǁMemorySessionǁpop_item__mutmut_(11|12|13)$|"
-        r"^strands\.xǁMemorySessionManagerǁredact_latest_message__mutmut_(11|12)$",
+        r"^strands\.xǁMemorySessionManagerǁredact_latest_message__mutmut_(3|11|12)$",
         "message: the workaround text of a NotSupportedError (its backend, method and "
         "message are tested)",
     ),
@@ -391,7 +391,7 @@ _INTEGRATIONS: list[tuple[str, str]] = [
         r"^llamaindex\.xǁMemoryChatStoreǁa?delete_last_message__mutmut_(6|8|9)$|"
         r"^llamaindex\.xǁMemoryChatStoreǁa?set_messages__mutmut_(5|7|8)$|"
         r"^openai_agents\.xǁMemorySessionǁpop_item__mutmut_(17|20|22)$|"
-        r"^strands\.xǁMemorySessionManagerǁredact_latest_message__mutmut_(16|20)$",
+        r"^strands\.xǁMemorySessionManagerǁredact_latest_message__mutmut_(16|20|23)$",
         "equivalent: reading more than the newest message still ends with it, and "
         "set_messages only asks whether the session holds any",
     ),
@@ -430,6 +430,11 @@ _INTEGRATIONS: list[tuple[str, str]] = [
         r"^mcp_server\.x__tools__mutmut_(96|97|98)$",
         "equivalent: the MCP server turns a tool's result into JSON with pydantic either way, "
         "so a python-mode dump of a SessionInfo gives the same text",
+    ),
+    (
+        r"^mcp_server\.x_serve_stdio__mutmut_8$",
+        "equivalent: given no initialization options, the MCP server builds the same ones "
+        "itself (create_initialization_options)",
     ),
     (
         r"^mcp_server\.x__transport_security__mutmut_32$",

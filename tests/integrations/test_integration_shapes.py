@@ -643,6 +643,14 @@ def test_strands_agent_state_is_not_kept_and_says_so(embedded: SyncMemoryBackend
         "embedded.sync_agent: agent state cannot be kept by this backend; only role and "
         "text are stored. keep agent.state elsewhere; only messages are stored"
     ]
+
+    class Stateless:
+        messages: list[Any] = []
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        MemorySessionManager(embedded, "t").sync_agent(Stateless())  # an agent without state
+    assert _said(seen) == []
     with open_backend("memory://", strict=True) as strict:
         with pytest.raises(NotSupportedError) as refused:
             MemorySessionManager(strict, "s").sync_agent(_StrandsAgent([], {"a": 1}))
