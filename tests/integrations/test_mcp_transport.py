@@ -15,7 +15,7 @@ import json
 import logging
 import os
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import anyio
@@ -685,12 +685,27 @@ def test_off_loopback_over_http_the_token_is_required(monkeypatch: pytest.Monkey
     assert mcp_server.main(["memory://", "--host", "0.0.0.0"]) == 0  # stdio: no HTTP at all
 
 
+@pytest.fixture(name="uvicorn_logging_kept")
+def uvicorn_logging_kept_fixture() -> Iterator[None]:
+    """uvicorn configures its loggers for the test's captured stderr: put them back, or
+    the run's other uvicorn servers log into that stream once it is closed."""
+    loggers = [logging.getLogger(name) for name in ("uvicorn", "uvicorn.error", "uvicorn.access")]
+    saved = [(lg.handlers[:], lg.level, lg.propagate, lg.disabled) for lg in loggers]
+    yield
+    for lg, (handlers, level, propagate, disabled) in zip(loggers, saved, strict=True):
+        lg.handlers[:] = handlers
+        lg.setLevel(level)
+        lg.propagate, lg.disabled = propagate, disabled
+
+
 @pytest.mark.skipif(
     "MUTANT_UNDER_TEST" in os.environ,
     reason="under mutmut the middleware's __call__ is a plain function, which uvicorn "
     "takes for an app factory and calls with no arguments",
 )
-async def test_the_http_server_guards_every_request_and_serves_mcp() -> None:
+async def test_the_http_server_guards_every_request_and_serves_mcp(
+    uvicorn_logging_kept: None,
+) -> None:
     server = mcp_server.build_server(open_backend("memory://"))
     sock = mcp_server._listen("127.0.0.1", 0)
     base = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
