@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import socket
+import sys
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -50,9 +51,23 @@ def _refusal(line: str | bytes) -> Exception:
 # ---------------------------------------------------------------- unreadable lines
 
 
+@pytest.fixture(name="default_recursion_limit")
+def default_recursion_limit_fixture() -> Iterator[None]:
+    """The interpreter's default recursion limit, as in the command's own process: whether
+    ``json`` can read a line 5,000 levels deep (and so find its id) depends on it, and
+    other tests of the run may have raised it."""
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
+
+
 @pytest.mark.parametrize(
     ("what", "line", "code", "request_id"), BAD_LINES, ids=[b[0] for b in BAD_LINES]
 )
+@pytest.mark.usefixtures("default_recursion_limit")
 def test_each_unreadable_line_gets_its_code_and_id(
     what: str, line: bytes, code: int, request_id: int | str | None
 ) -> None:
@@ -217,6 +232,7 @@ class _Streams:
         return [json.loads(line) for line in self._out.getvalue().splitlines()]
 
 
+@pytest.mark.usefixtures("default_recursion_limit")
 async def test_the_stdio_loop_answers_bad_lines_and_goes_on_serving() -> None:
     lines: list[bytes | str] = [b"before the handshake", json.dumps(INITIALIZE)]
     lines.append('{"jsonrpc":"2.0","method":"notifications/initialized"}')

@@ -20,12 +20,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_load(*args: str) -> dict[str, Any]:
+    # A bound, not a target: a loaded 2-core CI machine took over 120 s for the Neo4j
+    # run (146 of 200 clients done by then), where a quiet one takes about 90.
     done = subprocess.run(
-        [sys.executable, "scripts/server_load.py", "--json", "--max-seconds", "120", *args],
+        [sys.executable, "scripts/server_load.py", "--json", "--max-seconds", "300", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=480,
         check=False,
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
