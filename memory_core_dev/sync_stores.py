@@ -11,6 +11,7 @@ session made is cleared afterwards.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,12 +88,20 @@ def store_location(kind: str, request: pytest.FixtureRequest, tmp_path: Path) ->
     return SyncStore(kind, server.url, options)
 
 
-@pytest.fixture(params=STORE_KINDS)
-def sync_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SyncStore]:
-    """A real store of each backend kind with one blocking backend already open."""
-    store = store_location(request.param, request, tmp_path)
+@contextmanager
+def opened_store(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SyncStore]:
+    """A store of ``kind`` with one blocking backend open; its sessions cleared and its
+    backends closed afterwards."""
+    store = store_location(kind, request, tmp_path)
     store.open()
     try:
         yield store
     finally:
         store.close()
+
+
+@pytest.fixture(params=STORE_KINDS)
+def sync_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SyncStore]:
+    """A real store of each backend kind with one blocking backend already open."""
+    with opened_store(request.param, request, tmp_path) as store:
+        yield store

@@ -16,7 +16,7 @@ import pytest
 
 from memory_core import CapabilityWarning, InvalidRequestError
 from memory_core.sync import SyncMemoryBackend, open_backend
-from memory_core_dev.sync_stores import SyncStore, store_location
+from memory_core_dev.sync_stores import SyncStore, opened_store, store_location
 
 pytestmark = pytest.mark.anyio
 
@@ -34,16 +34,12 @@ def long_session_fixture() -> Iterator[SyncMemoryBackend]:
 @pytest.fixture(name="capped")
 def capped_fixture(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SyncStore]:
     """A NAMS session holding exactly the 200 messages one read returns."""
-    store = store_location("nams", request, tmp_path)
-    store.open()
-    try:
+    with opened_store("nams", request, tmp_path) as store:
         session = store.session("capped")
         for start in (0, 100):
             batch = [{"role": "user", "content": f"m{i}"} for i in range(start, start + 100)]
             store.memory.add_messages_batch(session, batch)
         yield store
-    finally:
-        store.close()
 
 
 def _said(seen: list[warnings.WarningMessage]) -> list[str]:

@@ -23,7 +23,7 @@ import pytest
 from memory_core import CapabilityWarning, NotSupportedError
 from memory_core.integrations import start_session
 from memory_core.sync import SyncMemoryBackend, open_backend
-from memory_core_dev.sync_stores import SyncStore, store_location
+from memory_core_dev.sync_stores import SyncStore, opened_store
 
 pytestmark = pytest.mark.anyio
 
@@ -36,12 +36,8 @@ def embedded_fixture() -> Iterator[SyncMemoryBackend]:
 
 @pytest.fixture(name="nams")
 def nams_fixture(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SyncStore]:
-    store = store_location("nams", request, tmp_path)
-    store.open()
-    try:
+    with opened_store("nams", request, tmp_path) as store:
         yield store
-    finally:
-        store.close()
 
 
 def _stored(memory: SyncMemoryBackend, session: str) -> list[tuple[str, str]]:
