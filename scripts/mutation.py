@@ -9,8 +9,15 @@ checkout's files (tracked and untracked, not git-ignored) are copied to DIR (def
 ``/tmp/mutation-TARGET``), the ``[tool.mutmut]`` section of the copy's pyproject.toml is
 rewritten for the target, ``mutmut run`` runs there, and the score and the triage of the
 survivors (``tests/conformance/mutation_triage.py``) are printed. The checkout itself is
-never changed: mutmut's ``mutants/`` folder lives in DIR, which later runs reuse (mutmut
-keeps its results there; ``--fresh`` starts over). Needs the ``mutation`` extra.
+never changed but for one file: mutmut's ``mutants/`` folder lives in DIR, which later
+runs reuse (mutmut keeps its results there; ``--fresh`` starts over).
+
+The record: after every run (and ``--triage-only``) each mutant's result is written to
+``tests/conformance/mutation_results/TARGET.json``, with the hash mutmut keeps of each
+function. A run in a DIR without results starts from that record: mutmut keeps the
+result of every mutant whose function is unchanged, so a target too big for one sitting
+(``nams``, ``bolt``: hours on 2 cores) is measured over several, from a fresh machine,
+and its score is reproduced from what was committed. Needs the ``mutation`` extra.
 """
 
 from __future__ import annotations
@@ -28,8 +35,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+RECORDS = ROOT / "tests" / "conformance" / "mutation_results"
 NEO4J_DEPS = ROOT / "memory_core_dev" / "neo4j" / "target" / "deps"
 
 
@@ -94,7 +103,21 @@ TARGETS: dict[str, Target] = {
     ),
     "nams": Target(
         ("memory_core/backends/nams",),
-        ("tests/backends/nams", "tests/conformance/test_conformance_nams.py", *_NOT_NEO4J),
+        (
+            "tests/backends/nams",
+            "tests/conformance/test_conformance_nams.py",
+            # the NAMS client's own reliability tests: portable names, markers, the index
+            # file's faults, injected HTTP faults, cursors, bulk chunks; and its spans
+            "tests/reliability/test_portable_marker.py",
+            "tests/reliability/test_portable_ownership.py",
+            "tests/reliability/test_portable_state.py",
+            "tests/reliability/test_session_index_faults.py",
+            "tests/reliability/test_faults.py",
+            "tests/reliability/test_server_cursors.py",
+            "tests/reliability/test_batches.py",
+            "tests/otel/test_nams.py",
+            *_NOT_NEO4J,
+        ),
         "memory_core.backends.nams.",
     ),
     "bolt": Target(
@@ -170,6 +193,90 @@ def refresh_tests(workdir: Path) -> None:
         shutil.copytree(workdir / "tests", workdir / "mutants" / "tests", dirs_exist_ok=True)
 
 
+def _meta_files(workdir: Path, target: Target) -> list[Path]:
+    """mutmut's per-file result files of ``target`` in ``workdir`` (``.py.meta``)."""
+    found: list[Path] = []
+    for source in target.source_paths:
+        base = workdir / "mutants" / source
+        if source.endswith(".py"):
+            found += [meta for meta in [base.with_name(base.name + ".meta")] if meta.is_file()]
+        else:
+            found += sorted(base.rglob("*.py.meta"))
+    return found
+
+
+def _mutant_number(key: str) -> tuple[str, int]:
+    """``(function, n)`` of a mutant name ``<module>.<function>__mutmut_<n>``."""
+    head, _, number = key.rpartition("__mutmut_")
+    return head.rpartition(".")[2], int(number)
+
+
+def save_record(workdir: Path, name: str) -> Path | None:
+    """Write each mutant's result of ``name`` in ``workdir`` to the target's record: per
+    source file, per function, mutmut's hash of the function and the exit codes of its
+    mutants by number (``null``: not run yet). One function per line, for readable diffs."""
+    files: dict[str, dict[str, list[Any]]] = {}
+    for meta_path in _meta_files(workdir, TARGETS[name]):
+        meta = json.loads(meta_path.read_text("utf-8"))
+        functions: dict[str, list[Any]] = {
+            function: [digest, []] for function, digest in meta["hash_by_function_name"].items()
+        }
+        for key, code in meta["exit_code_by_key"].items():
+            function, number = _mutant_number(key)
+            codes = functions.setdefault(function, ["", []])[1]
+            codes.extend([None] * (number - len(codes)))
+            codes[number - 1] = code
+        source = meta_path.relative_to(workdir / "mutants").as_posix().removesuffix(".meta")
+        if functions:
+            files[source] = functions
+    if not files:
+        return None
+    lines = ["{"]
+    for i, (source, functions) in enumerate(sorted(files.items())):
+        lines.append(f"  {json.dumps(source)}: {{")
+        entries = [
+            f"    {json.dumps(function)}: {json.dumps(value, ensure_ascii=False)}"
+            for function, value in sorted(functions.items())
+        ]
+        lines.append(",\n".join(entries))
+        lines.append("  }" + ("," if i < len(files) - 1 else ""))
+    lines.append("}")
+    record = RECORDS / f"{name}.json"
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text("\n".join(lines) + "\n", "utf-8")
+    return record
+
+
+def seed_from_record(workdir: Path, name: str) -> int:
+    """Give a ``workdir`` with no results of its own the results of the target's record
+    (mutmut then keeps those of unchanged functions); how many files were seeded."""
+    record = RECORDS / f"{name}.json"
+    if not record.is_file():
+        return 0
+    seeded = 0
+    for source, functions in json.loads(record.read_text("utf-8")).items():
+        meta_path = workdir / "mutants" / f"{source}.meta"
+        if meta_path.exists():
+            continue
+        module = source.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
+        codes = {
+            f"{module}.{function}__mutmut_{number}": code
+            for function, (_, numbered) in functions.items()
+            for number, code in enumerate(numbered, start=1)
+        }
+        meta = {
+            "exit_code_by_key": codes,
+            "hash_by_function_name": {f: digest for f, (digest, _) in functions.items() if digest},
+            "type_check_error_by_key": {},
+            "durations_by_key": {},
+            "estimated_durations_by_key": {},
+        }
+        meta_path.parent.mkdir(parents=True, exist_ok=True)
+        meta_path.write_text(json.dumps(meta, indent=1), "utf-8")
+        seeded += 1
+    return seeded
+
+
 def _environment() -> dict[str, str]:
     env = dict(os.environ)
     if NEO4J_DEPS.is_dir():  # the Neo4j jars are git-ignored, so not copied
@@ -243,6 +350,9 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     copy_checkout(workdir, TARGETS[args.target])  # also the latest triage reasons
+    seeded = seed_from_record(workdir, args.target)
+    if seeded:
+        print(f"results of {seeded} file(s) taken from {RECORDS / args.target}.json")
     if not args.triage_only:
         names = args.only
         if args.rerun_survivors:  # those of --only, if given
@@ -254,6 +364,9 @@ def main(argv: list[str] | None = None) -> int:
         with _shared_neo4j(TARGETS[args.target]):
             code = _mutmut(workdir, "run", "--max-children", str(args.max_children), *names)
         print(f"\nmutmut run: exit {code}, wall time {time.monotonic() - started:.0f} s")
+    record = save_record(workdir, args.target)
+    if record is not None:
+        print(f"results recorded in {record.relative_to(ROOT)}")
     return triage(workdir, args.target)
 
 

@@ -6,10 +6,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import warnings
-from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
-from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 import httpx
@@ -32,56 +30,9 @@ from memory_core.backends.nams import NamsBackend, NamsStore
 from memory_core.backends.nams.transport import RetryPolicy, parse_retry_after
 from memory_core.scoring import text_score
 
+from .mocked import CID, body, conversation, message
+
 pytestmark = pytest.mark.anyio
-
-BASE = "https://nams.test/v1"
-CID = "3f2b1c4e-5d6a-4b7c-8d9e-0f1a2b3c4d5e"
-FAST: dict[str, Any] = {"backoff": 0.001, "max_backoff": 0.002}
-
-
-def conversation(cid: str = CID, **extra: Any) -> dict[str, Any]:
-    return {"id": cid, "userId": None, "workspaceId": "w", "metadata": {}, **extra}
-
-
-def message(i: int, cid: str = CID, **extra: Any) -> dict[str, Any]:
-    stamp = datetime(2025, 1, 1, tzinfo=UTC) + timedelta(seconds=i)
-    return {
-        "id": f"00000000-0000-4000-8000-{i:012d}",
-        "conversationId": cid,
-        "role": "user",
-        "content": f"m{i}",
-        "createdAt": stamp.isoformat(),
-        **extra,
-    }
-
-
-@pytest.fixture
-def api() -> Iterator[respx.MockRouter]:
-    with respx.mock(base_url=BASE, assert_all_called=False) as router:
-        router.get("/conversations", params={"limit": "1"}, name="probe").respond(
-            json={"conversations": [], "next_cursor": None}
-        )
-        yield router
-
-
-@pytest.fixture
-async def memory(api: respx.MockRouter) -> AsyncIterator[NamsBackend]:
-    backend = open_backend(
-        "nams+https://nams.test/v1",
-        api_key="k-123",
-        workspace_id="w",
-        trust_env=False,
-        session_names="server",
-        **FAST,
-    )
-    assert isinstance(backend.store, NamsStore)
-    async with backend:
-        yield backend
-
-
-def body(call: Any) -> Any:
-    return json.loads(call.request.content)
-
 
 # ----------------------------------------------------------------- paging
 

@@ -1,0 +1,78 @@
+"""The mutation script's record: what a run leaves in ``mutants/*.meta`` is written to
+``tests/conformance/mutation_results/`` and given back to a workdir without results, so a
+target's measurement goes on over several sittings."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "mutation.py"
+
+
+@pytest.fixture
+def mutation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    spec = importlib.util.spec_from_file_location("mutation_script", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)  # its dataclasses look it up
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module, "RECORDS", tmp_path / "records")
+    return module
+
+
+def _meta(workdir: Path, source: str, codes: dict[str, int | None], hashes: dict[str, str]) -> None:
+    path = workdir / "mutants" / f"{source}.meta"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = {
+        "exit_code_by_key": codes,
+        "hash_by_function_name": hashes,
+        "type_check_error_by_key": {},
+        "durations_by_key": {k: 0.5 for k in codes},
+        "estimated_durations_by_key": {},
+    }
+    path.write_text(json.dumps(meta), "utf-8")
+
+
+def test_a_record_gives_a_fresh_workdir_the_same_results(
+    mutation: ModuleType, tmp_path: Path
+) -> None:
+    module = "memory_core.backends.nams.transport"
+    codes: dict[str, int | None] = {
+        f"{module}.x_decode__mutmut_1": 1,
+        f"{module}.x_decode__mutmut_2": 0,
+        f"{module}.x_decode__mutmut_4": None,  # numbers need not be dense
+        f"{module}.xǁNamsTransportǁsend__mutmut_1": 33,
+    }
+    hashes = {"x_decode": "aaa", "xǁNamsTransportǁsend": "bbb"}
+    _meta(tmp_path / "first", "memory_core/backends/nams/transport.py", codes, hashes)
+    _meta(tmp_path / "first", "memory_core/backends/nams/__init__.py", {}, {})
+
+    record = mutation.save_record(tmp_path / "first", "nams")
+    assert record == tmp_path / "records" / "nams.json"
+    saved = json.loads(record.read_text("utf-8"))
+    assert list(saved) == ["memory_core/backends/nams/transport.py"]  # no empty files
+    assert saved["memory_core/backends/nams/transport.py"]["x_decode"] == [
+        "aaa",
+        [1, 0, None, None],
+    ]
+
+    fresh = tmp_path / "fresh"
+    assert mutation.seed_from_record(fresh, "nams") == 1
+    seeded = json.loads(
+        (fresh / "mutants/memory_core/backends/nams/transport.py.meta").read_text("utf-8")
+    )
+    assert seeded["hash_by_function_name"] == hashes
+    given = {k: v for k, v in seeded["exit_code_by_key"].items() if v is not None}
+    assert given == {k: v for k, v in codes.items() if v is not None}
+    assert mutation.seed_from_record(fresh, "nams") == 0  # results of its own are kept
+
+
+def test_no_record_seeds_nothing(mutation: ModuleType, tmp_path: Path) -> None:
+    assert mutation.seed_from_record(tmp_path / "w", "bolt") == 0
+    assert mutation.save_record(tmp_path / "w", "bolt") is None
