@@ -205,8 +205,8 @@ def _age(header: wire.ConversationOut) -> tuple[datetime, str]:
 
 @dataclass(frozen=True)
 class Entry:
-    """A remembered conversation: its server id and the id callers see (and, when the
-    caller named it by that id, the session name it carries)."""
+    """A remembered conversation: its server id, the id callers see and the session name
+    it carries (``None``: none, or a row of the index file, which does not keep it)."""
 
     server_id: str
     conversation_id: UUID
@@ -404,8 +404,7 @@ class Resolved:
     conversation_id: UUID
     header: wire.ConversationOut | None
     name: str | None = None
-    """The session name the conversation carries when the caller's name was its id
-    (``str(Conversation.id)``), else ``None``."""
+    """The session name the conversation carries (``None``: none, or not known here)."""
 
 
 class SessionNames:
@@ -476,12 +475,16 @@ class SessionNames:
         return found
 
     def _remember(self, key: Key, header: wire.ConversationOut) -> Resolved:
-        entry = Entry(header.id, self._id_of(header) or _server_uuid(header.id))
+        name = self.named(header)
+        conversation_id = (
+            _server_uuid(header.id) if name is None else portable_id(name, header.user_id)
+        )
+        entry = Entry(header.id, conversation_id, name)
         self.cache.names.put(key, entry)
         self.cache.ids.put(entry.conversation_id, entry)
         if self.index is not None:
             self.index.put(key, entry)
-        return Resolved(entry.server_id, entry.conversation_id, header)
+        return Resolved(entry.server_id, entry.conversation_id, header, name)
 
     def forget(self, name: str | None, user: str | None, conversation_id: UUID | None) -> None:
         """Drop a session from the cache and index (after a 404 or a delete)."""
@@ -554,7 +557,7 @@ class SessionNames:
         :func:`portable_id`) or a server id; ``None`` when neither exists."""
         known = self.cache.ids.get(conversation_id)
         if known is not None:
-            return Resolved(known.server_id, known.conversation_id, None)
+            return Resolved(known.server_id, known.conversation_id, None, known.name)
         async with self._lock:
             text = str(conversation_id)
             header = await self._by_id(text)
@@ -564,11 +567,16 @@ class SessionNames:
             if header is None:
                 return None
             name = self.named(header)
-            if name is None or header_id(header) != conversation_id:
+            if name is None:
                 entry = Entry(header.id, conversation_id)
                 self.cache.ids.put(conversation_id, entry)
                 return Resolved(header.id, conversation_id, header)
-            return self._remember(_key(name, header.user_id), header)
+            # A named conversation keeps its portable id and name whichever id found it
+            # (the server id, given, is remembered as one more way to it).
+            resolved = self._remember(_key(name, header.user_id), header)
+            alias = Entry(resolved.server_id, resolved.conversation_id, name)
+            self.cache.ids.put(conversation_id, alias)
+            return resolved
 
     async def _by_id(self, name: str) -> wire.ConversationOut | None:
         """The conversation whose server id is ``name`` (only tried for UUID names)."""

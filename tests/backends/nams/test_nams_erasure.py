@@ -7,10 +7,16 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import httpx
 import pytest
+import respx
 
+from memory_core import NotSupportedError
+from memory_core.backends.nams import NamsBackend
 from memory_core.backends.nams.sessions import INDEX_TABLE
 from memory_core_dev.nams_server import NamsTestServer
+
+from .mocked import CID, conversation
 
 pytestmark = pytest.mark.anyio
 
@@ -41,7 +47,7 @@ async def test_portable_mode_deletes_and_purges_cache_and_index(
         assert _index_rows(index, "ada") == 3
         report = await memory.forget_user("ada")
         assert report.counts["conversations"] == 3
-        assert report.counts["session_names"] >= 3
+        assert report.counts["session_names"] == 3
         assert report.not_reached and any("entities" in n for n in report.not_reached)
         assert _listed(nams_server, workspace, "ada") == []
         assert _index_rows(index, "ada") == 0
@@ -65,3 +71,79 @@ async def test_server_mode_deletes_every_listed_conversation(
         report = await memory.forget_user("ada")
         assert report.counts["conversations"] == 3
         assert _listed(nams_server, workspace, "ada") == []
+
+
+async def test_counts_are_exact_and_stale_index_rows_go_too(
+    nams_server: NamsTestServer, workspace: str, tmp_path: Path
+) -> None:
+    """One name per deleted named conversation; an index row whose conversation was
+    deleted elsewhere is purged and counted as well."""
+    index = tmp_path / "names.db"
+    async with nams_server.backend(
+        workspace, session_names="portable", session_index=str(index)
+    ) as memory:
+        for name in ("one", "two"):
+            await memory.add_message(name, "user", "hi", user_identifier="ada")
+        [first, _] = _listed(nams_server, workspace, "ada")
+        with nams_server.client(workspace) as client:
+            assert client.delete(f"/conversations/{first['id']}").status_code == 204
+        report = await memory.forget_user("ada")
+        assert report.counts == {"conversations": 1, "session_names": 2}
+        assert _index_rows(index, "ada") == 0
+
+
+async def test_server_mode_counts_no_names(nams_server: NamsTestServer, workspace: str) -> None:
+    async with nams_server.backend(workspace, session_names="server") as memory:
+        await memory.create_conversation(session_id="x", user_identifier="ada")
+        report = await memory.forget_user("ada")
+        assert report.counts == {"conversations": 1, "session_names": 0}
+
+
+# ----------------------------------------------------------------- a mocked service
+
+
+async def test_each_listed_conversation_is_deleted_once(
+    memory: NamsBackend, api: respx.MockRouter
+) -> None:
+    """A service that still lists a deleted conversation does not make it deleted (or
+    counted) twice; one already gone (404) is not counted."""
+    listing = api.get("/conversations", params={"limit": "200", "userId": "ada"}).respond(
+        json={"conversations": [conversation(CID), conversation("c-2")], "next_cursor": None}
+    )
+    deleted = api.delete(f"/conversations/{CID}").respond(204)
+    gone = api.delete("/conversations/c-2").respond(404, json={"error": "no"})
+    report = await memory.forget_user("ada")
+    assert report.counts == {"conversations": 1, "session_names": 0}
+    assert (deleted.call_count, gone.call_count, listing.call_count) == (1, 1, 2)
+
+
+async def test_erasure_requests_are_retried_as_reads_and_deletes_are(
+    memory: NamsBackend, api: respx.MockRouter
+) -> None:
+    """Listing (GET) and deleting (DELETE) are idempotent: retried after a 502."""
+    page = {"conversations": [conversation()], "next_cursor": None}
+    api.get("/conversations", params={"limit": "200", "userId": "ada"}).mock(
+        side_effect=[
+            httpx.Response(502),
+            httpx.Response(200, json=page),
+            httpx.Response(200, json={}),  # no conversations field: none
+        ]
+    )
+    deleted = api.delete(f"/conversations/{CID}").mock(
+        side_effect=[httpx.Response(502), httpx.Response(204)]
+    )
+    report = await memory.forget_user("ada")
+    assert report.counts["conversations"] == 1 and deleted.call_count == 2
+
+
+@pytest.mark.parametrize("refused", ["GET", "DELETE"])
+async def test_an_unsupported_erasure_request_names_forget_user(
+    memory: NamsBackend, api: respx.MockRouter, refused: str
+) -> None:
+    page = {"conversations": [conversation()], "next_cursor": None}
+    listing = api.get("/conversations", params={"limit": "200", "userId": "ada"})
+    listing.respond(501) if refused == "GET" else listing.respond(json=page)
+    api.delete(f"/conversations/{CID}").respond(501)
+    with pytest.raises(NotSupportedError) as caught:
+        await memory.forget_user("ada")
+    assert caught.value.method == "forget_user"

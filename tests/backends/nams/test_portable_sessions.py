@@ -282,3 +282,49 @@ async def test_server_mode_404_on_write_suggests_the_way_out(
             await memory.add_message("s1", "user", "x")
     assert "create_conversation" in str(info.value)
     assert "session_names='portable'" in str(info.value)
+
+
+async def test_a_named_conversation_has_one_id_and_name_whatever_found_it(
+    nams_server: NamsTestServer, workspace: str
+) -> None:
+    """By its name, its portable id or its server id, cold (a fresh object) or warm:
+    the conversation, its messages and a new message report the portable id and the
+    name (a read is never half one id, half another)."""
+    async with portable(nams_server, workspace) as memory:
+        await memory.add_message("named", "user", "x")
+        pid = (await memory.get_conversation("named")).id
+    with nams_server.client(workspace) as client:
+        [listed] = client.get("/conversations", params={"limit": 10}).json()["conversations"]
+    server_id = UUID(listed["id"])
+    assert server_id != pid
+    for handle in (pid, server_id):
+        async with portable(nams_server, workspace) as fresh:
+            for _ in ("cold", "warm"):
+                read = await fresh.get_conversation(conversation_id=handle)
+                assert (read.id, read.session_id) == (pid, "named")
+                assert {m.conversation_id for m in read.messages} == {pid}
+                added = await fresh.add_message(conversation_id=handle, role="user", content="y")
+                assert (added.conversation_id, added.session_id) == (pid, "named")
+    async with portable(nams_server, workspace) as fresh:
+        by_text = await fresh.get_conversation(str(server_id))  # a server id as the name
+        assert (by_text.id, by_text.session_id) == (pid, "named")
+
+
+async def test_an_unnamed_conversation_read_first_by_its_server_id(
+    nams_server: NamsTestServer, workspace: str
+) -> None:
+    """A conversation the service issued (no name) keeps its server id, also when a
+    fresh object's first use of it is ``conversation_id=`` (then from the cache)."""
+    async with nams_server.backend(workspace) as reference:  # session_names="server"
+        made = await reference.create_conversation("ignored")
+        await reference.add_message(str(made.id), "user", "by server id")
+    async with portable(nams_server, workspace) as memory:
+        for _ in ("cold", "warm"):
+            read = await memory.get_conversation(conversation_id=made.id)
+            assert read.id == made.id and read.session_id == str(made.id)
+            assert [m.conversation_id for m in read.messages][:1] == [made.id]
+            added = await memory.add_message(conversation_id=made.id, role="user", content="z")
+            assert (added.conversation_id, added.session_id) == (made.id, str(made.id))
+        mark = nams_server.mark()
+        await memory.get_conversation(conversation_id=made.id)
+        assert list_requests(nams_server, workspace, mark) == 0
