@@ -279,3 +279,19 @@ async def test_a_server_id_given_as_a_name_keeps_one_id_for_messages_and_header(
     assert found.messages[0].created_at.tzinfo is not None
     assert found.messages[0].created_at == datetime(2025, 1, 1, 0, 0, 1, tzinfo=UTC)
     assert UUID(str(found.id)) == expected
+
+
+async def test_roles_are_read_in_any_case(memory: NamsBackend, api: respx.MockRouter) -> None:
+    api.get(f"/conversations/{CID}").respond(json=conversation())
+    api.get(f"/conversations/{CID}/messages").respond(
+        json={"messages": [message(2, role="Assistant"), message(1, role="USER")]}
+    )
+    read = await memory.get_conversation(CID)
+    assert [m.role.value for m in read.messages] == ["user", "assistant"]
+
+
+def test_describe_names_the_url_and_the_workspace_never_the_key() -> None:
+    with_workspace = NamsStore("nams+https://nams.test/v1", api_key="k-secret", workspace_id="w")
+    assert with_workspace.describe() == "nams https://nams.test/v1 workspace=w"
+    without = NamsStore("nams+https://nams.test/v1", api_key="k-secret", workspace_id="")
+    assert without.describe() == "nams https://nams.test/v1"
