@@ -475,11 +475,34 @@ _INTEGRATIONS: list[tuple[str, str]] = [
     ),
 ]
 
+_NAMS: list[tuple[str, str]] = [
+    (
+        r"^transport\.xǁNamsTransportǁ_credential_hint__mutmut_(4|6|7|8|9)$|"
+        r"^backend\.xǁNamsStoreǁ_context__mutmut_22$|^sessions\.x_parse__mutmut_3$|"
+        r"^erasure\.x__page__mutmut_(26|27|31|32)$",
+        "message: the text of an error (the credential hint after a 401; the method and "
+        "route an unreadable answer names); the error's type is tested",
+    ),
+    (
+        r"^backend\.xǁNamsStoreǁ_context__mutmut_29$|"
+        r"^backend\.xǁNamsStoreǁget_context__mutmut_(13|14)$",
+        "equivalent: format_context reads its message lists by truth, so None and [] "
+        "give the same text",
+    ),
+    (
+        r"^backend\.xǁNamsStoreǁfind_entities__mutmut_27$|"
+        r"^backend\.xǁNamsStoreǁadd_entity__mutmut_24$",
+        "equivalent: httpx sends the method upper-cased, and a POST is retried under the "
+        "same rules in either spelling (neither is idempotent)",
+    ),
+]
+
 REASONS: dict[str, list[tuple[str, str]]] = {
     "embedded": _EMBEDDED,
     "sync": _SYNC,
     "transfer": _TRANSFER,
     "integrations": _INTEGRATIONS,
+    "nams": _NAMS,
 }
 
 CASE_INSENSITIVE = {"embedded"}
