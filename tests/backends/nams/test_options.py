@@ -117,3 +117,60 @@ def test_session_index_needs_portable_names(tmp_path: Any) -> None:
     with pytest.raises(ConfigurationError, match="session_index"):
         store(session_names="server", session_index=str(tmp_path / "x.db"))
     assert store(session_index=tmp_path / "x.db")._session_index == tmp_path / "x.db"
+
+
+@pytest.mark.parametrize(
+    ("url", "base"),
+    [
+        ("nams+https://h.test/v1", "https://h.test/v1"),
+        ("NAMS+HTTPS://h.test/v1/", "https://h.test/v1"),
+        ("nams+https://h.test", "https://h.test/v1"),
+        ("nams+https://h.test/", "https://h.test/v1"),
+        ("nams://h.test/api", "https://h.test/api"),
+        ("nams+http://127.0.0.1:8080/v2", "http://127.0.0.1:8080/v2"),
+        ("Nams+Http://h.test", "http://h.test/v1"),
+        ("https://h.test/v1", "https://h.test/v1"),
+        ("http://h.test:81", "http://h.test:81/v1"),
+        ("nams+https://[::1]:9/v1", "https://[::1]:9/v1"),
+    ],
+)
+def test_urls_name_their_base(url: str, base: str) -> None:
+    assert NamsStore(url).base_url == base
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "base"),
+    [
+        ("https://e.test/v1", "https://e.test/v1"),
+        ("  HTTP://e.test  ", "http://e.test/v1"),
+    ],
+)
+def test_a_bare_url_takes_the_endpoint_variable(
+    monkeypatch: pytest.MonkeyPatch, endpoint: str, base: str
+) -> None:
+    monkeypatch.setenv("MEMORY_ENDPOINT", endpoint)
+    assert NamsStore("nams://").base_url == base
+    assert NamsStore(None).base_url == base
+
+
+@pytest.mark.parametrize(
+    ("url", "endpoint", "named"),
+    [
+        ("nams://", None, "MEMORY_ENDPOINT"),
+        ("nams://", "   ", "MEMORY_ENDPOINT"),
+        ("nams://", "ftp://e.test", "MEMORY_ENDPOINT"),
+        ("bolt://h.test", None, "not a NAMS URL"),
+        ("nams+https:///v1", None, "no host"),
+        ("nams+https://user@h.test/v1", None, "credentials"),
+        ("nams+https://h.test/v1#frag", None, "query strings"),
+        (42, None, "must be a string"),
+    ],
+)
+def test_a_refused_url_says_why(
+    monkeypatch: pytest.MonkeyPatch, url: Any, endpoint: str | None, named: str
+) -> None:
+    monkeypatch.delenv("MEMORY_ENDPOINT", raising=False)
+    if endpoint is not None:
+        monkeypatch.setenv("MEMORY_ENDPOINT", endpoint)
+    with pytest.raises(ConfigurationError, match=named):
+        NamsStore(url)
