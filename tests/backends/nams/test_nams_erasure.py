@@ -147,3 +147,30 @@ async def test_an_unsupported_erasure_request_names_forget_user(
     with pytest.raises(NotSupportedError) as caught:
         await memory.forget_user("ada")
     assert caught.value.method == "forget_user"
+
+
+async def test_names_count_once_whichever_process_remembers_them(
+    nams_server: NamsTestServer, workspace: str, tmp_path: Path
+) -> None:
+    """``session_names`` counts each name once: those the deleted conversations carry
+    (also when this object never saw them), and those the index still holds for a
+    conversation already gone (whose row goes too)."""
+    index = tmp_path / "names.db"
+    async with nams_server.backend(
+        workspace, session_names="portable", session_index=str(index)
+    ) as writer:
+        for name in ("one", "two"):
+            await writer.add_message(name, "user", "hi", user_identifier="ada")
+            await writer.add_message(name, "user", "hi", user_identifier="bob")
+    [gone, _] = _listed(nams_server, workspace, "ada")
+    with nams_server.client(workspace) as client:
+        assert client.delete(f"/conversations/{gone['id']}").status_code == 204
+    async with nams_server.backend(
+        workspace, session_names="portable", session_index=str(index)
+    ) as fresh:  # nothing cached: one name from the listing, one row from the index
+        report = await fresh.forget_user("ada")
+        assert report.counts == {"conversations": 1, "session_names": 2}
+        assert _index_rows(index, "ada") == 0 and _index_rows(index, "bob") == 2
+    async with nams_server.backend(workspace, session_names="portable") as no_index:
+        report = await no_index.forget_user("bob")  # never seen here, no index
+        assert report.counts == {"conversations": 2, "session_names": 2}
