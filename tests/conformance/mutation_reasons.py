@@ -495,6 +495,37 @@ _NAMS: list[tuple[str, str]] = [
         "equivalent: httpx sends the method upper-cased, and a POST is retried under the "
         "same rules in either spelling (neither is idempotent)",
     ),
+    (
+        r"^backend\.xǁNamsStoreǁ_context__mutmut_(35|36)$",
+        "equivalent: the search request get_context builds is read for its query, limit "
+        "and target only (its filters and scope are not sent to the service)",
+    ),
+    (
+        r"^erasure\.x__forget_name__mutmut_(2|16|20|21)$",
+        "equivalent: the name is read needlessly where there is no cache; forget(name) "
+        "also drops the id remembered beside the name, and a portable id is never "
+        "remembered without its name",
+    ),
+    (
+        r"^marker\.xǁSessionSecretǁverifies__mutmut_(13|20|21|27|32)$",
+        "equivalent: a digest holds no ':' (partition and rpartition split the same); a "
+        "16-digit stamp is centuries away, outside the window either way; a naive "
+        "createdAt read as local time is UTC on a UTC clock; a float difference exactly "
+        "equal to the window does not occur",
+    ),
+    (
+        r"^marker\.xǁSessionSecretǁ__repr____mutmut_[123]$|"
+        r"^sessions\.xǁNameIndexǁ_give_up__mutmut_(7|14|16|17)$",
+        "message: the text of a repr and of the index file's warning (that neither shows "
+        "the secret, and that the warning is logged once naming the file, are tested)",
+    ),
+    (
+        r"^sessions\.xǁNameIndexǁ_give_up__mutmut_2$|^sessions\.xǁNameIndexǁpop_user__mutmut_4$|"
+        r"^marker\.xǁSessionSecretǁ_digest__mutmut_3$",
+        "equivalent: a connection that failed is not closed early (the garbage collector "
+        "closes it; nothing reads it again); write=None reads as write=False, and "
+        "ensure_ascii=None as ensure_ascii=False",
+    ),
 ]
 
 REASONS: dict[str, list[tuple[str, str]]] = {

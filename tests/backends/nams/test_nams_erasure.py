@@ -174,3 +174,32 @@ async def test_names_count_once_whichever_process_remembers_them(
     async with nams_server.backend(workspace, session_names="portable") as no_index:
         report = await no_index.forget_user("bob")  # never seen here, no index
         assert report.counts == {"conversations": 2, "session_names": 2}
+
+
+async def test_only_the_users_own_names_go_even_with_an_unusable_index(
+    nams_server: NamsTestServer, workspace: str, tmp_path: Path
+) -> None:
+    """Bob's session named "ada" is not Ada's; an index file that cannot be used adds
+    nothing to the count (and fails nothing)."""
+    broken = tmp_path / "names.db"
+    broken.write_bytes(b"not a database at all" * 100)
+    async with nams_server.backend(
+        workspace, session_names="portable", session_index=str(broken)
+    ) as memory:
+        await memory.add_message("ada", "user", "bob's", user_identifier="bob")
+        await memory.add_message("notes", "user", "ada's", user_identifier="ada")
+        bobs = await memory.get_conversation("ada", user_identifier="bob")
+        report = await memory.forget_user("ada")
+        assert report.counts == {"conversations": 1, "session_names": 1}
+        again = await memory.get_conversation("ada", user_identifier="bob")
+        assert again.id == bobs.id and [m.content for m in again.messages] == ["bob's"]
+
+
+async def test_portable_mode_counts_no_name_for_an_unnamed_conversation(
+    nams_server: NamsTestServer, workspace: str
+) -> None:
+    async with nams_server.backend(workspace, session_names="server") as reference:
+        await reference.create_conversation(session_id="x", user_identifier="carol")
+    async with nams_server.backend(workspace, session_names="portable") as memory:
+        report = await memory.forget_user("carol")
+        assert report.counts == {"conversations": 1, "session_names": 0}
