@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 import httpx
@@ -23,64 +23,76 @@ pytestmark = pytest.mark.anyio
 
 Call = Callable[[NamsBackend], Awaitable[Any]]
 
-# (contract method, HTTP method, route, the call) — one row per request a method makes
-# first; the header GET of get_conversation comes before its messages GET.
-ROUTES: list[tuple[str, str, str, Call]] = [
-    ("get_conversation", "GET", f"/conversations/{CID}", lambda m: m.get_conversation(CID)),
-    (
-        "get_context",
-        "GET",
-        f"/conversations/{CID}/context",
-        lambda m: m.get_context(session_id=CID),
-    ),
-    (
-        "get_observations",
-        "GET",
-        f"/conversations/{CID}/observations",
-        lambda m: m.get_observations(CID),
-    ),
-    (
-        "get_reflections",
-        "GET",
-        f"/conversations/{CID}/reflections",
-        lambda m: m.get_reflections(CID),
-    ),
-    (
-        "get_extraction_status",
-        "GET",
-        f"/conversations/{CID}/extraction-status",
-        lambda m: m.get_extraction_status(CID),
-    ),
-    ("list_conversations", "GET", "/conversations", lambda m: m.list_conversations(limit=5)),
-    (
-        "add_message",
-        "POST",
-        f"/conversations/{CID}/messages",
-        lambda m: m.add_message(CID, "user", "x"),
-    ),
-    (
-        "add_messages_batch",
-        "POST",
-        f"/conversations/{CID}/messages/bulk",
-        lambda m: m.add_messages_batch(CID, [{"role": "user", "content": "x"}]),
-    ),
-    (
-        "create_conversation",
-        "POST",
-        "/conversations",
-        lambda m: m.create_conversation("s", user_identifier="u"),
-    ),
-    (
-        "search_messages",
-        "POST",
-        f"/conversations/{CID}/search",
-        lambda m: m.search_messages("x", session_id=CID),
-    ),
-    ("add_entity", "POST", "/entities", lambda m: m.add_entity("Ada", "PERSON")),
-    ("find_entities", "POST", "/entities/search", lambda m: m.find_entities("Ada")),
-    ("clear_session", "DELETE", f"/conversations/{CID}", lambda m: m.clear_session(CID)),
+
+class Route(NamedTuple):
+    """One request a contract method makes first, and a call that makes it."""
+
+    operation: str
+    method: str
+    path: str
+    call: Call
+
+
+# The header GET of get_conversation comes before its messages GET.
+ROUTES: list[Route] = [
+    Route(*row)
+    for row in [
+        ("get_conversation", "GET", f"/conversations/{CID}", lambda m: m.get_conversation(CID)),
+        (
+            "get_context",
+            "GET",
+            f"/conversations/{CID}/context",
+            lambda m: m.get_context(session_id=CID),
+        ),
+        (
+            "get_observations",
+            "GET",
+            f"/conversations/{CID}/observations",
+            lambda m: m.get_observations(CID),
+        ),
+        (
+            "get_reflections",
+            "GET",
+            f"/conversations/{CID}/reflections",
+            lambda m: m.get_reflections(CID),
+        ),
+        (
+            "get_extraction_status",
+            "GET",
+            f"/conversations/{CID}/extraction-status",
+            lambda m: m.get_extraction_status(CID),
+        ),
+        ("list_conversations", "GET", "/conversations", lambda m: m.list_conversations(limit=5)),
+        (
+            "add_message",
+            "POST",
+            f"/conversations/{CID}/messages",
+            lambda m: m.add_message(CID, "user", "x"),
+        ),
+        (
+            "add_messages_batch",
+            "POST",
+            f"/conversations/{CID}/messages/bulk",
+            lambda m: m.add_messages_batch(CID, [{"role": "user", "content": "x"}]),
+        ),
+        (
+            "create_conversation",
+            "POST",
+            "/conversations",
+            lambda m: m.create_conversation("s", user_identifier="u"),
+        ),
+        (
+            "search_messages",
+            "POST",
+            f"/conversations/{CID}/search",
+            lambda m: m.search_messages("x", session_id=CID),
+        ),
+        ("add_entity", "POST", "/entities", lambda m: m.add_entity("Ada", "PERSON")),
+        ("find_entities", "POST", "/entities/search", lambda m: m.find_entities("Ada")),
+        ("clear_session", "DELETE", f"/conversations/{CID}", lambda m: m.clear_session(CID)),
+    ]
 ]
-GETS = [row for row in ROUTES if row[1] == "GET"]
+GETS = [row for row in ROUTES if row.method == "GET"]
 
 
 def _route(api: respx.MockRouter, method: str, path: str) -> respx.Route:
@@ -90,22 +102,15 @@ def _route(api: respx.MockRouter, method: str, path: str) -> respx.Route:
     return route
 
 
-@pytest.mark.parametrize(
-    ("operation", "method", "path", "call"), ROUTES, ids=[row[0] for row in ROUTES]
-)
+@pytest.mark.parametrize("row", ROUTES, ids=[row.operation for row in ROUTES])
 async def test_an_unsupported_route_names_the_method_it_serves(
-    memory: NamsBackend,
-    api: respx.MockRouter,
-    operation: str,
-    method: str,
-    path: str,
-    call: Call,
+    memory: NamsBackend, api: respx.MockRouter, row: Route
 ) -> None:
-    route = _route(api, method, path).respond(501, json={"error": "no"})
+    route = _route(api, row.method, row.path).respond(501, json={"error": "no"})
     with pytest.raises(NotSupportedError) as caught:
-        await call(memory)
+        await row.call(memory)
     assert route.call_count == 1
-    assert (caught.value.backend, caught.value.method) == ("nams", operation)
+    assert (caught.value.backend, caught.value.method) == ("nams", row.operation)
 
 
 _ANSWERS: dict[str, Any] = {
@@ -118,21 +123,16 @@ _ANSWERS: dict[str, Any] = {
 }
 
 
-@pytest.mark.parametrize(("operation", "method", "path", "call"), GETS, ids=[r[0] for r in GETS])
+@pytest.mark.parametrize("row", GETS, ids=[row.operation for row in GETS])
 async def test_every_read_is_retried_after_a_502(
-    memory: NamsBackend,
-    api: respx.MockRouter,
-    operation: str,
-    method: str,
-    path: str,
-    call: Call,
+    memory: NamsBackend, api: respx.MockRouter, row: Route
 ) -> None:
     """A GET is idempotent: a 502 (which a POST is never resent after) is retried."""
     api.get(f"/conversations/{CID}/messages").respond(json={"messages": []})
-    route = _route(api, method, path).mock(
-        side_effect=[httpx.Response(502), httpx.Response(200, json=_ANSWERS[operation])]
+    route = _route(api, row.method, row.path).mock(
+        side_effect=[httpx.Response(502), httpx.Response(200, json=_ANSWERS[row.operation])]
     )
-    await call(memory)
+    await row.call(memory)
     assert route.call_count == 2
 
 

@@ -21,6 +21,11 @@ from .mocked import CID, conversation
 pytestmark = pytest.mark.anyio
 
 
+def _portable(server: NamsTestServer, workspace: str, index: Path) -> NamsBackend:
+    """A backend in portable mode whose name index is the file ``index``."""
+    return server.backend(workspace, session_names="portable", session_index=str(index))
+
+
 def _listed(server: NamsTestServer, workspace: str, user: str) -> list[dict[str, object]]:
     with server.client(workspace) as client:
         body = client.get("/conversations", params={"userId": user, "limit": 200}).json()
@@ -38,9 +43,7 @@ async def test_portable_mode_deletes_and_purges_cache_and_index(
     nams_server: NamsTestServer, workspace: str, tmp_path: Path
 ) -> None:
     index = tmp_path / "names.db"
-    async with nams_server.backend(
-        workspace, session_names="portable", session_index=str(index)
-    ) as memory:
+    async with _portable(nams_server, workspace, index) as memory:
         for name in ("one", "two", "three"):
             await memory.add_message(name, "user", f"secret {name}", user_identifier="ada")
         await memory.add_message("other", "user", "keep", user_identifier="bob")
@@ -79,9 +82,7 @@ async def test_counts_are_exact_and_stale_index_rows_go_too(
     """One name per deleted named conversation; an index row whose conversation was
     deleted elsewhere is purged and counted as well."""
     index = tmp_path / "names.db"
-    async with nams_server.backend(
-        workspace, session_names="portable", session_index=str(index)
-    ) as memory:
+    async with _portable(nams_server, workspace, index) as memory:
         for name in ("one", "two"):
             await memory.add_message(name, "user", "hi", user_identifier="ada")
         [first, _] = _listed(nams_server, workspace, "ada")
@@ -156,18 +157,15 @@ async def test_names_count_once_whichever_process_remembers_them(
     (also when this object never saw them), and those the index still holds for a
     conversation already gone (whose row goes too)."""
     index = tmp_path / "names.db"
-    async with nams_server.backend(
-        workspace, session_names="portable", session_index=str(index)
-    ) as writer:
+    async with _portable(nams_server, workspace, index) as writer:
         for name in ("one", "two"):
             await writer.add_message(name, "user", "hi", user_identifier="ada")
             await writer.add_message(name, "user", "hi", user_identifier="bob")
     [gone, _] = _listed(nams_server, workspace, "ada")
     with nams_server.client(workspace) as client:
         assert client.delete(f"/conversations/{gone['id']}").status_code == 204
-    async with nams_server.backend(
-        workspace, session_names="portable", session_index=str(index)
-    ) as fresh:  # nothing cached: one name from the listing, one row from the index
+    # nothing cached: one name from the listing, one row from the index
+    async with _portable(nams_server, workspace, index) as fresh:
         report = await fresh.forget_user("ada")
         assert report.counts == {"conversations": 1, "session_names": 2}
         assert _index_rows(index, "ada") == 0 and _index_rows(index, "bob") == 2
@@ -183,9 +181,7 @@ async def test_only_the_users_own_names_go_even_with_an_unusable_index(
     nothing to the count (and fails nothing)."""
     broken = tmp_path / "names.db"
     broken.write_bytes(b"not a database at all" * 100)
-    async with nams_server.backend(
-        workspace, session_names="portable", session_index=str(broken)
-    ) as memory:
+    async with _portable(nams_server, workspace, broken) as memory:
         await memory.add_message("ada", "user", "bob's", user_identifier="bob")
         await memory.add_message("notes", "user", "ada's", user_identifier="ada")
         bobs = await memory.get_conversation("ada", user_identifier="bob")
