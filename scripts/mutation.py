@@ -30,9 +30,10 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -125,6 +126,19 @@ TARGETS: dict[str, Target] = {
         (
             "tests/backends/bolt",
             "tests/conformance/test_conformance_bolt.py",
+            # Bolt's own reliability tests (batches, tenancy, limits, cursors, properties),
+            # its spans, and the transfers into and out of it
+            "tests/reliability/test_bolt_batches.py",
+            "tests/reliability/test_import_tenancy.py",
+            "tests/reliability/test_limits.py",
+            "tests/reliability/test_tenancy.py",
+            "tests/reliability/test_properties.py",
+            "tests/reliability/test_server_cursors.py",
+            "tests/otel/test_bolt.py",
+            "tests/transfer",
+            # a killed copy runs the CLI in subprocesses (30 s); PostgreSQL starts slowly
+            "-k",
+            "bolt and not killed_copy and not postgres",
             # restarts the server: not possible on the run's shared one (NEO4J_URI)
             "--deselect",
             "tests/backends/bolt/test_bolt_restart.py",
@@ -303,6 +317,28 @@ def _shared_neo4j(target: Target) -> Iterator[None]:
         server.close()
 
 
+@contextmanager
+def _saving_every(seconds: float, workdir: Path, name: str) -> Iterator[None]:
+    """Write the record every ``seconds`` while mutmut runs, so a sitting stopped early
+    (or a machine gone) keeps what was measured; ``0``: only at the end."""
+    stop = threading.Event()
+
+    def keep_saving() -> None:
+        while not stop.wait(seconds):
+            with suppress(ValueError, OSError):  # a result file being written: next time
+                save_record(workdir, name)
+
+    saver = threading.Thread(target=keep_saving, daemon=True)
+    if seconds > 0:
+        saver.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        if saver.is_alive():
+            saver.join()
+
+
 def _mutmut(workdir: Path, *args: str) -> int:
     # Not ``python -m mutmut``: that runs mutmut's __main__ twice (its own warning says so).
     command = [sys.executable, "-c", "from mutmut.__main__ import cli; cli()", *args]
@@ -332,6 +368,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("target", choices=sorted(TARGETS))
     parser.add_argument("--max-children", type=int, default=1)
+    parser.add_argument(
+        "--save-every",
+        type=float,
+        default=10,
+        metavar="MINUTES",
+        help="write the record this often during the run (0: at the end only)",
+    )
     parser.add_argument("--workdir", type=Path)
     parser.add_argument("--fresh", action="store_true", help="delete earlier results first")
     parser.add_argument("--rerun-survivors", action="store_true")
@@ -345,6 +388,10 @@ def main(argv: list[str] | None = None) -> int:
         "'memory_core.transfer.archive*' (a partial run: the score counts what ran)",
     )
     args = parser.parse_args(argv)
+    if TARGETS[args.target].shared_neo4j and args.max_children > 1:
+        # tests compare the whole graph before and after (and count what they leave):
+        # another mutant's tests writing to the same server would fail them, a false kill
+        parser.error(f"{args.target} shares one Neo4j between mutants: --max-children 1")
     workdir: Path = args.workdir or Path(f"/tmp/mutation-{args.target}")
     if args.fresh and workdir.exists():
         shutil.rmtree(workdir)
@@ -361,7 +408,10 @@ def main(argv: list[str] | None = None) -> int:
                 return triage(workdir, args.target)
         refresh_tests(workdir)
         started = time.monotonic()
-        with _shared_neo4j(TARGETS[args.target]):
+        with (
+            _shared_neo4j(TARGETS[args.target]),
+            _saving_every(args.save_every * 60, workdir, args.target),
+        ):
             code = _mutmut(workdir, "run", "--max-children", str(args.max_children), *names)
         print(f"\nmutmut run: exit {code}, wall time {time.monotonic() - started:.0f} s")
     record = save_record(workdir, args.target)

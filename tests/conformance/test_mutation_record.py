@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+import time
 from pathlib import Path
 from types import ModuleType
 
@@ -76,3 +77,31 @@ def test_a_record_gives_a_fresh_workdir_the_same_results(
 def test_no_record_seeds_nothing(mutation: ModuleType, tmp_path: Path) -> None:
     assert mutation.seed_from_record(tmp_path / "w", "bolt") == 0
     assert mutation.save_record(tmp_path / "w", "bolt") is None
+
+
+def test_the_record_is_written_while_mutmut_runs(mutation: ModuleType, tmp_path: Path) -> None:
+    """A sitting stopped in the middle keeps what it measured; a result file caught half
+    written is left for the next round, not an error."""
+    source = "memory_core/backends/nams/transport.py"
+    meta = tmp_path / "w" / "mutants" / f"{source}.meta"
+    record = tmp_path / "records" / "nams.json"
+    with mutation._saving_every(0.05, tmp_path / "w", "nams"):
+        meta.parent.mkdir(parents=True)
+        meta.write_text("{half", "utf-8")
+        time.sleep(0.2)
+        assert not record.exists()
+        _meta(tmp_path / "w", source, {"m.f__mutmut_1": 1}, {"f": "h"})
+        deadline = time.monotonic() + 10
+        while not record.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert json.loads(record.read_text("utf-8")) == {source: {"f": ["h", [1]]}}
+
+
+def test_a_shared_neo4j_takes_one_child(
+    mutation: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Bolt's tests compare the whole graph: two children on one server kill falsely."""
+    with pytest.raises(SystemExit) as ended:
+        mutation.main(["bolt", "--max-children", "2"])
+    assert ended.value.code == 2
+    assert "--max-children 1" in capsys.readouterr().err

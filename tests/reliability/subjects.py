@@ -67,10 +67,24 @@ _pg_connections: dict[str, psycopg.Connection[Any]] = {}
 def dump_postgres(url: str, schema: str) -> list[str]:
     """Every row of every table of ``schema`` (the backend's tables and its migration
     record), each as its table name and values, sorted."""
+    try:
+        return _dump_postgres(_pg_connection(url), schema)
+    except psycopg.OperationalError:
+        # the kept connection was ended by another test (pg_terminate_backend, a
+        # restart); the dump itself only reads, so one retry on a new one is safe
+        _pg_connections.pop(url).close()
+        return _dump_postgres(_pg_connection(url), schema)
+
+
+def _pg_connection(url: str) -> psycopg.Connection[Any]:
     conn = _pg_connections.get(url)
     if conn is None or conn.closed:
         conn = _pg_connections[url] = psycopg.connect(url, autocommit=True)
         atexit.register(conn.close)
+    return conn
+
+
+def _dump_postgres(conn: psycopg.Connection[Any], schema: str) -> list[str]:
     tables = conn.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = %s "
         "ORDER BY table_name",
