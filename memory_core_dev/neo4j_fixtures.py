@@ -9,7 +9,9 @@ or load this module as a plugin (``pytest -p memory_core_dev.neo4j_fixtures``).
 ``neo4j_server`` (session scope) yields a :class:`Neo4jHandle`:
 
 * If ``NEO4J_URI`` is set, that server is used, with ``NEO4J_USERNAME`` /
-  ``NEO4J_PASSWORD`` when given; it is only checked for reachability.
+  ``NEO4J_PASSWORD`` when given; it is only checked for reachability, and never wiped
+  unless ``NEO4J_THROWAWAY=1`` says it is a scratch server of this run's own (the
+  mutation script's, shared by its test runs one after another).
 * Otherwise one Neo4j Community server is started for the whole run (see
   :mod:`memory_core_dev.neo4j_server`) and stopped at the end of the session
   (and, as a fallback, at interpreter exit).
@@ -45,11 +47,18 @@ class Neo4jHandle:
     uri: str
     auth: Auth
     _server: Neo4jServer | None = field(default=None, repr=False)
+    throwaway: bool = False
+    """An external server (``NEO4J_URI``) the tests may wipe all the same."""
 
     @property
     def external(self) -> bool:
         """True when the server comes from ``NEO4J_URI`` (not started by us)."""
         return self._server is None
+
+    @property
+    def wipeable(self) -> bool:
+        """True when the tests may delete everything in it: ours, or a throwaway."""
+        return self._server is not None or self.throwaway
 
     @property
     def can_restart(self) -> bool:
@@ -100,7 +109,8 @@ def neo4j_server() -> Iterator[Neo4jHandle]:
     if uri:
         auth = _auth_from_env()
         _check_reachable(uri, auth)
-        yield Neo4jHandle(uri=uri, auth=auth)
+        throwaway = os.environ.get("NEO4J_THROWAWAY") == "1"
+        yield Neo4jHandle(uri=uri, auth=auth, throwaway=throwaway)
         return
 
     server = Neo4jServer()

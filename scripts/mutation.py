@@ -309,11 +309,13 @@ def _shared_neo4j(target: Target) -> Iterator[None]:
     from memory_core_dev.neo4j_server import Neo4jServer
 
     server = Neo4jServer().start()  # on 127.0.0.1, without auth
-    os.environ["NEO4J_URI"] = server.uri
+    # ours: the tests wipe it before each test as they do their own server
+    os.environ.update(NEO4J_URI=server.uri, NEO4J_THROWAWAY="1")
     try:
         yield
     finally:
         os.environ.pop("NEO4J_URI", None)
+        os.environ.pop("NEO4J_THROWAWAY", None)
         server.close()
 
 

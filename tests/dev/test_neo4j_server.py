@@ -74,3 +74,13 @@ def test_wipe_deletes_nodes_but_keeps_indexes(neo4j_server: Neo4jHandle) -> None
             assert len(records) == 1
         finally:
             driver.execute_query(f"DROP INDEX `{index}` IF EXISTS")
+
+
+@pytest.mark.parametrize(
+    ("throwaway", "wipeable"), [(False, False), (True, True)], ids=["external", "throwaway"]
+)
+def test_only_a_throwaway_external_server_is_wiped(throwaway: bool, wipeable: bool) -> None:
+    """``NEO4J_URI`` names a server of the user's: never wiped; the mutation script's
+    own server is marked ``NEO4J_THROWAWAY=1`` and wiped like the run's own."""
+    handle = Neo4jHandle(uri="bolt://127.0.0.1:1", auth=None, throwaway=throwaway)
+    assert handle.external and handle.wipeable is wipeable

@@ -12,9 +12,9 @@ from memory_core_dev.postgres_server import PostgresHandle
 
 @pytest.fixture
 def bolt_url(neo4j_server: Neo4jHandle) -> str:
-    """The run's Neo4j, empty (an external ``NEO4J_URI`` server is never wiped: the
-    tests then rely on their unique session names)."""
-    if not neo4j_server.external:
+    """The run's Neo4j, empty (an external ``NEO4J_URI`` server is never wiped but for a
+    throwaway: the tests then rely on their unique session names)."""
+    if neo4j_server.wipeable:
         neo4j_wipe(neo4j_server.uri, neo4j_server.auth)
     return neo4j_server.uri
 

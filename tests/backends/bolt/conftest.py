@@ -4,7 +4,8 @@ Every test works in sessions (and tenants) of its own, named with a fresh UUID, 
 never see each other's data. On top of that, the Neo4j this run started is wiped (every
 node and relationship; indexes and constraints stay) before each test that uses it, so
 no test depends on what another left behind. An external server (``NEO4J_URI``) is never
-wiped: there the tests rely on their unique names alone.
+wiped (unless ``NEO4J_THROWAWAY=1``: the mutation script's): there the tests rely on
+their unique names alone.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ def _wipe_own_neo4j(request: pytest.FixtureRequest) -> None:
     if "neo4j_server" not in request.fixturenames:
         return
     server: Neo4jHandle = request.getfixturevalue("neo4j_server")
-    if not server.external:
+    if server.wipeable:
         request.getfixturevalue("neo4j_clean")
 
 
