@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import mutation_fresh
+
 ROOT = Path(__file__).resolve().parents[1]
 RECORDS = ROOT / "tests" / "conformance" / "mutation_results"
 NEO4J_DEPS = ROOT / "memory_core_dev" / "neo4j" / "target" / "deps"
@@ -291,6 +293,61 @@ def seed_from_record(workdir: Path, name: str) -> int:
     return seeded
 
 
+def fresh_mutants(workdir: Path, name: str) -> dict[str, str]:
+    """The target's mutants of functions that run while its modules are imported (see
+    ``scripts/mutation_fresh.py``), each with the hash of its function."""
+    package = TARGETS[name].prefix.removesuffix(".")
+    functions = mutation_fresh.import_time_functions(ROOT, package)
+    found: dict[str, str] = {}
+    for meta_path in _meta_files(workdir, TARGETS[name]):
+        meta = json.loads(meta_path.read_text("utf-8"))
+        for key in meta["exit_code_by_key"]:
+            if mutation_fresh.function_of(key) in functions:
+                found[key] = meta["hash_by_function_name"][_mutant_number(key)[0]]
+    return found
+
+
+def overlay_fresh(workdir: Path, name: str) -> int:
+    """Put the fresh-process results over mutmut's in ``workdir`` (those measured on the
+    function as it is now); how many."""
+    results = mutation_fresh.load(RECORDS / f"{name}-fresh.json")
+    laid = 0
+    for meta_path in _meta_files(workdir, TARGETS[name]):
+        meta = json.loads(meta_path.read_text("utf-8"))
+        codes, hashes = meta["exit_code_by_key"], meta["hash_by_function_name"]
+        for key in codes:
+            digest, code = results.get(key, [None, None])
+            if digest is not None and digest == hashes.get(_mutant_number(key)[0]):
+                codes[key] = code
+                laid += 1
+        meta_path.write_text(json.dumps(meta, indent=1), "utf-8")
+    return laid
+
+
+def run_fresh(workdir: Path, name: str, timeout: float) -> None:
+    """Measure the target's import-time mutants in new processes (``--fresh-process``)."""
+    record = RECORDS / f"{name}-fresh.json"
+    results = mutation_fresh.load(record)
+    mutants = fresh_mutants(workdir, name)
+    print(f"{len(mutants)} mutants of functions run at import time")
+    tests = TARGETS[name].tests
+    with _shared_neo4j(TARGETS[name]):
+        env = _environment()
+        # the controls: the tests pass with no mutant on, and fail when every mutated
+        # function raises (mutmut's "fail"), or nothing here would mean anything
+        for control, wanted in (("", 0), ("fail", 1)):
+            code = mutation_fresh.run_one(workdir, control, tests, env, timeout)
+            if code != wanted:
+                raise SystemExit(f"control {control or 'clean'!r}: exit {code}, not {wanted}")
+        mutation_fresh.measure(
+            mutants,
+            results,
+            lambda mutant: mutation_fresh.run_one(workdir, mutant, tests, env, timeout),
+            lambda: mutation_fresh.save(record, results),
+        )
+    overlay_fresh(workdir, name)
+
+
 def _environment() -> dict[str, str]:
     env = dict(os.environ)
     if NEO4J_DEPS.is_dir():  # the Neo4j jars are git-ignored, so not copied
@@ -382,6 +439,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rerun-survivors", action="store_true")
     parser.add_argument("--triage-only", action="store_true")
     parser.add_argument(
+        "--fresh-process",
+        action="store_true",
+        help="measure the mutants of functions run at import time, each in a new process "
+        "(mutmut cannot switch them on: scripts/mutation_fresh.py)",
+    )
+    parser.add_argument(
+        "--fresh-timeout", type=float, default=900, metavar="SECONDS", help="per mutant"
+    )
+    parser.add_argument(
         "--only",
         nargs="+",
         default=[],
@@ -402,7 +468,9 @@ def main(argv: list[str] | None = None) -> int:
     seeded = seed_from_record(workdir, args.target)
     if seeded:
         print(f"results of {seeded} file(s) taken from {RECORDS / args.target}.json")
-    if not args.triage_only:
+    if args.fresh_process:
+        run_fresh(workdir, args.target, args.fresh_timeout)
+    elif not args.triage_only:
         names = args.only
         if args.rerun_survivors:  # those of --only, if given
             names = [n for n in survivors(workdir) if not names or _matches(n, names)]
@@ -416,6 +484,7 @@ def main(argv: list[str] | None = None) -> int:
         ):
             code = _mutmut(workdir, "run", "--max-children", str(args.max_children), *names)
         print(f"\nmutmut run: exit {code}, wall time {time.monotonic() - started:.0f} s")
+    overlay_fresh(workdir, args.target)
     record = save_record(workdir, args.target)
     if record is not None:
         print(f"results recorded in {record.relative_to(ROOT)}")

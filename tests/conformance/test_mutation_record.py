@@ -18,6 +18,7 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "mutation.py"
 
 @pytest.fixture
 def mutation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))  # it imports mutation_fresh
     spec = importlib.util.spec_from_file_location("mutation_script", SCRIPT)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -11,6 +11,7 @@ import pytest
 from memory_core import EntityRef, HashingEmbedder, NotFoundError
 from memory_core.backends.bolt import BoltBackend
 from memory_core.backends.bolt.records import NAMESPACE
+from memory_core.conformance.embedder import ConceptEmbedder
 
 from .helpers import Graph, chain
 
@@ -197,3 +198,23 @@ async def test_values_too_long_to_index_are_refused(
     key = "k" * 20_000
     first = await bolt.add_message(unique("s"), "user", "x", idempotency_key=key)
     assert first.idempotency_key == key
+
+
+async def test_a_store_wide_search_by_meaning_keeps_the_filtered_neighbours(
+    open_bolt: Callable[..., BoltBackend], unique: Unique
+) -> None:
+    """No word of the query is in the messages, so every hit comes from the vector index;
+    the metadata filter is applied to its neighbours, and more are asked for (k grows)
+    until ``limit`` of them pass it."""
+    async with open_bolt(embedder=ConceptEmbedder()) as backend:
+        wanted = [
+            await backend.add_message(unique("s"), "user", f"supper {i}", metadata={"keep": 1})
+            for i in range(3)
+        ]
+        for _ in range(60):  # nearer or as near, and filtered out
+            await backend.add_message(unique("s"), "user", "supper", metadata={"keep": 0})
+        found = await backend.search_messages(
+            "dinner", limit=3, threshold=0.0, metadata_filters={"keep": 1}
+        )
+        assert sorted(m.id for m in found) == sorted(m.id for m in wanted)
+        assert all(m.score is not None and 0 < m.score <= 1 for m in found)

@@ -1,0 +1,48 @@
+"""The schema a Bolt backend creates: the vector index an embedder needs, made when it is
+missing with the documented label, property, size and similarity (elsewhere in a run it
+already exists: a wipe keeps indexes), and the sizes it refuses."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from memory_core import ConfigurationError, HashingEmbedder
+from memory_core.backends.bolt import BoltBackend
+from memory_core.backends.bolt.schema import VECTOR_INDEX, vector_index_statement
+from memory_core_dev.neo4j_fixtures import Neo4jHandle
+
+from .helpers import Graph
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_missing_vector_index_is_made_as_documented(
+    neo4j_server: Neo4jHandle, open_bolt: Callable[..., BoltBackend], graph: Graph
+) -> None:
+    if not neo4j_server.wipeable:
+        pytest.skip("an external NEO4J_URI server: its indexes are not ours to drop")
+    graph(f"DROP INDEX {VECTOR_INDEX} IF EXISTS")
+    async with open_bolt(embedder=HashingEmbedder()):
+        pass
+    [index] = graph(
+        "SHOW VECTOR INDEXES YIELD name, labelsOrTypes, properties, options, state "
+        "RETURN name, labelsOrTypes, properties, options, state"
+    )
+    assert index["name"] == VECTOR_INDEX == "message_embedding_idx"
+    assert (index["labelsOrTypes"], index["properties"]) == (["Message"], ["embedding"])
+    config = index["options"]["indexConfig"]
+    assert config["vector.dimensions"] == HashingEmbedder().dimensions == 256
+    assert config["vector.similarity_function"].lower() == "cosine"
+    assert index["state"] == "ONLINE"  # waited for before the backend was handed over
+
+
+@pytest.mark.parametrize("size", [0, -3, True, 2.0, "8"], ids=repr)
+def test_a_vector_size_that_is_not_a_positive_int_is_refused(size: object) -> None:
+    with pytest.raises(ConfigurationError, match=r"embedder\.dimensions"):
+        vector_index_statement(size)  # type: ignore[arg-type]
+
+
+def test_one_dimension_is_a_size() -> None:
+    assert "`vector.dimensions`: 1," in vector_index_statement(1)
