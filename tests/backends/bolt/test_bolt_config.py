@@ -113,3 +113,22 @@ def test_a_bare_scheme_uses_neo4j_uri() -> None:
     assert parse_config("bolt://?database=other", environ=env).database == "other"
     with pytest.raises(ConfigurationError, match="NEO4J_URI"):
         parse_config("bolt://", environ={})
+
+
+def test_a_bare_scheme_adds_its_query_to_neo4j_uris_own() -> None:
+    env = {"NEO4J_URI": "neo4j://db.example?region=eu"}
+    config = parse_config("neo4j://?database=mem&zone=a", environ=env)
+    assert config.uri == "neo4j://db.example:7687?region=eu&zone=a"
+    assert config.database == "mem"
+    plain = parse_config("neo4j://?zone=a", environ={"NEO4J_URI": "neo4j://db.example"})
+    assert plain.uri == "neo4j://db.example:7687?zone=a"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"username": "", "password": "p"}, {"username": 7, "password": "p"}],
+    ids=["empty", "not-a-str"],
+)
+def test_a_user_name_must_be_a_non_empty_str(options: dict[str, object]) -> None:
+    with pytest.raises(ConfigurationError, match="a non-empty user name is required"):
+        parse_config("bolt://h", environ={}, **options)  # type: ignore[arg-type]

@@ -1,0 +1,38 @@
+"""The Bolt store's pool figures (what the runtime metrics report): idle and used
+connections of the driver's pool and its configured maximum, None once closed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import neo4j
+import pytest
+
+from memory_core.backends.bolt import BoltBackend, BoltStore
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_connection_in_use_is_counted_as_used_not_idle(
+    open_bolt: Callable[..., BoltBackend],
+) -> None:
+    backend = open_bolt(max_connection_pool_size=7)
+    store = backend.store
+    assert isinstance(store, BoltStore)
+    async with backend:
+        await backend.list_sessions()
+        rest = store.pool_stats()
+        assert rest is not None and rest["max"] == 7
+        assert rest["used"] == 0 and rest["idle"] >= 1
+        driver = store._conn._driver
+        assert driver is not None
+        async with driver.session(default_access_mode=neo4j.READ_ACCESS) as session:
+            held = await session.begin_transaction()
+            try:
+                busy = store.pool_stats()
+                assert busy is not None and busy["used"] == 1
+                # the transaction took an idle connection or opened one more
+                assert busy["idle"] + busy["used"] in (rest["idle"], rest["idle"] + 1)
+            finally:
+                await held.rollback()
+    assert store.pool_stats() is None
