@@ -415,6 +415,29 @@ def _matches(name: str, globs: list[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, glob) for glob in globs)
 
 
+# mutmut's own first steps of ``run`` (mutmut 3.8.1, pinned by the ``mutation`` extra):
+# the mutated copies of the sources, without the statistics run that follows
+_GENERATE = """
+from mutmut.__main__ import (copy_also_copy_files, copy_src_dir, create_mutants,
+    set_mutant_under_test, setup_source_paths, store_lines_covered_by_tests)
+set_mutant_under_test("mutant_generation")
+copy_src_dir(); copy_also_copy_files(); setup_source_paths(); store_lines_covered_by_tests()
+create_mutants(1)
+"""
+
+
+def generate_mutants(workdir: Path, name: str) -> bool:
+    """Make mutmut's mutated sources in a copy that has none (a fresh machine's, before
+    ``--triage-only``: the triage reads each survivor's diff from them)."""
+    sources = [workdir / "mutants" / path for path in TARGETS[name].source_paths]
+    # the record's seeding makes the folders (result files only): look for the code
+    if all(path.is_file() or any(path.rglob("*.py")) for path in sources):
+        return False
+    command = [sys.executable, "-c", _GENERATE]
+    subprocess.run(command, cwd=workdir, env=_environment(), check=True)
+    return True
+
+
 def triage(workdir: Path, name: str) -> int:
     """Print the score and the triage of ``name``'s survivors."""
     command = [sys.executable, "-m", "tests.conformance.mutation_triage", "--target", name]
@@ -468,6 +491,8 @@ def main(argv: list[str] | None = None) -> int:
     seeded = seed_from_record(workdir, args.target)
     if seeded:
         print(f"results of {seeded} file(s) taken from {RECORDS / args.target}.json")
+    if args.triage_only and generate_mutants(workdir, args.target):
+        print("mutants generated for the triage's diffs")
     if args.fresh_process:
         run_fresh(workdir, args.target, args.fresh_timeout)
     elif not args.triage_only:

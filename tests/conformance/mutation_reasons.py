@@ -528,12 +528,35 @@ _NAMS: list[tuple[str, str]] = [
     ),
 ]
 
+_BOLT: list[tuple[str, str]] = [
+    (
+        r"^records\.x__unreadable__mutmut_(6|8|10|14)$|^errors\.x__code__mutmut_(10|11)$|"
+        r"^errors\.x__text__mutmut_(1|2|7|8|11|12)$",
+        "message: the text of an error: how much of an unreadable record's id and reason "
+        "it quotes, and the status code or driver text quoted in a translated driver "
+        "error (str() of a Neo4jError holds its message too, so what translate() detects "
+        "in the text is still there); the errors' types are tested",
+    ),
+    (
+        r"^search\.x__index_hits__mutmut_(6|7)$",
+        "equivalent: the first number of neighbours asked of the vector index; the loop "
+        "asks for four times more until enough pass or the index has no more, so the "
+        "hits are the same (only the round trips differ)",
+    ),
+    (
+        r"^listing\.x__cursor__mutmut_(11|12)$",
+        "equivalent: updated_at_us, key_ms and key_ns all come from c.updated_at and are "
+        "null together (only a zoned DateTime has epochMillis), so any one null decides",
+    ),
+]
+
 REASONS: dict[str, list[tuple[str, str]]] = {
     "embedded": _EMBEDDED,
     "sync": _SYNC,
     "transfer": _TRANSFER,
     "integrations": _INTEGRATIONS,
     "nams": _NAMS,
+    "bolt": _BOLT,
 }
 
 CASE_INSENSITIVE = {"embedded"}
