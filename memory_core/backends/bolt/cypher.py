@@ -447,9 +447,11 @@ WITH c ORDER BY c.updated_at DESC, c.id DESC LIMIT $limit
 
 def _undated(user: bool) -> str:
     scope = "USING INDEX c:Conversation(user_identifier)\nWHERE c.user_identifier = $user AND "
+    # Not ``NOT (c.updated_at IS :: ZONED DATETIME NOT NULL)``: Neo4j 5.26 finds no node
+    # without the property with it when nothing else narrows the match (store-wide).
     return f"""
 MATCH (c:Conversation)
-{scope if user else "WHERE "}NOT (c.updated_at IS :: ZONED DATETIME NOT NULL)
+{scope if user else "WHERE "}(c.updated_at IS NULL OR NOT c.updated_at IS :: ZONED DATETIME)
   AND ($id IS NULL OR c.id < $id)
 WITH c ORDER BY c.id DESC LIMIT $limit
 {_LISTED_UNDATED}"""

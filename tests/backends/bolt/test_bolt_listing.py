@@ -14,6 +14,7 @@ from neo4j import GraphDatabase
 from memory_core import InvalidRequestError
 from memory_core.backends.bolt import BoltBackend
 from memory_core.cursors import encode_cursor
+from memory_core_dev.neo4j_fixtures import Neo4jHandle
 
 from .helpers import Graph
 
@@ -87,15 +88,10 @@ async def test_ties_and_nanoseconds_are_paged_once_in_order(
         assert (await walk(tenant_bolt, size, user))[0] == expected
 
 
-async def test_undated_conversations_come_last_by_id(
-    tenant_bolt: BoltBackend, graph: Graph, unique: Unique
+async def _undated_come_last_by_id(
+    backend: BoltBackend, graph: Graph, unique: Unique, user: str | None
 ) -> None:
-    """updated_at missing, or of another type: another writer's conversations still list,
-    each once, after the dated ones."""
-    user = unique("u")
-    made = [
-        await tenant_bolt.create_conversation(unique("s"), user_identifier=user) for _ in range(7)
-    ]
+    made = [await backend.create_conversation(unique("s"), user_identifier=user) for _ in range(7)]
     odd = {str(made[1].id): "null", str(made[3].id): "localdatetime('2031-01-01T00:00:00')"}
     odd[str(made[5].id)] = "'2032-01-01T00:00:00Z'"
     for cid, value in odd.items():
@@ -107,9 +103,26 @@ async def test_undated_conversations_come_last_by_id(
         if str(c.id) in odd
     ]
     for size in (1, 2, 3, 4, 10):
-        seen, sizes = await walk(tenant_bolt, size, user)
+        seen, sizes = await walk(backend, size, user)
         assert seen == dated + undated, size
         assert all(n == size for n in sizes[:-1]) and 0 < sizes[-1] <= size
+
+
+async def test_undated_conversations_come_last_by_id(
+    tenant_bolt: BoltBackend, graph: Graph, unique: Unique
+) -> None:
+    """updated_at missing, or of another type: another writer's conversations still list,
+    each once, after the dated ones."""
+    await _undated_come_last_by_id(tenant_bolt, graph, unique, unique("u"))
+
+
+async def test_undated_conversations_list_store_wide_too(
+    bolt: BoltBackend, graph: Graph, unique: Unique, neo4j_server: Neo4jHandle
+) -> None:
+    """The same walk over every conversation of a single-tenant store (no user filter)."""
+    if not neo4j_server.wipeable:
+        pytest.skip("an external NEO4J_URI server holds other conversations")
+    await _undated_come_last_by_id(bolt, graph, unique, None)
 
 
 @pytest.mark.parametrize(
