@@ -309,8 +309,10 @@ def fresh_mutants(workdir: Path, name: str) -> dict[str, str]:
 
 def overlay_fresh(workdir: Path, name: str) -> int:
     """Put the fresh-process results over mutmut's in ``workdir`` (those measured on the
-    function as it is now); how many."""
+    function as it is now); an import-time mutant without one is "not checked", whatever
+    mutmut said (it could not switch it on). How many results were laid."""
     results = mutation_fresh.load(RECORDS / f"{name}-fresh.json")
+    import_time = fresh_mutants(workdir, name)
     laid = 0
     for meta_path in _meta_files(workdir, TARGETS[name]):
         meta = json.loads(meta_path.read_text("utf-8"))
@@ -320,6 +322,8 @@ def overlay_fresh(workdir: Path, name: str) -> int:
             if digest is not None and digest == hashes.get(_mutant_number(key)[0]):
                 codes[key] = code
                 laid += 1
+            elif key in import_time:
+                codes[key] = None
         meta_path.write_text(json.dumps(meta, indent=1), "utf-8")
     return laid
 

@@ -531,17 +531,24 @@ _NAMS: list[tuple[str, str]] = [
 _BOLT: list[tuple[str, str]] = [
     (
         r"^records\.x__unreadable__mutmut_(6|8|10|14)$|^errors\.x__code__mutmut_(10|11)$|"
-        r"^errors\.x__text__mutmut_(1|2|7|8|11|12)$",
+        r"^errors\.x__text__mutmut_(1|2|7|8|9|10|11|12)$",
         "message: the text of an error: how much of an unreadable record's id and reason "
         "it quotes, and the status code or driver text quoted in a translated driver "
         "error (str() of a Neo4jError holds its message too, so what translate() detects "
-        "in the text is still there); the errors' types are tested",
+        "in the text is still there; the driver's message is a str or None, and the "
+        "errors without one are told apart by type); the errors' types are tested",
     ),
     (
         r"^cypher\.x__append_(one|batch)__mutmut_4$",
         "equivalent: a message that mentions nothing written by the statement with the "
         "mention subqueries (run on empty lists) instead of the plain one: the same "
         "graph, only slower (the plain variants exist for speed)",
+    ),
+    (
+        r"^cypher\.xǁEntityScopeǁentities_exist__mutmut_(1|5)$|"
+        r"^cypher\.xǁEntityScopeǁmissing_ids__mutmut_1$",
+        "equivalent: the name of the node variable in the EXISTS pattern, which nothing "
+        "reads (`None` and `XXXX` are identifiers in Cypher as the empty name is none)",
     ),
     (
         r"^search\.x__index_hits__mutmut_(6|7)$",

@@ -126,8 +126,10 @@ def test_fresh_results_go_over_mutmuts_for_the_same_function_only(
     module = "memory_core.backends.bolt.cypher"
     meta_path = tmp_path / "w/mutants/memory_core/backends/bolt/cypher.py.meta"
     meta_path.parent.mkdir(parents=True)
-    codes = {f"{module}.x_f__mutmut_1": 0, f"{module}.x_g__mutmut_1": 0}
-    meta = {"exit_code_by_key": codes, "hash_by_function_name": {"x_f": "new", "x_g": "g"}}
+    build = f"{module}.xǁScopedǁbuild__mutmut_1"  # run at import: mutmut's 0 means nothing
+    codes = {f"{module}.x_f__mutmut_1": 0, f"{module}.x_g__mutmut_1": 0, build: 0}
+    hashes = {"x_f": "new", "x_g": "g", "xǁScopedǁbuild": "b"}
+    meta = {"exit_code_by_key": codes, "hash_by_function_name": hashes}
     meta_path.write_text(json.dumps(meta), "utf-8")
     fresh = sys.modules["mutation_fresh"]
     fresh.save(
@@ -136,4 +138,4 @@ def test_fresh_results_go_over_mutmuts_for_the_same_function_only(
     )
     assert mutation.overlay_fresh(tmp_path / "w", "bolt") == 1
     laid = json.loads(meta_path.read_text("utf-8"))["exit_code_by_key"]
-    assert laid == {f"{module}.x_f__mutmut_1": 0, f"{module}.x_g__mutmut_1": 1}
+    assert laid == {f"{module}.x_f__mutmut_1": 0, f"{module}.x_g__mutmut_1": 1, build: None}
