@@ -551,12 +551,6 @@ _BOLT: list[tuple[str, str]] = [
         "reads (`None` and `XXXX` are identifiers in Cypher as the empty name is none)",
     ),
     (
-        r"^search\.x__index_hits__mutmut_(6|7)$",
-        "equivalent: the first number of neighbours asked of the vector index; the loop "
-        "asks for four times more until enough pass or the index has no more, so the "
-        "hits are the same (only the round trips differ)",
-    ),
-    (
         r"^listing\.x__cursor__mutmut_(11|12)$",
         "equivalent: updated_at_us, key_ms and key_ns all come from c.updated_at and are "
         "null together (only a zoned DateTime has epochMillis), so any one null decides",
