@@ -329,7 +329,8 @@ def overlay_fresh(workdir: Path, name: str) -> int:
 
 
 def run_fresh(workdir: Path, name: str, timeout: float) -> None:
-    """Measure the target's import-time mutants in new processes (``--fresh-process``)."""
+    """Measure the target's import-time mutants in new processes (``--fresh-process``);
+    ``main`` then lays the results over mutmut's, as after every run."""
     record = RECORDS / f"{name}-fresh.json"
     results = mutation_fresh.load(record)
     mutants = fresh_mutants(workdir, name)
@@ -349,7 +350,6 @@ def run_fresh(workdir: Path, name: str, timeout: float) -> None:
             lambda mutant: mutation_fresh.run_one(workdir, mutant, tests, env, timeout),
             lambda: mutation_fresh.save(record, results),
         )
-    overlay_fresh(workdir, name)
 
 
 def _environment() -> dict[str, str]:
