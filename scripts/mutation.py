@@ -26,6 +26,7 @@ import argparse
 import fnmatch
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -158,7 +159,9 @@ _SITECUSTOMIZE = """import os
 if os.environ.get("MUTANT_UNDER_TEST") == "stats":
     os.environ["MUTANT_UNDER_TEST"] = ""
 """
-_PYTEST_ARGS = ["-p", "no:cacheprovider", "-p", "no:randomly"]
+# the likely killers of each mutant first (scripts/mutation_order.py, put in mutants/)
+_PYTEST_ARGS = ["-p", "no:cacheprovider", "-p", "no:randomly", "-p", "mutation_order"]
+_ORDER = Path(__file__).with_name("mutation_order.py")
 _SECTION = re.compile(r"^\[tool\.mutmut\]\n(?:(?!\[).*\n)*", re.MULTILINE)
 
 
@@ -201,6 +204,7 @@ def copy_checkout(workdir: Path, target: Target) -> None:
     pyproject.write_text(text if count else text + "\n" + section, "utf-8")
     (workdir / "mutants").mkdir(exist_ok=True)
     (workdir / "mutants" / "sitecustomize.py").write_text(_SITECUSTOMIZE, "utf-8")
+    shutil.copy2(_ORDER, workdir / "mutants" / _ORDER.name)
 
 
 def refresh_tests(workdir: Path) -> None:
@@ -247,6 +251,8 @@ def save_record(workdir: Path, name: str) -> Path | None:
             files[source] = functions
     if not files:
         return None
+    record = RECORDS / f"{name}.json"
+    _keep_recorded(files, record)
     lines = ["{"]
     for i, (source, functions) in enumerate(sorted(files.items())):
         lines.append(f"  {json.dumps(source)}: {{")
@@ -257,10 +263,27 @@ def save_record(workdir: Path, name: str) -> Path | None:
         lines.append(",\n".join(entries))
         lines.append("  }" + ("," if i < len(files) - 1 else ""))
     lines.append("}")
-    record = RECORDS / f"{name}.json"
     record.parent.mkdir(parents=True, exist_ok=True)
     record.write_text("\n".join(lines) + "\n", "utf-8")
     return record
+
+
+def _keep_recorded(files: dict[str, dict[str, list[Any]]], record: Path) -> None:
+    """Fill the results a copy does not have (``null``) from the record, for functions
+    whose hash is unchanged: a copy whose results mutmut reset (it does when the pytest
+    arguments change) or that measured a part only never erases what was measured."""
+    if not record.is_file():
+        return
+    for source, functions in json.loads(record.read_text("utf-8")).items():
+        for function, (digest, old) in functions.items():
+            new = files.get(source, {}).get(function)
+            if new is None or not digest or new[0] != digest:
+                continue
+            codes = new[1]
+            codes.extend([None] * (len(old) - len(codes)))
+            for i, code in enumerate(old):
+                if codes[i] is None:
+                    codes[i] = code
 
 
 def seed_from_record(workdir: Path, name: str) -> int:
@@ -442,10 +465,29 @@ def generate_mutants(workdir: Path, name: str) -> bool:
     return True
 
 
-def triage(workdir: Path, name: str) -> int:
-    """Print the score and the triage of ``name``'s survivors."""
+def sample(workdir: Path, name: str, size: int, seed: int) -> list[str]:
+    """A seeded random sample of ``size`` of the target's mutants that mutmut can switch
+    on (not those of import-time functions): the same names for the same code and seed,
+    on any machine, whatever was measured before."""
+    every: set[str] = set()
+    for meta_path in _meta_files(workdir, TARGETS[name]):
+        every |= set(json.loads(meta_path.read_text("utf-8"))["exit_code_by_key"])
+    candidates = sorted(every - set(fresh_mutants(workdir, name)))
+    return sorted(random.Random(seed).sample(candidates, min(size, len(candidates))))
+
+
+def _unchecked(workdir: Path, name: str, names: list[str]) -> list[str]:
+    codes: dict[str, Any] = {}
+    for meta_path in _meta_files(workdir, TARGETS[name]):
+        codes.update(json.loads(meta_path.read_text("utf-8"))["exit_code_by_key"])
+    return [n for n in names if codes.get(n) is None]
+
+
+def triage(workdir: Path, name: str, within: Path | None = None) -> int:
+    """Print the score and the triage of ``name``'s survivors (of those in ``within``)."""
     command = [sys.executable, "-m", "tests.conformance.mutation_triage", "--target", name]
     command += ["--prefix", TARGETS[name].prefix]
+    command += ["--within", str(within)] if within else []
     return subprocess.run(command, cwd=workdir, check=False).returncode
 
 
@@ -482,6 +524,14 @@ def main(argv: list[str] | None = None) -> int:
         help="mutant names to run, e.g. "
         "'memory_core.transfer.archive*' (a partial run: the score counts what ran)",
     )
+    parser.add_argument(
+        "--sample",
+        type=int,
+        metavar="N",
+        help="measure the unchecked of a seeded random sample of N mutants (not the "
+        "import-time ones), and score and triage that sample only",
+    )
+    parser.add_argument("--seed", type=int, default=1, help="of --sample")
     args = parser.parse_args(argv)
     if TARGETS[args.target].shared_neo4j and args.max_children > 1:
         # tests compare the whole graph before and after (and count what they leave):
@@ -495,8 +545,17 @@ def main(argv: list[str] | None = None) -> int:
     seeded = seed_from_record(workdir, args.target)
     if seeded:
         print(f"results of {seeded} file(s) taken from {RECORDS / args.target}.json")
-    if args.triage_only and generate_mutants(workdir, args.target):
+    if (args.triage_only or args.sample) and generate_mutants(workdir, args.target):
         print("mutants generated for the triage's diffs")
+    within = None
+    if args.sample:
+        chosen = sample(workdir, args.target, args.sample, args.seed)
+        within = workdir / f"sample-{args.sample}-seed-{args.seed}.txt"
+        within.write_text("\n".join(chosen) + "\n", "utf-8")
+        args.only = _unchecked(workdir, args.target, chosen)
+        print(f"sample of {len(chosen)} (seed {args.seed}): {len(args.only)} not checked yet")
+        if not args.only:
+            args.triage_only = True
     if args.fresh_process:
         run_fresh(workdir, args.target, args.fresh_timeout)
     elif not args.triage_only:
@@ -517,7 +576,7 @@ def main(argv: list[str] | None = None) -> int:
     record = save_record(workdir, args.target)
     if record is not None:
         print(f"results recorded in {record.relative_to(ROOT)}")
-    return triage(workdir, args.target)
+    return triage(workdir, args.target, within)
 
 
 if __name__ == "__main__":

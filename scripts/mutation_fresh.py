@@ -82,7 +82,7 @@ def run_one(
     these (5: no tests)."""
     env = dict(env, MUTANT_UNDER_TEST=mutant, PYTHONPATH=str(workdir / "mutants"))
     command = [sys.executable, "-m", "pytest", "-x", "-q", "--rootdir=.", "--tb=no"]
-    command += ["-p", "no:cacheprovider", "-p", "no:randomly", *tests]
+    command += ["-p", "no:cacheprovider", "-p", "no:randomly", "-p", "mutation_order", *tests]
     try:
         done = subprocess.run(
             command,

@@ -555,6 +555,14 @@ _BOLT: list[tuple[str, str]] = [
         "equivalent: updated_at_us, key_ms and key_ns all come from c.updated_at and are "
         "null together (only a zoned DateTime has epochMillis), so any one null decides",
     ),
+    (
+        r"^errors\.x_translate__mutmut_(36|37)$",
+        'out of scope: the translation of Neo4j\'s "too large to index" error, which no '
+        "valid call reaches: identifiers are capped at max_indexed_bytes (3950), the "
+        "idempotency key is indexed by its hash, and keys at that cap, alone and in the "
+        "composite indexes, are stored (test_keys_at_the_indexed_maximum_are_stored); "
+        "the guard stays for a schema changed by hand",
+    ),
 ]
 
 REASONS: dict[str, list[tuple[str, str]]] = {

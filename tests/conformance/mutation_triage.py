@@ -138,7 +138,21 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--target", default="embedded")
     parser.add_argument("--prefix", default=_EMBEDDED, help="module prefix of the names")
     parser.add_argument("--names", action="store_true", help="only list unkilled mutants")
+    parser.add_argument(
+        "--within", help="a file of mutant names, one a line: score and triage only those"
+    )
     return parser.parse_args(argv)
+
+
+def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (95% for the default ``z``)."""
+    if trials <= 0:
+        return (0.0, 1.0)
+    p = successes / trials
+    centre = p + z * z / (2 * trials)
+    spread = z * ((p * (1 - p) + z * z / (4 * trials)) / trials) ** 0.5
+    denominator = 1 + z * z / trials
+    return ((centre - spread) / denominator, (centre + spread) / denominator)
 
 
 def _print_score(counts: dict[str, int], excluded: int) -> None:
@@ -148,8 +162,10 @@ def _print_score(counts: dict[str, int], excluded: int) -> None:
     if scored:
         print(f"score: {killed}/{scored} killed or timed out ({killed / scored:.1%})")
     if scored - excluded:
+        low, high = wilson(killed, scored - excluded)
         print(
-            f"non-equivalent: {killed}/{scored - excluded} ({killed / (scored - excluded):.1%}); "
+            f"non-equivalent: {killed}/{scored - excluded} ({killed / (scored - excluded):.1%}, "
+            f"95% interval {low:.1%} to {high:.1%} when these are a random sample); "
             f"{excluded} excluded (equivalent, message, out of scope, not a promise)"
         )
 
@@ -158,6 +174,10 @@ def main(argv: list[str] | None = None) -> int:
     """Print the score, the hand triage and the survivors left to review."""
     args = _arguments(argv)
     every = statuses()
+    if args.within:
+        with open(args.within, encoding="utf-8") as listed:
+            wanted = set(listed.read().split())
+        every = {name: status for name, status in every.items() if name in wanted}
     counts: dict[str, int] = defaultdict(int)
     for status in every.values():
         counts[status] += 1

@@ -59,6 +59,8 @@ def _workdir(tmp_path: Path, test: str) -> Path:
     tests = tmp_path / "w" / "mutants"
     tests.mkdir(parents=True)
     (tests / "test_one.py").write_text(test, "utf-8")
+    # as scripts/mutation.py's copy has it: the runs load it (-p mutation_order)
+    (tests / "mutation_order.py").write_bytes((SCRIPTS / "mutation_order.py").read_bytes())
     return tmp_path / "w"
 
 

@@ -106,3 +106,46 @@ def test_a_shared_neo4j_takes_one_child(
         mutation.main(["bolt", "--max-children", "2"])
     assert ended.value.code == 2
     assert "--max-children 1" in capsys.readouterr().err
+
+
+def test_a_copy_that_lost_results_does_not_erase_the_record(
+    mutation: ModuleType, tmp_path: Path
+) -> None:
+    module = "memory_core.backends.nams.transport"
+    source = "memory_core/backends/nams/transport.py"
+    first = {f"{module}.x_decode__mutmut_1": 1, f"{module}.x_decode__mutmut_2": 0}
+    _meta(tmp_path / "first", source, first, {"x_decode": "aaa"})
+    mutation.save_record(tmp_path / "first", "nams")
+    # mutmut reset the copy's results (changed pytest arguments), one measured again
+    again = {f"{module}.x_decode__mutmut_1": None, f"{module}.x_decode__mutmut_2": 1}
+    _meta(tmp_path / "second", source, again, {"x_decode": "aaa"})
+    record = mutation.save_record(tmp_path / "second", "nams")
+    assert json.loads(record.read_text("utf-8"))[source]["x_decode"] == ["aaa", [1, 1]]
+    # a changed function's old results are not carried over
+    _meta(tmp_path / "third", source, {f"{module}.x_decode__mutmut_1": None}, {"x_decode": "zzz"})
+    record = mutation.save_record(tmp_path / "third", "nams")
+    assert json.loads(record.read_text("utf-8"))[source]["x_decode"] == ["zzz", [None]]
+
+
+def test_a_sample_depends_on_the_seed_only(
+    mutation: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = "memory_core.backends.bolt.config"
+    source = "memory_core/backends/bolt/config.py"
+    names = [f"{module}.x_parse__mutmut_{n}" for n in range(1, 41)]
+    imported = {f"{module}.x_built__mutmut_{n}": "h" for n in range(1, 11)}
+    codes: dict[str, int | None] = {name: None for name in [*names, *imported]}
+    codes[names[0]] = 1
+    _meta(tmp_path / "a", source, codes, {"x_parse": "p", "x_built": "h"})
+    # the other copy measured more: the sample is the same
+    codes = dict.fromkeys(codes, 0)
+    _meta(tmp_path / "b", source, codes, {"x_parse": "p", "x_built": "h"})
+    monkeypatch.setattr(mutation, "fresh_mutants", lambda workdir, name: imported)
+
+    chosen = mutation.sample(tmp_path / "a", "bolt", 10, 7)
+    assert len(chosen) == 10 and set(chosen) <= set(names)  # never an import-time one
+    assert mutation.sample(tmp_path / "b", "bolt", 10, 7) == chosen
+    assert mutation.sample(tmp_path / "a", "bolt", 10, 8) != chosen
+    assert sorted(mutation.sample(tmp_path / "a", "bolt", 99, 7)) == sorted(names)
+    unchecked = mutation._unchecked(tmp_path / "a", "bolt", [names[0], names[1]])
+    assert unchecked == [names[1]]

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
+from tests.conformance import mutation_triage
 from tests.conformance.mutation_triage import classify
 
 
@@ -59,3 +64,31 @@ def test_an_error_message_is_a_message_and_case_only_is_case_only() -> None:
     sql = _diff('-    run("SELECT 1")', '+    run("select 1")')
     assert classify(sql) == "case-only"
     assert classify(sql, case_only=False) == "review"
+
+
+def test_the_interval_of_a_sampled_score() -> None:
+    low, high = mutation_triage.wilson(95, 100)
+    assert round(low, 3) == 0.888 and round(high, 3) == 0.978
+    low, high = mutation_triage.wilson(10, 10)
+    assert round(low, 3) == 0.722 and high == pytest.approx(1.0)
+    assert mutation_triage.wilson(0, 0) == (0.0, 1.0)
+
+
+def test_a_score_within_named_mutants(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    every = {
+        "m.x_f__mutmut_1": "killed",
+        "m.x_f__mutmut_2": "killed",
+        "m.x_g__mutmut_1": "survived",
+    }
+    monkeypatch.setattr(mutation_triage, "statuses", lambda: every)
+    monkeypatch.setattr(mutation_triage, "_diff", lambda name: "")
+    within = tmp_path / "sample.txt"
+    within.write_text("m.x_f__mutmut_1\nm.x_f__mutmut_2\n", "utf-8")
+    assert (
+        mutation_triage.main(["--target", "bolt", "--prefix", "m.", "--within", str(within)]) == 0
+    )
+    assert "score: 2/2 killed" in capsys.readouterr().out
+    assert mutation_triage.main(["--target", "bolt", "--prefix", "m."]) == 0
+    assert "score: 2/3 killed" in capsys.readouterr().out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import warnings
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from neo4j import exceptions as neo
@@ -12,6 +13,7 @@ from neo4j import exceptions as neo
 from memory_core import (
     AuthenticationError,
     ConfigurationError,
+    Limits,
     MemoryCoreError,
     NotSupportedError,
     StoreError,
@@ -149,3 +151,32 @@ async def test_embedder_size_must_match_an_existing_vector_index(
     other = open_bolt(embedder=HashingEmbedder(32))
     with pytest.raises(ConfigurationError, match="dimensions"):
         await other.connect()
+
+
+@pytest.mark.anyio
+@pytest.mark.neo4j
+async def test_keys_at_the_indexed_maximum_are_stored(
+    open_bolt: Callable[..., BoltBackend], graph: Callable[..., list[dict[str, Any]]]
+) -> None:
+    # ``max_indexed_bytes`` (3950) keeps every indexed value, and the composite keys of
+    # two of them, within what a Neo4j range index takes: the translation of Neo4j's
+    # "too large to index" error is a guard no valid call reaches.
+    most = Limits(max_identifier_bytes=3950)
+    with pytest.raises(ConfigurationError, match="max_identifier_bytes"):
+        open_bolt(limits=Limits(max_identifier_bytes=3951))
+    user, session, name = "ü" * 1975, "s" * 3950, "Ö" * 1975  # 3950 bytes each
+    async with open_bolt(limits=most, multi_tenant=True) as backend:
+        await backend.create_conversation(session, user_identifier=user)
+        mentions = [{"name": name, "type": "PERSON"}]
+        await backend.add_message(
+            session,
+            "user",
+            "hello",
+            user_identifier=user,
+            extraction_mode="explicit",
+            explicit_mentions=mentions,
+        )
+        got = await backend.get_conversation(session, user_identifier=user)
+    assert [m.content for m in got.messages] == ["hello"]
+    rows = graph("MATCH (e:Entity) RETURN e.name AS name, e.tenant AS tenant")
+    assert [(len(row["name"]), row["tenant"] == user) for row in rows] == [(1975, True)]
