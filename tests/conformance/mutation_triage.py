@@ -10,8 +10,10 @@ Survivors whose change the contract cannot observe are classified automatically:
 * ``case-only``: a string with only its letter case changed, in the targets of
   ``CASE_INSENSITIVE`` (embedded: SQL keywords and ``sqlite3.Row`` keys ignore case);
 * ``message``: the text of an error message (messages are free text; the type and
-  ``argument`` of errors are what the contract fixes, and the tests check those), or of a
-  command's ``--help`` (``help=``, ``epilog=``, ``description=`` of argparse).
+  ``argument`` of errors are what the contract fixes, and the tests check those), of a
+  command's ``--help`` (``help=``, ``epilog=``, ``description=`` of argparse), or of the
+  reason a transfer report gives (``.skip(kind, "…")``, ``.lose(field, "…")``: the kind
+  and field are checked, the wording is free).
 
 Survivors (and mutants no selected test executes) matching a pattern of the target in
 ``mutation_reasons.REASONS`` are triaged by hand; everything else is listed with its diff
@@ -36,6 +38,8 @@ _UNKILLED = ("survived", "no tests")
 _LITERALS = r"""(?:"[^"]*"\s*|'[^']*'\s*)+"""  # one string, or several concatenated
 _HELP_TEXT = re.compile(rf"\b(help|epilog|description)=(None|[A-Z_]+|{_LITERALS})")
 _LITERAL_LINE = re.compile(rf"^\s*{_LITERALS},?\s*$")
+_REPORT_REASON = re.compile(r"\.(skip|lose)\(")
+_STRINGS = re.compile(r""""[^"]*"|'[^']*'""")
 
 
 def _mutmut(*args: str) -> str:
@@ -130,6 +134,10 @@ def classify(diff: str, case_only: bool = True) -> str:
         line = body[index]
         if start.startswith("raise ") or "Error(" in start or "Error(" in line:
             return "message"
+        if _REPORT_REASON.search(start) and _STRINGS.sub('""', " ".join(removed)) == _STRINGS.sub(
+            '""', " ".join(added)
+        ):
+            return "message"  # only the text of a transfer report's reason
     return "review"
 
 

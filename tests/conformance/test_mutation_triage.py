@@ -92,3 +92,12 @@ def test_a_score_within_named_mutants(
     assert "score: 2/2 killed" in capsys.readouterr().out
     assert mutation_triage.main(["--target", "bolt", "--prefix", "m."]) == 0
     assert "score: 2/3 killed" in capsys.readouterr().out
+
+
+def test_only_a_report_reasons_text_is_a_message() -> None:
+    reason = "its session belongs to another user in the target"
+    line = f'        self.tally.skip("conversation", "{reason}")'
+    upper = line.replace(reason, reason.upper())
+    assert classify(_diff(f"-{line}", f"+{upper}"), case_only=False) == "message"
+    kind = line.replace('"conversation"', "None")
+    assert classify(_diff(f"-{line}", f"+{kind}"), case_only=False) == "review"

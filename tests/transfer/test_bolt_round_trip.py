@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memory_core import HashingEmbedder, open_backend
+from memory_core.backends.bolt import transfer as bolt_transfer
 from memory_core.transfer import copy_memory
 from tests.transfer.sample import MENTIONS, MESSAGES, export_lines, of_kind, populate
 
@@ -63,6 +64,22 @@ async def test_multi_tenant_round_trip_through_bolt(bolt_url: str) -> None:
         assert found[0].id in bob_ids
 
 
+async def test_an_export_read_in_small_pages_is_the_same(
+    bolt_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with (
+        open_backend("memory://", embedder=HashingEmbedder(dimensions=8)) as source,
+        open_backend(bolt_url) as bolt,
+    ):
+        await populate(source)
+        first = await export_lines(source)
+        await copy_memory(source, bolt)
+        monkeypatch.setattr(bolt_transfer, "PAGE", 1)  # conversations and messages
+        assert len(of_kind(first, "conversation")) > 1
+        assert max(m["seq"] for m in of_kind(first, "message")) > 1
+        assert await export_lines(bolt) == first
+
+
 async def test_overwrite_on_bolt_replaces_a_changed_conversation(bolt_url: str) -> None:
     async with open_backend("memory://") as source, open_backend(bolt_url) as bolt:
         await populate(source)
@@ -73,12 +90,16 @@ async def test_overwrite_on_bolt_replaces_a_changed_conversation(bolt_url: str) 
         assert await export_lines(bolt) == first
 
 
+@pytest.mark.parametrize("page", [None, 2], ids=["one-page", "pages-of-2"])
 async def test_a_conversation_another_library_wrote_is_exported_in_its_order(
-    bolt_url: str,
+    bolt_url: str, page: int | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from uuid import uuid4
 
     from neo4j import GraphDatabase
+
+    if page is not None:
+        monkeypatch.setattr(bolt_transfer, "PAGE", page)
 
     conversation_id = str(uuid4())
     with GraphDatabase.driver(bolt_url) as driver:
@@ -90,6 +111,7 @@ async def test_a_conversation_another_library_wrote_is_exported_in_its_order(
             UNWIND range(0, 2) AS i
             CREATE (c)-[:HAS_MESSAGE]->(:Message {
                 id: randomUUID(), role: 'user', content: 'written ' + toString(2 - i),
+                mentions: ['a label of theirs'],
                 timestamp: datetime('2025-01-01T00:00:00Z') + duration({seconds: 2 - i})
             })
             """,

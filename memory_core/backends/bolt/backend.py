@@ -233,7 +233,7 @@ class BoltStore(Store):
         }
         query = cypher.scoped(tenant).message(bool(req.target.session_id), bool(req.mentions))
         found = await self._conn.run_write(query, **params)
-        return _stored(found, req.target)[0]
+        return _stored(found, req.target)
 
     async def add_messages(self, req: rq.AddMessages) -> list[Message]:
         ids = random_ids(len(req.messages))
@@ -466,25 +466,21 @@ def _missing(target: rq.Target) -> NotFoundError:
     )
 
 
-def _stored(found: Rows, target: rq.Target) -> list[Message]:
-    """The messages a write statement returned, or the error it signalled."""
-    first = found[0]
-    if first["missing"]:
-        unknown = ", ".join(sorted(set(first["missing"])))
+def _stored(found: Rows, target: rq.Target) -> Message:
+    """The message a write statement returned (its one row), or the error it signalled."""
+    [row] = found
+    if row["missing"]:
+        unknown = ", ".join(sorted(set(row["missing"])))
         raise NotFoundError.missing(
             "bolt", "entity", unknown, argument="explicit_mentions", hint="nothing was written"
         )
-    if first["message"] is None:
+    if row["message"] is None:
         raise _missing(target)
-    ordered = sorted(found, key=lambda row: row["message"].get("seq") or 0)
-    return [
-        to_message(
-            row["message"],
-            conversation_id=row["conversation"]["id"],
-            session_id=row["conversation"]["session_id"],
-        )
-        for row in ordered
-    ]
+    return to_message(
+        row["message"],
+        conversation_id=row["conversation"]["id"],
+        session_id=row["conversation"]["session_id"],
+    )
 
 
 class BoltBackend(MemoryBackend):

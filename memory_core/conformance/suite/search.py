@@ -380,6 +380,33 @@ class SearchSuite(SuiteBase):
             "plain text search found the target: the scenario would not test the embedder"
         )
 
+    @scenario(
+        "search.vector_filters",
+        "metadata_filters keep matches by meaning as they keep matches by words: a similar "
+        "message whose metadata does not match is not found, in a session and store-wide",
+        requires=("vector_search", "search_metadata_filters"),
+    )
+    async def test_search_vector_filters(self, harness: Harness) -> None:
+        backend = await harness.open(embedder=ConceptEmbedder())
+        handle = await harness.new_session(backend=backend)
+        kept = await backend.add_message(
+            handle, "user", "we need a reservation for supper tonight", metadata={"k": 1}
+        )
+        dropped = await backend.add_message(handle, "user", "a meal reservation", metadata={"k": 2})
+        query = "dinner booking"  # no word of either: found by meaning only
+        assert not set(query.split()) & set(f"{kept.content} {dropped.content}".split())
+        unfiltered = await backend.search_messages(query, session_id=handle)
+        assert {kept.id, dropped.id} <= {h.id for h in unfiltered}, "control: both found"
+        scopes: list[dict[str, Any]] = [{"session_id": handle}]
+        if harness.caps.search_global:
+            scopes.append({})
+        for scope in scopes:
+            hits = await backend.search_messages(query, metadata_filters={"k": 1}, **scope)
+            assert kept.id in [h.id for h in hits], f"the matching message was lost ({scope})"
+            assert dropped.id not in [h.id for h in hits], (
+                f"a message whose metadata does not match was found by meaning ({scope})"
+            )
+
     @scenario("search.hit_fields", "hits carry the stored id, role, content and metadata")
     async def test_search_hit_fields(self, harness: Harness) -> None:
         handle = await harness.new_session()

@@ -80,8 +80,10 @@ class SessionsSuite(SuiteBase):
     )
     async def test_sessions_order_and_offset(self, harness: Harness) -> None:
         prefix = harness.unique("p") + "-"
-        mine = [await harness.new_session(name=f"{prefix}{n}") for n in range(4)]
-        for handle, count in zip(mine, (2, 1, 2, 1), strict=True):
+        # made and filled last name first, so a store's own order is not the tie-break
+        made = [await harness.new_session(name=f"{prefix}{n}") for n in reversed(range(4))]
+        mine = made[::-1]
+        for handle, count in reversed(list(zip(mine, (2, 1, 2, 1), strict=True))):
             await harness.fill(handle, count)
         backend = harness.backend
         asc = await backend.list_sessions(prefix=prefix, order_by="session_id", order_dir="asc")
