@@ -17,6 +17,7 @@ Fixtures (import them into a conftest or test module):
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 import uuid
 from collections.abc import Iterator
@@ -140,6 +141,19 @@ def shared_nams_server(backend_url: str = "memory://") -> NamsTestServer:
             server = start_nams_server(backend_url)
             _shared[backend_url] = server
         return server
+
+
+def _forget_shared() -> None:
+    """In a forked child: the servers' threads stayed in the parent, which still serves
+    their sockets with its own fault knobs and request record, so the child's knobs
+    would turn nothing. The child starts its own on first use (mutmut forks a child per
+    mutant from a process that ran the tests once)."""
+    global _shared_lock
+    _shared.clear()
+    _shared_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_shared)
 
 
 @atexit.register

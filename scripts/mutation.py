@@ -233,10 +233,11 @@ def _mutant_number(key: str) -> tuple[str, int]:
     return head.rpartition(".")[2], int(number)
 
 
-def save_record(workdir: Path, name: str) -> Path | None:
+def save_record(workdir: Path, name: str, keep: bool = True) -> Path | None:
     """Write each mutant's result of ``name`` in ``workdir`` to the target's record: per
     source file, per function, mutmut's hash of the function and the exit codes of its
-    mutants by number (``null``: not run yet). One function per line, for readable diffs."""
+    mutants by number (``null``: not run yet). One function per line, for readable diffs.
+    ``keep``: results the copy lacks are kept from the record (``--fresh``: not)."""
     files: dict[str, dict[str, list[Any]]] = {}
     for meta_path in _meta_files(workdir, TARGETS[name]):
         meta = json.loads(meta_path.read_text("utf-8"))
@@ -254,7 +255,8 @@ def save_record(workdir: Path, name: str) -> Path | None:
     if not files:
         return None
     record = RECORDS / f"{name}.json"
-    _keep_recorded(files, record)
+    if keep:
+        _keep_recorded(files, record)
     lines = ["{"]
     for i, (source, functions) in enumerate(sorted(files.items())):
         lines.append(f"  {json.dumps(source)}: {{")
@@ -406,7 +408,7 @@ def _shared_neo4j(target: Target) -> Iterator[None]:
 
 
 @contextmanager
-def _saving_every(seconds: float, workdir: Path, name: str) -> Iterator[None]:
+def _saving_every(seconds: float, workdir: Path, name: str, keep: bool) -> Iterator[None]:
     """Write the record every ``seconds`` while mutmut runs, so a sitting stopped early
     (or a machine gone) keeps what was measured; ``0``: only at the end."""
     stop = threading.Event()
@@ -414,7 +416,7 @@ def _saving_every(seconds: float, workdir: Path, name: str) -> Iterator[None]:
     def keep_saving() -> None:
         while not stop.wait(seconds):
             with suppress(ValueError, OSError):  # a result file being written: next time
-                save_record(workdir, name)
+                save_record(workdir, name, keep)
 
     saver = threading.Thread(target=keep_saving, daemon=True)
     if seconds > 0:
@@ -506,7 +508,12 @@ def main(argv: list[str] | None = None) -> int:
         help="write the record this often during the run (0: at the end only)",
     )
     parser.add_argument("--workdir", type=Path)
-    parser.add_argument("--fresh", action="store_true", help="delete earlier results first")
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="start over: delete the copy's results and measure without the record's "
+        "(which the run then replaces)",
+    )
     parser.add_argument("--rerun-survivors", action="store_true")
     parser.add_argument("--triage-only", action="store_true")
     parser.add_argument(
@@ -544,7 +551,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     copy_checkout(workdir, TARGETS[args.target])  # also the latest triage reasons
-    seeded = seed_from_record(workdir, args.target)
+    seeded = 0 if args.fresh else seed_from_record(workdir, args.target)
     if seeded:
         print(f"results of {seeded} file(s) taken from {RECORDS / args.target}.json")
     if (args.triage_only or args.sample) and generate_mutants(workdir, args.target):
@@ -570,12 +577,12 @@ def main(argv: list[str] | None = None) -> int:
         started = time.monotonic()
         with (
             _shared_neo4j(TARGETS[args.target]),
-            _saving_every(args.save_every * 60, workdir, args.target),
+            _saving_every(args.save_every * 60, workdir, args.target, not args.fresh),
         ):
             code = _mutmut(workdir, "run", "--max-children", str(args.max_children), *names)
         print(f"\nmutmut run: exit {code}, wall time {time.monotonic() - started:.0f} s")
     overlay_fresh(workdir, args.target)
-    record = save_record(workdir, args.target)
+    record = save_record(workdir, args.target, keep=not args.fresh)
     if record is not None:
         print(f"results recorded in {record.relative_to(ROOT)}")
     return triage(workdir, args.target, within)

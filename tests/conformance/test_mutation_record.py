@@ -86,7 +86,7 @@ def test_the_record_is_written_while_mutmut_runs(mutation: ModuleType, tmp_path:
     source = "memory_core/backends/nams/transport.py"
     meta = tmp_path / "w" / "mutants" / f"{source}.meta"
     record = tmp_path / "records" / "nams.json"
-    with mutation._saving_every(0.05, tmp_path / "w", "nams"):
+    with mutation._saving_every(0.05, tmp_path / "w", "nams", True):
         meta.parent.mkdir(parents=True)
         meta.write_text("{half", "utf-8")
         time.sleep(0.2)
@@ -119,6 +119,9 @@ def test_a_copy_that_lost_results_does_not_erase_the_record(
     # mutmut reset the copy's results (changed pytest arguments), one measured again
     again = {f"{module}.x_decode__mutmut_1": None, f"{module}.x_decode__mutmut_2": 1}
     _meta(tmp_path / "second", source, again, {"x_decode": "aaa"})
+    record = mutation.save_record(tmp_path / "second", "nams", keep=False)  # --fresh
+    assert json.loads(record.read_text("utf-8"))[source]["x_decode"] == ["aaa", [None, 1]]
+    mutation.save_record(tmp_path / "first", "nams")
     record = mutation.save_record(tmp_path / "second", "nams")
     assert json.loads(record.read_text("utf-8"))[source]["x_decode"] == ["aaa", [1, 1]]
     # a changed function's old results are not carried over
