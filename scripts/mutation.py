@@ -429,6 +429,33 @@ def _saving_every(seconds: float, workdir: Path, name: str, keep: bool) -> Itera
             saver.join()
 
 
+# As mutmut runs the tests: once in its own process (the clean run), then in a child
+# forked from it per mutant. The child's run must pass too, with no mutant on: state the
+# first run left behind (servers whose threads stay in the parent) must not fail it.
+_FORK_CONTROL = """
+import os, sys, pytest
+args = sys.argv[1:]
+first = int(pytest.main(args))
+pid = os.fork()
+if pid == 0:
+    os._exit(int(pytest.main(args)))
+_, status = os.waitpid(pid, 0)
+print(f"fork control: in process {first}, in a forked child {os.waitstatus_to_exitcode(status)}")
+sys.exit(max(first, os.waitstatus_to_exitcode(status)))
+"""
+
+
+def fork_control(workdir: Path, name: str) -> int:
+    """Run the target's tests (no mutant) in one process, then in a child forked from it;
+    0 when both pass (``--fork-control``)."""
+    tests = ["-q", "-x", "--rootdir=.", *_PYTEST_ARGS[:4], *TARGETS[name].tests]
+    env = dict(_environment(), MUTANT_UNDER_TEST="")
+    command = [sys.executable, "-c", _FORK_CONTROL, *tests]
+    with _shared_neo4j(TARGETS[name]):
+        env.update({k: v for k, v in os.environ.items() if k.startswith("NEO4J_")})
+        return subprocess.run(command, cwd=workdir, env=env, check=False).returncode
+
+
 def _mutmut(workdir: Path, *args: str) -> int:
     # Not ``python -m mutmut``: that runs mutmut's __main__ twice (its own warning says so).
     command = [sys.executable, "-c", "from mutmut.__main__ import cli; cli()", *args]
@@ -541,6 +568,12 @@ def main(argv: list[str] | None = None) -> int:
         "import-time ones), and score and triage that sample only",
     )
     parser.add_argument("--seed", type=int, default=1, help="of --sample")
+    parser.add_argument(
+        "--fork-control",
+        action="store_true",
+        help="only check that the target's tests pass in a child forked from a process "
+        "that ran them (as mutmut runs them), with no mutant",
+    )
     args = parser.parse_args(argv)
     if TARGETS[args.target].shared_neo4j and args.max_children > 1:
         # tests compare the whole graph before and after (and count what they leave):
@@ -565,6 +598,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sample of {len(chosen)} (seed {args.seed}): {len(args.only)} not checked yet")
         if not args.only:
             args.triage_only = True
+    if args.fork_control:
+        return fork_control(workdir, args.target)
     if args.fresh_process:
         run_fresh(workdir, args.target, args.fresh_timeout)
     elif not args.triage_only:

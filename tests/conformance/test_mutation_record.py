@@ -152,3 +152,28 @@ def test_a_sample_depends_on_the_seed_only(
     assert sorted(mutation.sample(tmp_path / "a", "bolt", 99, 7)) == sorted(names)
     unchecked = mutation._unchecked(tmp_path / "a", "bolt", [names[0], names[1]])
     assert unchecked == [names[1]]
+
+
+@pytest.mark.parametrize(("inherits", "code"), [(False, 0), (True, 1)])
+def test_the_fork_control_fails_tests_a_forked_child_fails(
+    mutation: ModuleType,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    inherits: bool,
+    code: int,
+) -> None:
+    # a test that passes where it first ran, and (when it ``inherits``) fails in a child
+    # forked from there: the state it left is the parent's
+    (tmp_path / "first_run.py").write_text("PID = None\n", "utf-8")
+    (tmp_path / "test_pid.py").write_text(
+        "import os\nimport first_run\n\n"
+        "def test_where_it_runs():\n"
+        "    if first_run.PID is None:\n"
+        "        first_run.PID = os.getpid()\n"
+        f"    assert {not inherits} or first_run.PID == os.getpid()\n",
+        "utf-8",
+    )
+    target = mutation.Target(("first_run.py",), ("test_pid.py",), "")
+    monkeypatch.setitem(mutation.TARGETS, "toy", target)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    assert mutation.fork_control(tmp_path, "toy") == code
