@@ -570,6 +570,22 @@ _BOLT: list[tuple[str, str]] = [
         "statements use",
     ),
     (
+        r"^config\.x__driver_options__mutmut_18$",
+        "message: the word for the kind of number a refused driver option must be, which "
+        "only the error's text holds",
+    ),
+    (
+        r"^records\.x_to_message__mutmut_3$",
+        "equivalent: every caller passes the id of the conversation it read the message "
+        "from, which is the node's conversation_id property whenever it has one",
+    ),
+    (
+        r"^session\.xǁConnectionǁ_session__mutmut_(3|17)$",
+        "equivalent: the records fetched per network round trip of a read that may stop "
+        "early (the driver takes None for its default): the same records, in more or "
+        "fewer fetches",
+    ),
+    (
         r"^transfer\.xǁ_Importerǁ__init____mutmut_9$",
         "equivalent: run() sets the importer's renamed map before anything reads it",
     ),

@@ -48,6 +48,7 @@ async def test_bolt_round_trips_are_neo4j_client_spans(
     assert attributes["db.operation.name"] == "add_message"
     assert attributes["server.address"] == address.hostname
     assert attributes["server.port"] == address.port
+    assert "db.query.text" not in attributes  # opt-in, like content
     no_content(otel.spans(), SECRET)
     operations = {
         p.attributes["db.operation.name"] for p in otel.points("db.client.operation.duration")
@@ -69,5 +70,12 @@ async def test_bolt_search_query_is_captured_when_asked(
     async with open_backend(neo4j_server.uri, **options) as backend:
         otel.exporter.clear()
         await backend.search_messages("dawn", session_id=session)
+        await backend.add_message(session, "user", SECRET)
     [memory] = otel.named("search_memory")
     assert memory.attributes["gen_ai.memory.query.text"] == "dawn"
+    # a single statement's text too, with parameters as placeholders, never their values
+    [written] = otel.named("create_memory")
+    [db] = otel.children(written)
+    text = dict(db.attributes or {})["db.query.text"]
+    assert isinstance(text, str) and "$content" in text and "MERGE" in text
+    assert SECRET not in text

@@ -70,6 +70,14 @@ def test_bad_configuration_is_refused(url: str, options: dict[str, object], mess
         parse_config(url, environ={}, **options)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("key", ["password", "username", "user", "auth", "PassWord"])
+def test_credentials_never_go_into_a_routing_context(key: str) -> None:
+    # a neo4j:// URL keeps its other query parameters as routing context (sent to the
+    # cluster): a credential there would be sent too
+    with pytest.raises(ConfigurationError, match="credentials do not belong in the query"):
+        parse_config(f"neo4j://h?region=eu&{key}=secret", environ={})
+
+
 def test_routing_context_is_kept_for_neo4j_urls() -> None:
     assert parse_config("neo4j://h?region=eu", environ={}).uri == "neo4j://h:7687?region=eu"
 

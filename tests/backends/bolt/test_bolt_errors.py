@@ -6,6 +6,7 @@ import socket
 import warnings
 from collections.abc import Callable
 from typing import Any
+from uuid import uuid4
 
 import pytest
 from neo4j import exceptions as neo
@@ -151,6 +152,18 @@ async def test_embedder_size_must_match_an_existing_vector_index(
     other = open_bolt(embedder=HashingEmbedder(32))
     with pytest.raises(ConfigurationError, match="dimensions"):
         await other.connect()
+    # without schema set-up the index is only looked up, and checked the same way
+    unmanaged = open_bolt(embedder=HashingEmbedder(32), create_schema=False)
+    with pytest.raises(ConfigurationError, match="has 256 dimensions but the embedder has 32"):
+        await unmanaged.connect()
+    from memory_core.conformance.embedder import ConceptEmbedder
+
+    # and, when it fits, used: a store-wide search finds by meaning through it
+    async with open_bolt(embedder=ConceptEmbedder(256), create_schema=False) as fitting:
+        session = f"unmanaged-{uuid4().hex}"
+        stored = await fitting.add_message(session, "user", f"supper reservation {session}")
+        hits = await fitting.search_messages("dinner booking", limit=1000, threshold=0.0)
+        assert stored.id in [h.id for h in hits]
 
 
 @pytest.mark.anyio
@@ -180,3 +193,33 @@ async def test_keys_at_the_indexed_maximum_are_stored(
     assert [m.content for m in got.messages] == ["hello"]
     rows = graph("MATCH (e:Entity) RETURN e.name AS name, e.tenant AS tenant")
     assert [(len(row["name"]), row["tenant"] == user) for row in rows] == [(1975, True)]
+
+
+@pytest.mark.anyio
+async def test_a_driver_refusing_an_option_is_a_configuration_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memory_core.backends.bolt import session
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise ValueError("the driver does not take this option")
+
+    monkeypatch.setattr(session.AsyncGraphDatabase, "driver", refuse)
+    backend = open_backend("bolt://127.0.0.1:1")
+    with pytest.raises(ConfigurationError, match="does not take this option"):
+        await backend.connect()  # and the half-made connection closed quietly
+    await backend.close()
+
+
+@pytest.mark.anyio
+@pytest.mark.neo4j
+async def test_every_statement_goes_to_the_named_database(
+    open_bolt: Callable[..., BoltBackend], graph: Callable[..., list[dict[str, Any]]]
+) -> None:
+    # Community Neo4j has one user database besides "system", which takes no graph
+    # writes: a write meant for it that reached the default database would succeed.
+    session = f"named-db-{uuid4().hex}"
+    async with open_bolt(database="system", create_schema=False) as backend:
+        with pytest.raises(MemoryCoreError):
+            await backend.add_message(session, "user", "to the system database")
+    assert graph("MATCH (c:Conversation {session_id: $s}) RETURN c", s=session) == []

@@ -218,3 +218,27 @@ async def test_a_store_wide_search_by_meaning_keeps_the_filtered_neighbours(
         )
         assert sorted(m.id for m in found) == sorted(m.id for m in wanted)
         assert all(m.score is not None and 0 < m.score <= 1 for m in found)
+
+
+async def test_a_message_with_mentions_added_by_conversation_id_lands_there(
+    bolt: BoltBackend, graph: Graph, unique: Unique
+) -> None:
+    session, person = unique("s"), unique("Person")
+    created = await bolt.create_conversation(session)
+    stored = await bolt.add_message(
+        role="user",
+        content="met them",
+        conversation_id=created.id,
+        extraction_mode="explicit",
+        explicit_mentions=[EntityRef(name=person, type="PERSON")],
+    )
+    assert stored.conversation_id == created.id
+    read = await bolt.get_conversation(session)
+    assert [(m.content, [r.name for r in m.mentions]) for m in read.messages] == [
+        ("met them", [person])
+    ]
+    [row] = graph(
+        "MATCH (c:Conversation)-[:HAS_MESSAGE]->(m:Message {id: $m}) RETURN count(c) AS n",
+        m=str(stored.id),
+    )
+    assert row["n"] == 1
