@@ -99,7 +99,9 @@ def pytest_runtest_logreport(report: Any) -> None:
     mutant = _mutant()
     if not mutant or not report.failed:
         return
-    line = json.dumps({"function": function_of(mutant), "test": report.nodeid})
+    # the mutant too: which test killed which mutant can be checked by hand afterwards
+    entry = {"function": function_of(mutant), "test": report.nodeid, "mutant": mutant}
+    line = json.dumps(entry)
     # one short line in append mode: whole even when two children write at once
     with KILLS.open("a", encoding="utf-8") as log:
         log.write(line + "\n")

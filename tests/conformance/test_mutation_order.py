@@ -91,7 +91,7 @@ def test_the_plugin_orders_a_real_run(tmp_path: Path) -> None:
     assert _run(tmp_path, "m.x_f__mutmut_1") == ["b", "a", "c"]
     log = (tmp_path / "mutation-kills.jsonl").read_text("utf-8").splitlines()
     assert [json.loads(line) for line in log] == [
-        {"function": "m.x_f", "test": "test_seq.py::test_b"}
+        {"function": "m.x_f", "test": "test_seq.py::test_b", "mutant": "m.x_f__mutmut_1"}
     ]
     # its killer has the first place for a sibling even when it became the slowest
     slow_b = {"test_seq.py::test_a": 0.1, "test_seq.py::test_b": 9.0}
