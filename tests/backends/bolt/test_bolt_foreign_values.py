@@ -32,26 +32,30 @@ async def test_an_entitys_confidence_is_read_and_a_missing_name_is_empty(
     assert (found.name, found.type, found.confidence) == ("", "PERSON", None)
 
 
-async def test_a_message_without_text_content_does_not_break_a_search(
+async def test_a_message_whose_content_is_a_list_does_not_break_a_search(
     bolt: BoltBackend, graph: Graph, unique: Unique
 ) -> None:
-    """The full-text index also holds ``conversation_id``: a search for a word of it
-    reaches a message whose ``content`` is not text (another writer's), which scores 0."""
-    session = unique("s")
-    ours = await bolt.add_message(session, "user", "plain words")
-    cid = str(ours.conversation_id)
+    """The full-text index takes a list of strings as content: a search reaches such a
+    message (another writer's), and scores it 0 instead of failing on it."""
+    session, term = unique("s"), f"lupin{uuid4().hex[:10]}"
+    ours = await bolt.add_message(session, "user", f"plain {term}")
     graph(
         "MATCH (c:Conversation {id: $cid}) "
-        "CREATE (c)-[:HAS_MESSAGE]->(:Message {id: $mid, role: 'user', content: 42, "
+        "CREATE (c)-[:HAS_MESSAGE]->(:Message {id: $mid, role: 'user', content: [$term, 'x'], "
         "conversation_id: $cid, timestamp: datetime()})",
-        cid=cid,
+        cid=str(ours.conversation_id),
         mid=str(uuid4()),
+        term=term,
     )
-    word = cid.split("-")[-1]
-    assert await bolt.search_messages(word, session_id=session) == []
-    assert await bolt.search_messages(word) == []
-    hits = await bolt.search_messages("plain", session_id=session)
-    assert [h.id for h in hits] == [ours.id]
+    reached = graph(
+        "CALL db.index.fulltext.queryNodes('memory_core_message_search', $q) "
+        "YIELD node RETURN count(node) AS n",
+        q=f'content:"{term}"',
+    )
+    assert reached == [{"n": 2}], "control: the index holds the list content"
+    for scope in ({"session_id": session}, {}):
+        hits = await bolt.search_messages(term, **scope)
+        assert [h.id for h in hits] == [ours.id], scope
 
 
 async def test_a_filtered_text_search_asks_the_index_for_more(
