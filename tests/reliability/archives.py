@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from uuid import uuid4
 
 from memory_core.transfer import FORMAT
 
@@ -53,3 +54,17 @@ def entity(eid: str, user: str | None, name: str, kind: str = "ORGANIZATION") ->
 
 def mention(mid: str, eid: str) -> dict[str, Any]:
     return {"record": "mention", "message_id": mid, "entity_id": eid, "position": 0}
+
+
+def loot_linking(kept_id: str, mallory: str, *more: dict[str, Any]) -> list[str]:
+    """Mallory's archive: her entity and conversation "loot", a message under the id of
+    someone else's message ``kept_id`` (then ``more`` of hers, put in the same
+    conversation), and a mention linking that message to her entity."""
+    cid, eid = str(uuid4()), str(uuid4())
+    return archive(
+        entity(eid, mallory, "Mallory Corp"),
+        conversation(cid, "loot", mallory),
+        message(kept_id, cid, "mallory's"),
+        *[{**record, "conversation_id": cid} for record in more],
+        mention(kept_id, eid),
+    )

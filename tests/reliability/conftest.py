@@ -84,6 +84,34 @@ async def subject(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
         await opened.backend.close()
 
 
+HOOKS = ["embedded", "bolt", "postgres"]
+"""The stores with a bulk import hook (transfers write through it)."""
+
+
+async def _opened(
+    request: pytest.FixtureRequest, tmp_path: Path, **options: Any
+) -> AsyncIterator[Subject]:
+    opened = await open_subject(request.param, request, tmp_path, **options)
+    try:
+        yield opened
+    finally:
+        await opened.backend.close()
+
+
+@pytest.fixture(params=HOOKS)
+async def hook_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Subject]:
+    """A connected single-tenant store of each kind with a bulk import hook."""
+    async for opened in _opened(request, tmp_path):
+        yield opened
+
+
+@pytest.fixture(params=HOOKS)
+async def hook_tenants(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Subject]:
+    """A connected multi-tenant store of each kind with a bulk import hook."""
+    async for opened in _opened(request, tmp_path, multi_tenant=True):
+        yield opened
+
+
 @pytest.fixture
 def workspace() -> str:
     """A NAMS workspace no other test uses (on the session-wide ``nams_server``)."""

@@ -5,9 +5,7 @@ mentions of renamed messages that arrive in a later batch."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from pathlib import Path
 from uuid import uuid4
 
 import pytest
@@ -16,39 +14,20 @@ from memory_core.transfer import import_memory
 from memory_core.transfer import importer as importer_module
 from memory_core.transfer.hooks import FOREIGN_ID, NOT_CARRIED, RENAMED
 
-from .archives import archive, conversation, entity, mention, message
-from .conftest import open_subject
+from .archives import archive, conversation, entity, loot_linking, message
 from .subjects import Subject
 
 pytestmark = pytest.mark.anyio
-
-HOOKS = ["embedded", "bolt", "postgres"]
-
-
-@pytest.fixture(params=HOOKS)
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Subject]:
-    subject = await open_subject(request.param, request, tmp_path)
-    try:
-        yield subject
-    finally:
-        await subject.backend.close()
-
-
-@pytest.fixture(params=HOOKS)
-async def tenants(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Subject]:
-    subject = await open_subject(request.param, request, tmp_path, multi_tenant=True)
-    try:
-        yield subject
-    finally:
-        await subject.backend.close()
 
 
 def keyed(mid: str, cid: str, content: str, key: str, seq: int) -> dict[str, object]:
     return {**message(mid, cid, content, seq), "idempotency_key": key}
 
 
-async def test_a_repeated_idempotency_key_is_skipped_and_the_rest_arrive(store: Subject) -> None:
-    session, cid = store.name(), str(uuid4())
+async def test_a_repeated_idempotency_key_is_skipped_and_the_rest_arrive(
+    hook_store: Subject,
+) -> None:
+    session, cid = hook_store.name(), str(uuid4())
     lines = archive(
         conversation(cid, session, None),
         keyed(str(uuid4()), cid, "first", "k-1", 1),
@@ -56,8 +35,8 @@ async def test_a_repeated_idempotency_key_is_skipped_and_the_rest_arrive(store: 
         message(str(uuid4()), cid, "after it", 3),
         keyed(str(uuid4()), cid, "own key", "k-2", 4),
     )
-    report = await import_memory(store.backend, lines)
-    read = await store.backend.get_conversation(session)
+    report = await import_memory(hook_store.backend, lines)
+    read = await hook_store.backend.get_conversation(session)
     assert [m.content for m in read.messages] == ["first", "after it", "own key"]
     assert report.copied["message"] == 3
     why = "its idempotency key is already in the conversation"
@@ -66,35 +45,35 @@ async def test_a_repeated_idempotency_key_is_skipped_and_the_rest_arrive(store: 
     more = archive(
         conversation(cid, session, None), keyed(str(uuid4()), cid, "third try", "k-2", 9)
     )
-    again = await import_memory(store.backend, more)
+    again = await import_memory(hook_store.backend, more)
     assert again.skipped[("message", why)] == 1
     assert again.copied["message"] == 0
-    read = await store.backend.get_conversation(session)
+    read = await hook_store.backend.get_conversation(session)
     assert [m.content for m in read.messages] == ["first", "after it", "own key"]
 
 
 async def test_an_id_of_another_session_is_not_taken_nor_are_its_messages(
-    store: Subject,
+    hook_store: Subject,
 ) -> None:
-    cid, first, second = str(uuid4()), store.name(), store.name()
+    cid, first, second = str(uuid4()), hook_store.name(), hook_store.name()
     await import_memory(
-        store.backend, archive(conversation(cid, first, None), message(str(uuid4()), cid, "a"))
+        hook_store.backend, archive(conversation(cid, first, None), message(str(uuid4()), cid, "a"))
     )
     lines = archive(conversation(cid, second, None), message(str(uuid4()), cid, "b", 1))
-    report = await import_memory(store.backend, lines)
+    report = await import_memory(hook_store.backend, lines)
     assert report.skipped[("conversation", "its id belongs to another session in the target")] == 1
     assert report.skipped[("message", NOT_CARRIED)] == 1
     assert report.copied["message"] == 0 and report.copied["conversation"] == 0
-    read = await store.backend.get_conversation(first)
+    read = await hook_store.backend.get_conversation(first)
     assert [(str(read.id), [m.content for m in read.messages])] == [(cid, ["a"])]
-    other = await store.backend.get_conversation(second)  # embedded: empty, not None
+    other = await hook_store.backend.get_conversation(second)  # embedded: empty, not None
     assert other is None or (other.messages == [] and str(other.id) != cid)
 
 
 async def test_a_conversation_keeps_its_times_and_a_later_message_moves_it_on(
-    store: Subject,
+    hook_store: Subject,
 ) -> None:
-    quiet, busy = store.name(), store.name()
+    quiet, busy = hook_store.name(), hook_store.name()
     quiet_id, busy_id = str(uuid4()), str(uuid4())
     updated = "2026-06-01T12:00:00.000000Z"
     later = "2026-07-01T08:00:00.000000Z"
@@ -105,17 +84,17 @@ async def test_a_conversation_keeps_its_times_and_a_later_message_moves_it_on(
         {**message(str(uuid4()), busy_id, "newest", 1), "created_at": latest},
         {**message(str(uuid4()), busy_id, "older", 2), "created_at": later},
     )
-    await import_memory(store.backend, lines)
-    read = await store.backend.get_conversation(quiet)
+    await import_memory(hook_store.backend, lines)
+    read = await hook_store.backend.get_conversation(quiet)
     assert read.updated_at == datetime(2026, 6, 1, 12, tzinfo=UTC)
     assert read.created_at == datetime(2026, 5, 20, 9, 30, tzinfo=UTC)
-    read = await store.backend.get_conversation(busy)
+    read = await hook_store.backend.get_conversation(busy)
     assert read.updated_at == datetime(2026, 7, 2, 8, tzinfo=UTC)
 
 
-async def test_a_renamed_entity_imported_again_is_found_not_refused(tenants: Subject) -> None:
-    backend = tenants.backend
-    alice, mallory = tenants.name("alice"), tenants.name("mallory")
+async def test_a_renamed_entity_imported_again_is_found_not_refused(hook_tenants: Subject) -> None:
+    backend = hook_tenants.backend
+    alice, mallory = hook_tenants.name("alice"), hook_tenants.name("mallory")
     eid = str(uuid4())
     await import_memory(backend, archive(entity(eid, alice, "Alice Corp")))
     lines = archive({**entity(eid, mallory, "Mallory Corp"), "description": "v1"})
@@ -135,10 +114,10 @@ async def test_a_renamed_entity_imported_again_is_found_not_refused(tenants: Sub
 
 
 async def test_the_same_tenants_entity_imported_again_is_overwritten_in_place(
-    tenants: Subject,
+    hook_tenants: Subject,
 ) -> None:
-    backend = tenants.backend
-    alice = tenants.name("alice")
+    backend = hook_tenants.backend
+    alice = hook_tenants.name("alice")
     eid = str(uuid4())
     await import_memory(backend, archive({**entity(eid, alice, "Acme"), "description": "v1"}))
     again = await import_memory(backend, archive({**entity(eid, alice, "Acme")}))
@@ -151,19 +130,12 @@ async def test_the_same_tenants_entity_imported_again_is_overwritten_in_place(
 
 
 async def test_a_mention_of_a_renamed_message_in_a_later_batch_is_linked(
-    tenants: Subject, monkeypatch: pytest.MonkeyPatch
+    hook_tenants: Subject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    backend = tenants.backend
-    alice, mallory = tenants.name("alice"), tenants.name("mallory")
+    backend = hook_tenants.backend
+    alice, mallory = hook_tenants.name("alice"), hook_tenants.name("mallory")
     kept = await backend.add_message("diary", "user", "alice's own", user_identifier=alice)
-    cid, eid = str(uuid4()), str(uuid4())
-    lines = archive(
-        entity(eid, mallory, "Mallory Corp"),
-        conversation(cid, "loot", mallory),
-        message(str(kept.id), cid, "mallory's"),
-        message(str(uuid4()), cid, "more", 1),
-        mention(str(kept.id), eid),
-    )
+    lines = loot_linking(str(kept.id), mallory, message(str(uuid4()), "", "more", 1))
     # entity and conversation, then the messages, then the mention: three batches
     monkeypatch.setattr(importer_module, "HOOK_BATCH", 2)
     report = await import_memory(backend, lines)

@@ -10,7 +10,6 @@ arrive, under ids of mallory's where the archive's are alice's (and a re-run fin
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from uuid import uuid4
 
@@ -21,20 +20,11 @@ from memory_core.backends.embedded.conversations import session_uuid
 from memory_core.transfer import import_memory
 from memory_core.transfer.hooks import DERIVED_ID, FOREIGN_ENTITY, RENAMED
 
-from .archives import archive, conversation, entity, mention, message
+from .archives import archive, conversation, entity, loot_linking, mention, message
 from .conftest import open_subject
 from .subjects import Subject
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(params=["embedded", "bolt", "postgres"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Subject]:
-    subject = await open_subject(request.param, request, tmp_path, multi_tenant=True)
-    try:
-        yield subject
-    finally:
-        await subject.backend.close()
 
 
 async def contents(backend: MemoryBackend, session: str, user: str | None) -> list[str]:
@@ -42,9 +32,11 @@ async def contents(backend: MemoryBackend, session: str, user: str | None) -> li
     return [m.content for m in read.messages]
 
 
-async def test_overwrite_with_another_tenants_message_id_leaves_it_alone(store: Subject) -> None:
-    backend = store.backend
-    alice, mallory = store.name("alice"), store.name("mallory")
+async def test_overwrite_with_another_tenants_message_id_leaves_it_alone(
+    hook_tenants: Subject,
+) -> None:
+    backend = hook_tenants.backend
+    alice, mallory = hook_tenants.name("alice"), hook_tenants.name("mallory")
     kept = await backend.add_message("diary", "user", "alice's own", user_identifier=alice)
     cid = str(uuid4())
     lines = archive(
@@ -62,17 +54,11 @@ async def test_overwrite_with_another_tenants_message_id_leaves_it_alone(store: 
     assert report.skipped[("message", "already in the target")] == 1
 
 
-async def test_a_mention_record_cannot_link_another_tenants_message(store: Subject) -> None:
-    backend = store.backend
-    alice, mallory = store.name("alice"), store.name("mallory")
+async def test_a_mention_record_cannot_link_another_tenants_message(hook_tenants: Subject) -> None:
+    backend = hook_tenants.backend
+    alice, mallory = hook_tenants.name("alice"), hook_tenants.name("mallory")
     kept = await backend.add_message("diary", "user", "alice's own", user_identifier=alice)
-    cid, eid = str(uuid4()), str(uuid4())
-    lines = archive(
-        entity(eid, mallory, "Mallory Corp"),
-        conversation(cid, "loot", mallory),
-        message(str(kept.id), cid, "mallory's"),
-        mention(str(kept.id), eid),
-    )
+    lines = loot_linking(str(kept.id), mallory)
     report = await import_memory(backend, lines, on_conflict="skip")
     after = await backend.get_conversation("diary", user_identifier=alice)
     assert [m.mentions for m in after.messages] == [[]]
@@ -82,12 +68,12 @@ async def test_a_mention_record_cannot_link_another_tenants_message(store: Subje
     assert report.copied["mention"] == 1
 
 
-async def test_a_derived_id_of_another_tenants_session_is_not_taken(store: Subject) -> None:
+async def test_a_derived_id_of_another_tenants_session_is_not_taken(hook_tenants: Subject) -> None:
     """Mallory's conversation under the id alice's session "planned" derives: alice can
     still write to "planned" (embedded refused her), and her writes land in her own
     conversation, which mallory never reads (on Bolt they went into mallory's)."""
-    backend = store.backend
-    alice, mallory = store.name("alice"), store.name("mallory")
+    backend = hook_tenants.backend
+    alice, mallory = hook_tenants.name("alice"), hook_tenants.name("mallory")
     squatted = str(session_uuid(alice, "planned"))
     lines = archive(
         conversation(squatted, "plans", mallory), message(str(uuid4()), squatted, "mallory's")
@@ -105,10 +91,10 @@ async def test_a_derived_id_of_another_tenants_session_is_not_taken(store: Subje
 
 
 async def test_another_tenants_entity_id_is_neither_overwritten_nor_linked(
-    store: Subject,
+    hook_tenants: Subject,
 ) -> None:
-    backend = store.backend
-    alice, mallory = store.name("alice"), store.name("mallory")
+    backend = hook_tenants.backend
+    alice, mallory = hook_tenants.name("alice"), hook_tenants.name("mallory")
     theirs = await backend.add_entity("Alice Corp", "ORGANIZATION", user_identifier=alice)
     cid, mid = str(uuid4()), str(uuid4())
     lines = archive(
@@ -127,11 +113,11 @@ async def test_another_tenants_entity_id_is_neither_overwritten_nor_linked(
     assert report.not_carried[("entity.id", RENAMED)] == 1
 
 
-async def test_a_mention_never_crosses_tenants_inside_one_archive(store: Subject) -> None:
+async def test_a_mention_never_crosses_tenants_inside_one_archive(hook_tenants: Subject) -> None:
     """The archive's entity names alice (so it resolves to her existing entity), the
     message is mallory's: the link would put alice's entity on mallory's message."""
-    backend = store.backend
-    alice, mallory = store.name("alice"), store.name("mallory")
+    backend = hook_tenants.backend
+    alice, mallory = hook_tenants.name("alice"), hook_tenants.name("mallory")
     await backend.add_entity("Alice Corp", "ORGANIZATION", user_identifier=alice)
     cid, mid, eid = str(uuid4()), str(uuid4()), str(uuid4())
     lines = archive(

@@ -9,29 +9,17 @@ tenant B is the same whether or not tenant A has the session.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from uuid import UUID, uuid4, uuid5
 
 import pytest
 
 from memory_core import InvalidRequestError, MemoryCoreError, NotFoundError
 
-from .conftest import open_subject
 from .subjects import Subject
 
 pytestmark = pytest.mark.anyio
 
 NAMESPACE = UUID("76d6accc-5703-50c3-bfc3-6639b22e80f8")
-
-
-@pytest.fixture(params=["embedded", "bolt", "postgres"])
-async def tenants(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Subject]:
-    subject = await open_subject(request.param, request, tmp_path, multi_tenant=True)
-    try:
-        yield subject
-    finally:
-        await subject.backend.close()
 
 
 def derived(tenant: str, session: str) -> UUID:
@@ -42,10 +30,10 @@ def derived(tenant: str, session: str) -> UUID:
     "bad", ["x\x00y", "line\nbreak", "cr\rlf", "esc\x1b[31m", "del\x7f", "c1\x85"]
 )
 async def test_control_characters_are_refused_in_tenant_and_session(
-    tenants: Subject, bad: str
+    hook_tenants: Subject, bad: str
 ) -> None:
-    backend = tenants.backend
-    before = await tenants.dump()
+    backend = hook_tenants.backend
+    before = await hook_tenants.dump()
     with pytest.raises(InvalidRequestError) as raised:
         await backend.add_message(bad, "user", "hi", user_identifier="carol")
     assert raised.value.argument == "session_id"
@@ -54,13 +42,13 @@ async def test_control_characters_are_refused_in_tenant_and_session(
     assert raised.value.argument == "user_identifier"
     with pytest.raises(InvalidRequestError):
         await backend.list_conversations(user_identifier=bad)
-    assert await tenants.dump() == before
+    assert await hook_tenants.dump() == before
 
 
-async def test_the_nul_collision_cannot_be_built(tenants: Subject) -> None:
+async def test_the_nul_collision_cannot_be_built(hook_tenants: Subject) -> None:
     """``carol\\0x`` + ``y`` and ``carol`` + ``x\\0y`` would derive one id: refused."""
-    backend = tenants.backend
-    carol = tenants.name("carol")
+    backend = hook_tenants.backend
+    carol = hook_tenants.name("carol")
     await backend.add_message("x", "user", "carol's own", user_identifier=carol)
     with pytest.raises(InvalidRequestError):
         await backend.add_message("y", "user", "intruder", user_identifier=f"{carol}\x00x")
@@ -79,20 +67,20 @@ async def _probe(backend: object, conversation_id: UUID, user: str) -> tuple[str
     return "created", ""
 
 
-async def test_nobody_can_claim_or_probe_another_tenants_session_id(tenants: Subject) -> None:
-    backend = tenants.backend
-    alice, bob = tenants.name("alice"), tenants.name("bob")
+async def test_nobody_can_claim_or_probe_another_tenants_session_id(hook_tenants: Subject) -> None:
+    backend = hook_tenants.backend
+    alice, bob = hook_tenants.name("alice"), hook_tenants.name("bob")
     existing = await backend.add_message("plans", "user", "secret", user_identifier=alice)
     existing_id = existing.conversation_id
     assert existing_id == derived(alice, "plans")
     future_id = derived(alice, "future")
-    before = await tenants.dump()
+    before = await hook_tenants.dump()
     # The answer is the same for a session alice has and one she does not have yet.
     seen_existing = await _probe(backend, existing_id, bob)
     seen_future = await _probe(backend, future_id, bob)
     assert seen_existing == seen_future
     assert seen_existing[0] != "created"
-    assert await tenants.dump() == before
+    assert await hook_tenants.dump() == before
     # Alice's first write to her future session still works, under its derived id.
     first = await backend.add_message("future", "user", "mine", user_identifier=alice)
     assert first.conversation_id == future_id
@@ -112,15 +100,17 @@ async def test_nobody_can_claim_or_probe_another_tenants_session_id(tenants: Sub
     assert [m.content for m in read.messages] == ["secret"]
 
 
-async def test_a_random_conversation_id_can_still_be_chosen(tenants: Subject) -> None:
-    alice = tenants.name("alice")
+async def test_a_random_conversation_id_can_still_be_chosen(hook_tenants: Subject) -> None:
+    alice = hook_tenants.name("alice")
     chosen = uuid4()
-    if tenants.kind == "bolt":
+    if hook_tenants.kind == "bolt":
         # Bolt never creates a conversation from a caller's id: it names an existing one.
         with pytest.raises(NotFoundError):
-            await tenants.backend.create_conversation(conversation_id=chosen, user_identifier=alice)
+            await hook_tenants.backend.create_conversation(
+                conversation_id=chosen, user_identifier=alice
+            )
         return
-    created = await tenants.backend.create_conversation(
+    created = await hook_tenants.backend.create_conversation(
         conversation_id=chosen, user_identifier=alice
     )
     assert created.id == chosen
