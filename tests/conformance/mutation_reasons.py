@@ -526,6 +526,71 @@ _NAMS: list[tuple[str, str]] = [
         "closes it; nothing reads it again); write=None reads as write=False, and "
         "ensure_ascii=None as ensure_ascii=False",
     ),
+    (
+        r"^transport\.xǁNamsTransportǁ_status_error__mutmut_(4|5)$",
+        "equivalent: an empty error body fails to parse as JSON and reads as None, and "
+        "parse_error reads None, '' and any other non-object alike (no code, no message)",
+    ),
+    (
+        r"^transport\.xǁNamsTransportǁ_status_error__mutmut_43$|"
+        r"^sessions\.x_parse_page__mutmut_(5|6)$|"
+        r"^sessions\.xǁSessionNamesǁ_withdraw__mutmut_(17|18|38|39)$",
+        "message: the text of an error (the workaround after a 405/501, which still names "
+        "backend.capabilities; the method and route an unreadable page names) and the "
+        "operation label of a race loser's own requests, which is not a contract method "
+        "(the spans' operation is documented as the contract method)",
+    ),
+    (
+        r"^backend\.xǁNamsStoreǁ_listed__mutmut_(1|12|15)$",
+        "equivalent: a listed conversation's id is the same whichever branch computes it "
+        "(_uuids parses in one pass what _uuid parses one by one, for every id spelling); "
+        "only the speed differs",
+    ),
+    (
+        r"^backend\.xǁNamsStoreǁ_listed__mutmut_(18|21|22)$",
+        "equivalent: _uuids returns one id per header, so zip(strict=...) never has a "
+        "longer side to catch",
+    ),
+    (
+        r"^backend\.xǁNamsStoreǁ_missing_conversation__mutmut_3$|"
+        r"^sessions\.x_header_id__mutmut_3$|"
+        r"^sessions\.xǁSessionNamesǁresolve_id__mutmut_27$",
+        "equivalent: unreachable branches: an empty session_id is refused before any "
+        "store call, header_id is only given headers that carry a name, and the scan "
+        "after a 404 on the id cannot find a conversation whose server id is that id",
+    ),
+    (
+        r"^sessions\.x_parse_page__mutmut_2$",
+        "equivalent: the fast validator fails on None and the model fallback reads the "
+        "same body into the same values; only the speed differs",
+    ),
+    (
+        r"^sessions\.xǁLruǁput__mutmut_4$|^sessions\.xǁNameIndexǁget__mutmut_4$|"
+        r"^sessions\.x__close__mutmut_2$",
+        "equivalent: last=None and write=None read as False; closing an opened SQLite "
+        "connection on its thread-check-free handle does not raise",
+    ),
+    (
+        r"^sessions\.xǁNameIndexǁ_open__mutmut_(17|18|21|22|24)$|"
+        r"^sessions\.xǁNameIndexǁget__mutmut_(9|10)$",
+        "equivalent: SQLite keywords, identifiers and the journal_mode value are case-insensitive",
+    ),
+    (
+        r"^sessions\.xǁNameIndexǁ_open__mutmut_(13|14)$",
+        "not a promise: check_same_thread matters only for a connection used from another "
+        "thread; the index is used on the event loop's thread only (the blocking API runs "
+        "the backend on its portal thread; nothing in the adapter hands it to a worker)",
+    ),
+    (
+        r"^sessions\.xǁSessionNamesǁ_create__mutmut_14$",
+        "not a promise: a name's conversation created with no user sends userId null "
+        "instead of leaving it out; the wire model reads both as no user",
+    ),
+    (
+        r"^sessions\.xǁSessionNamesǁ_withdraw__mutmut_(10|14|19|20|21)$",
+        "not a promise: the page size of a race loser's 'is it still empty' read; any page "
+        "of one message or more gives the same answer, only the answer's size changes",
+    ),
 ]
 
 _BOLT: list[tuple[str, str]] = [

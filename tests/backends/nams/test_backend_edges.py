@@ -1,0 +1,158 @@
+"""Edges of the NAMS backend the other NAMS tests leave open: errors that name the
+request that failed, answers of unexpected shapes, foreign-looking cursors, text hits
+without the query's words, and what reading a never-written portable name returns for
+a user."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+import respx
+
+from memory_core import InvalidRequestError, TransportError
+from memory_core.backends.nams import NamsBackend
+from memory_core.backends.nams.sessions import portable_id
+from memory_core.cursors import encode_cursor
+from memory_core_dev.nams_server import NamsTestServer
+
+from .mocked import CID, conversation, message
+
+pytestmark = pytest.mark.anyio
+
+BULK = f"/conversations/{CID}/messages/bulk"
+SEARCH = f"/conversations/{CID}/search"
+
+Call = Callable[[NamsBackend], Awaitable[Any]]
+
+
+async def list_page(memory: NamsBackend) -> Any:
+    return await memory.list_conversations_page(limit=5)
+
+
+async def add_batch(memory: NamsBackend) -> Any:
+    return await memory.add_messages_batch(CID, [{"role": "user", "content": "hello"}])
+
+
+async def search(memory: NamsBackend) -> Any:
+    return await memory.search_messages("hello", session_id=CID)
+
+
+CALLS = [
+    pytest.param(list_page, "GET", "/conversations", id="list_conversations"),
+    pytest.param(add_batch, "POST", BULK, id="add_messages_batch"),
+    pytest.param(search, "POST", SEARCH, id="search_messages"),
+]
+
+
+# ----------------------------------------------------------------- errors name the request
+
+
+@pytest.mark.parametrize(("call", "method", "route"), CALLS)
+async def test_an_unreadable_answer_names_the_method_and_route(
+    memory: NamsBackend, api: respx.MockRouter, call: Call, method: str, route: str
+) -> None:
+    api.request(method, route).respond(200, content=b"<html>busy</html>")
+    with pytest.raises(TransportError) as raised:
+        await call(memory)
+    assert f"nams: {method} {route} answered with a non-JSON body" in str(raised.value)
+
+
+@pytest.mark.parametrize(("call", "method", "route"), CALLS)
+async def test_an_error_status_names_the_method_and_route(
+    memory: NamsBackend, api: respx.MockRouter, call: Call, method: str, route: str
+) -> None:
+    api.request(method, route).respond(500, json={"detail": "boom"})
+    with pytest.raises(TransportError) as raised:
+        await call(memory)
+    assert f"nams: {method} {route} → 500" in str(raised.value)
+
+
+async def test_a_search_hit_with_an_unknown_role_names_the_route(
+    memory: NamsBackend, api: respx.MockRouter
+) -> None:
+    hit = message(1, role="robot", content="hello", score=0.9)
+    api.post(SEARCH).respond(json={"messages": [hit], "search_type": "vector"})
+    with pytest.raises(TransportError) as raised:
+        await memory.search_messages("hello", session_id=CID)
+    assert f"nams: {SEARCH} returned an unknown role 'robot'" in str(raised.value)
+
+
+# ----------------------------------------------------------------- listing
+
+
+async def test_a_page_without_conversations_is_an_empty_last_page(
+    memory: NamsBackend, api: respx.MockRouter
+) -> None:
+    listed = api.get("/conversations", params={"limit": "5"}).respond(json={"next_cursor": "more"})
+    page = await memory.list_conversations_page(limit=5)
+    assert page.conversations == []
+    assert page.next_cursor is None
+    assert await memory.list_conversations(limit=5) == []
+    assert listed.call_count == 2
+
+
+@pytest.mark.parametrize("wrapped", ["", 5, ["c2"], {"c": "c2"}, True])
+async def test_a_nams_cursor_not_wrapping_a_service_cursor_is_refused(
+    memory: NamsBackend, api: respx.MockRouter, wrapped: Any
+) -> None:
+    listed = api.get("/conversations", params={"limit": "5"}).respond(
+        json={"conversations": [conversation()], "next_cursor": None}
+    )
+    with pytest.raises(InvalidRequestError) as raised:
+        await memory.list_conversations_page(limit=5, cursor=encode_cursor("nams", wrapped))
+    assert raised.value.argument == "cursor"
+    assert listed.call_count == 0
+
+
+async def test_a_nams_cursor_wrapping_a_service_cursor_is_sent_unwrapped(
+    memory: NamsBackend, api: respx.MockRouter
+) -> None:
+    listed = api.get("/conversations", params={"limit": "5"}).respond(
+        json={"conversations": [conversation()], "next_cursor": None}
+    )
+    page = await memory.list_conversations_page(limit=5, cursor=encode_cursor("nams", "c2"))
+    assert [c.session_id for c in page.conversations] == [CID]
+    assert listed.calls.last.request.url.params["cursor"] == "c2"
+
+
+# ----------------------------------------------------------------- text search
+
+
+async def test_text_hits_without_the_querys_words_are_dropped(
+    memory: NamsBackend, api: respx.MockRouter
+) -> None:
+    hits = [
+        message(1, content="nothing of the sort", score=0.99),
+        message(2, content="hello there", score=0.5),
+        message(3, content="unrelated words", score=0.4),
+    ]
+    api.post(SEARCH).respond(json={"messages": hits, "search_type": "text"})
+    found = await memory.search_messages("hello world", session_id=CID)
+    assert [m.content for m in found] == ["hello there"]
+    assert found[0].score is not None and found[0].score > 0.0
+
+
+# ----------------------------------------------------------------- portable names
+
+
+@pytest.mark.nams
+async def test_a_never_written_name_of_a_user_reads_as_that_users_empty_conversation(
+    nams_server: NamsTestServer, workspace: str
+) -> None:
+    async with nams_server.backend(workspace, session_names="portable") as memory:
+        before = await memory.get_conversation("notes", user_identifier="alice")
+        assert before.messages == []
+        assert before.session_id == "notes"
+        assert before.user_identifier == "alice"
+        assert before.id == portable_id("notes", "alice")
+        nobody = await memory.get_conversation("notes")
+        assert nobody.user_identifier is None
+        assert nobody.id != before.id
+        assert await memory.list_conversations(limit=10) == []  # reads create nothing
+        await memory.add_message("notes", "user", "hi", user_identifier="alice")
+        after = await memory.get_conversation("notes", user_identifier="alice")
+        assert [m.content for m in after.messages] == ["hi"]
+        assert after.id == before.id
+        assert after.user_identifier == "alice"

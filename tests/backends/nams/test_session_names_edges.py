@@ -1,0 +1,433 @@
+"""Edges of portable session names on NAMS (``sessions.py``): which conversation wins a
+name (createdAt with any offset, or none), what a race loser does with its own
+conversation, what the name and id caches and the index file save (read from the
+server's request record), and which rows of the index file are trusted.
+
+The mocked service (respx) stands in where the real server cannot produce the case
+(timestamps, a loser's conversation that already holds a message, a 502); everything
+else runs against the real server.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import httpx
+import pytest
+import respx
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from memory_core import NotFoundError
+from memory_core.backends.nams import NamsBackend
+from memory_core.backends.nams.sessions import INDEX_TABLE, SESSION_KEY, portable_id
+from memory_core.telemetry import Telemetry
+from memory_core_dev.nams_server import NamsTestServer
+
+from .mocked import FAST, conversation, message
+
+pytestmark = pytest.mark.anyio
+
+LIST = "/v1/conversations"
+LOGGER = "memory_core.backends.nams"
+MINE = "10000000-0000-4000-8000-000000000001"
+RIVAL = "f0000000-0000-4000-8000-000000000002"
+
+# ----------------------------------------------------------------- mocked service
+
+
+def named(cid: str, created: str | None, name: str = "chat") -> dict[str, Any]:
+    """A listed conversation carrying ``name`` (no user), created at ``created``."""
+    extra = {} if created is None else {"createdAt": created}
+    return conversation(cid, metadata={SESSION_KEY: name}, **extra)
+
+
+def page(*conversations: dict[str, Any]) -> httpx.Response:
+    return httpx.Response(200, json={"conversations": list(conversations), "next_cursor": None})
+
+
+@pytest.fixture
+async def mocked(api: respx.MockRouter) -> AsyncIterator[NamsBackend]:
+    """A portable-mode backend on the mocked service."""
+    async with NamsBackend(
+        "nams+https://nams.test/v1", api_key="k", workspace_id="w", trust_env=False, **FAST
+    ) as backend:
+        yield backend
+
+
+async def test_oldest_by_created_at_wins_whatever_the_offset_or_its_absence(
+    mocked: NamsBackend, api: respx.MockRouter
+) -> None:
+    # Oldest first: no offset (read as UTC), +02:00, Z, none at all. Ids run the other way,
+    # so a rule that fell back to the id (or failed to compare) would pick another.
+    candidates = {
+        "f0000000-0000-4000-8000-000000000000": "2025-01-01T00:00:00",
+        "c0000000-0000-4000-8000-000000000000": "2025-01-01T02:30:00+02:00",
+        "a0000000-0000-4000-8000-000000000000": "2025-01-01T00:45:00Z",
+        "00000000-0000-4000-8000-000000000001": None,
+    }
+    api.get("/conversations", params={"limit": "200"}).mock(
+        return_value=page(*(named(cid, created) for cid, created in candidates.items()))
+    )
+    reads = {
+        cid: api.get(f"/conversations/{cid}/messages").respond(json={"messages": []})
+        for cid in candidates
+    }
+    await mocked.get_conversation("chat")
+    assert [cid for cid, route in reads.items() if route.called] == [next(iter(candidates))]
+
+
+def race(api: respx.MockRouter) -> dict[str, respx.Route]:
+    """The first write to "chat" creates MINE, then finds the older RIVAL: MINE loses."""
+    mine = named(MINE, "2025-01-01T00:00:02Z")
+    api.get("/conversations", params={"limit": "200"}).mock(
+        side_effect=[page(), page(mine, named(RIVAL, "2025-01-01T00:00:01Z"))]
+    )
+    created = {"id": "m1", "conversationId": RIVAL, "role": "user", "content": "hi"}
+    return {
+        "create": api.post("/conversations").respond(201, json=mine),
+        "check": api.get(f"/conversations/{MINE}/messages"),
+        "delete": api.delete(f"/conversations/{MINE}"),
+        "write": api.post(f"/conversations/{RIVAL}/messages").respond(201, json=created),
+    }
+
+
+async def test_a_race_loser_keeps_its_conversation_once_it_holds_a_message(
+    mocked: NamsBackend, api: respx.MockRouter
+) -> None:
+    routes = race(api)
+    routes["check"].respond(json={"messages": [message(1, MINE)]})
+    routes["delete"].respond(204)
+    stored = await mocked.add_message("chat", "user", "hi")
+    assert stored.conversation_id == portable_id("chat", None)
+    assert routes["check"].call_count == 1 and routes["write"].call_count == 1
+    assert not routes["delete"].called
+
+
+async def test_a_race_losers_check_and_delete_are_retried_like_any_get_and_delete(
+    mocked: NamsBackend, api: respx.MockRouter
+) -> None:
+    routes = race(api)
+    routes["check"].mock(side_effect=[httpx.Response(502), page()])
+    routes["delete"].mock(side_effect=[httpx.Response(502), httpx.Response(204)])
+    await mocked.add_message("chat", "user", "hi")
+    assert routes["check"].call_count == 2
+    assert routes["delete"].call_count == 2
+    assert routes["write"].call_count == 1
+
+
+async def test_a_race_losers_requests_are_spans_named_by_method_with_an_operation(
+    api: respx.MockRouter,
+) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    routes = race(api)
+    routes["check"].mock(return_value=page())
+    routes["delete"].respond(204)
+    async with NamsBackend(
+        "nams+https://nams.test/v1",
+        api_key="k",
+        workspace_id="w",
+        trust_env=False,
+        telemetry=Telemetry(tracer_provider=provider),
+        **FAST,
+    ) as backend:
+        await backend.add_message("chat", "user", "hi")
+    provider.shutdown()
+    http = [s for s in exporter.get_finished_spans() if "http.request.method" in s.attributes]
+    # lookup, create, rivals, the loser's check and delete, the write
+    assert [s.name for s in http] == ["GET", "POST", "GET", "GET", "DELETE", "POST"]
+    assert all(s.attributes["http.request.method"] == s.name for s in http)
+    assert all(isinstance(s.attributes.get("memory_core.nams.operation"), str) for s in http)
+
+
+async def test_an_unnamed_conversation_reports_the_given_id_when_messages_omit_it(
+    mocked: NamsBackend, api: respx.MockRouter
+) -> None:
+    cid = "30000000-0000-4000-8000-000000000003"
+    api.get(f"/conversations/{cid}").respond(json=conversation(cid))
+    bare = {k: v for k, v in message(1, cid).items() if k != "conversationId"}
+    api.get(f"/conversations/{cid}/messages").respond(json={"messages": [bare]})
+    for _ in ("cold", "warm"):
+        read = await mocked.get_conversation(conversation_id=UUID(cid))
+        assert [m.conversation_id for m in read.messages] == [UUID(cid)]
+
+
+# ----------------------------------------------------------------- real server
+
+
+def portable(server: NamsTestServer, workspace: str, **options: Any) -> NamsBackend:
+    return server.backend(workspace, session_names="portable", **options)
+
+
+def requests_since(server: NamsTestServer, workspace: str, mark: int) -> list[tuple[str, str]]:
+    return [(r.method, r.path) for r in server.since(mark) if r.workspace == workspace]
+
+
+def list_requests(server: NamsTestServer, workspace: str, mark: int) -> int:
+    return requests_since(server, workspace, mark).count(("GET", LIST))
+
+
+def server_id(server: NamsTestServer, workspace: str, name: str) -> str:
+    """The server id of the one conversation of the workspace carrying ``name``."""
+    with server.client(workspace) as c:
+        listed = c.get("/conversations", params={"limit": 200}).json()["conversations"]
+    [found] = [x["id"] for x in listed if x["metadata"].get(SESSION_KEY) == name]
+    return str(found)
+
+
+async def test_a_cold_read_by_name_costs_one_listing_and_the_message_read(
+    nams_server: NamsTestServer, workspace: str
+) -> None:
+    async with portable(nams_server, workspace) as writer:
+        await writer.add_message("chat", "user", "one")
+    sid = server_id(nams_server, workspace, "chat")
+    async with portable(nams_server, workspace) as fresh:
+        mark = nams_server.mark()
+        read = await fresh.get_conversation("chat")
+    assert [m.content for m in read.messages] == ["one"]
+    assert requests_since(nams_server, workspace, mark) == [
+        ("GET", LIST),
+        ("GET", f"{LIST}/{sid}/messages"),
+    ]
+
+
+async def test_a_users_session_reports_the_users_portable_id_however_it_is_named(
+    nams_server: NamsTestServer, workspace: str
+) -> None:
+    pid = portable_id("chat", "alice")
+    async with portable(nams_server, workspace) as writer:
+        stored = await writer.add_message("chat", "user", "one", user_identifier="alice")
+    assert stored.conversation_id == pid
+    async with portable(nams_server, workspace) as fresh:
+        by_text = await fresh.get_conversation(str(pid), user_identifier="alice")
+        assert (by_text.id, by_text.session_id) == (pid, "chat")
+        assert [(m.conversation_id, m.session_id) for m in by_text.messages] == [(pid, "chat")]
+    async with portable(nams_server, workspace) as fresh:
+        by_id = await fresh.get_conversation(conversation_id=pid)
+        assert (by_id.id, by_id.session_id) == (pid, "chat")
+        assert [m.content for m in by_id.messages] == ["one"]
+
+
+async def test_a_server_id_given_as_name_reports_the_name_also_when_warm(
+    nams_server: NamsTestServer, workspace: str
+) -> None:
+    async with portable(nams_server, workspace) as writer:
+        await writer.add_message("chat", "user", "one")
+    sid = server_id(nams_server, workspace, "chat")
+    async with portable(nams_server, workspace) as fresh:
+        for _ in ("cold", "warm"):
+            read = await fresh.get_conversation(sid)
+            assert read.session_id == "chat"
+            assert [m.session_id for m in read.messages] == ["chat"]
+
+
+async def test_the_portable_id_of_the_name_none_finds_no_unnamed_conversation(
+    nams_server: NamsTestServer, workspace: str
+) -> None:
+    with nams_server.client(workspace) as c:
+        assert c.post("/conversations", json={}).status_code == 201
+    async with portable(nams_server, workspace) as fresh:
+        with pytest.raises(NotFoundError):
+            await fresh.get_conversation(conversation_id=portable_id("None", None))
+
+
+async def test_a_conversation_id_costs_no_lookup_after_a_write_by_name(
+    nams_server: NamsTestServer, workspace: str
+) -> None:
+    async with portable(nams_server, workspace) as memory:
+        stored = await memory.add_message("chat", "user", "one")
+        sid = server_id(nams_server, workspace, "chat")
+        mark = nams_server.mark()
+        await memory.add_message(conversation_id=stored.conversation_id, role="user", content="2")
+    assert requests_since(nams_server, workspace, mark) == [("POST", f"{LIST}/{sid}/messages")]
+
+
+async def test_a_conversation_id_is_looked_up_once_whichever_id_it_is(
+    nams_server: NamsTestServer, workspace: str
+) -> None:
+    async with portable(nams_server, workspace) as writer:
+        await writer.add_message("chat", "user", "one")
+    sid = server_id(nams_server, workspace, "chat")
+    with nams_server.client(workspace) as c:
+        unnamed = str(c.post("/conversations", json={}).json()["id"])
+    pid = portable_id("chat", None)
+    cold = {
+        str(pid): [("GET", f"{LIST}/{pid}"), ("GET", LIST), ("GET", f"{LIST}/{sid}/messages")],
+        sid: [("GET", f"{LIST}/{sid}"), ("GET", f"{LIST}/{sid}/messages")],
+        unnamed: [("GET", f"{LIST}/{unnamed}"), ("GET", f"{LIST}/{unnamed}/messages")],
+    }
+    for handle, expected in cold.items():
+        target = sid if handle != unnamed else unnamed
+        async with portable(nams_server, workspace) as fresh:
+            mark = nams_server.mark()
+            await fresh.get_conversation(conversation_id=UUID(handle))
+            assert requests_since(nams_server, workspace, mark) == expected, handle
+            mark = nams_server.mark()
+            await fresh.add_message(conversation_id=UUID(handle), role="user", content="w")
+            assert requests_since(nams_server, workspace, mark) == [
+                ("POST", f"{LIST}/{target}/messages")
+            ], handle
+
+
+async def test_a_remembered_id_is_looked_up_again_after_a_404(
+    nams_server: NamsTestServer, workspace: str
+) -> None:
+    pid = portable_id("chat", None)
+    async with portable(nams_server, workspace) as a, portable(nams_server, workspace) as b:
+        await a.add_message("chat", "user", "old")
+        assert await b.clear_session("chat") is True
+        await b.add_message("chat", "user", "new")  # elsewhere: a new conversation, same id
+        read = await a.get_conversation(conversation_id=pid)
+    assert [m.content for m in read.messages] == ["new"]
+
+
+async def test_clearing_a_name_forgets_its_conversation_id_too(
+    nams_server: NamsTestServer, workspace: str
+) -> None:
+    pid = portable_id("chat", None)
+    async with portable(nams_server, workspace) as memory:
+        await memory.add_message("chat", "user", "one")
+        assert await memory.clear_session("chat") is True
+        mark = nams_server.mark()
+        with pytest.raises(NotFoundError):
+            await memory.get_conversation(conversation_id=pid)
+    assert requests_since(nams_server, workspace, mark) == [("GET", f"{LIST}/{pid}"), ("GET", LIST)]
+
+
+# ----------------------------------------------------------------- the index file
+
+
+@pytest.fixture
+def index(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> Path:
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    return tmp_path / "names.db"
+
+
+def index_warnings(caplog: pytest.LogCaptureFixture, index: Path) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == LOGGER and r.levelno == logging.WARNING and str(index) in r.getMessage()
+    ]
+
+
+async def test_an_index_in_folders_not_made_yet_is_made_and_shared(
+    nams_server: NamsTestServer, workspace: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    nested = tmp_path / "a" / "b" / "names.db"
+    async with portable(nams_server, workspace, session_index=nested) as first:
+        await first.add_message("chat", "user", "one")
+    assert nested.is_file()
+    async with portable(nams_server, workspace, session_index=nested) as second:
+        mark = nams_server.mark()
+        assert [m.content for m in (await second.get_conversation("chat")).messages] == ["one"]
+        assert list_requests(nams_server, workspace, mark) == 0
+    assert index_warnings(caplog, nested) == []
+
+
+FOREIGN_ROWS: dict[str, Callable[[str, str], tuple[Any, Any]]] = {
+    "empty-server-id": lambda sid, pid: ("", pid),
+    "blob-server-id": lambda sid, pid: (sid.encode(), pid),
+    "blob-conversation-id": lambda sid, pid: (sid, pid.encode()),
+}
+"""(server_id, conversation_id) of an index row the adapter did not write, from the real
+server id and portable id."""
+
+
+@pytest.mark.parametrize("row", FOREIGN_ROWS.values(), ids=FOREIGN_ROWS.keys())
+async def test_an_index_row_the_adapter_did_not_write_is_looked_up_and_replaced(
+    nams_server: NamsTestServer,
+    workspace: str,
+    index: Path,
+    caplog: pytest.LogCaptureFixture,
+    row: Callable[[str, str], tuple[Any, Any]],
+) -> None:
+    async with portable(nams_server, workspace, session_index=index) as first:
+        await first.add_message("chat", "user", "one")
+    sid = server_id(nams_server, workspace, "chat")
+    with closing(sqlite3.connect(index)) as db, db:
+        update = f"UPDATE {INDEX_TABLE} SET server_id = ?, conversation_id = ?"
+        changed = db.execute(update, row(sid, str(portable_id("chat", None)))).rowcount
+    assert changed == 1
+    async with portable(nams_server, workspace, session_index=index) as memory:
+        mark = nams_server.mark()
+        assert [m.content for m in (await memory.get_conversation("chat")).messages] == ["one"]
+        assert requests_since(nams_server, workspace, mark) == [
+            ("GET", LIST),
+            ("GET", f"{LIST}/{sid}/messages"),
+        ]
+    async with portable(nams_server, workspace, session_index=index) as again:
+        mark = nams_server.mark()
+        await again.get_conversation("chat")
+        assert list_requests(nams_server, workspace, mark) == 0  # the row was replaced
+    assert index_warnings(caplog, index) == []
+
+
+async def test_a_cleared_name_leaves_no_row_in_the_index(
+    nams_server: NamsTestServer, workspace: str, index: Path
+) -> None:
+    async with portable(nams_server, workspace, session_index=index) as first:
+        await first.add_message("chat", "user", "one")
+        assert await first.clear_session("chat") is True
+    async with portable(nams_server, workspace, session_index=index) as second:
+        mark = nams_server.mark()
+        assert (await second.get_conversation("chat")).messages == []
+        assert requests_since(nams_server, workspace, mark) == [("GET", LIST)]
+
+
+async def test_a_session_found_by_id_is_indexed_under_its_users_name(
+    nams_server: NamsTestServer, workspace: str, index: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with portable(nams_server, workspace) as writer:
+        await writer.add_message("chat", "user", "alice's", user_identifier="alice")
+    async with portable(nams_server, workspace, session_index=index) as fresh:
+        by_id = await fresh.get_conversation(conversation_id=portable_id("chat", "alice"))
+        assert [m.content for m in by_id.messages] == ["alice's"]
+        mark = nams_server.mark()
+        await fresh.get_conversation("chat", user_identifier="alice")
+        assert list_requests(nams_server, workspace, mark) == 0
+        assert (await fresh.get_conversation("chat")).messages == []  # not alice's
+    async with portable(nams_server, workspace, session_index=index) as other:
+        mark = nams_server.mark()
+        read = await other.get_conversation("chat", user_identifier="alice")
+        assert [m.content for m in read.messages] == ["alice's"]
+        assert list_requests(nams_server, workspace, mark) == 0
+    assert index_warnings(caplog, index) == []
+
+
+async def test_an_index_locked_elsewhere_is_given_up_after_half_a_second(
+    nams_server: NamsTestServer, workspace: str, index: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with portable(nams_server, workspace, session_index=index) as first:
+        await first.add_message("kept", "user", "one")
+    holder = sqlite3.connect(index, isolation_level=None, check_same_thread=False)
+    released = threading.Event()
+
+    def release() -> None:
+        holder.execute("ROLLBACK")
+        released.set()
+
+    holder.execute("BEGIN EXCLUSIVE")
+    timer = threading.Timer(3.0, release)  # what a client that waited would wait for
+    timer.start()
+    try:
+        async with portable(nams_server, workspace, session_index=index) as memory:
+            await memory.add_message("new", "user", "first")
+            assert not released.is_set()  # it did not wait for the lock
+    finally:
+        timer.cancel()
+        timer.join()
+        holder.close()
+    [warning] = index_warnings(caplog, index)
+    assert "locked" in warning

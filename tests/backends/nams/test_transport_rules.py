@@ -1,0 +1,172 @@
+"""The NAMS transport's retry and error rules at their edges (mocked service, respx):
+how many attempts, how long each wait, what each retry logs, and what an error says."""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from typing import Any
+
+import httpx
+import pytest
+import respx
+
+from memory_core import (
+    InvalidRequestError,
+    MemoryBackend,
+    NotSupportedError,
+    RateLimitedError,
+    TransportError,
+    open_backend,
+)
+from memory_core import nams_wire as wire
+from memory_core.backends.nams.transport import RetryPolicy, parse_retry_after
+
+from .mocked import BASE, CID, FAST, conversation
+
+pytestmark = pytest.mark.anyio
+
+PROBE = {"conversations": [], "next_cursor": None}
+
+
+def backend(url: str = "nams+" + BASE, **options: Any) -> MemoryBackend:
+    """A server-id-mode backend on a mocked service, retrying fast unless told otherwise."""
+    return open_backend(
+        url, api_key="k-1", trust_env=False, session_names="server", **{**FAST, **options}
+    )
+
+
+# ----------------------------------------------------------------- waits
+
+
+def test_backoff_doubles_per_attempt_up_to_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Full jitter draws from [0, ceiling]: the top of each draw shows the ceiling.
+    monkeypatch.setattr(random, "uniform", lambda low, high: high)
+    policy = RetryPolicy(backoff=0.5, max_backoff=8.0)
+    assert [policy.delay(n, None) for n in range(7)] == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0]
+    assert policy.delay(0, 3.0) == pytest.approx(3.3)  # Retry-After plus up to 10 %
+    monkeypatch.setattr(random, "uniform", lambda low, high: low)
+    assert policy.delay(4, None) == 0.0 and policy.delay(4, 3.0) == 3.0
+
+
+def test_an_http_date_without_a_zone_reads_as_utc() -> None:
+    later = datetime.now(UTC) + timedelta(seconds=30)
+    naive = later.strftime("%a, %d %b %Y %H:%M:%S")  # no "GMT": parsed as naive
+    parsed = parse_retry_after(naive)
+    assert parsed is not None and 25 <= parsed <= 31
+    assert parse_retry_after(format_datetime(later - timedelta(seconds=90), usegmt=True)) == 0.0
+
+
+async def test_a_retry_after_equal_to_the_cap_is_waited_for() -> None:
+    async with respx.mock(base_url=BASE, assert_all_called=False) as api:
+        api.get("/conversations").respond(json=PROBE)
+        route = api.get(f"/conversations/{CID}").mock(
+            side_effect=[
+                httpx.Response(429, headers={wire.RETRY_AFTER: "0.01"}),
+                httpx.Response(200, json=conversation()),
+            ]
+        )
+        api.get(f"/conversations/{CID}/messages").respond(json={"messages": []})
+        async with backend(max_retry_after=0.01) as memory:
+            await memory.get_conversation(CID)
+    assert route.call_count == 2
+
+
+# ----------------------------------------------------------------- attempts
+
+
+@pytest.mark.parametrize("retries", [0, 2])
+async def test_a_request_that_never_left_is_sent_max_retries_more_times(retries: int) -> None:
+    async with respx.mock(base_url=BASE, assert_all_called=False) as api:
+        api.get("/conversations").respond(json=PROBE)
+        route = api.post(f"/conversations/{CID}/messages").mock(
+            side_effect=httpx.ConnectError("refused")
+        )
+        async with backend(max_retries=retries) as memory:
+            with pytest.raises(TransportError) as caught:
+                await memory.add_message(CID, "user", "x")
+    assert route.call_count == retries + 1
+    assert caught.value.retryable is True and caught.value.maybe_applied is False
+
+
+async def test_each_retry_is_logged_with_its_reason_count_and_wait(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with respx.mock(base_url=BASE, assert_all_called=False) as api:
+        api.get("/conversations").respond(json=PROBE)
+        api.get(f"/conversations/{CID}").mock(
+            side_effect=[
+                httpx.Response(503),
+                httpx.ReadError("reset"),
+                httpx.Response(200, json=conversation()),
+            ]
+        )
+        api.get(f"/conversations/{CID}/messages").respond(json={"messages": []})
+        async with backend() as memory:
+            with caplog.at_level(logging.INFO, logger="memory_core.backends.nams"):
+                await memory.get_conversation(CID)
+    lines = [r.getMessage() for r in caplog.records if r.name == "memory_core.backends.nams"]
+    route = re.escape(f"/conversations/{CID}")
+    assert len(lines) == 2, lines
+    assert re.fullmatch(rf"nams GET {route}: 503, retry 1/3 in 0\.00s", lines[0]), lines
+    assert re.fullmatch(rf"nams GET {route}: ReadError, retry 2/3 in 0\.00s", lines[1]), lines
+
+
+# ----------------------------------------------------------------- what errors say
+
+
+@pytest.mark.parametrize(
+    ("url", "server"),
+    [
+        ("nams+https://nams.test/v1", "nams.test:443"),
+        ("nams+http://nams.test/v1", "nams.test:80"),
+        ("nams+http://nams.test:8081/v1", "nams.test:8081"),
+        ("nams+http://[::1]:8082/v1", "[::1]:8082"),
+    ],
+)
+async def test_a_network_error_names_the_server_with_its_default_port(
+    url: str, server: str
+) -> None:
+    with respx.mock(assert_all_called=False) as api:
+        api.get(url.removeprefix("nams+") + "/conversations").mock(
+            side_effect=httpx.ConnectError("refused")
+        )
+        memory = backend(url, max_retries=0)
+        with pytest.raises(TransportError) as caught:
+            await memory.connect()
+    assert f" to {server} failed (ConnectError" in str(caught.value)
+
+
+async def test_status_errors_name_the_call_the_status_and_the_service_words() -> None:
+    async with respx.mock(base_url=BASE, assert_all_called=False) as api:
+        api.get("/conversations").respond(json=PROBE)
+        messages = api.get(f"/conversations/{CID}/messages")
+        api.get(f"/conversations/{CID}").respond(json=conversation())
+        async with backend(max_retries=0) as memory:
+            route = f"/conversations/{CID}/messages"
+            messages.respond(400, json=wire.error_body("invalid_limit", "limit must be 1..200"))
+            with pytest.raises(InvalidRequestError) as invalid:
+                await memory.get_conversation(CID)
+            assert str(invalid.value) == (
+                f"limit: nams: GET {route} → 400 invalid_limit: limit must be 1..200"
+            )
+            messages.respond(500, json={"error": "disk on fire"})
+            with pytest.raises(TransportError) as failed:
+                await memory.get_conversation(CID)
+            assert str(failed.value) == f"nams: GET {route} → 500: disk on fire"
+            messages.respond(500, text="<html>")
+            with pytest.raises(TransportError) as bare:
+                await memory.get_conversation(CID)
+            assert str(bare.value) == f"nams: GET {route} → 500"
+            messages.respond(429, headers={wire.RETRY_AFTER: "7"})
+            with pytest.raises(RateLimitedError) as limited:
+                await memory.get_conversation(CID)
+            assert str(limited.value).startswith(f"nams: GET {route} → 429")
+            messages.respond(501)
+            with pytest.raises(NotSupportedError) as missing:
+                await memory.get_conversation(CID)
+            assert "check backend.capabilities" in str(missing.value)
+            assert f"GET {route} (HTTP 501)" in str(missing.value)
