@@ -449,9 +449,10 @@ def fork_control(workdir: Path, name: str) -> int:
     """Run the target's tests (no mutant) in one process, then in a child forked from it;
     0 when both pass (``--fork-control``)."""
     tests = ["-q", "-x", "--rootdir=.", *_PYTEST_ARGS[:4], *TARGETS[name].tests]
-    env = dict(_environment(), MUTANT_UNDER_TEST="")
     command = [sys.executable, "-c", _FORK_CONTROL, *tests]
     with _shared_neo4j(TARGETS[name]):
+        # read inside: the shared server's address is only known once it runs
+        env = dict(_environment(), MUTANT_UNDER_TEST="")
         env.update({k: v for k, v in os.environ.items() if k.startswith("NEO4J_")})
         return subprocess.run(command, cwd=workdir, env=env, check=False).returncode
 
@@ -500,17 +501,21 @@ def sample(workdir: Path, name: str, size: int, seed: int) -> list[str]:
     """A seeded random sample of ``size`` of the target's mutants that mutmut can switch
     on (not those of import-time functions): the same names for the same code and seed,
     on any machine, whatever was measured before."""
-    every: set[str] = set()
-    for meta_path in _meta_files(workdir, TARGETS[name]):
-        every |= set(json.loads(meta_path.read_text("utf-8"))["exit_code_by_key"])
-    candidates = sorted(every - set(fresh_mutants(workdir, name)))
+    candidates = sorted(set(_codes(workdir, name)) - set(fresh_mutants(workdir, name)))
     return sorted(random.Random(seed).sample(candidates, min(size, len(candidates))))
 
 
-def _unchecked(workdir: Path, name: str, names: list[str]) -> list[str]:
+def _codes(workdir: Path, name: str) -> dict[str, Any]:
+    """mutmut's exit code of each of the target's mutants in ``workdir`` (``None``: not
+    run yet)."""
     codes: dict[str, Any] = {}
     for meta_path in _meta_files(workdir, TARGETS[name]):
         codes.update(json.loads(meta_path.read_text("utf-8"))["exit_code_by_key"])
+    return codes
+
+
+def _unchecked(workdir: Path, name: str, names: list[str]) -> list[str]:
+    codes = _codes(workdir, name)
     return [n for n in names if codes.get(n) is None]
 
 
