@@ -534,7 +534,8 @@ _NAMS: list[tuple[str, str]] = [
     (
         r"^transport\.xǁNamsTransportǁ_status_error__mutmut_43$|"
         r"^sessions\.x_parse_page__mutmut_(5|6)$|"
-        r"^sessions\.xǁSessionNamesǁ_withdraw__mutmut_(17|18|38|39)$",
+        r"^sessions\.xǁSessionNamesǁ_withdraw__mutmut_(17|18|38|39)$|"
+        r"^sessions\.xǁSessionNamesǁ_create__mutmut_(28|29)$",
         "message: the text of an error (the workaround after a 405/501, which still names "
         "backend.capabilities; the method and route an unreadable page names) and the "
         "operation label of a race loser's own requests, which is not a contract method "
@@ -558,6 +559,12 @@ _NAMS: list[tuple[str, str]] = [
         "equivalent: unreachable branches: an empty session_id is refused before any "
         "store call, header_id is only given headers that carry a name, and the scan "
         "after a 404 on the id cannot find a conversation whose server id is that id",
+    ),
+    (
+        r"^sessions\.xǁSessionNamesǁ_create__mutmut_67$|^sessions\.xǁSessionNamesǁ_scan__mutmut_2$",
+        "equivalent: a rival found after the create whose server id is the name would have "
+        "been found by the lookup's GET of that id first; a first cursor of '' is as absent "
+        "as None",
     ),
     (
         r"^sessions\.x_parse_page__mutmut_2$",

@@ -162,6 +162,34 @@ async def test_an_unnamed_conversation_reports_the_given_id_when_messages_omit_i
         assert [m.conversation_id for m in read.messages] == [UUID(cid)]
 
 
+async def test_every_listing_for_a_users_name_is_filtered_by_that_user(
+    mocked: NamsBackend, api: respx.MockRouter
+) -> None:
+    # The lookup and the listing after the create (to converge) both ask for alice's only.
+    mine = conversation(MINE, userId="alice", metadata={SESSION_KEY: "chat"})
+    listings = api.get("/conversations", params={"limit": "200"}).mock(
+        side_effect=[page(), page(mine)]
+    )
+    api.post("/conversations").respond(201, json=mine)
+    created = {"id": "m1", "conversationId": MINE, "role": "user", "content": "hi"}
+    api.post(f"/conversations/{MINE}/messages").respond(201, json=created)
+    await mocked.add_message("chat", "user", "hi", user_identifier="alice")
+    assert listings.call_count == 2
+    assert [dict(c.request.url.params) for c in listings.calls] == [
+        {"limit": "200", "userId": "alice"}
+    ] * 2
+
+
+async def test_a_name_that_is_not_text_is_no_name(
+    mocked: NamsBackend, api: respx.MockRouter
+) -> None:
+    odd = conversation(RIVAL, metadata={SESSION_KEY: 7, "k": "v"})
+    api.get("/conversations", params={"limit": "100"}).mock(return_value=page(odd))
+    [listed] = await mocked.list_conversations()
+    assert (listed.id, listed.session_id) == (UUID(RIVAL), RIVAL)
+    assert listed.metadata == {"k": "v"}
+
+
 # ----------------------------------------------------------------- real server
 
 
