@@ -538,13 +538,13 @@ _NAMS: list[tuple[str, str]] = [
     ),
     (
         r"^transport\.xǁNamsTransportǁ_status_error__mutmut_43$|"
-        r"^sessions\.x_parse_page__mutmut_(5|6)$|"
-        r"^sessions\.xǁSessionNamesǁ_withdraw__mutmut_(17|18|38|39)$|"
-        r"^sessions\.xǁSessionNamesǁ_create__mutmut_(28|29)$",
+        r"^sessions\.x_parse_page__mutmut_(5|6)$|^sessions\.x_parse_json__mutmut_4$|"
+        r"^sessions\.x_parse_messages__mutmut_19$|"
+        r"^sessions\.xǁSessionNamesǁ_create__mutmut_(40|47)$|"
+        r"^backend\.xǁNamsStoreǁget_conversation__mutmut_51$",
         "message: the text of an error (the workaround after a 405/501, which still names "
-        "backend.capabilities; the method and route an unreadable page names) and the "
-        "operation label of a race loser's own requests, which is not a contract method "
-        "(the spans' operation is documented as the contract method)",
+        "backend.capabilities; the method and route an unreadable answer names; what a "
+        "service that drops userId or stamps createdAt far off is told)",
     ),
     (
         r"^backend\.xǁNamsStoreǁ_listed__mutmut_(1|12|15)$",
@@ -570,6 +570,16 @@ _NAMS: list[tuple[str, str]] = [
         "equivalent: a rival found after the create whose server id is the name would have "
         "been found by the lookup's GET of that id first; a first cursor of '' is as absent "
         "as None",
+    ),
+    (
+        r"^backend\.xǁNamsStoreǁ_on__mutmut_(21|48)$",
+        "equivalent: only the truth of the attempt number is read; a resolved session's "
+        "name is the name its header carries whenever the lookup fetched a header",
+    ),
+    (
+        r"^sessions\.xǁSessionNamesǁresolve__mutmut_54$",
+        "equivalent: the scan keeps only the user's own conversations for an alias, so the "
+        "fallback (the oldest found) picks the same conversation, with the same id and name",
     ),
     (
         r"^sessions\.x_parse_page__mutmut_2$",

@@ -114,3 +114,22 @@ async def test_client_server_and_store_are_one_trace(
         for p in otel.points("http.server.request.duration")
     }
     assert routes[("POST", "/v1/conversations/{conversation_id}/messages")] == 1
+
+
+async def test_each_request_names_its_contract_method_or_the_name_lookup(
+    otel: Recorded, nams_server: NamsTestServer
+) -> None:
+    workspace = nams_server.workspace("otel")
+    async with nams_server.backend(
+        workspace, session_names="portable", telemetry=otel.telemetry()
+    ) as backend:
+        await backend.add_message("chat", "user", "hi")
+        await backend.create_conversation("chat")  # remembered: one read of its header
+    http = [s for s in otel.spans() if "memory_core.nams.operation" in (s.attributes or {})]
+    assert [(s.name, (s.attributes or {})["memory_core.nams.operation"]) for s in http] == [
+        ("GET", "resolve_session"),
+        ("POST", "create_conversation"),
+        ("GET", "resolve_session"),
+        ("POST", "add_message"),
+        ("GET", "create_conversation"),
+    ]

@@ -416,16 +416,16 @@ class SessionNames:
         fetch: Call,
         *,
         cache_size: int = DEFAULT_CACHE_SIZE,
-        index: NameIndex | None = None,
         secret: SessionSecret | None = None,
     ) -> None:
         """``call(method, route, operation, ...)`` returns a decoded JSON answer,
         ``fetch(model, method, route, operation, ...)`` one validated as ``model``;
-        ``secret`` marks and verifies names (see :mod:`.marker`)."""
+        ``secret`` marks and verifies names (see :mod:`.marker`). The index file, if
+        any, is set on :attr:`index` when the backend connects."""
         self._call = call
         self._fetch = fetch
         self.cache = NameCache(cache_size)
-        self.index = index
+        self.index: NameIndex | None = None
         self._secret = secret
         self._told = False  # an ignored conversation was logged (once per object)
         # One cold lookup at a time per backend object: concurrent tasks naming the same

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+import anyio
 import httpx
 import pytest
 import respx
@@ -147,7 +148,15 @@ async def test_a_race_losers_requests_are_spans_named_by_method_with_an_operatio
     # lookup, create, rivals, the loser's check and delete, the write
     assert [s.name for s in http] == ["GET", "POST", "GET", "GET", "DELETE", "POST"]
     assert all(s.attributes["http.request.method"] == s.name for s in http)
-    assert all(isinstance(s.attributes.get("memory_core.nams.operation"), str) for s in http)
+    operations = [s.attributes.get("memory_core.nams.operation") for s in http]
+    assert operations == [
+        "resolve_session",
+        "create_conversation",
+        "resolve_session",
+        "resolve_session",
+        "resolve_session",
+        "add_message",
+    ]
 
 
 async def test_an_unnamed_conversation_reports_the_given_id_when_messages_omit_it(
@@ -227,6 +236,36 @@ async def test_a_cold_read_by_name_costs_one_listing_and_the_message_read(
         ("GET", LIST),
         ("GET", f"{LIST}/{sid}/messages"),
     ]
+
+
+async def test_a_remembered_name_reports_its_portable_id(
+    nams_server: NamsTestServer, workspace: str
+) -> None:
+    async with portable(nams_server, workspace) as memory:
+        first = await memory.add_message("chat", "user", "one")
+        second = await memory.add_message("chat", "user", "two")  # from the cache
+        read = await memory.get_conversation("chat")
+    pid = portable_id("chat", None)
+    assert first.conversation_id == second.conversation_id == read.id == pid
+    assert [(m.conversation_id, m.session_id) for m in read.messages] == [(pid, "chat")] * 2
+
+
+async def test_tasks_writing_to_a_new_name_at_once_create_it_once_and_report_its_id(
+    nams_server: NamsTestServer, workspace: str
+) -> None:
+    stored: list[Any] = []
+
+    async with portable(nams_server, workspace) as memory:
+
+        async def write(text: str) -> None:
+            stored.append(await memory.add_message("chat", "user", text))
+
+        mark = nams_server.mark()
+        async with anyio.create_task_group() as tasks:
+            for text in ("one", "two", "three"):
+                tasks.start_soon(write, text)
+    assert requests_since(nams_server, workspace, mark).count(("POST", LIST)) == 1
+    assert [m.conversation_id for m in stored] == [portable_id("chat", None)] * 3
 
 
 async def test_a_users_session_reports_the_users_portable_id_however_it_is_named(
