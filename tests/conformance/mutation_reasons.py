@@ -541,10 +541,14 @@ _NAMS: list[tuple[str, str]] = [
         r"^sessions\.x_parse_page__mutmut_(5|6)$|^sessions\.x_parse_json__mutmut_4$|"
         r"^sessions\.x_parse_messages__mutmut_19$|"
         r"^sessions\.xǁSessionNamesǁ_create__mutmut_(40|47)$|"
-        r"^backend\.xǁNamsStoreǁget_conversation__mutmut_51$",
+        r"^backend\.xǁNamsStoreǁget_conversation__mutmut_51$|"
+        r"^backend\.xǁNamsStoreǁ__init____mutmut_(103|127)$|"
+        r"^backend\.xǁNamsStoreǁconnect__mutmut_11$",
         "message: the text of an error (the workaround after a 405/501, which still names "
         "backend.capabilities; the method and route an unreadable answer names; what a "
-        "service that drops userId or stamps createdAt far off is told)",
+        "service that drops userId or stamps createdAt far off is told; a refused "
+        "http_transport) and the connect probe's label, which only a 405/501 to the probe "
+        "would name (it runs outside any contract call, so no span carries it)",
     ),
     (
         r"^backend\.xǁNamsStoreǁ_listed__mutmut_(1|12|15)$",
@@ -580,6 +584,10 @@ _NAMS: list[tuple[str, str]] = [
         r"^sessions\.xǁSessionNamesǁresolve__mutmut_54$",
         "equivalent: the scan keeps only the user's own conversations for an alias, so the "
         "fallback (the oldest found) picks the same conversation, with the same id and name",
+    ),
+    (
+        r"^transport\.xǁNamsTransportǁopen__mutmut_17$",
+        "equivalent: http2=False is httpx's default",
     ),
     (
         r"^sessions\.x_parse_page__mutmut_2$",
