@@ -222,12 +222,18 @@ def server_id(server: NamsTestServer, workspace: str, name: str) -> str:
     return str(found)
 
 
+async def written(server: NamsTestServer, workspace: str) -> str:
+    """Write "one" to the name "chat" (no user) from another backend object; the server id
+    of its conversation."""
+    async with portable(server, workspace) as writer:
+        await writer.add_message("chat", "user", "one")
+    return server_id(server, workspace, "chat")
+
+
 async def test_a_cold_read_by_name_costs_one_listing_and_the_message_read(
     nams_server: NamsTestServer, workspace: str
 ) -> None:
-    async with portable(nams_server, workspace) as writer:
-        await writer.add_message("chat", "user", "one")
-    sid = server_id(nams_server, workspace, "chat")
+    sid = await written(nams_server, workspace)
     async with portable(nams_server, workspace) as fresh:
         mark = nams_server.mark()
         read = await fresh.get_conversation("chat")
@@ -288,9 +294,7 @@ async def test_a_users_session_reports_the_users_portable_id_however_it_is_named
 async def test_a_server_id_given_as_name_reports_the_name_also_when_warm(
     nams_server: NamsTestServer, workspace: str
 ) -> None:
-    async with portable(nams_server, workspace) as writer:
-        await writer.add_message("chat", "user", "one")
-    sid = server_id(nams_server, workspace, "chat")
+    sid = await written(nams_server, workspace)
     async with portable(nams_server, workspace) as fresh:
         for _ in ("cold", "warm"):
             read = await fresh.get_conversation(sid)
@@ -322,9 +326,7 @@ async def test_a_conversation_id_costs_no_lookup_after_a_write_by_name(
 async def test_a_conversation_id_is_looked_up_once_whichever_id_it_is(
     nams_server: NamsTestServer, workspace: str
 ) -> None:
-    async with portable(nams_server, workspace) as writer:
-        await writer.add_message("chat", "user", "one")
-    sid = server_id(nams_server, workspace, "chat")
+    sid = await written(nams_server, workspace)
     with nams_server.client(workspace) as c:
         unnamed = str(c.post("/conversations", json={}).json()["id"])
     pid = portable_id("chat", None)
