@@ -670,6 +670,11 @@ _BOLT: list[tuple[str, str]] = [
         "only the error's text holds",
     ),
     (
+        r"^backend\.x__stored__mutmut_34$",
+        "equivalent: to_message prefers the node's conversation_id property, which every "
+        "message a write statement returns carries (it was just written with it)",
+    ),
+    (
         r"^records\.x_to_message__mutmut_3$",
         "equivalent: every caller passes the id of the conversation it read the message "
         "from, which is the node's conversation_id property whenever it has one",
