@@ -64,11 +64,14 @@ async def test_an_http_error_is_an_error_on_both_spans(
     assert http.attributes["http.response.status_code"] == 404
 
 
-async def _server_span(otel: Recorded) -> None:
-    """Wait for the server span: it ends once the answer is sent, a moment after the
-    client has it."""
+async def _server_span(otel: Recorded, trace_id: int) -> None:
+    """Wait for the server span of the trace: it ends once the answer is sent, a moment
+    after the client has it (an earlier request's may still end after the exporter was
+    cleared, so any server span will not do)."""
     with anyio.fail_after(5):
-        while not any(s.kind is SpanKind.SERVER for s in otel.spans()):
+        while not any(
+            s.kind is SpanKind.SERVER and s.context.trace_id == trace_id for s in otel.spans()
+        ):
             await anyio.sleep(0.01)
 
 
@@ -90,8 +93,8 @@ async def test_client_server_and_store_are_one_trace(
         conversation = await backend.create_conversation("otel-session")
         otel.exporter.clear()
         await backend.add_message(conversation.id, "user", SECRET)
-    await _server_span(otel)
     [client] = [s for s in otel.named("create_memory") if s.kind is SpanKind.CLIENT]
+    await _server_span(otel, client.context.trace_id)
     # Everything of the add_message call, on both sides, is in the client span's trace.
     spans = [s for s in otel.spans() if s.context.trace_id == client.context.trace_id]
     [http] = otel.children(client)
