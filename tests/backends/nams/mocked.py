@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import respx
 
-from memory_core import open_backend
-from memory_core.backends.nams import NamsBackend, NamsStore
+from memory_core import MemoryBackend, open_backend
+from memory_core.backends.nams import NamsStore
 
 BASE = "https://nams.test/v1"
 CID = "3f2b1c4e-5d6a-4b7c-8d9e-0f1a2b3c4d5e"
@@ -53,16 +53,23 @@ def api() -> Iterator[respx.MockRouter]:
         yield router
 
 
-@pytest.fixture
-async def memory(api: respx.MockRouter) -> AsyncIterator[NamsBackend]:
-    backend = open_backend(
-        "nams+https://nams.test/v1",
-        api_key="k-123",
-        workspace_id="w",
-        trust_env=False,
-        session_names="server",
+def mocked_backend(url: str = "nams+" + BASE, **options: Any) -> MemoryBackend:
+    """A server-id-mode backend on the mocked service (not connected), retrying fast
+    unless ``options`` say otherwise."""
+    settings = {
+        "api_key": "k-123",
+        "workspace_id": "w",
+        "trust_env": False,
+        "session_names": "server",
         **FAST,
-    )
+        **options,
+    }
+    return open_backend(url, **settings)
+
+
+@pytest.fixture
+async def memory(api: respx.MockRouter) -> AsyncIterator[MemoryBackend]:
+    backend = mocked_backend()
     assert isinstance(backend.store, NamsStore)
     async with backend:
         yield backend

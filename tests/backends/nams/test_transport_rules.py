@@ -8,7 +8,6 @@ import random
 import re
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
-from typing import Any
 
 import httpx
 import pytest
@@ -16,27 +15,16 @@ import respx
 
 from memory_core import (
     InvalidRequestError,
-    MemoryBackend,
     NotSupportedError,
     RateLimitedError,
     TransportError,
-    open_backend,
 )
 from memory_core import nams_wire as wire
 from memory_core.backends.nams.transport import RetryPolicy, parse_retry_after
 
-from .mocked import BASE, CID, FAST, conversation
+from .mocked import CID, conversation, mocked_backend
 
 pytestmark = pytest.mark.anyio
-
-PROBE = {"conversations": [], "next_cursor": None}
-
-
-def backend(url: str = "nams+" + BASE, **options: Any) -> MemoryBackend:
-    """A server-id-mode backend on a mocked service, retrying fast unless told otherwise."""
-    return open_backend(
-        url, api_key="k-1", trust_env=False, session_names="server", **{**FAST, **options}
-    )
 
 
 # ----------------------------------------------------------------- waits
@@ -60,18 +48,16 @@ def test_an_http_date_without_a_zone_reads_as_utc() -> None:
     assert parse_retry_after(format_datetime(later - timedelta(seconds=90), usegmt=True)) == 0.0
 
 
-async def test_a_retry_after_equal_to_the_cap_is_waited_for() -> None:
-    async with respx.mock(base_url=BASE, assert_all_called=False) as api:
-        api.get("/conversations").respond(json=PROBE)
-        route = api.get(f"/conversations/{CID}").mock(
-            side_effect=[
-                httpx.Response(429, headers={wire.RETRY_AFTER: "0.01"}),
-                httpx.Response(200, json=conversation()),
-            ]
-        )
-        api.get(f"/conversations/{CID}/messages").respond(json={"messages": []})
-        async with backend(max_retry_after=0.01) as memory:
-            await memory.get_conversation(CID)
+async def test_a_retry_after_equal_to_the_cap_is_waited_for(api: respx.MockRouter) -> None:
+    route = api.get(f"/conversations/{CID}").mock(
+        side_effect=[
+            httpx.Response(429, headers={wire.RETRY_AFTER: "0.01"}),
+            httpx.Response(200, json=conversation()),
+        ]
+    )
+    api.get(f"/conversations/{CID}/messages").respond(json={"messages": []})
+    async with mocked_backend(max_retry_after=0.01) as memory:
+        await memory.get_conversation(CID)
     assert route.call_count == 2
 
 
@@ -79,35 +65,34 @@ async def test_a_retry_after_equal_to_the_cap_is_waited_for() -> None:
 
 
 @pytest.mark.parametrize("retries", [0, 2])
-async def test_a_request_that_never_left_is_sent_max_retries_more_times(retries: int) -> None:
-    async with respx.mock(base_url=BASE, assert_all_called=False) as api:
-        api.get("/conversations").respond(json=PROBE)
-        route = api.post(f"/conversations/{CID}/messages").mock(
-            side_effect=httpx.ConnectError("refused")
-        )
-        async with backend(max_retries=retries) as memory:
-            with pytest.raises(TransportError) as caught:
-                await memory.add_message(CID, "user", "x")
+async def test_a_request_that_never_left_is_sent_max_retries_more_times(
+    api: respx.MockRouter, retries: int
+) -> None:
+    route = api.post(f"/conversations/{CID}/messages").mock(
+        side_effect=httpx.ConnectError("refused")
+    )
+    async with mocked_backend(max_retries=retries) as memory:
+        with pytest.raises(TransportError) as caught:
+            await memory.add_message(CID, "user", "x")
     assert route.call_count == retries + 1
     assert caught.value.retryable is True and caught.value.maybe_applied is False
 
 
 async def test_each_retry_is_logged_with_its_reason_count_and_wait(
+    api: respx.MockRouter,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    async with respx.mock(base_url=BASE, assert_all_called=False) as api:
-        api.get("/conversations").respond(json=PROBE)
-        api.get(f"/conversations/{CID}").mock(
-            side_effect=[
-                httpx.Response(503),
-                httpx.ReadError("reset"),
-                httpx.Response(200, json=conversation()),
-            ]
-        )
-        api.get(f"/conversations/{CID}/messages").respond(json={"messages": []})
-        async with backend() as memory:
-            with caplog.at_level(logging.INFO, logger="memory_core.backends.nams"):
-                await memory.get_conversation(CID)
+    api.get(f"/conversations/{CID}").mock(
+        side_effect=[
+            httpx.Response(503),
+            httpx.ReadError("reset"),
+            httpx.Response(200, json=conversation()),
+        ]
+    )
+    api.get(f"/conversations/{CID}/messages").respond(json={"messages": []})
+    async with mocked_backend() as memory:
+        with caplog.at_level(logging.INFO, logger="memory_core.backends.nams"):
+            await memory.get_conversation(CID)
     lines = [r.getMessage() for r in caplog.records if r.name == "memory_core.backends.nams"]
     route = re.escape(f"/conversations/{CID}")
     assert len(lines) == 2, lines
@@ -134,39 +119,39 @@ async def test_a_network_error_names_the_server_with_its_default_port(
         api.get(url.removeprefix("nams+") + "/conversations").mock(
             side_effect=httpx.ConnectError("refused")
         )
-        memory = backend(url, max_retries=0)
+        memory = mocked_backend(url, max_retries=0)
         with pytest.raises(TransportError) as caught:
             await memory.connect()
     assert f" to {server} failed (ConnectError" in str(caught.value)
 
 
-async def test_status_errors_name_the_call_the_status_and_the_service_words() -> None:
-    async with respx.mock(base_url=BASE, assert_all_called=False) as api:
-        api.get("/conversations").respond(json=PROBE)
-        messages = api.get(f"/conversations/{CID}/messages")
-        api.get(f"/conversations/{CID}").respond(json=conversation())
-        async with backend(max_retries=0) as memory:
-            route = f"/conversations/{CID}/messages"
-            messages.respond(400, json=wire.error_body("invalid_limit", "limit must be 1..200"))
-            with pytest.raises(InvalidRequestError) as invalid:
-                await memory.get_conversation(CID)
-            assert str(invalid.value) == (
-                f"limit: nams: GET {route} → 400 invalid_limit: limit must be 1..200"
-            )
-            messages.respond(500, json={"error": "disk on fire"})
-            with pytest.raises(TransportError) as failed:
-                await memory.get_conversation(CID)
-            assert str(failed.value) == f"nams: GET {route} → 500: disk on fire"
-            messages.respond(500, text="<html>")
-            with pytest.raises(TransportError) as bare:
-                await memory.get_conversation(CID)
-            assert str(bare.value) == f"nams: GET {route} → 500"
-            messages.respond(429, headers={wire.RETRY_AFTER: "7"})
-            with pytest.raises(RateLimitedError) as limited:
-                await memory.get_conversation(CID)
-            assert str(limited.value).startswith(f"nams: GET {route} → 429")
-            messages.respond(501)
-            with pytest.raises(NotSupportedError) as missing:
-                await memory.get_conversation(CID)
-            assert "check backend.capabilities" in str(missing.value)
-            assert f"GET {route} (HTTP 501)" in str(missing.value)
+async def test_status_errors_name_the_call_the_status_and_the_service_words(
+    api: respx.MockRouter,
+) -> None:
+    messages = api.get(f"/conversations/{CID}/messages")
+    api.get(f"/conversations/{CID}").respond(json=conversation())
+    async with mocked_backend(max_retries=0) as memory:
+        route = f"/conversations/{CID}/messages"
+        messages.respond(400, json=wire.error_body("invalid_limit", "limit must be 1..200"))
+        with pytest.raises(InvalidRequestError) as invalid:
+            await memory.get_conversation(CID)
+        assert str(invalid.value) == (
+            f"limit: nams: GET {route} → 400 invalid_limit: limit must be 1..200"
+        )
+        messages.respond(500, json={"error": "disk on fire"})
+        with pytest.raises(TransportError) as failed:
+            await memory.get_conversation(CID)
+        assert str(failed.value) == f"nams: GET {route} → 500: disk on fire"
+        messages.respond(500, text="<html>")
+        with pytest.raises(TransportError) as bare:
+            await memory.get_conversation(CID)
+        assert str(bare.value) == f"nams: GET {route} → 500"
+        messages.respond(429, headers={wire.RETRY_AFTER: "7"})
+        with pytest.raises(RateLimitedError) as limited:
+            await memory.get_conversation(CID)
+        assert str(limited.value).startswith(f"nams: GET {route} → 429")
+        messages.respond(501)
+        with pytest.raises(NotSupportedError) as missing:
+            await memory.get_conversation(CID)
+        assert "check backend.capabilities" in str(missing.value)
+        assert f"GET {route} (HTTP 501)" in str(missing.value)
