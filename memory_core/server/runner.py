@@ -90,8 +90,9 @@ def make_server(
         log_config=None,
         log_level=log_level,
         timeout_graceful_shutdown=5,
-        # uvicorn's own idle timer, a backstop behind the protocol's (never the first).
-        timeout_keep_alive=math.ceil(limits.keep_alive_timeout),
+        # uvicorn's own idle timer, a backstop behind the protocol's: a second later, as
+        # at the same time uvicorn's (armed first) would fire first.
+        timeout_keep_alive=math.ceil(limits.keep_alive_timeout) + 1,
     )
     return uvicorn.Server(config)
 

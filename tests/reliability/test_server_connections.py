@@ -127,6 +127,20 @@ def test_a_connection_idle_after_a_response_is_closed(server: NamsTestServer) ->
         assert closed_by_server(sock)[0], "a partial second request kept the connection"
 
 
+def test_the_idle_deadline_is_the_protocols_at_a_whole_number_of_seconds(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # uvicorn's own idle timer (a backstop) must not close the connection first: the
+    # protocol's close is the one that is logged.
+    caplog.set_level("DEBUG", logger="memory_core.server")
+    limits = ConnectionLimits(keep_alive_timeout=1)
+    with NamsTestServer("memory://", connections=limits) as srv, connect(srv) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: test\r\n\r\n")
+        assert sock.recv(65536).startswith(b"HTTP/1.1 200")
+        assert closed_by_server(sock)[0], "kept alive past keep_alive_timeout"
+    assert "closing a connection: idle deadline passed" in caplog.text
+
+
 def test_at_the_cap_the_longest_waiting_connection_makes_room() -> None:
     limits = ConnectionLimits(header_timeout=30, max_connections=3)
     with NamsTestServer("memory://", connections=limits) as server:
