@@ -136,3 +136,20 @@ async def test_each_request_names_its_contract_method_or_the_name_lookup(
         ("POST", "add_message"),
         ("GET", "create_conversation"),
     ]
+
+
+async def test_a_name_shaped_like_a_server_id_is_first_looked_up_as_one(
+    otel: Recorded, nams_server: NamsTestServer
+) -> None:
+    workspace = nams_server.workspace("otel-uuid-name")
+    name = str(uuid.uuid4())
+    async with nams_server.backend(
+        workspace, session_names="portable", telemetry=otel.telemetry()
+    ) as backend:
+        await backend.add_message(name, "user", "hi")
+    http = [s for s in otel.spans() if "memory_core.nams.operation" in (s.attributes or {})]
+    first = http[0].attributes or {}
+    assert http[0].name == "GET" and first["memory_core.nams.operation"] == "resolve_session"
+    assert str(first["url.full"]).endswith(f"/v1/conversations/{name}")
+    assert first["http.response.status_code"] == 404
+    assert [s.name for s in http[1:3]] == ["GET", "POST"]  # then the listing, the create

@@ -159,6 +159,52 @@ async def test_a_race_losers_requests_are_spans_named_by_method_with_an_operatio
     ]
 
 
+async def test_a_name_that_is_a_listed_server_id_is_that_conversation_not_the_oldest(
+    mocked: NamsBackend, api: respx.MockRouter
+) -> None:
+    # Server ids the service issues need not be UUIDs (then there is no lookup by id): a
+    # name equal to one is that conversation, as in server-id mode, even where an older
+    # conversation carries the same text as its name.
+    older = named("c-older", "2025-01-01T00:00:00Z", name="c-given")
+    given = conversation("c-given", createdAt="2025-06-01T00:00:00Z")
+    api.get("/conversations", params={"limit": "200"}).mock(return_value=page(older, given))
+    reads = {
+        cid: api.get(f"/conversations/{cid}/messages").respond(json={"messages": []})
+        for cid in ("c-older", "c-given")
+    }
+    await mocked.get_conversation("c-given")
+    assert [cid for cid, route in reads.items() if route.called] == ["c-given"]
+
+
+async def test_a_remembered_name_does_not_wait_for_another_names_lookup(
+    mocked: NamsBackend, api: respx.MockRouter
+) -> None:
+    gate = anyio.Event()
+    listings: list[str] = []
+
+    async def listing(request: httpx.Request) -> httpx.Response:
+        listings.append(str(request.url))
+        if len(listings) == 1:
+            return page(named(MINE, None, name="a"))
+        await gate.wait()  # the lookup of "b" hangs until the end
+        return page()
+
+    api.get("/conversations", params={"limit": "200"}).mock(side_effect=listing)
+    api.get(f"/conversations/{MINE}").respond(json=named(MINE, None, name="a"))
+    api.get(f"/conversations/{MINE}/messages").respond(json={"messages": []})
+    await mocked.get_conversation("a")  # remembered from now on
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(mocked.get_conversation, "b")
+        try:
+            with anyio.fail_after(5):
+                while len(listings) < 2:
+                    await anyio.sleep(0.01)
+                read = await mocked.get_conversation("a")
+        finally:
+            gate.set()
+    assert read.session_id == "a"
+
+
 async def test_an_unnamed_conversation_reports_the_given_id_when_messages_omit_it(
     mocked: NamsBackend, api: respx.MockRouter
 ) -> None:
@@ -270,8 +316,24 @@ async def test_tasks_writing_to_a_new_name_at_once_create_it_once_and_report_its
         async with anyio.create_task_group() as tasks:
             for text in ("one", "two", "three"):
                 tasks.start_soon(write, text)
-    assert requests_since(nams_server, workspace, mark).count(("POST", LIST)) == 1
+    sent = requests_since(nams_server, workspace, mark)
+    assert sent.count(("POST", LIST)) == 1
+    # The lookup and the listing after the create: the other tasks, once they have the
+    # lock, find the name remembered and look nothing up.
+    assert sent.count(("GET", LIST)) == 2
     assert [m.conversation_id for m in stored] == [portable_id("chat", None)] * 3
+
+
+async def test_no_users_session_and_a_users_of_the_same_name_are_two_whatever_the_user(
+    nams_server: NamsTestServer, workspace: str
+) -> None:
+    users = (None, "XXXX", "None", "none")  # names a stand-in for "no user" could take
+    async with portable(nams_server, workspace) as memory:
+        for user in users:
+            await memory.add_message("chat", "user", f"by {user}", user_identifier=user)
+        for user in users:  # remembered
+            read = await memory.get_conversation("chat", user_identifier=user)
+            assert [m.content for m in read.messages] == [f"by {user}"]
 
 
 async def test_a_users_session_reports_the_users_portable_id_however_it_is_named(
@@ -441,6 +503,21 @@ async def test_an_index_row_the_adapter_did_not_write_is_looked_up_and_replaced(
         await again.get_conversation("chat")
         assert list_requests(nams_server, workspace, mark) == 0  # the row was replaced
     assert index_warnings(caplog, index) == []
+
+
+async def test_a_name_read_from_the_index_is_remembered_in_the_process(
+    nams_server: NamsTestServer, workspace: str, index: Path
+) -> None:
+    async with portable(nams_server, workspace, session_index=index) as first:
+        await first.add_message("chat", "user", "one")
+    async with portable(nams_server, workspace, session_index=index) as second:
+        mark = nams_server.mark()
+        await second.get_conversation("chat")  # from the index file
+        with closing(sqlite3.connect(index)) as db, db:
+            assert db.execute(f"DELETE FROM {INDEX_TABLE}").rowcount == 1
+        read = await second.get_conversation("chat")  # from memory: the row is gone
+        assert [m.content for m in read.messages] == ["one"]
+        assert list_requests(nams_server, workspace, mark) == 0
 
 
 async def test_a_cleared_name_leaves_no_row_in_the_index(
