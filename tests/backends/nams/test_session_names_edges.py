@@ -27,13 +27,13 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from memory_core import NotFoundError
+from memory_core import MemoryBackend, NotFoundError
 from memory_core.backends.nams import NamsBackend
 from memory_core.backends.nams.sessions import INDEX_TABLE, SESSION_KEY, portable_id
 from memory_core.telemetry import Telemetry
 from memory_core_dev.nams_server import NamsTestServer
 
-from .mocked import FAST, conversation, message
+from .mocked import FAST, conversation, message, mocked_backend
 
 pytestmark = pytest.mark.anyio
 
@@ -56,16 +56,14 @@ def page(*conversations: dict[str, Any]) -> httpx.Response:
 
 
 @pytest.fixture
-async def mocked(api: respx.MockRouter) -> AsyncIterator[NamsBackend]:
+async def mocked(api: respx.MockRouter) -> AsyncIterator[MemoryBackend]:
     """A portable-mode backend on the mocked service."""
-    async with NamsBackend(
-        "nams+https://nams.test/v1", api_key="k", workspace_id="w", trust_env=False, **FAST
-    ) as backend:
+    async with mocked_backend(session_names="portable") as backend:
         yield backend
 
 
 async def test_oldest_by_created_at_wins_whatever_the_offset_or_its_absence(
-    mocked: NamsBackend, api: respx.MockRouter
+    mocked: MemoryBackend, api: respx.MockRouter
 ) -> None:
     # Oldest first: no offset (read as UTC), +02:00, Z, none at all. Ids run the other way,
     # so a rule that fell back to the id (or failed to compare) would pick another.
@@ -102,7 +100,7 @@ def race(api: respx.MockRouter) -> dict[str, respx.Route]:
 
 
 async def test_a_race_loser_keeps_its_conversation_once_it_holds_a_message(
-    mocked: NamsBackend, api: respx.MockRouter
+    mocked: MemoryBackend, api: respx.MockRouter
 ) -> None:
     routes = race(api)
     routes["check"].respond(json={"messages": [message(1, MINE)]})
@@ -114,7 +112,7 @@ async def test_a_race_loser_keeps_its_conversation_once_it_holds_a_message(
 
 
 async def test_a_race_losers_check_and_delete_are_retried_like_any_get_and_delete(
-    mocked: NamsBackend, api: respx.MockRouter
+    mocked: MemoryBackend, api: respx.MockRouter
 ) -> None:
     routes = race(api)
     routes["check"].mock(side_effect=[httpx.Response(502), page()])
@@ -160,7 +158,7 @@ async def test_a_race_losers_requests_are_spans_named_by_method_with_an_operatio
 
 
 async def test_a_name_that_is_a_listed_server_id_is_that_conversation_not_the_oldest(
-    mocked: NamsBackend, api: respx.MockRouter
+    mocked: MemoryBackend, api: respx.MockRouter
 ) -> None:
     # Server ids the service issues need not be UUIDs (then there is no lookup by id): a
     # name equal to one is that conversation, as in server-id mode, even where an older
@@ -177,7 +175,7 @@ async def test_a_name_that_is_a_listed_server_id_is_that_conversation_not_the_ol
 
 
 async def test_a_remembered_name_does_not_wait_for_another_names_lookup(
-    mocked: NamsBackend, api: respx.MockRouter
+    mocked: MemoryBackend, api: respx.MockRouter
 ) -> None:
     gate = anyio.Event()
     listings: list[str] = []
@@ -206,7 +204,7 @@ async def test_a_remembered_name_does_not_wait_for_another_names_lookup(
 
 
 async def test_an_unnamed_conversation_reports_the_given_id_when_messages_omit_it(
-    mocked: NamsBackend, api: respx.MockRouter
+    mocked: MemoryBackend, api: respx.MockRouter
 ) -> None:
     cid = "30000000-0000-4000-8000-000000000003"
     api.get(f"/conversations/{cid}").respond(json=conversation(cid))
@@ -218,7 +216,7 @@ async def test_an_unnamed_conversation_reports_the_given_id_when_messages_omit_i
 
 
 async def test_every_listing_for_a_users_name_is_filtered_by_that_user(
-    mocked: NamsBackend, api: respx.MockRouter
+    mocked: MemoryBackend, api: respx.MockRouter
 ) -> None:
     # The lookup and the listing after the create (to converge) both ask for alice's only.
     mine = conversation(MINE, userId="alice", metadata={SESSION_KEY: "chat"})
@@ -236,7 +234,7 @@ async def test_every_listing_for_a_users_name_is_filtered_by_that_user(
 
 
 async def test_a_name_that_is_not_text_is_no_name(
-    mocked: NamsBackend, api: respx.MockRouter
+    mocked: MemoryBackend, api: respx.MockRouter
 ) -> None:
     odd = conversation(RIVAL, metadata={SESSION_KEY: 7, "k": "v"})
     api.get("/conversations", params={"limit": "100"}).mock(return_value=page(odd))
