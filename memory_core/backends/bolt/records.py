@@ -190,6 +190,12 @@ def to_conversation(
         raise _unreadable("conversation", props, exc) from None
 
 
+def _preview(content: Any) -> str | None:
+    """A listing's preview of a message's content; none for content that is not text
+    (another writer's list of strings, say), which would otherwise fail the whole list."""
+    return preview(content) if isinstance(content, str) else None
+
+
 def to_session(row: Mapping[str, Any]) -> SessionInfo:
     """A ``list_sessions`` row as a :class:`SessionInfo`."""
     conversation = to_conversation(row["conversation"])
@@ -199,8 +205,8 @@ def to_session(row: Mapping[str, Any]) -> SessionInfo:
         conversation_id=conversation.id,
         title=conversation.title,
         message_count=int(row.get("message_count") or 0),
-        first_message_preview=None if first is None else preview(first),
-        last_message_preview=None if last is None else preview(last),
+        first_message_preview=_preview(first),
+        last_message_preview=_preview(last),
         created_at=conversation.created_at,
         updated_at=conversation.updated_at,
         user_identifier=conversation.user_identifier,

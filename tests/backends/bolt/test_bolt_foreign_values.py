@@ -58,6 +58,28 @@ async def test_a_message_whose_content_is_a_list_does_not_break_a_search(
         assert [h.id for h in hits] == [ours.id], scope
 
 
+async def test_a_message_whose_content_is_not_text_has_no_preview_in_list_sessions(
+    bolt: BoltBackend, graph: Graph, unique: Unique
+) -> None:
+    """One such message (another writer's) failed the whole listing with a raw
+    validation error, for every session in scope."""
+    session, other = unique("s"), unique("s")
+    ours = await bolt.add_message(session, "user", "first")
+    await bolt.add_message(other, "user", "untouched")
+    graph(
+        "MATCH (c:Conversation {id: $cid}) "
+        "CREATE (c)-[:HAS_MESSAGE]->(:Message {id: $mid, role: 'user', content: ['a', 'b'], "
+        "conversation_id: $cid, timestamp: datetime() + duration('PT1H')})",
+        cid=str(ours.conversation_id),
+        mid=str(uuid4()),
+    )
+    rows = {r.session_id: r for r in await bolt.list_sessions(limit=10_000)}
+    foreign = rows[session]
+    assert (foreign.message_count, foreign.first_message_preview) == (2, "first")
+    assert foreign.last_message_preview is None
+    assert rows[other].last_message_preview == "untouched"
+
+
 async def test_a_filtered_text_search_asks_the_index_for_more(
     bolt: BoltBackend, unique: Unique
 ) -> None:
