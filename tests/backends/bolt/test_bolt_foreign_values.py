@@ -4,7 +4,7 @@ documented, and never a crash of a read or a search that reaches them."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from uuid import uuid4
+from uuid import UUID, uuid4
 
 import pytest
 
@@ -14,6 +14,22 @@ from .helpers import Graph
 
 pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
 Unique = Callable[[str], str]
+
+
+def add_list_message(
+    graph: Graph, conversation_id: UUID, content: list[str], later: str = "PT0S"
+) -> None:
+    """Another writer's message in a conversation, its content a list of strings (which
+    the full-text index takes), stamped now plus the ISO duration ``later``."""
+    graph(
+        "MATCH (c:Conversation {id: $cid}) "
+        "CREATE (c)-[:HAS_MESSAGE]->(:Message {id: $mid, role: 'user', content: $content, "
+        "conversation_id: $cid, timestamp: datetime() + duration($later)})",
+        cid=str(conversation_id),
+        mid=str(uuid4()),
+        content=content,
+        later=later,
+    )
 
 
 async def test_an_entitys_confidence_is_read_and_a_missing_name_is_empty(
@@ -39,14 +55,7 @@ async def test_a_message_whose_content_is_a_list_does_not_break_a_search(
     message (another writer's), and scores it 0 instead of failing on it."""
     session, term = unique("s"), f"lupin{uuid4().hex[:10]}"
     ours = await bolt.add_message(session, "user", f"plain {term}")
-    graph(
-        "MATCH (c:Conversation {id: $cid}) "
-        "CREATE (c)-[:HAS_MESSAGE]->(:Message {id: $mid, role: 'user', content: [$term, 'x'], "
-        "conversation_id: $cid, timestamp: datetime()})",
-        cid=str(ours.conversation_id),
-        mid=str(uuid4()),
-        term=term,
-    )
+    add_list_message(graph, ours.conversation_id, [term, "x"])
     reached = graph(
         "CALL db.index.fulltext.queryNodes('memory_core_message_search', $q) "
         "YIELD node RETURN count(node) AS n",
@@ -66,13 +75,7 @@ async def test_a_message_whose_content_is_not_text_has_no_preview_in_list_sessio
     session, other = unique("s"), unique("s")
     ours = await bolt.add_message(session, "user", "first")
     await bolt.add_message(other, "user", "untouched")
-    graph(
-        "MATCH (c:Conversation {id: $cid}) "
-        "CREATE (c)-[:HAS_MESSAGE]->(:Message {id: $mid, role: 'user', content: ['a', 'b'], "
-        "conversation_id: $cid, timestamp: datetime() + duration('PT1H')})",
-        cid=str(ours.conversation_id),
-        mid=str(uuid4()),
-    )
+    add_list_message(graph, ours.conversation_id, ["a", "b"], later="PT1H")
     rows = {r.session_id: r for r in await bolt.list_sessions(limit=10_000)}
     foreign = rows[session]
     assert (foreign.message_count, foreign.first_message_preview) == (2, "first")
