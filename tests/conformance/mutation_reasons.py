@@ -541,7 +541,8 @@ _NAMS: list[tuple[str, str]] = [
         r"^sessions\.x_parse_page__mutmut_(5|6)$|^sessions\.x_parse_json__mutmut_4$|"
         r"^sessions\.x_parse_messages__mutmut_19$|"
         r"^sessions\.xǁSessionNamesǁ_create__mutmut_(40|47)$|"
-        r"^backend\.xǁNamsStoreǁget_conversation__mutmut_51$|"
+        r"^backend\.xǁNamsStoreǁget_conversation__mutmut_(43|44|50|51)$|"
+        r"^backend\.xǁNamsStoreǁ_messages__mutmut_2$|"
         r"^backend\.xǁNamsStoreǁ__init____mutmut_(103|127)$|"
         r"^backend\.xǁNamsStoreǁconnect__mutmut_11$",
         "message: the text of an error (the workaround after a 405/501, which still names "
@@ -557,9 +558,10 @@ _NAMS: list[tuple[str, str]] = [
         "only the speed differs",
     ),
     (
-        r"^backend\.xǁNamsStoreǁ_listed__mutmut_(18|21|22)$",
-        "equivalent: _uuids returns one id per header, so zip(strict=...) never has a "
-        "longer side to catch",
+        r"^backend\.xǁNamsStoreǁ_listed__mutmut_(18|21|22)$|"
+        r"^backend\.xǁNamsStoreǁ_from_wire__mutmut_(62|65|66)$",
+        "equivalent: _uuids returns one id per header (or message), so zip(strict=...) "
+        "never has a longer side to catch",
     ),
     (
         r"^backend\.xǁNamsStoreǁ_missing_conversation__mutmut_3$|"
@@ -586,11 +588,28 @@ _NAMS: list[tuple[str, str]] = [
         "fallback (the oldest found) picks the same conversation, with the same id and name",
     ),
     (
+        r"^backend\.xǁNamsStoreǁ_from_wire__mutmut_27$",
+        "equivalent: a role is looked up in its exact spelling inline only for speed; "
+        "_role finds the same role for every spelling (and refuses the same unknown ones)",
+    ),
+    (
+        r"^backend\.xǁNamsStoreǁ_header_values__mutmut_6$|"
+        r"^sessions\.xǁSessionNamesǁ__init____mutmut_7$",
+        "equivalent: read by truth only: '' as None (the id falls through to the next "
+        "candidate either way) and None as False (the 'logged once' flag)",
+    ),
+    (
+        r"^backend\.xǁNamsStoreǁadd_message__mutmut_37$",
+        "equivalent: a Message's created_at defaults to utcnow() when it is built, the "
+        "same moment the explicit utcnow() reads",
+    ),
+    (
         r"^transport\.xǁNamsTransportǁopen__mutmut_17$",
         "equivalent: http2=False is httpx's default",
     ),
     (
-        r"^sessions\.x_parse_page__mutmut_2$",
+        r"^sessions\.x_parse_page__mutmut_2$|^sessions\.x_parse_messages__mutmut_6$|"
+        r"^backend\.x__uuids__mutmut_1$",
         "equivalent: the fast validator fails on None and the model fallback reads the "
         "same body into the same values; only the speed differs",
     ),

@@ -128,6 +128,9 @@ async def test_each_request_names_its_contract_method_or_the_name_lookup(
     ) as backend:
         await backend.add_message("chat", "user", "hi")
         await backend.create_conversation("chat")  # remembered: one read of its header
+        await backend.get_conversation("chat")
+        await backend.create_conversation("new")  # the lookup's header: no read of it
+        await backend.clear_session("new")
     http = [s for s in otel.spans() if "memory_core.nams.operation" in (s.attributes or {})]
     assert [(s.name, (s.attributes or {})["memory_core.nams.operation"]) for s in http] == [
         ("GET", "resolve_session"),
@@ -135,6 +138,12 @@ async def test_each_request_names_its_contract_method_or_the_name_lookup(
         ("GET", "resolve_session"),
         ("POST", "add_message"),
         ("GET", "create_conversation"),
+        ("GET", "get_conversation"),
+        ("GET", "get_conversation"),
+        ("GET", "resolve_session"),
+        ("POST", "create_conversation"),
+        ("GET", "resolve_session"),
+        ("DELETE", "clear_session"),
     ]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import httpx
 import pytest
 import respx
 
@@ -132,6 +133,47 @@ async def test_text_hits_without_the_querys_words_are_dropped(
     found = await memory.search_messages("hello world", session_id=CID)
     assert [m.content for m in found] == ["hello there"]
     assert found[0].score is not None and found[0].score > 0.0
+
+
+async def test_a_message_list_without_messages_is_an_empty_conversation(
+    memory: NamsBackend, api: respx.MockRouter
+) -> None:
+    # The wire model's ``messages`` defaults to an empty list: an answer of {} is valid.
+    api.get(f"/conversations/{CID}").respond(json=conversation())
+    api.get(f"/conversations/{CID}/messages").respond(json={})
+    read = await memory.get_conversation(CID)
+    assert read.messages == []
+    assert read.session_id == CID
+
+
+async def test_clearing_a_session_retries_its_delete_after_a_502(
+    memory: NamsBackend, api: respx.MockRouter
+) -> None:
+    deleted = api.delete(f"/conversations/{CID}").mock(
+        side_effect=[httpx.Response(502), httpx.Response(204)]
+    )
+    assert await memory.clear_session(CID) is True
+    assert deleted.call_count == 2
+
+
+@pytest.mark.nams
+@pytest.mark.parametrize("names", ["server", "portable"])
+async def test_a_handle_in_another_spelling_is_reported_as_it_was_given(
+    nams_server: NamsTestServer, workspace: str, names: str
+) -> None:
+    # The service accepts its ids in upper case; the conversation it names carries no
+    # name, so it is reported under the handle the caller passed, as spelled.
+    with nams_server.client(workspace) as c:
+        sid = str(c.post("/conversations", json={}).json()["id"])
+        assert c.post(f"/conversations/{sid}/messages", json={"role": "user", "content": "hi"})
+    spelled = sid.upper()
+    async with nams_server.backend(workspace, session_names=names) as memory:
+        if names == "portable":  # (in server-id mode it always creates a new one)
+            made = await memory.create_conversation(spelled)
+            assert (made.session_id, str(made.id)) == (spelled, sid)
+        read = await memory.get_conversation(spelled)
+    assert (read.session_id, str(read.id)) == (spelled, sid)
+    assert [(m.content, m.session_id) for m in read.messages] == [("hi", spelled)]
 
 
 # ----------------------------------------------------------------- portable names

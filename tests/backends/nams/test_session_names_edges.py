@@ -243,6 +243,52 @@ async def test_a_name_that_is_not_text_is_no_name(
     assert listed.metadata == {"k": "v"}
 
 
+def alias_lookup(api: respx.MockRouter, *listed: dict[str, Any]) -> dict[str, respx.Route]:
+    """The service for a read of ``str(portable_id("chat", None))``: not a server id
+    (404), then ``listed``; the header and message routes of each listed conversation."""
+    pid = str(portable_id("chat", None))
+    api.get(f"/conversations/{pid}").respond(404)
+    api.get("/conversations", params={"limit": "200"}).mock(return_value=page(*listed))
+    routes: dict[str, respx.Route] = {}
+    for c in listed:
+        routes[c["id"]] = api.get(f"/conversations/{c['id']}/messages").respond(
+            json={"messages": []}
+        )
+        routes[f"header {c['id']}"] = api.get(f"/conversations/{c['id']}").respond(json=c)
+    return routes
+
+
+async def test_the_id_callers_see_wins_over_a_name_spelled_like_it(
+    mocked: MemoryBackend, api: respx.MockRouter
+) -> None:
+    # RIVAL, the older, is named with the very text of chat's Conversation.id.
+    pid = portable_id("chat", None)
+    routes = alias_lookup(
+        api,
+        named(RIVAL, "2025-01-01T00:00:00Z", name=str(pid)),
+        named(MINE, "2025-06-01T00:00:00Z", name="chat"),
+    )
+    read = await mocked.get_conversation(str(pid))
+    assert (read.id, read.session_id) == (pid, "chat")
+    assert routes[MINE].called and not routes[RIVAL].called
+
+
+async def test_the_id_callers_see_of_a_name_held_twice_is_the_oldests(
+    mocked: MemoryBackend, api: respx.MockRouter
+) -> None:
+    # Two conversations carry "chat" (a race loser that kept a message); ids run the
+    # other way round from their age. The lookup fetched the header: no second read.
+    routes = alias_lookup(
+        api,
+        named(MINE, "2025-01-01T00:00:01Z"),
+        named(RIVAL, "2025-01-01T00:00:00Z"),
+    )
+    read = await mocked.get_conversation(str(portable_id("chat", None)))
+    assert read.session_id == "chat"
+    assert routes[RIVAL].called and not routes[MINE].called
+    assert not routes[f"header {RIVAL}"].called
+
+
 # ----------------------------------------------------------------- real server
 
 
@@ -431,6 +477,55 @@ async def test_clearing_a_name_forgets_its_conversation_id_too(
         with pytest.raises(NotFoundError):
             await memory.get_conversation(conversation_id=pid)
     assert requests_since(nams_server, workspace, mark) == [("GET", f"{LIST}/{pid}"), ("GET", LIST)]
+
+
+async def test_a_users_cleared_name_is_created_anew_without_a_request_to_the_old_one(
+    nams_server: NamsTestServer, workspace: str
+) -> None:
+    async with portable(nams_server, workspace) as memory:
+        await memory.add_message("chat", "user", "one", user_identifier="alice")
+        old = server_id(nams_server, workspace, "chat")
+        assert await memory.clear_session("chat", user_identifier="alice") is True
+        mark = nams_server.mark()
+        await memory.add_message("chat", "user", "two", user_identifier="alice")
+    sent = requests_since(nams_server, workspace, mark)
+    assert sent[:2] == [("GET", LIST), ("POST", LIST)]
+    assert not [path for _, path in sent if old in path]
+
+
+async def test_clearing_by_conversation_id_forgets_that_id(
+    nams_server: NamsTestServer, workspace: str
+) -> None:
+    pid = portable_id("chat", None)
+    async with portable(nams_server, workspace) as memory:
+        await memory.add_message("chat", "user", "one")
+        assert await memory.clear_session(conversation_id=pid) is True
+        mark = nams_server.mark()
+        with pytest.raises(NotFoundError):
+            await memory.get_conversation(conversation_id=pid)
+    assert requests_since(nams_server, workspace, mark) == [("GET", f"{LIST}/{pid}"), ("GET", LIST)]
+
+
+async def test_tasks_reading_by_the_id_callers_see_at_once_all_report_the_name(
+    nams_server: NamsTestServer, workspace: str
+) -> None:
+    pid = portable_id("chat", "alice")
+    async with portable(nams_server, workspace) as writer:
+        await writer.add_message("chat", "user", "one", user_identifier="alice")
+    reads: list[Any] = []
+    async with portable(nams_server, workspace) as fresh:
+
+        async def read() -> None:
+            reads.append(await fresh.get_conversation(str(pid), user_identifier="alice"))
+
+        mark = nams_server.mark()
+        async with anyio.create_task_group() as tasks:
+            for _ in range(3):
+                tasks.start_soon(read)
+    # One lookup: the other tasks waited for it and found the id remembered.
+    assert requests_since(nams_server, workspace, mark).count(("GET", LIST)) == 1
+    assert [(r.id, r.session_id) for r in reads] == [(pid, "chat")] * 3
+    assert [m.session_id for r in reads for m in r.messages] == ["chat"] * 3
 
 
 # ----------------------------------------------------------------- the index file
