@@ -9,8 +9,6 @@ Open a backend by URL and use it as an async context manager::
         conversation = await memory.get_conversation("session-1")
 """
 
-from importlib import metadata as _metadata
-
 from .backend import Extractor, MemoryBackend
 from .capabilities import Capabilities
 from .embedding import Embedder, HashingEmbedder
@@ -59,12 +57,9 @@ from .turns import (
     TurnResult,
     with_memory,
 )
+from .version import VERSION
 
-try:
-    # The one place the version is written is pyproject.toml; the installed metadata has it.
-    __version__ = _metadata.version("memory-core")
-except _metadata.PackageNotFoundError:  # imported from a checkout that was never installed
-    __version__ = "0+unknown"
+__version__ = VERSION
 
 __all__ = [
     "DEFAULT_LIMITS",

@@ -141,6 +141,9 @@ TARGETS: dict[str, Target] = {
             "tests/reliability/test_server_cursors.py",
             "tests/otel/test_bolt.py",
             "tests/transfer",
+            # how errors are worded and times returned, on each kind of store
+            "tests/test_errors.py",
+            "tests/test_times.py",
             # a killed copy runs the CLI in subprocesses (30 s); PostgreSQL starts slowly
             "-k",
             "bolt and not killed_copy and not postgres",

@@ -33,6 +33,9 @@ def test_an_unknown_conversation_is_worded_alike_on_every_backend(sync_store: Sy
         lambda: memory.get_conversation(conversation_id=unknown),
         lambda: memory.add_message(conversation_id=unknown, role="user", content="x"),
         lambda: memory.search_messages("x", conversation_id=unknown),
+        lambda: memory.add_messages_batch(
+            conversation_id=unknown, messages=[{"role": "user", "content": "x"}]
+        ),
     ]
     for call in calls:
         with pytest.raises(NotFoundError) as info:

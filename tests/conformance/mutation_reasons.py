@@ -644,6 +644,16 @@ _NAMS: list[tuple[str, str]] = [
 
 _BOLT: list[tuple[str, str]] = [
     (
+        r"^search\.x__index_hits__mutmut_49$",
+        "equivalent: metadata_matches reads no filters (None or {}) alike: every row matches",
+    ),
+    (
+        r"^transfer\.xǁ_Importerǁconversation__mutmut_116$",
+        "equivalent: a conversation found by id that passes the checks before (same tenant, "
+        "same session) is also the first row found by session (FIND_CONVERSATION orders "
+        "the one with that id first), with the same id, user and messages flag",
+    ),
+    (
         r"^records\.x__unreadable__mutmut_(6|8|10|14)$|^errors\.x__code__mutmut_(10|11)$|"
         r"^errors\.x__text__mutmut_(1|2|7|8|9|10|11|12)$",
         "message: the text of an error: how much of an unreadable record's id and reason "

@@ -71,7 +71,12 @@ async def test_bolt_search_query_is_captured_when_asked(
         otel.exporter.clear()
         await backend.search_messages("dawn", session_id=session)
         await backend.add_message(session, "user", SECRET)
-    [memory] = otel.named("search_memory")
+        await backend.get_conversation(session)
+    by_operation = {
+        dict(s.attributes or {})["memory_core.operation"]: s for s in otel.named("search_memory")
+    }
+    assert set(by_operation) == {"search_messages", "get_conversation"}
+    memory, read = by_operation["search_messages"], by_operation["get_conversation"]
     assert memory.attributes["gen_ai.memory.query.text"] == "dawn"
     # a single statement's text too, with parameters as placeholders, never their values
     [written] = otel.named("create_memory")
@@ -79,3 +84,7 @@ async def test_bolt_search_query_is_captured_when_asked(
     text = dict(db.attributes or {})["db.query.text"]
     assert isinstance(text, str) and "$content" in text and "MERGE" in text
     assert SECRET not in text
+    # a read's statement as well (a read transaction)
+    [db] = otel.children(read)
+    text = dict(db.attributes or {})["db.query.text"]
+    assert isinstance(text, str) and "$session_id" in text and "MATCH" in text

@@ -14,7 +14,7 @@ from memory_core.transfer import import_memory
 from memory_core.transfer import importer as importer_module
 from memory_core.transfer.hooks import FOREIGN_ID, NOT_CARRIED, RENAMED
 
-from .archives import archive, conversation, entity, loot_linking, message
+from .archives import archive, conversation, entity, loot_linking, mention, message
 from .subjects import Subject
 
 pytestmark = pytest.mark.anyio
@@ -50,6 +50,56 @@ async def test_a_repeated_idempotency_key_is_skipped_and_the_rest_arrive(
     assert again.copied["message"] == 0
     read = await hook_store.backend.get_conversation(session)
     assert [m.content for m in read.messages] == ["first", "after it", "own key"]
+
+
+async def test_a_mention_of_a_message_that_was_skipped_is_skipped_too(
+    hook_store: Subject,
+) -> None:
+    session, cid, eid = hook_store.name(), str(uuid4()), str(uuid4())
+    first, again = str(uuid4()), str(uuid4())
+    lines = archive(
+        entity(eid, None, f"Acme {session}"),
+        conversation(cid, session, None),
+        keyed(first, cid, "first", "k-1", 1),
+        keyed(again, cid, "again", "k-1", 2),  # skipped: its key is taken
+        mention(again, eid),
+        mention(first, eid),
+    )
+    report = await import_memory(hook_store.backend, lines)
+    assert report.skipped[("mention", "its message was not carried")] == 1
+    assert report.copied["mention"] == 1
+    [read] = (await hook_store.backend.get_conversation(session)).messages
+    assert [str(ref.id) for ref in read.mentions] == [eid]
+
+
+async def test_a_conversation_without_a_user_is_not_put_in_a_multi_tenant_target(
+    hook_tenants: Subject,
+) -> None:
+    cid = str(uuid4())
+    lines = archive(conversation(cid, hook_tenants.name(), None), message(str(uuid4()), cid, "x"))
+    report = await import_memory(hook_tenants.backend, lines)
+    assert dict(report.skipped) == {
+        ("conversation", "no user_identifier and the target is multi-tenant"): 1,
+        ("message", NOT_CARRIED): 1,
+    }
+    assert not report.copied["conversation"] and not report.copied["message"]
+
+
+async def test_the_same_tenants_conversation_imported_again_is_found_in_place(
+    hook_tenants: Subject,
+) -> None:
+    backend = hook_tenants.backend
+    alice, session, cid = hook_tenants.name("alice"), hook_tenants.name(), str(uuid4())
+    lines = archive(conversation(cid, session, alice), message(str(uuid4()), cid, "one"))
+    await import_memory(backend, lines)
+    again = await import_memory(backend, lines)
+    assert again.skipped[("conversation", "already in the target")] == 1
+    assert ("conversation", FOREIGN_ID) not in again.skipped
+    assert not again.copied["message"]
+    over = await import_memory(backend, lines, on_conflict="overwrite")
+    assert over.copied["conversation"] == 1 and over.copied["message"] == 1
+    read = await backend.get_conversation(session, user_identifier=alice)
+    assert (str(read.id), [m.content for m in read.messages]) == (cid, ["one"])
 
 
 async def test_an_id_of_another_session_is_not_taken_nor_are_its_messages(

@@ -217,7 +217,7 @@ class BoltStore(Store):
     async def add_message(self, req: rq.AddMessage) -> Message:
         key = req.idempotency_key
         tenant = req.target.tenant
-        mentions = _mention_params(req.mentions, tenant)
+        mentions = _mention_params(req.mentions)
         params = {
             **_target_params(req.target),
             **_conversation_params(req.target, None, {}),
@@ -237,9 +237,7 @@ class BoltStore(Store):
 
     async def add_messages(self, req: rq.AddMessages) -> list[Message]:
         ids = random_ids(len(req.messages))
-        items = [
-            _batch_item(i, m, req.target.tenant) for i, m in zip(ids, req.messages, strict=True)
-        ]
+        items = [_batch_item(i, m) for i, m in zip(ids, req.messages, strict=True)]
         with_mentions = any(message.mentions for message in req.messages)
         params = {
             **_target_params(req.target),
@@ -411,11 +409,12 @@ def _conversation_params(
     }
 
 
-def _mention_params(refs: list[EntityRef], tenant: str | None) -> dict[str, list[Any]]:
+def _mention_params(refs: list[EntityRef]) -> dict[str, list[Any]]:
     """Split references: ids link existing entities, typed ones MERGE on (name, type),
-    bare names link the single entity with that name (case-insensitive); all of them in
-    ``tenant``'s entities when it is not None. Each carries its place in ``refs``
-    (``MENTIONS.position``), so reads return a message's mentions in the order given."""
+    bare names link the single entity with that name (case-insensitive); the statement
+    keeps all of them in the caller's tenant (``$tenant``, see :func:`_target_params`).
+    Each carries its place in ``refs`` (``MENTIONS.position``), so reads return a
+    message's mentions in the order given."""
     ids: list[str] = []
     id_positions: list[int] = []
     typed: list[dict[str, Any]] = []
@@ -433,7 +432,7 @@ def _mention_params(refs: list[EntityRef], tenant: str | None) -> dict[str, list
     return {"mention_ids": ids, "id_positions": id_positions, "typed": typed, "names": names}
 
 
-def _batch_item(message_id: UUID, message: rq.NewMessage, tenant: str | None) -> dict[str, Any]:
+def _batch_item(message_id: UUID, message: rq.NewMessage) -> dict[str, Any]:
     """One message of a batch as the statement's ``$messages[i]``: only the keys that have
     a value (a missing key reads as null in Cypher, and every key is packed and sent: the
     empty ones were a third of a batch's bytes and most of its packing time)."""
@@ -451,7 +450,7 @@ def _batch_item(message_id: UUID, message: rq.NewMessage, tenant: str | None) ->
     if message.timestamp is not None:
         item["timestamp"] = message.timestamp
     if message.mentions:
-        item.update(_mention_params(message.mentions, tenant))
+        item.update(_mention_params(message.mentions))
     return item
 
 

@@ -21,6 +21,7 @@ from neo4j import exceptions as neo
 
 from memory_core import ConfigurationError
 from memory_core.telemetry import round_trip
+from memory_core.version import VERSION
 
 from . import schema
 from .config import BoltConfig
@@ -30,7 +31,8 @@ T = TypeVar("T")
 Rows = list[dict[str, Any]]
 Work = Callable[[AsyncManagedTransaction], Awaitable[T]]
 
-USER_AGENT = "memory-core-bolt/0.1"
+USER_AGENT = f"memory-core-bolt/{VERSION}"
+"""How the driver introduces itself to Neo4j (listed with each connection)."""
 CONSTRAINT_RETRIES = 3
 INDEX_WAIT_SECONDS = 300
 

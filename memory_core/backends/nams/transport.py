@@ -46,6 +46,7 @@ from memory_core.errors import (
     TransportError,
 )
 from memory_core.telemetry import http_call
+from memory_core.version import VERSION
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -65,6 +66,9 @@ class RequestParts(TypedDict, total=False):
 log = logging.getLogger("memory_core.backends.nams")
 ENV_API_KEY = "MEMORY_API_KEY"
 ENV_WORKSPACE = "MEMORY_WORKSPACE_ID"
+
+USER_AGENT = f"memory-core-nams/{VERSION}"
+"""Sent as ``User-Agent`` on every request."""
 
 IDEMPOTENT = frozenset({"GET", "HEAD", "DELETE", "PUT", "OPTIONS"})
 # Never sent: safe to retry for any method.
@@ -185,7 +189,7 @@ class NamsTransport:
         return f"<NamsTransport {self.base_url}>"
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Accept": "application/json", "User-Agent": "memory-core-nams"}
+        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
         if self._api_key:
             headers[wire.AUTHORIZATION] = f"Bearer {self._api_key}"
         if self.workspace_id:

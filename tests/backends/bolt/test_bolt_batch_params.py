@@ -17,7 +17,7 @@ def _new(**extra: object) -> rq.NewMessage:
 
 
 def test_a_plain_message_sends_id_role_and_content_only() -> None:
-    item = _batch_item(uuid4(), _new(), None)
+    item = _batch_item(uuid4(), _new())
     assert set(item) == {"id", "role", "content"}
     assert UUID(item["id"]).version == 4
     assert (item["role"], item["content"]) == ("user", "hello")
@@ -34,15 +34,14 @@ def test_the_keys_with_a_value_are_sent() -> None:
             embedding=[0.5, 0.0],
             mentions=[EntityRef(id="e1"), EntityRef(name="Ada", type="PERSON")],
         ),
-        None,
     )
     assert json.loads(item["metadata"]) == {"k": 1}
     assert item["timestamp"] == when
     assert item["embedding"] == [0.5, 0.0]
     assert item["mention_ids"] == ["e1"] and item["names"] == []
     assert [t["name"] for t in item["typed"]] == ["Ada"]
-    assert _mention_ids([item, _batch_item(uuid4(), _new(), None)]) == ["e1"]
+    assert _mention_ids([item, _batch_item(uuid4(), _new())]) == ["e1"]
 
 
 def test_a_zero_vector_is_not_sent() -> None:
-    assert "embedding" not in _batch_item(uuid4(), _new(embedding=[0.0, 0.0]), None)
+    assert "embedding" not in _batch_item(uuid4(), _new(embedding=[0.0, 0.0]))

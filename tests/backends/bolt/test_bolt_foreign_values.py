@@ -3,11 +3,14 @@ documented, and never a crash of a read or a search that reaches them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from uuid import UUID, uuid4
 
 import pytest
 
+from memory_core import EntityRef
 from memory_core.backends.bolt import BoltBackend
 
 from .helpers import Graph
@@ -46,6 +49,34 @@ async def test_an_entitys_confidence_is_read_and_a_missing_name_is_empty(
     assert (found.name, found.type, found.confidence) == ("Foreign Corp", "ORGANIZATION", 0.75)
     [found] = await bolt.find_entities(nameless)
     assert (found.name, found.type, found.confidence) == ("", "PERSON", None)
+
+
+@pytest.fixture
+def new_york(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The process's local time zone is New York's for the test (five hours behind UTC in
+    January), so a time left in local time shows."""
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.mark.usefixtures("new_york")
+async def test_a_time_stored_with_an_offset_is_read_in_utc_whatever_the_local_zone(
+    bolt: BoltBackend, graph: Graph
+) -> None:
+    eid = str(uuid4())
+    graph(
+        "CREATE (:Entity {id: $id, name: 'Offset Corp', type: 'ORGANIZATION', "
+        "created_at: datetime('2025-01-01T12:00:00+02:00'), "
+        "updated_at: datetime('2025-01-02T12:00:00-03:00')})",
+        id=eid,
+    )
+    [found] = await bolt.find_entities(eid)
+    assert found.created_at == datetime(2025, 1, 1, 10, tzinfo=UTC)
+    assert found.updated_at == datetime(2025, 1, 2, 15, tzinfo=UTC)
+    assert found.created_at.utcoffset() == found.updated_at.utcoffset() == timedelta(0)
 
 
 async def test_a_message_whose_content_is_a_list_does_not_break_a_search(
@@ -103,3 +134,32 @@ async def test_a_filtered_text_search_asks_the_index_for_more(
     for scope in ({"session_id": session}, {}):
         hits = await bolt.search_messages(term, metadata_filters={"keep": True}, **scope)
         assert [h.id for h in hits] == [wanted.id], scope
+
+
+async def test_links_another_writer_made_come_after_ours_by_name_then_id(
+    bolt: BoltBackend, graph: Graph, unique: Unique
+) -> None:
+    session = unique("s")
+    zeta = await bolt.add_entity(unique("Zeta"), "ORGANIZATION")
+    ours = await bolt.add_message(
+        session, "user", "hi", extraction_mode="explicit", explicit_mentions=[EntityRef(id=zeta.id)]
+    )
+    # Two of the other writer's entities share a name (ignoring case): the one without an
+    # id comes first; an id starting with a digit shows an order that is not the id's alone.
+    numbered, beta = f"0{uuid4().hex}", f"b{uuid4().hex}"
+    graph(
+        "MATCH (m:Message {id: $mid}) "
+        "CREATE (m)-[:MENTIONS]->(:Entity {id: $beta, name: 'Beta', type: 'OBJECT'}), "
+        "(m)-[:MENTIONS]->(:Entity {id: $numbered, name: 'Acme', type: 'OBJECT'}), "
+        "(m)-[:MENTIONS]->(:Entity {name: 'acme', type: 'OBJECT'})",
+        mid=str(ours.id),
+        beta=beta,
+        numbered=numbered,
+    )
+    [read] = (await bolt.get_conversation(session)).messages
+    assert [(ref.id, ref.name) for ref in read.mentions] == [
+        (zeta.id, zeta.name),
+        (None, "acme"),
+        (numbered, "Acme"),
+        (beta, "Beta"),
+    ]

@@ -1,5 +1,6 @@
 """The Bolt store's pool figures (what the runtime metrics report): idle and used
-connections of the driver's pool and its configured maximum, None once closed."""
+connections of the driver's pool and its configured maximum, None once closed; and how
+its connections introduce themselves to Neo4j."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from collections.abc import Callable
 import neo4j
 import pytest
 
+from memory_core import __version__
 from memory_core.backends.bolt import BoltBackend, BoltStore
+
+from .helpers import Graph
 
 pytestmark = pytest.mark.anyio
 
@@ -36,3 +40,17 @@ async def test_a_connection_in_use_is_counted_as_used_not_idle(
             finally:
                 await held.rollback()
     assert store.pool_stats() is None
+
+
+async def test_the_driver_introduces_itself_with_the_packages_version(
+    open_bolt: Callable[..., BoltBackend], graph: Graph
+) -> None:
+    async with open_bolt() as backend:
+        await backend.list_sessions()
+        agents = {
+            row["agent"]
+            for row in graph(
+                "CALL dbms.listConnections() YIELD userAgent RETURN userAgent AS agent"
+            )
+        }
+    assert f"memory-core-bolt/{__version__}" in agents

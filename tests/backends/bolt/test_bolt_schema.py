@@ -10,7 +10,7 @@ import pytest
 
 from memory_core import ConfigurationError, HashingEmbedder
 from memory_core.backends.bolt import BoltBackend
-from memory_core.backends.bolt.schema import VECTOR_INDEX, vector_index_statement
+from memory_core.backends.bolt.schema import VECTOR_INDEX, vector_dimensions, vector_index_statement
 from memory_core_dev.neo4j_fixtures import Neo4jHandle
 
 from .helpers import Graph
@@ -46,3 +46,24 @@ def test_a_vector_size_that_is_not_a_positive_int_is_refused(size: object) -> No
 
 def test_one_dimension_is_a_size() -> None:
     assert "`vector.dimensions`: 1," in vector_index_statement(1)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        None,
+        {},
+        {"indexConfig": None},
+        {"indexConfig": {}},
+        {"indexConfig": {"vector.dimensions": True}},
+    ],
+    ids=repr,
+)
+def test_an_index_whose_options_hold_no_size_has_none(options: object) -> None:
+    # Another writer's vector index (or another server version's options) without a
+    # readable size is neither a mismatch nor a crash.
+    assert vector_dimensions(options) is None
+
+
+def test_an_indexs_size_is_read_from_its_options() -> None:
+    assert vector_dimensions({"indexConfig": {"vector.dimensions": 384}}) == 384

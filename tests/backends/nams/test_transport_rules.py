@@ -15,9 +15,11 @@ import respx
 
 from memory_core import (
     InvalidRequestError,
+    MemoryBackend,
     NotSupportedError,
     RateLimitedError,
     TransportError,
+    __version__,
 )
 from memory_core import nams_wire as wire
 from memory_core.backends.nams.transport import RetryPolicy, parse_retry_after
@@ -155,3 +157,14 @@ async def test_status_errors_name_the_call_the_status_and_the_service_words(
             await memory.get_conversation(CID)
         assert "check backend.capabilities" in str(missing.value)
         assert f"GET {route} (HTTP 501)" in str(missing.value)
+
+
+async def test_every_request_names_the_library_and_its_version(
+    memory: MemoryBackend, api: respx.MockRouter
+) -> None:
+    header = api.get(f"/conversations/{CID}").respond(json=conversation())
+    api.get(f"/conversations/{CID}/messages").respond(json={"messages": []})
+    await memory.get_conversation(CID)
+    sent = [call.request.headers["User-Agent"] for call in api.calls]
+    assert header.called and len(sent) >= 3  # the connect probe, the header, the messages
+    assert set(sent) == {f"memory-core-nams/{__version__}"}
