@@ -258,6 +258,21 @@ def alias_lookup(api: respx.MockRouter, *listed: dict[str, Any]) -> dict[str, re
     return routes
 
 
+async def test_a_conversation_listed_but_gone_twice_is_not_found(
+    mocked: MemoryBackend, api: respx.MockRouter
+) -> None:
+    # A listing that still shows a deleted conversation (a service's listing may lag):
+    # looked up once more after the 404, then NotFoundError naming the session.
+    listings = api.get("/conversations", params={"limit": "200"}).mock(
+        return_value=page(named(MINE, None))
+    )
+    reads = api.get(f"/conversations/{MINE}/messages").respond(404)
+    with pytest.raises(NotFoundError) as info:
+        await mocked.get_conversation("chat")
+    assert info.value.argument == "session_id"
+    assert listings.call_count == 2 and reads.call_count == 2
+
+
 async def test_the_id_callers_see_wins_over_a_name_spelled_like_it(
     mocked: MemoryBackend, api: respx.MockRouter
 ) -> None:
@@ -463,6 +478,17 @@ async def test_a_remembered_id_is_looked_up_again_after_a_404(
         assert await b.clear_session("chat") is True
         await b.add_message("chat", "user", "new")  # elsewhere: a new conversation, same id
         read = await a.get_conversation(conversation_id=pid)
+    assert [m.content for m in read.messages] == ["new"]
+
+
+async def test_a_users_name_deleted_elsewhere_is_looked_up_again(
+    nams_server: NamsTestServer, workspace: str
+) -> None:
+    async with portable(nams_server, workspace) as a, portable(nams_server, workspace) as b:
+        await a.add_message("chat", "user", "old", user_identifier="alice")
+        assert await b.clear_session("chat", user_identifier="alice") is True
+        await a.add_message("chat", "user", "new", user_identifier="alice")
+        read = await a.get_conversation("chat", user_identifier="alice")
     assert [m.content for m in read.messages] == ["new"]
 
 
