@@ -5,7 +5,26 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from memory_core import Entity, EntityRef, Message
+from memory_core.backends.bolt import BoltBackend
+
 Graph = Callable[..., list[dict[str, Any]]]
+
+
+async def mentioning(
+    bolt: BoltBackend, session: str, name: str, kind: str
+) -> tuple[Entity, Message]:
+    """A new entity ``name`` of ``kind``, and a message "hi" of ``session`` mentioning it
+    by id."""
+    entity = await bolt.add_entity(name, kind)
+    message = await bolt.add_message(
+        session,
+        "user",
+        "hi",
+        extraction_mode="explicit",
+        explicit_mentions=[EntityRef(id=entity.id)],
+    )
+    return entity, message
 
 
 def chain(graph: Graph, session_id: str) -> list[str]:

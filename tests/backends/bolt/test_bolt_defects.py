@@ -13,7 +13,7 @@ import pytest
 from memory_core import NotFoundError, StoreError
 from memory_core.backends.bolt import BoltBackend
 
-from .helpers import Graph, chain, foreign_message
+from .helpers import Graph, chain, foreign_message, mentioning
 
 pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
 Unique = Callable[[str], str]
@@ -49,11 +49,7 @@ async def test_delete_repairs_the_chain(bolt: BoltBackend, graph: Graph, unique:
 async def test_delete_removes_mentions_but_not_entities(
     bolt: BoltBackend, graph: Graph, unique: Unique
 ) -> None:
-    session = unique("s")
-    entity = await bolt.add_entity(unique("Ent"), "PERSON")
-    message = await bolt.add_message(
-        session, "user", "hi", extraction_mode="explicit", explicit_mentions=[{"id": entity.id}]
-    )
+    entity, message = await mentioning(bolt, unique("s"), unique("Ent"), "PERSON")
     assert await bolt.delete_message(message.id) is True
     rows = graph(
         "OPTIONAL MATCH (m:Message {id: $m}) MATCH (e:Entity {id: $e}) RETURN m, e.id AS e",

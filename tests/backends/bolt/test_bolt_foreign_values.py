@@ -10,10 +10,9 @@ from uuid import UUID, uuid4
 
 import pytest
 
-from memory_core import EntityRef
 from memory_core.backends.bolt import BoltBackend
 
-from .helpers import Graph
+from .helpers import Graph, mentioning
 
 pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
 Unique = Callable[[str], str]
@@ -140,10 +139,7 @@ async def test_links_another_writer_made_come_after_ours_by_name_then_id(
     bolt: BoltBackend, graph: Graph, unique: Unique
 ) -> None:
     session = unique("s")
-    zeta = await bolt.add_entity(unique("Zeta"), "ORGANIZATION")
-    ours = await bolt.add_message(
-        session, "user", "hi", extraction_mode="explicit", explicit_mentions=[EntityRef(id=zeta.id)]
-    )
+    zeta, ours = await mentioning(bolt, session, unique("Zeta"), "ORGANIZATION")
     # Two of the other writer's entities share a name (ignoring case): the one without an
     # id comes first; an id starting with a digit shows an order that is not the id's alone.
     numbered, beta = f"0{uuid4().hex}", f"b{uuid4().hex}"

@@ -492,13 +492,15 @@ async def test_a_users_name_deleted_elsewhere_is_looked_up_again(
     assert [m.content for m in read.messages] == ["new"]
 
 
-async def test_clearing_a_name_forgets_its_conversation_id_too(
-    nams_server: NamsTestServer, workspace: str
+@pytest.mark.parametrize("by", ["session_id", "conversation_id"])
+async def test_clearing_forgets_the_conversation_id(
+    nams_server: NamsTestServer, workspace: str, by: str
 ) -> None:
     pid = portable_id("chat", None)
+    handle: dict[str, Any] = {"session_id": "chat", "conversation_id": pid}
     async with portable(nams_server, workspace) as memory:
         await memory.add_message("chat", "user", "one")
-        assert await memory.clear_session("chat") is True
+        assert await memory.clear_session(**{by: handle[by]}) is True
         mark = nams_server.mark()
         with pytest.raises(NotFoundError):
             await memory.get_conversation(conversation_id=pid)
@@ -517,19 +519,6 @@ async def test_a_users_cleared_name_is_created_anew_without_a_request_to_the_old
     sent = requests_since(nams_server, workspace, mark)
     assert sent[:2] == [("GET", LIST), ("POST", LIST)]
     assert not [path for _, path in sent if old in path]
-
-
-async def test_clearing_by_conversation_id_forgets_that_id(
-    nams_server: NamsTestServer, workspace: str
-) -> None:
-    pid = portable_id("chat", None)
-    async with portable(nams_server, workspace) as memory:
-        await memory.add_message("chat", "user", "one")
-        assert await memory.clear_session(conversation_id=pid) is True
-        mark = nams_server.mark()
-        with pytest.raises(NotFoundError):
-            await memory.get_conversation(conversation_id=pid)
-    assert requests_since(nams_server, workspace, mark) == [("GET", f"{LIST}/{pid}"), ("GET", LIST)]
 
 
 async def test_tasks_reading_by_the_id_callers_see_at_once_all_report_the_name(
