@@ -159,12 +159,19 @@ async def test_status_errors_name_the_call_the_status_and_the_service_words(
         assert f"GET {route} (HTTP 501)" in str(missing.value)
 
 
-async def test_every_request_names_the_library_and_its_version(
+async def test_every_request_names_the_library_and_only_a_body_is_labelled_json(
     memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     header = api.get(f"/conversations/{CID}").respond(json=conversation())
     api.get(f"/conversations/{CID}/messages").respond(json={"messages": []})
+    created = {"id": "m1", "conversationId": CID, "role": "user", "content": "hi"}
+    api.post(f"/conversations/{CID}/messages").respond(201, json=created)
     await memory.get_conversation(CID)
-    sent = [call.request.headers["User-Agent"] for call in api.calls]
-    assert header.called and len(sent) >= 3  # the connect probe, the header, the messages
-    assert set(sent) == {f"memory-core-nams/{__version__}"}
+    await memory.add_message(CID, "user", "hi")
+    sent = [call.request for call in api.calls]
+    assert header.called and len(sent) >= 4  # the connect probe, header, messages, write
+    assert {r.headers["User-Agent"] for r in sent} == {f"memory-core-nams/{__version__}"}
+    assert [r.headers.get("Content-Type") for r in sent if r.method == "GET"] == [None] * (
+        len(sent) - 1
+    )
+    assert sent[-1].headers["Content-Type"] == "application/json"
