@@ -46,6 +46,9 @@ def test_credentials_from_url_options_or_env() -> None:
     assert parse_config("bolt://h", auth=("a", "b"), environ=env).auth == ("a", "b")
     assert parse_config("bolt://h", environ=env).auth == ("envuser", "envpass")
     assert parse_config("bolt://h", environ={}).auth is None
+    # a half-set pair from the environment names the variables to fix
+    with pytest.raises(ConfigurationError, match="NEO4J_USERNAME/NEO4J_PASSWORD"):
+        parse_config("bolt://h", environ={"NEO4J_PASSWORD": "envpass"})
 
 
 @pytest.mark.parametrize(
@@ -119,6 +122,8 @@ def test_a_bare_scheme_uses_neo4j_uri() -> None:
     config = parse_config("neo4j://", environ=env)
     assert (config.uri, config.database) == ("neo4j+s://db.example:7688", "mem")
     assert parse_config("bolt://?database=other", environ=env).database == "other"
+    pooled = parse_config("neo4j://", driver_options={"max_connection_pool_size": 7}, environ=env)
+    assert dict(pooled.driver_options) == {"max_connection_pool_size": 7}
     with pytest.raises(ConfigurationError, match="NEO4J_URI"):
         parse_config("bolt://", environ={})
 
