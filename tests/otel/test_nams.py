@@ -128,9 +128,6 @@ async def test_each_request_names_its_contract_method_or_the_name_lookup(
     ) as backend:
         await backend.add_message("chat", "user", "hi")
         await backend.create_conversation("chat")  # remembered: one read of its header
-        await backend.get_conversation("chat")
-        await backend.create_conversation("new")  # the lookup's header: no read of it
-        await backend.clear_session("new")
     http = [s for s in otel.spans() if "memory_core.nams.operation" in (s.attributes or {})]
     assert [(s.name, (s.attributes or {})["memory_core.nams.operation"]) for s in http] == [
         ("GET", "resolve_session"),
@@ -138,6 +135,23 @@ async def test_each_request_names_its_contract_method_or_the_name_lookup(
         ("GET", "resolve_session"),
         ("POST", "add_message"),
         ("GET", "create_conversation"),
+    ]
+
+
+async def test_a_read_a_new_names_create_and_a_clear_name_their_requests(
+    otel: Recorded, nams_server: NamsTestServer
+) -> None:
+    workspace = nams_server.workspace("otel-read")
+    async with nams_server.backend(
+        workspace, session_names="portable", telemetry=otel.telemetry()
+    ) as backend:
+        await backend.add_message("chat", "user", "hi")
+        otel.exporter.clear()
+        await backend.get_conversation("chat")  # remembered: its header, then its messages
+        await backend.create_conversation("new")  # the lookup's header: no read of it
+        await backend.clear_session("new")
+    http = [s for s in otel.spans() if "memory_core.nams.operation" in (s.attributes or {})]
+    assert [(s.name, (s.attributes or {})["memory_core.nams.operation"]) for s in http] == [
         ("GET", "get_conversation"),
         ("GET", "get_conversation"),
         ("GET", "resolve_session"),
