@@ -594,6 +594,11 @@ _NAMS: list[tuple[str, str]] = [
         "the two attempts)",
     ),
     (
+        r"^transport\.xǁNamsTransportǁ_headers__mutmut_(3|4|6)$",
+        "equivalent: HTTP header names and media types are case-insensitive (Accept, "
+        "application/json)",
+    ),
+    (
         r"^transport\.xǁNamsTransportǁsend__mutmut_(22|23|24)$",
         "equivalent: the base URL never ends with '/' (resolve_base_url strips it) nor "
         "starts with one, so how the span's url.full would drop a trailing one changes "
@@ -656,6 +661,11 @@ _NAMS: list[tuple[str, str]] = [
 ]
 
 _BOLT: list[tuple[str, str]] = [
+    (
+        r"^backend\.xǁBoltStoreǁadd_messages__mutmut_86$",
+        "message: the text of the error for a batch that ran out of transaction memory "
+        "(its type and that nothing was written are tested)",
+    ),
     (
         r"^search\.x__index_hits__mutmut_49$",
         "equivalent: metadata_matches reads no filters (None or {}) alike: every row matches",

@@ -171,6 +171,7 @@ async def test_every_request_names_the_library_and_only_a_body_is_labelled_json(
     sent = [call.request for call in api.calls]
     assert header.called and len(sent) >= 4  # the connect probe, header, messages, write
     assert {r.headers["User-Agent"] for r in sent} == {f"memory-core-nams/{__version__}"}
+    assert {r.headers["Accept"] for r in sent} == {"application/json"}
     assert [r.headers.get("Content-Type") for r in sent if r.method == "GET"] == [None] * (
         len(sent) - 1
     )
