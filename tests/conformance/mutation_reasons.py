@@ -594,9 +594,9 @@ _NAMS: list[tuple[str, str]] = [
         "the two attempts)",
     ),
     (
-        r"^transport\.xǁNamsTransportǁ_headers__mutmut_(3|4|6)$",
+        r"^transport\.xǁNamsTransportǁ_headers__mutmut_(3|4|6|8|9)$",
         "equivalent: HTTP header names and media types are case-insensitive (Accept, "
-        "application/json)",
+        "User-Agent, application/json)",
     ),
     (
         r"^transport\.xǁNamsTransportǁsend__mutmut_(22|23|24)$",
