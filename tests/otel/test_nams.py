@@ -11,6 +11,7 @@ import pytest
 from opentelemetry.trace import SpanKind, StatusCode
 
 from memory_core import NotFoundError
+from memory_core.backends.nams import NamsBackend
 from memory_core_dev.nams_server import API_KEY, NamsTestServer, start_nams_server
 
 from .conftest import Recorded, no_content
@@ -119,17 +120,26 @@ async def test_client_server_and_store_are_one_trace(
     assert routes[("POST", "/v1/conversations/{conversation_id}/messages")] == 1
 
 
+def portable(otel: Recorded, server: NamsTestServer, name: str) -> NamsBackend:
+    """A portable-mode backend, traced into ``otel``, on a new workspace."""
+    return server.backend(
+        server.workspace(name), session_names="portable", telemetry=otel.telemetry()
+    )
+
+
+def operations(otel: Recorded) -> list[tuple[str, Any]]:
+    """(method, ``memory_core.nams.operation``) of each HTTP client span, in order."""
+    http = [s for s in otel.spans() if "memory_core.nams.operation" in (s.attributes or {})]
+    return [(s.name, (s.attributes or {})["memory_core.nams.operation"]) for s in http]
+
+
 async def test_each_request_names_its_contract_method_or_the_name_lookup(
     otel: Recorded, nams_server: NamsTestServer
 ) -> None:
-    workspace = nams_server.workspace("otel")
-    async with nams_server.backend(
-        workspace, session_names="portable", telemetry=otel.telemetry()
-    ) as backend:
+    async with portable(otel, nams_server, "otel") as backend:
         await backend.add_message("chat", "user", "hi")
         await backend.create_conversation("chat")  # remembered: one read of its header
-    http = [s for s in otel.spans() if "memory_core.nams.operation" in (s.attributes or {})]
-    assert [(s.name, (s.attributes or {})["memory_core.nams.operation"]) for s in http] == [
+    assert operations(otel) == [
         ("GET", "resolve_session"),
         ("POST", "create_conversation"),
         ("GET", "resolve_session"),
@@ -141,17 +151,13 @@ async def test_each_request_names_its_contract_method_or_the_name_lookup(
 async def test_a_read_a_new_names_create_and_a_clear_name_their_requests(
     otel: Recorded, nams_server: NamsTestServer
 ) -> None:
-    workspace = nams_server.workspace("otel-read")
-    async with nams_server.backend(
-        workspace, session_names="portable", telemetry=otel.telemetry()
-    ) as backend:
+    async with portable(otel, nams_server, "otel-read") as backend:
         await backend.add_message("chat", "user", "hi")
         otel.exporter.clear()
         await backend.get_conversation("chat")  # remembered: its header, then its messages
         await backend.create_conversation("new")  # the lookup's header: no read of it
         await backend.clear_session("new")
-    http = [s for s in otel.spans() if "memory_core.nams.operation" in (s.attributes or {})]
-    assert [(s.name, (s.attributes or {})["memory_core.nams.operation"]) for s in http] == [
+    assert operations(otel) == [
         ("GET", "get_conversation"),
         ("GET", "get_conversation"),
         ("GET", "resolve_session"),
