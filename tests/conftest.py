@@ -16,6 +16,9 @@ Neo4j (or uses ``NEO4J_URI``) and one NAMS-compatible HTTP server per backing st
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+
 import pytest
 
 from memory_core_dev.nams_server import nams_bolt_server, nams_server
@@ -41,3 +44,14 @@ pytest_plugins = ["memory_core.conformance.plugin"]
 def anyio_backend() -> str:
     """Async tests run on asyncio unless a test parametrizes this fixture itself."""
     return "asyncio"
+
+
+@pytest.fixture
+def new_york(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The process's local time zone is New York's for the test (five hours behind UTC in
+    winter), so a time left in local time shows."""
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()

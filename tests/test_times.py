@@ -5,7 +5,6 @@ York's, five hours behind UTC in winter, so a time left in local time would show
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 import pytest
@@ -13,15 +12,6 @@ import pytest
 from memory_core_dev.sync_stores import SyncStore, sync_store
 
 __all__ = ["sync_store"]
-
-
-@pytest.fixture
-def new_york(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("TZ", "America/New_York")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
 
 
 def utc(*stamps: datetime | None) -> bool:

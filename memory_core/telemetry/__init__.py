@@ -12,13 +12,13 @@ See ``docs/observability.md`` for every span, attribute and metric.
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import importlib.util
 import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ConfigurationError
+from ..version import VERSION
 from .hooks import http_call, round_trip
 from .logs import correlate
 from .operations import OPERATIONS
@@ -77,17 +77,10 @@ class Telemetry:
         from .runtime import Instruments
 
         self.capture_content = _capture_from_env() if capture_content is None else capture_content
-        self.instruments: Instruments = Instruments(tracer_provider, meter_provider, _version())
+        self.instruments: Instruments = Instruments(tracer_provider, meter_provider, VERSION)
 
     def __repr__(self) -> str:
         return f"<Telemetry capture_content={self.capture_content}>"
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("memory-core")
-    except importlib.metadata.PackageNotFoundError:
-        return "0+unknown"
 
 
 @functools.cache

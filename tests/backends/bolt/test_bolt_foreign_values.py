@@ -3,8 +3,7 @@ documented, and never a crash of a read or a search that reaches them."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from uuid import UUID, uuid4
 
@@ -48,17 +47,6 @@ async def test_an_entitys_confidence_is_read_and_a_missing_name_is_empty(
     assert (found.name, found.type, found.confidence) == ("Foreign Corp", "ORGANIZATION", 0.75)
     [found] = await bolt.find_entities(nameless)
     assert (found.name, found.type, found.confidence) == ("", "PERSON", None)
-
-
-@pytest.fixture
-def new_york(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The process's local time zone is New York's for the test (five hours behind UTC in
-    January), so a time left in local time shows."""
-    monkeypatch.setenv("TZ", "America/New_York")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
 
 
 @pytest.mark.usefixtures("new_york")
