@@ -20,11 +20,14 @@ from memory_core_dev.nams_server import API_KEY, NamsTestServer
 pytestmark = pytest.mark.anyio
 
 
-def unopened() -> NamsTransport:
+def unopened(
+    url: str = "http://127.0.0.1:9/v1", api_key: str | None = None, workspace: str | None = None
+) -> NamsTransport:
+    """A transport to ``url`` (by default a closed port), its pool not opened yet."""
     return NamsTransport(
-        "http://127.0.0.1:9/v1",
-        api_key=None,
-        workspace_id=None,
+        url,
+        api_key=api_key,
+        workspace_id=workspace,
         timeout=5,
         connect_timeout=5,
         retry=RetryPolicy(),
@@ -67,14 +70,7 @@ async def test_closing_closes_the_pool_and_a_transport_never_opened_closes_quiet
 
 
 async def test_a_request_opens_the_pool_when_it_is_not_open(nams_server: NamsTestServer) -> None:
-    transport = NamsTransport(
-        nams_server.url.removeprefix("nams+"),
-        api_key=API_KEY,
-        workspace_id=NamsTestServer.workspace(),
-        timeout=5,
-        connect_timeout=5,
-        retry=RetryPolicy(),
-    )
+    transport = unopened(nams_server.url.removeprefix("nams+"), API_KEY, nams_server.workspace())
     try:
         body = await transport.send("GET", "/conversations", operation="t", params={"limit": 1})
         assert json.loads(body)["conversations"] == []
