@@ -609,6 +609,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.fork_control:
         return fork_control(workdir, args.target)
     if args.fresh_process:
+        refresh_tests(workdir)  # the copy's tests run there too
         run_fresh(workdir, args.target, args.fresh_timeout)
     elif not args.triage_only:
         names = args.only

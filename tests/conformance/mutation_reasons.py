@@ -692,8 +692,18 @@ _BOLT: list[tuple[str, str]] = [
         "graph, only slower (the plain variants exist for speed)",
     ),
     (
+        r"^cypher\.xǁScopedǁbuild__mutmut_(5|6|8|9|10|11|13|14)$",
+        "equivalent: the plain statements built with the mention subqueries (no argument, "
+        "`True`) or without them another way (`None` is false; the scope is read only to "
+        "link mentions, which a plain statement has none of): the same graph either way",
+    ),
+    (
+        r"^cypher\.x__undated__mutmut_8$",
+        "equivalent: `where` for `WHERE` (Cypher's keywords are case-insensitive)",
+    ),
+    (
         r"^cypher\.xǁEntityScopeǁentities_exist__mutmut_(1|5)$|"
-        r"^cypher\.xǁEntityScopeǁmissing_ids__mutmut_1$",
+        r"^cypher\.xǁEntityScopeǁmissing_ids__mutmut_(1|5)$",
         "equivalent: the name of the node variable in the EXISTS pattern, which nothing "
         "reads (`None` and `XXXX` are identifiers in Cypher as the empty name is none)",
     ),

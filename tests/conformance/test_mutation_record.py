@@ -177,3 +177,23 @@ def test_the_fork_control_fails_tests_a_forked_child_fails(
     monkeypatch.setitem(mutation.TARGETS, "toy", target)
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     assert mutation.fork_control(tmp_path, "toy") == code
+
+
+def test_the_fresh_process_pass_runs_the_tests_written_after_the_copy(
+    mutation: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workdir = tmp_path / "copy"
+    (workdir / "mutants" / "tests").mkdir(parents=True)
+    (workdir / "tests").mkdir()
+    (workdir / "tests" / "test_new.py").write_text("def test_new():\n    pass\n", "utf-8")
+    seen: list[bool] = []
+
+    def run_fresh(where: Path, name: str, timeout: float) -> None:
+        seen.append((where / "mutants" / "tests" / "test_new.py").is_file())
+
+    for name in ("copy_checkout", "overlay_fresh", "save_record", "triage"):
+        monkeypatch.setattr(mutation, name, lambda *args, **kwargs: None)
+    monkeypatch.setattr(mutation, "seed_from_record", lambda *args: 0)
+    monkeypatch.setattr(mutation, "run_fresh", run_fresh)
+    mutation.main(["bolt", "--fresh-process", "--workdir", str(workdir)])
+    assert seen == [True]

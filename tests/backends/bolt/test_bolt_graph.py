@@ -242,3 +242,28 @@ async def test_a_message_with_mentions_added_by_conversation_id_lands_there(
         m=str(stored.id),
     )
     assert row["n"] == 1
+
+
+async def test_a_batch_to_a_conversation_by_id_links_what_its_messages_mention(
+    open_bolt: Callable[..., BoltBackend],
+) -> None:
+    """The batch statement for a conversation given by id, with mentions (an extractor's)."""
+    tag = uuid4().hex
+
+    async def extractor(text: str) -> list[EntityRef]:
+        return [EntityRef(name=word, type="person") for word in text.split() if tag in word]
+
+    async with open_bolt(extractor=extractor) as bolt:
+        made = await bolt.create_conversation(f"batch-{tag}")
+        stored = await bolt.add_messages_batch(
+            conversation_id=made.id,
+            messages=[
+                {"role": "user", "content": f"ada-{tag} met grace-{tag}"},
+                {"role": "assistant", "content": "nobody here"},
+            ],
+            extract_entities=True,
+        )
+        named = [[f"ada-{tag}", f"grace-{tag}"], []]
+        assert [[r.name for r in m.mentions] for m in stored] == named
+        read = await bolt.get_conversation(made.session_id)
+        assert [[r.name for r in m.mentions] for m in read.messages] == named

@@ -125,6 +125,21 @@ async def test_undated_conversations_list_store_wide_too(
     await _undated_come_last_by_id(bolt, graph, unique, None)
 
 
+async def test_another_users_undated_conversations_stay_out_of_a_users_listing(
+    tenant_bolt: BoltBackend, bolt: BoltBackend, graph: Graph, unique: Unique
+) -> None:
+    """The user filter holds for conversations without a DateTime ``updated_at`` too, with
+    tenants and without."""
+    for backend in (tenant_bolt, bolt):
+        user, other = unique("u"), unique("u")
+        mine = await backend.create_conversation(unique("s"), user_identifier=user)
+        theirs = await backend.create_conversation(unique("s"), user_identifier=other)
+        for made in (mine, theirs):
+            graph("MATCH (c:Conversation {id: $id}) SET c.updated_at = null", id=str(made.id))
+        assert (await walk(backend, 10, user))[0] == [mine.session_id]
+        assert (await walk(backend, 10, other))[0] == [theirs.session_id]
+
+
 @pytest.mark.parametrize(
     "cursor",
     [
