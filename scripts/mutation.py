@@ -199,10 +199,14 @@ def copy_checkout(workdir: Path, target: Target) -> None:
     """Copy the checkout's files into ``workdir`` and configure mutmut for ``target``."""
     names = _checkout_files()
     for name in names:
-        destination = workdir / name
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        if not destination.exists() or destination.read_bytes() != (ROOT / name).read_bytes():
-            shutil.copy2(ROOT / name, destination)
+        _copy_if_changed(ROOT / name, workdir / name)
+    # mutmut's copy (mutants/) holds a module outside the target as it was when mutmut
+    # first copied it, and the fresh-process pass never copies: bring the changed ones in
+    # (tests, other modules, docs), never the target's sources, which hold the mutants
+    if (workdir / "mutants").is_dir():
+        for name in names:
+            if not any(_under(name, source) for source in target.source_paths):
+                _copy_if_changed(ROOT / name, workdir / "mutants" / name)
     section = mutmut_section(target, sorted({name.split("/")[0] for name in names}))
     pyproject = workdir / "pyproject.toml"
     text, count = _SECTION.subn(section, pyproject.read_text("utf-8"))
@@ -212,10 +216,15 @@ def copy_checkout(workdir: Path, target: Target) -> None:
     shutil.copy2(_ORDER, workdir / "mutants" / _ORDER.name)
 
 
-def refresh_tests(workdir: Path) -> None:
-    """Bring tests added since the first run into the copy mutmut tests from."""
-    if (workdir / "mutants").is_dir():
-        shutil.copytree(workdir / "tests", workdir / "mutants" / "tests", dirs_exist_ok=True)
+def _copy_if_changed(source: Path, destination: Path) -> None:
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    if not destination.exists() or destination.read_bytes() != source.read_bytes():
+        shutil.copy2(source, destination)
+
+
+def _under(name: str, source_path: str) -> bool:
+    """Whether the checkout file ``name`` is ``source_path`` or inside that folder."""
+    return name == source_path or name.startswith(source_path.rstrip("/") + "/")
 
 
 def _meta_files(workdir: Path, target: Target) -> list[Path]:
@@ -609,7 +618,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.fork_control:
         return fork_control(workdir, args.target)
     if args.fresh_process:
-        refresh_tests(workdir)  # the copy's tests run there too
         run_fresh(workdir, args.target, args.fresh_timeout)
     elif not args.triage_only:
         names = args.only
@@ -617,7 +625,6 @@ def main(argv: list[str] | None = None) -> int:
             names = [n for n in survivors(workdir) if not names or _matches(n, names)]
             if not names:
                 return triage(workdir, args.target)
-        refresh_tests(workdir)
         started = time.monotonic()
         with (
             _shared_neo4j(TARGETS[args.target]),

@@ -179,21 +179,43 @@ def test_the_fork_control_fails_tests_a_forked_child_fails(
     assert mutation.fork_control(tmp_path, "toy") == code
 
 
-def test_the_fresh_process_pass_runs_the_tests_written_after_the_copy(
+def test_a_copy_gets_the_checkouts_later_tests_and_modules_but_keeps_its_mutants(
     mutation: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    workdir = tmp_path / "copy"
-    (workdir / "mutants" / "tests").mkdir(parents=True)
-    (workdir / "tests").mkdir()
-    (workdir / "tests" / "test_new.py").write_text("def test_new():\n    pass\n", "utf-8")
-    seen: list[bool] = []
+    checkout, workdir = tmp_path / "checkout", tmp_path / "copy"
+    files = {
+        "pyproject.toml": "[project]\nname = 'toy'\n",
+        "tests/test_new.py": "def test_new():\n    pass\n",
+        "memory_core/telemetry/__init__.py": "NEW = 1\n",
+        "memory_core/backends/bolt/store.py": "ORIGINAL = 1\n",
+    }
+    for name, text in files.items():
+        (checkout / name).parent.mkdir(parents=True, exist_ok=True)
+        (checkout / name).write_text(text, "utf-8")
+    for name, text in {
+        "memory_core/telemetry/__init__.py": "OLD = 1\n",
+        "memory_core/backends/bolt/store.py": "MUTATED = 1\n",
+    }.items():
+        (workdir / "mutants" / name).parent.mkdir(parents=True, exist_ok=True)
+        (workdir / "mutants" / name).write_text(text, "utf-8")
+    seen: list[dict[str, str | None]] = []
 
     def run_fresh(where: Path, name: str, timeout: float) -> None:
-        seen.append((where / "mutants" / "tests" / "test_new.py").is_file())
+        found = {n: where / "mutants" / n for n in files if n != "pyproject.toml"}
+        seen.append({n: p.read_text("utf-8") if p.is_file() else None for n, p in found.items()})
 
-    for name in ("copy_checkout", "overlay_fresh", "save_record", "triage"):
+    monkeypatch.setattr(mutation, "ROOT", checkout)
+    monkeypatch.setattr(mutation, "_checkout_files", lambda: sorted(files))
+    for name in ("overlay_fresh", "save_record", "triage"):
         monkeypatch.setattr(mutation, name, lambda *args, **kwargs: None)
     monkeypatch.setattr(mutation, "seed_from_record", lambda *args: 0)
     monkeypatch.setattr(mutation, "run_fresh", run_fresh)
+    # the fresh-process pass never runs mutmut, which would copy the other files itself
     mutation.main(["bolt", "--fresh-process", "--workdir", str(workdir)])
-    assert seen == [True]
+    assert seen == [
+        {
+            "tests/test_new.py": files["tests/test_new.py"],
+            "memory_core/telemetry/__init__.py": "NEW = 1\n",
+            "memory_core/backends/bolt/store.py": "MUTATED = 1\n",
+        }
+    ]
