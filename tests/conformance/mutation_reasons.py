@@ -543,13 +543,18 @@ _NAMS: list[tuple[str, str]] = [
         r"^sessions\.xǁSessionNamesǁ_create__mutmut_(40|47)$|"
         r"^backend\.xǁNamsStoreǁget_conversation__mutmut_(43|44|50|51)$|"
         r"^backend\.xǁNamsStoreǁ_messages__mutmut_2$|"
-        r"^backend\.xǁNamsStoreǁ__init____mutmut_(103|127)$|"
-        r"^backend\.xǁNamsStoreǁconnect__mutmut_11$",
+        r"^backend\.xǁNamsStoreǁ__init____mutmut_(103|127)$",
         "message: the text of an error (the workaround after a 405/501, which still names "
         "backend.capabilities; the method and route an unreadable answer names; what a "
         "service that drops userId or stamps createdAt far off is told; a refused "
-        "http_transport) and the connect probe's label, which only a 405/501 to the probe "
-        "would name (it runs outside any contract call, so no span carries it)",
+        "http_transport)",
+    ),
+    (
+        r"^backend\.xǁNamsStoreǁconnect__mutmut_21$",
+        "equivalent: the index rows of a backend with no workspace are scoped by another "
+        "constant text, written and read by the same rule (only a workspace named exactly "
+        "like the constant would then share them; the scope text is not a promise, and "
+        "the rows are a cache: a changed rule costs one lookup per name)",
     ),
     (
         r"^backend\.xǁNamsStoreǁ_listed__mutmut_(1|12|15)$",

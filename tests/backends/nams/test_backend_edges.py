@@ -12,13 +12,13 @@ import httpx
 import pytest
 import respx
 
-from memory_core import InvalidRequestError, TransportError
+from memory_core import InvalidRequestError, NotSupportedError, TransportError
 from memory_core.backends.nams import NamsBackend
 from memory_core.backends.nams.sessions import portable_id
 from memory_core.cursors import encode_cursor
 from memory_core_dev.nams_server import NamsTestServer
 
-from .mocked import CID, conversation, message
+from .mocked import CID, conversation, message, mocked_backend
 
 pytestmark = pytest.mark.anyio
 
@@ -78,6 +78,38 @@ async def test_a_search_hit_with_an_unknown_role_names_the_route(
     with pytest.raises(TransportError) as raised:
         await memory.search_messages("hello", session_id=CID)
     assert f"nams: {SEARCH} returned an unknown role 'robot'" in str(raised.value)
+
+
+# ----------------------------------------------------------------- the connect probe
+
+
+async def test_an_unreadable_answer_to_the_connect_probe_names_its_method_and_route(
+    api: respx.MockRouter,
+) -> None:
+    api["probe"].respond(200, content=b"<html>busy</html>")
+    backend = mocked_backend()
+    with pytest.raises(TransportError) as raised:
+        await backend.connect()
+    assert "nams: GET /conversations answered with a non-JSON body" in str(raised.value)
+
+
+async def test_the_connect_probe_is_retried_after_a_502(api: respx.MockRouter) -> None:
+    api["probe"].mock(
+        side_effect=[httpx.Response(502), httpx.Response(200, json={"conversations": []})]
+    )
+    async with mocked_backend():
+        pass
+    assert api["probe"].call_count == 2
+
+
+async def test_a_service_without_the_listing_is_not_supported_naming_connect(
+    api: respx.MockRouter,
+) -> None:
+    api["probe"].respond(501)
+    with pytest.raises(NotSupportedError) as raised:
+        await mocked_backend().connect()
+    assert raised.value.method == "connect"
+    assert "GET /conversations" in str(raised.value)
 
 
 # ----------------------------------------------------------------- listing

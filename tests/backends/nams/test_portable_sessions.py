@@ -262,6 +262,24 @@ async def test_persistent_index_makes_lookups_free_across_objects(
         assert [m.content for m in (await third.get_conversation("kept")).messages] == ["three"]
 
 
+async def test_workspaces_sharing_an_index_file_keep_their_own_names(
+    nams_server: NamsTestServer, tmp_path: Path
+) -> None:
+    """One index file serves several workspaces of a service: each keeps its own rows, so
+    a name read back in a new process costs no lookup in either."""
+    index = tmp_path / "names.db"
+    workspaces = [NamsTestServer.workspace(), NamsTestServer.workspace()]
+    for workspace in workspaces:
+        async with portable(nams_server, workspace, session_index=index) as writer:
+            await writer.add_message("shared", "user", f"in {workspace}")
+    for workspace in workspaces:
+        mark = nams_server.mark()
+        async with portable(nams_server, workspace, session_index=index) as reader:
+            read = await reader.get_conversation("shared")
+        assert [m.content for m in read.messages] == [f"in {workspace}"]
+        assert list_requests(nams_server, workspace, mark) == 1  # the connect probe only
+
+
 async def test_stale_cache_after_another_object_clears(
     nams_server: NamsTestServer, workspace: str
 ) -> None:
