@@ -630,6 +630,28 @@ _NAMS: list[tuple[str, str]] = [
         "equivalent: http2=False is httpx's default",
     ),
     (
+        r"^transport\.xǁNamsTransportǁopen__mutmut_23$",
+        "equivalent: with HTTP/2 off, httpcore reads http1 only together with http2; it "
+        "offers 'http/1.1' alone in TLS and opens an HTTP/1.1 connection either way",
+    ),
+    (
+        r"^transport\.xǁNamsTransportǁsend__mutmut_81$",
+        "equivalent: a 204 carries no body over HTTP (h11 reads none), so b'' is its "
+        "content; no route of the wire answers 205",
+    ),
+    (
+        r"^backend\.xǁNamsStoreǁ__init____mutmut_159$",
+        "equivalent: NamsStore.name is 'nams', the transport's default backend name; only "
+        "the error text of a subclass that renames itself would differ",
+    ),
+    (
+        r"^backend\.xǁNamsStoreǁ__init____mutmut_52$",
+        "equivalent: the index rows of a store without a session secret are scoped by "
+        "another constant text, written and read by the same rule; a marked store's scope "
+        "starts ' marked:' and cannot equal it (the rows are a cache: a changed rule costs "
+        "one lookup per name)",
+    ),
+    (
         r"^sessions\.x_parse_page__mutmut_2$|^sessions\.x_parse_messages__mutmut_6$|"
         r"^sessions\.x_parse_json__mutmut_1$|"
         r"^backend\.x__uuids__mutmut_1$",

@@ -112,7 +112,7 @@ def is_loopback(host: str) -> bool:
     if name == "localhost":
         return True
     try:
-        address = ipaddress.ip_address(name.split("%", 1)[0])
+        address = ipaddress.ip_address(name)
     except ValueError:
         return False
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:

@@ -70,6 +70,18 @@ async def test_an_error_status_names_the_method_and_route(
     assert f"nams: {method} {route} → 500" in str(raised.value)
 
 
+@pytest.mark.parametrize("status", [300, 301, 307])
+async def test_a_redirect_is_not_followed_but_raised_naming_its_status(
+    memory: NamsBackend, api: respx.MockRouter, status: int
+) -> None:
+    # The body is a readable page: only the status tells the client it is not an answer.
+    page = {"conversations": [conversation()], "next_cursor": None}
+    api.get("/conversations").respond(status, json=page, headers={"Location": "/elsewhere"})
+    with pytest.raises(TransportError) as raised:
+        await memory.list_conversations_page(limit=5)
+    assert f"nams: GET /conversations → {status}" in str(raised.value)
+
+
 async def test_a_search_hit_with_an_unknown_role_names_the_route(
     memory: NamsBackend, api: respx.MockRouter
 ) -> None:

@@ -122,6 +122,23 @@ def test_is_loopback(host: str, expected: bool) -> None:
     assert is_loopback(host) is expected
 
 
+@pytest.mark.parametrize(
+    ("host", "expected"),
+    [
+        ("::1%lo", True),
+        ("[::1%25lo]", True),
+        ("fe80::1%eth0", False),
+        ("::1%", False),
+        ("LOCALHOSTX", False),
+        ("127.0.0.1X", False),
+    ],
+)
+def test_only_a_whole_loopback_name_or_address_is_loopback(host: str, expected: bool) -> None:
+    # A zone index is part of the address; a name that only starts with a loopback name,
+    # or an address with a malformed zone, is not reached around the proxy.
+    assert is_loopback(host) is expected
+
+
 def test_direct_mounts_only_for_loopback() -> None:
     assert direct_mounts("http://127.0.0.1:8080/v1") == {"all://127.0.0.1": None}
     assert direct_mounts("http://[::1]:8080/v1") == {"all://[::1]": None}
