@@ -630,12 +630,23 @@ _NAMS: list[tuple[str, str]] = [
         "equivalent: http2=False is httpx's default",
     ),
     (
-        r"^transport\.xǁNamsTransportǁopen__mutmut_23$",
+        r"^transport\.xǁNamsTransportǁopen__mutmut_(6|7|23)$",
         "equivalent: with HTTP/2 off, httpcore reads http1 only together with http2; it "
-        "offers 'http/1.1' alone in TLS and opens an HTTP/1.1 connection either way",
+        "offers 'http/1.1' alone in TLS and opens an HTTP/1.1 connection either way (None "
+        "for either flag is read by truth, as False)",
     ),
     (
-        r"^transport\.xǁNamsTransportǁsend__mutmut_81$",
+        r"^transport\.xǁNamsTransportǁopen__mutmut_(9|16|19)$",
+        "equivalent: httpx's defaults are http1=True and follow_redirects=False, and it "
+        "reads follow_redirects by truth (None as False)",
+    ),
+    (
+        r"^transport\.xǁNamsTransportǁ__init____mutmut_[123]$",
+        "equivalent: the defaults of trust_env and backend are never used: NamsStore, the "
+        "transport's only maker, passes both",
+    ),
+    (
+        r"^transport\.xǁNamsTransportǁsend__mutmut_(77|81)$",
         "equivalent: a 204 carries no body over HTTP (h11 reads none), so b'' is its "
         "content; no route of the wire answers 205",
     ),

@@ -133,6 +133,20 @@ def operations(otel: Recorded) -> list[tuple[str, Any]]:
     return [(s.name, (s.attributes or {})["memory_core.nams.operation"]) for s in http]
 
 
+async def test_each_retry_is_a_span_counting_its_resends(
+    otel: Recorded, nams_server: NamsTestServer
+) -> None:
+    workspace = nams_server.workspace("otel")
+    async with nams_server.backend(workspace, telemetry=otel.telemetry()) as backend:
+        before = len(otel.spans())
+        nams_server.faults.set(unavailable=2, unavailable_retry_after=0.01)
+        assert await backend.list_conversations(limit=3) == []
+    http = [span for span in otel.spans()[before:] if span.name == "GET"]
+    assert [span.attributes.get("http.response.status_code") for span in http] == [503, 503, 200]
+    resends = [span.attributes.get("http.request.resend_count") for span in http]
+    assert resends == [None, 1, 2]
+
+
 async def test_each_request_names_its_contract_method_or_the_name_lookup(
     otel: Recorded, nams_server: NamsTestServer
 ) -> None:

@@ -113,6 +113,34 @@ def test_a_refused_value_names_its_option(option: str, value: Any) -> None:
         assert str(value).strip() == "" or str(value) not in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    "option",
+    [
+        "timeout",
+        "connect_timeout",
+        "backoff",
+        "max_backoff",
+        "max_retry_after",
+        "max_retries",
+        "session_cache_size",
+    ],
+)
+def test_a_refused_number_is_named_as_the_option_is_spelled(option: str) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        store(**{option: -1})
+    assert str(caught.value).startswith(f"nams backend: {option} must be ")
+
+
+def test_the_session_secret_variable_is_not_read_for_server_ids(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # An unusable value shows whether the variable was read at all.
+    monkeypatch.setenv("MEMORY_SESSION_SECRET", "   ")
+    assert store(session_names="server")._names is None
+    with pytest.raises(ConfigurationError, match="MEMORY_SESSION_SECRET"):
+        store(session_names="portable")
+
+
 def test_session_index_needs_portable_names(tmp_path: Any) -> None:
     with pytest.raises(ConfigurationError, match="session_index"):
         store(session_names="server", session_index=str(tmp_path / "x.db"))
@@ -136,6 +164,25 @@ def test_session_index_needs_portable_names(tmp_path: Any) -> None:
 )
 def test_urls_name_their_base(url: str, base: str) -> None:
     assert NamsStore(url).base_url == base
+
+
+@pytest.mark.parametrize(
+    ("url", "base"),
+    [
+        ("nams+https://h.test/BOX/", "https://h.test/BOX"),
+        ("nams+https://h.test/v1/XX", "https://h.test/v1/XX"),
+    ],
+)
+def test_only_trailing_slashes_leave_the_path(url: str, base: str) -> None:
+    assert NamsStore(url).base_url == base
+
+
+def test_a_bare_url_without_the_endpoint_variable_says_to_set_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("MEMORY_ENDPOINT", raising=False)
+    with pytest.raises(ConfigurationError, match="set MEMORY_ENDPOINT to the service URL"):
+        NamsStore("nams://")
 
 
 @pytest.mark.parametrize(

@@ -10,12 +10,15 @@ request ever leaves the machine.
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import pytest
 
+from memory_core import TransportError
 from memory_core.backends.nams import NamsBackend
 from memory_core.backends.nams.transport import direct_mounts, is_loopback
 from memory_core_dev.nams_server import API_KEY, NamsTestServer
@@ -98,6 +101,28 @@ async def test_other_hosts_still_go_through_the_proxy(proxy: RecordingProxy) -> 
         "GET http://nams.test/v1/conversations?limit=1 HTTP/1.1",
         "GET http://nams.test/v1/conversations?limit=3 HTTP/1.1",
     ]
+
+
+async def test_with_trust_env_off_the_proxy_variables_are_not_read(
+    proxy: RecordingProxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The client then looks nams.test up itself; the lookup is refused here, so nothing
+    # leaves the machine.
+    looked_up: list[str] = []
+    real_lookup = socket.getaddrinfo
+
+    def lookup(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host in ("nams.test", b"nams.test"):
+            looked_up.append(str(host))
+            raise socket.gaierror(socket.EAI_NONAME, "not looked up in tests")
+        return real_lookup(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", lookup)
+    memory = NamsBackend("nams+http://nams.test/v1", api_key="k", max_retries=0, trust_env=False)
+    with pytest.raises(TransportError):
+        await memory.connect()
+    assert proxy.request_lines == []
+    assert looked_up
 
 
 @pytest.mark.parametrize(
