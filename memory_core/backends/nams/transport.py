@@ -107,7 +107,8 @@ class RetryPolicy:
 
 def is_loopback(host: str) -> bool:
     """True for ``localhost`` and loopback addresses (127.0.0.0/8, ``::1``, and
-    ``::ffff:127.x.y.z``); ``host`` may carry IPv6 brackets."""
+    ``::ffff:127.x.y.z``, with or without a zone index such as ``::1%lo``); ``host``
+    may carry IPv6 brackets."""
     name = host.strip().strip("[]").rstrip(".").lower()
     if name == "localhost":
         return True
