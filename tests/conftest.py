@@ -16,6 +16,7 @@ Neo4j (or uses ``NEO4J_URI``) and one NAMS-compatible HTTP server per backing st
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 
@@ -55,3 +56,22 @@ def new_york(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
     monkeypatch.undo()
     time.tzset()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """``MEMORY_CORE_FAILED_TESTS=FILE`` (set by ``scripts/test --newest``): each failed
+    test's node id is appended to FILE, by the controlling process only (pytest-xdist
+    hands it every worker's reports), so a failure can be re-run alone."""
+    _record_failure(report)
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """The same for a module that fails to import or collect."""
+    _record_failure(report)
+
+
+def _record_failure(report: pytest.TestReport | pytest.CollectReport) -> None:
+    path = os.environ.get("MEMORY_CORE_FAILED_TESTS")
+    if path and report.failed and "PYTEST_XDIST_WORKER" not in os.environ:
+        with open(path, "a", encoding="utf-8") as failed:
+            failed.write(f"{report.nodeid}\n")
