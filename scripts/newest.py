@@ -61,8 +61,21 @@ def _env(**extra: str) -> dict[str, str]:
 
 def _lock(output: Path, *upgrade: str) -> None:
     args = ["--upgrade"] if not upgrade else [a for p in upgrade for a in ("-P", p)]
-    if _run(["bash", "scripts/lock", *args, "--output", str(output)]) != 0:
+    if _run(["bash", "scripts/lock", *args, "--output", str(output)], env=_env()) != 0:
         raise SystemExit(f"newest: scripts/lock {' '.join(args)} failed")
+
+
+def _venv(path: Path) -> Path:
+    """A virtualenv at ``path`` (made when missing) holding the lock's uv, which
+    scripts/lock needs; its bin directory goes first on this process's PATH."""
+    python = path / "bin" / "python"
+    if not python.exists() and _run([sys.executable, "-m", "venv", str(path)]) != 0:
+        raise SystemExit(f"newest: could not make a virtualenv at {path}")
+    install = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    if _run([*install, "-c", str(LOCK), "uv"]) != 0:
+        raise SystemExit("newest: could not install uv")
+    os.environ["PATH"] = f"{path / 'bin'}{os.pathsep}{os.environ['PATH']}"
+    return python
 
 
 def read_failures(steps_file: Path, tests_file: Path) -> list[Failure]:
@@ -87,9 +100,7 @@ def _lines(path: Path) -> list[str]:
 
 
 def _blame(failures: list[Failure], changes: list[Change], work: Path, venv: Path) -> None:
-    python = str(venv / "bin" / "python")
-    if not Path(python).exists():
-        _run([sys.executable, "-m", "venv", str(venv)])
+    python = str(_venv(venv))
     for change in changes:
         if change.new == "-":
             continue  # dropped by the newest resolution: nothing to upgrade alone
@@ -131,7 +142,8 @@ def main(argv: list[str]) -> int:
     pytest_args = [a for a in argv if a not in ("--no-blame", "--keep")]
     work = Path(tempfile.mkdtemp(prefix="memory-core-newest-"))
     try:
-        newest = work / "newest.txt"
+        newest, venv = work / "newest.txt", ROOT / ".venv-newest"
+        _venv(venv)
         _lock(newest)
         changes = changed_pins(read_pins(LOCK.read_text()), read_pins(newest.read_text()))
         print(f"newest: {len(changes)} package(s) differ from {LOCK.name}:")
@@ -140,7 +152,7 @@ def main(argv: list[str]) -> int:
         steps, tests = work / "failed-steps.tsv", work / "failed-tests.txt"
         env = _env(
             MEMORY_CORE_LOCK=str(newest),
-            MEMORY_CORE_VENV=str(ROOT / ".venv-newest"),
+            MEMORY_CORE_VENV=str(venv),
             MEMORY_CORE_KEEP_GOING="1",
             MEMORY_CORE_FAILED_STEPS=str(steps),
             MEMORY_CORE_FAILED_TESTS=str(tests),
