@@ -10,7 +10,8 @@
 
 Each ``ModelMessage`` is stored as one message: requests as ``user`` (``tool`` when they
 only return tool results, ``system`` when they only carry instructions), responses as
-``assistant``, with the text of their parts as content. Where the backend has
+``assistant``, with the text of their parts as content (a capability part's too, and the
+rendered text of structured content). Where the backend has
 ``message_metadata`` the exact form — Pydantic AI's own ``ModelMessagesTypeAdapter`` JSON —
 is kept under :data:`METADATA_KEY`, and :meth:`MemoryMessageHistory.load` returns the
 messages exactly. Elsewhere the messages are rebuilt from role and text (one
@@ -55,8 +56,19 @@ def _part_text(part: Any) -> str:
         return content
     if isinstance(part, ToolReturnPart):
         return part.model_response_str()
-    if content is not None and isinstance(content, Sequence):
-        return "\n".join(c for c in content if isinstance(c, str))
+    return _text_of(content)
+
+
+def _text_of(content: Any) -> str:
+    """The text of a part's content: a string, a ``TextContent`` (``StructuredContent``
+    included: the text rendered when it was made) or a sequence of those; files add none."""
+    if isinstance(content, str):
+        return content
+    text = getattr(content, "content", None)
+    if isinstance(text, str):
+        return text
+    if isinstance(content, Sequence):
+        return "\n".join(t for t in (_text_of(item) for item in content) if t)
     return ""
 
 

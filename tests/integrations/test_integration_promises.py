@@ -14,8 +14,10 @@ All on the embedded store (``memory://``): none of these depends on the backend.
 
 from __future__ import annotations
 
+import functools
 import typing
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -151,6 +153,56 @@ def _part_kinds(union: Any) -> set[str]:
     return {str(typing.get_args(member)[0].part_kind) for member in members}
 
 
+@functools.cache
+def _capability_kinds() -> tuple[type[Any], type[Any]]:
+    """Two capability part kinds, registered once per process as an application defines
+    them: data with a typed field rendered as an attribute, and an instruction."""
+    from pydantic_ai import messages as pm
+
+    @dataclass(kw_only=True)
+    class ForecastPart(
+        pm.DataCapabilityPart[str], namespace="memory_core_test", tag="forecast", attributes=("city",)
+    ):
+        city: str
+
+    @dataclass(kw_only=True)
+    class BudgetPart(pm.InstructionCapabilityPart, namespace="memory_core_test"):
+        pass
+
+    return ForecastPart, BudgetPart
+
+
+def _capability_parts(at: datetime) -> list[Any]:
+    """Capability parts (``part_kind`` ``capability``): both registered kinds, one with
+    structured content and a model's source, and one whose kind this process never
+    registered (loaded back as ``UnknownCapabilityPart``, typed fields in ``data``)."""
+    from pydantic_ai import messages as pm
+
+    forecast, budget = _capability_kinds()
+    source = pm.ToolResultSource(tool_name="weather", tool_call_id="c1")
+    return [
+        forecast(content="21 °C, sun", city="Lisbon", source=source, timestamp=at, record_id="r1"),
+        budget(
+            content="2 model requests left.",
+            source=pm.OperatorSource(),
+            scope="request",
+            capability_id="budget-1",
+            metadata={"left": 2},
+            timestamp=at,
+            record_id="r2",
+        ),
+        pm.UnknownCapabilityPart(
+            kind="elsewhere.note",
+            content=pm.StructuredContent(value={"rows": [1, 2.5, None], "ok": True}),
+            data={"origin": "another process"},
+            source=pm.ModelSource("trajectory judge"),
+            rendering=pm.CapabilityPartRendering(tag="note", attributes=("origin",)),
+            timestamp=at,
+            record_id="r3",
+        ),
+    ]
+
+
 def _every_part_kind() -> list[Any]:
     """A request and a response holding one part of every kind (several where a kind
     has variants: multimodal user content, tool results, retries), in the form Pydantic
@@ -205,6 +257,7 @@ def _every_part_kind() -> list[Any]:
                 ]
             ),
             pm.CompactionPart("earlier turns, summarised", metadata={"turns": 3}),
+            *_capability_parts(at),
         ],
         timestamp=at,
         instructions="Be brief.",
@@ -255,10 +308,40 @@ def test_pydantic_ai_round_trip_is_exact_for_every_part_kind(memory: SyncMemoryB
     assert covered == supported - DEPRECATED_PART_KINDS
 
     MemoryMessageHistory(memory, "pai").save(sent)
-    loaded = MemoryMessageHistory(memory, "pai").load()
+    # Pydantic AI's own warning: this process never registered the kind "elsewhere.note"
+    with pytest.warns(UserWarning, match="Unknown capability part kind 'elsewhere.note'"):
+        loaded = MemoryMessageHistory(memory, "pai").load()
     assert loaded == sent
     adapter = pm.ModelMessagesTypeAdapter
     assert adapter.dump_json(loaded) == adapter.dump_json(sent)
+
+
+def test_pydantic_ai_capability_parts_add_their_text_to_the_stored_content() -> None:
+    """A capability part's content is text the model sees: it joins the message's text
+    (what search finds and what a backend without metadata keeps), structured content
+    as the text it was rendered to; a file in a user prompt adds none."""
+    pytest.importorskip("pydantic_ai", reason="extra 'pydantic-ai' not installed")
+    from pydantic_ai import messages as pm
+
+    from memory_core.integrations.pydantic_ai import MemoryMessageHistory
+
+    at = datetime(2026, 3, 1, tzinfo=UTC)
+    structured = pm.StructuredContent(value={"city": "Porto"})
+    parts = [
+        *_capability_parts(at)[:2],
+        pm.UserPromptPart(["Look:", pm.ImageUrl(url="https://example.com/a.png"), structured]),
+    ]
+    with open_backend("memory://") as memory:
+        MemoryMessageHistory(memory, "pai-text").save([pm.ModelRequest(parts=parts)])
+        stored = memory.get_conversation("pai-text").messages
+    assert [m.role.value for m in stored] == ["user"]
+    assert stored[0].content.split("\n") == [
+        "21 °C, sun",
+        "2 model requests left.",
+        "Look:",
+        structured.content,
+    ]
+    assert "Porto" in structured.content
 
 
 def test_pydantic_ai_deprecated_parts_load_as_pydantic_ai_loads_them(
