@@ -161,7 +161,10 @@ def _capability_kinds() -> tuple[type[Any], type[Any]]:
 
     @dataclass(kw_only=True)
     class ForecastPart(
-        pm.DataCapabilityPart[str], namespace="memory_core_test", tag="forecast", attributes=("city",)
+        pm.DataCapabilityPart[str],
+        namespace="memory_core_test",
+        tag="forecast",
+        attributes=("city",),
     ):
         city: str
 
