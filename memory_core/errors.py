@@ -159,6 +159,13 @@ class CapabilityWarning(UserWarning):
     """An argument was dropped or clamped because the backend cannot honour it."""
 
 
+class ForeignDataWarning(UserWarning):
+    """A record another program wrote into a shared store (Bolt, PostgreSQL) holds a value
+    memory-core's models cannot hold: the record was returned with that value replaced, or
+    left out of the result. The message names the record, the value and which it was
+    (docs: "Records another program wrote")."""
+
+
 class SessionRequiredError(NotSupportedError, ValueError):
     """Search or context without a session on a backend that cannot search globally.
 
@@ -171,6 +178,7 @@ __all__ = [
     "AuthenticationError",
     "CapabilityWarning",
     "ConfigurationError",
+    "ForeignDataWarning",
     "InvalidArgumentTypeError",
     "InvalidRequestError",
     "MemoryCoreError",

@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from .errors import CapabilityWarning
+from .errors import CapabilityWarning, ForeignDataWarning
 
 Collected = list[tuple[str, type[Warning]]]
 """Warnings held back by :func:`collect`: ``(message, category)`` in the order issued."""
@@ -169,8 +169,17 @@ async def run_collecting(
 def warn_capability(message: str) -> None:
     """Issue a :class:`CapabilityWarning` attributed to the application's line (see
     above), or append it to the list of the enclosing :func:`collect`."""
+    _issue(message, CapabilityWarning)
+
+
+def warn_foreign(message: str) -> None:
+    """Issue a :class:`ForeignDataWarning` the same way (see :mod:`memory_core.foreign`)."""
+    _issue(message, ForeignDataWarning)
+
+
+def _issue(message: str, category: type[Warning]) -> None:
     found = _sink.get()
     if found is not None:
-        found.append((message, CapabilityWarning))
+        found.append((message, category))
         return
-    warnings.warn(message, CapabilityWarning, stacklevel=_application_stacklevel())
+    warnings.warn(message, category, stacklevel=_application_stacklevel())

@@ -7,7 +7,9 @@ with "real" data (a user's conversation written through the Bolt backend, whose 
 the reference's, with mentions of an entity; a standalone User; an Entity) and every node
 label and relationship type is counted; after the last scenario nothing was added or
 removed and the real data is unchanged (a failure shows as an error in the teardown of
-the class's last test).
+the class's last test). Other programs' records are seeded too, in no user's scope, so
+every whole-store read of the suite meets them: values memory-core's models cannot hold
+(``memory_core_dev.foreign_data.BOLT_ADVERSARIAL``), which must break none of it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from neo4j import GraphDatabase
 
 from memory_core import EntityRef, open_backend
 from memory_core.conformance import ConformanceSuite
+from memory_core_dev.foreign_data import add_bolt_adversarial, remove_bolt
 from memory_core_dev.neo4j_fixtures import Neo4jHandle
 
 pytestmark = pytest.mark.neo4j
@@ -85,6 +88,7 @@ def seeded(neo4j_server: Neo4jHandle) -> Iterator[dict[str, str]]:
     tag = uuid4().hex
     names = {k: f"real-{k}-{tag}" for k in ("session", "user", "lone", "entity", "person")}
     anyio.run(_seed, neo4j_server.uri, names)
+    add_bolt_adversarial(neo4j_server.uri, neo4j_server.auth, tag)
     _query(neo4j_server, "CREATE (:User {identifier: $lone})", lone=names["lone"])
     _query(
         neo4j_server,
@@ -94,6 +98,7 @@ def seeded(neo4j_server: Neo4jHandle) -> Iterator[dict[str, str]]:
     try:
         yield names
     finally:
+        remove_bolt(neo4j_server.uri, neo4j_server.auth, tag)
         _query(
             neo4j_server,
             "OPTIONAL MATCH (c:Conversation {session_id: $session}) "

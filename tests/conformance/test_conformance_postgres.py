@@ -2,23 +2,45 @@
 
 Each run uses a schema of its own in the server of ``postgres_server`` (so a shared
 ``PG_TEST_URL`` server is never disturbed); the store is not declared throwaway, so
-scenarios that need an empty store get a fresh tenant.
+scenarios that need an empty store get a fresh tenant. Before the first scenario the schema
+holds other programs' rows in no tenant's scope, with values memory-core's models cannot
+hold (``memory_core_dev.foreign_data.add_postgres_adversarial``): every whole-store read
+of the suite meets them, and must not break.
 """
 
 from __future__ import annotations
 
 import uuid
 
+import anyio
 import pytest
 
+from memory_core import open_backend
 from memory_core.conformance import ConformanceSuite
+from memory_core_dev.foreign_data import add_postgres_adversarial
 from memory_core_dev.postgres_server import PostgresHandle
 
 _SCHEMA = f"conformance_{uuid.uuid4().hex[:12]}"
 
 
+def _url(server: PostgresHandle) -> str:
+    separator = "&" if "?" in server.url else "?"
+    return f"{server.url}{separator}schema={_SCHEMA}"
+
+
+async def _migrate(url: str) -> None:
+    async with open_backend(url):
+        pass
+
+
+@pytest.fixture(scope="class")
+def foreign_rows(postgres_server: PostgresHandle) -> None:
+    anyio.run(_migrate, _url(postgres_server))
+    add_postgres_adversarial(postgres_server.url, _SCHEMA, uuid.uuid4().hex[:8])
+
+
+@pytest.mark.usefixtures("foreign_rows")
 class TestPostgresConformance(ConformanceSuite):
     @pytest.fixture
     def conformance_backend_url(self, postgres_server: PostgresHandle) -> str:
-        separator = "&" if "?" in postgres_server.url else "?"
-        return f"{postgres_server.url}{separator}schema={_SCHEMA}"
+        return _url(postgres_server)

@@ -35,6 +35,7 @@ from .listing import list_page
 from .records import (
     batch_messages,
     dump_metadata,
+    readable_messages,
     session_params,
     session_uuid,
     storable_embedding,
@@ -315,10 +316,11 @@ class BoltStore(Store):
                 session_id=target.session_id,
                 user_identifier=target.user_identifier,
             )
-        messages = [
-            to_message(p, conversation_id=props["id"], session_id=props.get("session_id"))
-            for p in reversed(row["messages"])
-        ]
+        messages = readable_messages(
+            reversed(row["messages"]),
+            conversation_id=props["id"],
+            session_id=props.get("session_id"),
+        )
         return to_conversation(props, messages)
 
     async def list_conversations(self, req: rq.ListConversations) -> ConversationPage:
@@ -332,7 +334,8 @@ class BoltStore(Store):
             offset=req.offset,
             limit=req.limit,
         )
-        return [to_session(row) for row in found]
+        sessions = (to_session(row) for row in found)
+        return [session for session in sessions if session is not None]
 
     async def search_messages(self, req: rq.SearchMessages) -> list[Message]:
         index = self._conn.vector_index

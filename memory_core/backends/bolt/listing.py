@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory_core import ConversationPage
+from memory_core import Conversation, ConversationPage
 from memory_core import requests as rq
 from memory_core.cursors import cursor_error, decode_cursor, encode_cursor
 from memory_core.validation import parse_uuid
 
 from . import cypher
-from .records import to_conversation
+from .records import read_conversation
 from .session import Connection, Rows
 
 CURSOR_KIND = "bolt"
@@ -34,11 +34,33 @@ _NS_RANGE = 10**36
 
 async def list_page(conn: Connection, req: rq.ListConversations) -> ConversationPage:
     """One page of ``req``: at most ``req.limit`` headers, exactly that many while more
-    follow, and the cursor of the last one when something follows."""
-    user = req.user_identifier
-    scoped = user is not None
-    phase, key_ns, after_id = _after(req.cursor)
+    follow, and the cursor of the last one when something follows. A conversation another
+    program left unreadable (see :func:`.records.read_conversation`) is passed over: the
+    page reads on past it to stay full."""
     limit = min(req.limit, 2**62)  # a Cypher integer is 64-bit; + 1 must still fit
+    after = _after(req.cursor)
+    kept: list[Conversation] = []
+    while True:
+        rows, more = await _rows(conn, req.user_identifier, after, limit - len(kept))
+        read = (read_conversation(row["conversation"]) for row in rows)
+        kept += [conversation for conversation in read if conversation is not None]
+        if not more:
+            return ConversationPage(conversations=kept, next_cursor=None)
+        if len(kept) == limit:  # then every row of this read was kept: the last is readable
+            return ConversationPage(conversations=kept, next_cursor=_cursor(rows[-1]))
+        after = _position(rows[-1])
+
+
+Position = tuple[int, int | None, str | None]
+"""Where a page starts: (phase, key in nanoseconds, id), after that conversation."""
+
+
+async def _rows(
+    conn: Connection, user: str | None, after: Position, limit: int
+) -> tuple[Rows, bool]:
+    """The next ``limit`` rows after ``after``, and whether more follow."""
+    phase, key_ns, after_id = after
+    scoped = user is not None
     found: Rows = []
     if phase == DATED:
         params: dict[str, Any] = {"user": user, "limit": limit + 1}
@@ -48,33 +70,32 @@ async def list_page(conn: Connection, req: rq.ListConversations) -> Conversation
         statement = cypher.LIST_DATED[scoped, key_ns is not None]
         found = await conn.run_read(statement, **params)
         if len(found) > limit:
-            return _page(found[:limit], more=True)
+            return found[:limit], True
         after_id = None  # the dated ones ran out: the undated ones follow, from the start
     # One more than what is missing: to tell whether another page follows.
     rest = await conn.run_read(
         cypher.LIST_UNDATED[scoped], user=user, id=after_id, limit=limit - len(found) + 1
     )
-    return _page(found + rest, more=len(found) + len(rest) > limit, limit=limit)
+    rows = found + rest
+    return rows[:limit], len(rows) > limit
 
 
-def _page(found: Rows, *, more: bool, limit: int | None = None) -> ConversationPage:
-    rows = found if limit is None else found[:limit]
-    conversations = [to_conversation(row["conversation"]) for row in rows]
-    next_cursor = _cursor(rows[-1]) if more and rows else None
-    return ConversationPage(conversations=conversations, next_cursor=next_cursor)
-
-
-def _cursor(row: dict[str, Any]) -> str:
+def _position(row: dict[str, Any]) -> Position:
     conversation = row["conversation"]
     ms, ns = row.get("key_ms"), row.get("key_ns")
     if conversation.get("updated_at_us") is None or ms is None or ns is None:
-        return encode_cursor(CURSOR_KIND, [UNDATED, str(conversation["id"])])
-    return encode_cursor(
-        CURSOR_KIND, [DATED, ms * _NS_PER_MS + ns % _NS_PER_MS, str(conversation["id"])]
-    )
+        return UNDATED, None, str(conversation["id"])
+    return DATED, ms * _NS_PER_MS + ns % _NS_PER_MS, str(conversation["id"])
 
 
-def _after(cursor: str | None) -> tuple[int, int | None, str | None]:
+def _cursor(row: dict[str, Any]) -> str:
+    phase, key_ns, conversation_id = _position(row)
+    if phase == UNDATED:
+        return encode_cursor(CURSOR_KIND, [UNDATED, conversation_id])
+    return encode_cursor(CURSOR_KIND, [DATED, key_ns, conversation_id])
+
+
+def _after(cursor: str | None) -> Position:
     """(phase, key in nanoseconds, id) after which the page starts."""
     if cursor is None:
         return DATED, None, None

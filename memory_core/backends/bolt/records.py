@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import UUID, uuid5
@@ -25,11 +25,12 @@ from memory_core import (
     NotFoundError,
     SessionInfo,
     StoreError,
+    foreign,
 )
 from memory_core import requests as rq
 from memory_core.models import trusted_many
 from memory_core.summary import preview
-from memory_core.validation import metadata_json
+from memory_core.validation import metadata_json, parse_uuid
 
 # The same namespace as the embedded backend: a session's conversation has the same id
 # in every memory-core store.
@@ -73,23 +74,30 @@ def to_datetime(value: Any) -> datetime | None:
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+BACKEND = "bolt"
 
 
-def from_micros(value: Any) -> datetime | None:
-    """Microseconds since the epoch (as the projections send a stored DateTime) as an
-    aware UTC datetime; ``None`` for anything else."""
-    if not isinstance(value, int) or isinstance(value, bool):
-        return None
-    try:
-        return _EPOCH + timedelta(microseconds=value)
-    except OverflowError:
-        raise ValueError(f"timestamp {value} µs is outside Python's datetime range") from None
-
-
-def _instant(props: Mapping[str, Any], key: str) -> datetime | None:
+def _instant(props: Mapping[str, Any], key: str, kind: str) -> datetime | None:
     """The temporal property ``key`` of a projected map (see ``cypher._as_micros``): sent
-    as ``{key}_us`` microseconds, or as itself when another writer stored another type."""
-    return from_micros(props.get(f"{key}_us")) or to_datetime(props.get(key))
+    as ``{key}_us`` microseconds since the epoch, or as itself when another writer stored
+    another type. One outside Python's range reads as the nearest time it has."""
+    micros = props.get(f"{key}_us")
+    if not isinstance(micros, int) or isinstance(micros, bool):
+        return to_datetime(props.get(key))
+    try:
+        return _EPOCH + timedelta(microseconds=micros)
+    except OverflowError:
+        stored = iso_from_micros(micros)
+        return foreign.out_of_range(BACKEND, kind, props.get("id"), key, stored, late=micros > 0)
+
+
+def iso_from_micros(micros: int) -> str:
+    """Microseconds since 1970 as an ISO 8601 UTC time, also for years Python's datetime
+    does not have (a sign and as many digits as the year needs, as Cypher writes them)."""
+    year, month, day, hour, minute, second, micro = foreign.civil(micros)
+    fraction = f".{micro:06}" if micro else ""
+    sign = "-" if year < 0 else ("+" if year > 9999 else "")
+    return f"{sign}{abs(year):04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}{fraction}Z"
 
 
 def dump_metadata(metadata: Mapping[str, Any]) -> str | None:
@@ -107,6 +115,24 @@ def load_metadata(text: Any) -> dict[str, Any]:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def _read_metadata(props: Mapping[str, Any], kind: str) -> dict[str, Any]:
+    """A node's metadata: a JSON object's text, or null (how the reference stores empty
+    metadata); anything else is another program's, read as ``{}`` with a warning."""
+    text = props.get("metadata")
+    if text is None:
+        return {}
+    if isinstance(text, str):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = text
+        if isinstance(value, dict):
+            return value
+        if value is None:
+            return {}
+    return foreign.not_an_object(BACKEND, kind, props.get("id"), text)
 
 
 def storable_embedding(vector: Sequence[float] | None) -> list[float] | None:
@@ -147,10 +173,10 @@ def to_message(
         return Message(
             id=UUID(str(props["id"])),
             role=MessageRole(str(props.get("role", "user")).lower()),
-            content=props.get("content") or "",
-            created_at=_instant(props, "timestamp") or datetime.now(UTC),
+            content=_content(props),
+            created_at=_instant(props, "timestamp", "message") or datetime.now(UTC),
             embedding=props.get("embedding"),
-            metadata=load_metadata(props.get("metadata")),
+            metadata=_read_metadata(props, "message"),
             conversation_id=UUID(str(conv)) if conv else None,
             session_id=session_id,
             idempotency_key=props.get("idempotency_key"),
@@ -158,16 +184,67 @@ def to_message(
             score=score,
         )
     except (KeyError, TypeError, ValueError) as exc:
-        raise _unreadable("message", props, exc) from None
+        raise _Unreadable("message", props, exc) from None
 
 
-def _unreadable(kind: str, props: Mapping[str, Any], exc: Exception) -> StoreError:
-    shown = str(props.get("id"))[:80]
-    reason = type(exc).__name__ if not isinstance(exc, ValueError) else str(exc).split("\n")[0]
-    return StoreError(
-        f"bolt: a stored {kind} cannot be read (id {shown!r}: {reason[:200]}); it was not "
-        "written by memory-core or neo4j-agent-memory"
+def _content(props: Mapping[str, Any]) -> str:
+    content = props.get("content")
+    if isinstance(content, str):
+        return content
+    if content is None:
+        return ""
+    return foreign.not_text(BACKEND, "message", props.get("id"), "content", content)
+
+
+def read_message(
+    props: Mapping[str, Any],
+    *,
+    conversation_id: Any = None,
+    session_id: str | None = None,
+    score: float | None = None,
+) -> Message | None:
+    """:func:`to_message` for a read of several: ``None``, with a
+    :class:`~memory_core.ForeignDataWarning` naming it, for a message another program left
+    unreadable (an id that is not a UUID, a role memory-core does not have)."""
+    try:
+        return to_message(
+            props, conversation_id=conversation_id, session_id=session_id, score=score
+        )
+    except _Unreadable as exc:
+        foreign.left_out(BACKEND, "message", props.get("id"), exc.why)
+        return None
+
+
+def readable_messages(
+    found: Iterable[Mapping[str, Any]], *, conversation_id: Any, session_id: str | None
+) -> list[Message]:
+    """The messages of ``found`` (property maps, in order) that can be read (see
+    :func:`read_message`)."""
+    read = (
+        read_message(props, conversation_id=conversation_id, session_id=session_id)
+        for props in found
     )
+    return [message for message in read if message is not None]
+
+
+class _Unreadable(StoreError):
+    """A node another program left unreadable, with why in a few words."""
+
+    def __init__(self, kind: str, props: Mapping[str, Any], exc: Exception) -> None:
+        shown = str(props.get("id"))[:80]
+        if parse_uuid(str(props.get("id"))) is None:
+            self.why = "has an id that is not a UUID"
+        elif kind == "message" and str(props.get("role", "user")).lower() not in _ROLES:
+            self.why = (
+                f"has the role {str(props.get('role'))[:40]!r}, which is none of memory-core's"
+            )
+        else:
+            reason = str(exc).split("\n")[0] if isinstance(exc, ValueError) else type(exc).__name__
+            self.why = f"cannot be read ({reason[:200]})"
+        super().__init__(
+            f"bolt: a stored {kind} cannot be read (id {shown!r}: {self.why}); it was not "
+            "written by memory-core or neo4j-agent-memory"
+        )
 
 
 def to_conversation(
@@ -175,19 +252,30 @@ def to_conversation(
 ) -> Conversation:
     """A conversation property map as a :class:`Conversation` (no messages by default)."""
     try:
-        created = _instant(props, "created_at") or datetime.now(UTC)
+        created = _instant(props, "created_at", "conversation") or datetime.now(UTC)
         return Conversation(
             id=UUID(str(props["id"])),
             session_id=props.get("session_id") or "",
             title=props.get("title"),
             messages=messages or [],
             created_at=created,
-            updated_at=_instant(props, "updated_at"),
-            metadata=load_metadata(props.get("metadata")),
+            updated_at=_instant(props, "updated_at", "conversation"),
+            metadata=_read_metadata(props, "conversation"),
             user_identifier=props.get("user_identifier"),
         )
     except (KeyError, TypeError, ValueError) as exc:
-        raise _unreadable("conversation", props, exc) from None
+        raise _Unreadable("conversation", props, exc) from None
+
+
+def read_conversation(props: Mapping[str, Any]) -> Conversation | None:
+    """:func:`to_conversation` for a listing: ``None``, with a
+    :class:`~memory_core.ForeignDataWarning` naming it, for a conversation another program
+    left unreadable (an id that is not a UUID, say)."""
+    try:
+        return to_conversation(props)
+    except _Unreadable as exc:
+        foreign.left_out(BACKEND, "conversation", props.get("id"), exc.why)
+        return None
 
 
 def _preview(content: Any) -> str | None:
@@ -196,9 +284,12 @@ def _preview(content: Any) -> str | None:
     return preview(content) if isinstance(content, str) else None
 
 
-def to_session(row: Mapping[str, Any]) -> SessionInfo:
-    """A ``list_sessions`` row as a :class:`SessionInfo`."""
-    conversation = to_conversation(row["conversation"])
+def to_session(row: Mapping[str, Any]) -> SessionInfo | None:
+    """A ``list_sessions`` row as a :class:`SessionInfo` (``None`` as for
+    :func:`read_conversation`)."""
+    conversation = read_conversation(row["conversation"])
+    if conversation is None:
+        return None
     first, last = row.get("first_content"), row.get("last_content")
     return SessionInfo(
         session_id=conversation.session_id,

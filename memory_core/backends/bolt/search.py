@@ -29,7 +29,7 @@ from memory_core import requests as rq
 from memory_core.scoring import candidate_pool, query_terms, text_score
 
 from . import cypher
-from .records import session_params, to_message
+from .records import read_message, session_params
 from .schema import FULLTEXT_INDEX
 from .scoring import lucene_query, metadata_matches
 from .session import rows
@@ -189,13 +189,14 @@ async def _load(tx: AsyncManagedTransaction, ranked: list[tuple[str, float]]) ->
     messages: list[Message] = []
     for message_id, score in ranked:
         row = by_id.get(message_id)
-        if row is not None:
-            messages.append(
-                to_message(
-                    row["message"],
-                    conversation_id=row["conversation_id"],
-                    session_id=row["session_id"],
-                    score=score,
-                )
-            )
+        if row is None:
+            continue
+        message = read_message(
+            row["message"],
+            conversation_id=row["conversation_id"],
+            session_id=row["session_id"],
+            score=score,
+        )
+        if message is not None:
+            messages.append(message)
     return messages

@@ -14,7 +14,7 @@ NEXT_MESSAGE chain, ``next_seq``/``message_count``, User nodes, entity labels an
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -36,7 +36,7 @@ from memory_core.transfer.hooks import (
 from memory_core.transfer.records import Record, parse_stamp
 
 from . import cypher
-from .records import dump_metadata, session_uuid, to_conversation, to_entity, to_message
+from .records import dump_metadata, read_conversation, read_message, session_uuid, to_entity
 from .session import Connection, rows
 
 PAGE = 1000
@@ -249,7 +249,7 @@ class BoltTransfer:
         for tenant in tenants:
             async for record in self._entities(tenant, session_prefix, only):
                 yield record
-            async for record in self._conversations(tenant, session_prefix, only):
+            async for record in self._conversations(tenant, session_prefix, only, report):
                 yield record
 
     async def _entities(
@@ -273,7 +273,11 @@ class BoltTransfer:
             after = page[-1]["entity"]["id"]
 
     async def _conversations(
-        self, tenant: str | None, prefix: str | None, users: list[str] | None
+        self,
+        tenant: str | None,
+        prefix: str | None,
+        users: list[str] | None,
+        report: TransferReport,
     ) -> AsyncIterator[Record]:
         skip = 0
         while True:
@@ -286,15 +290,21 @@ class BoltTransfer:
                 limit=PAGE,
             )
             for row in page:
-                conversation = to_conversation(row["conversation"])
+                conversation = read_conversation(row["conversation"])
+                if conversation is None:
+                    report.unreadable.append(_unreadable("conversation", row["conversation"]))
+                    continue
                 yield rec.conversation(conversation, row["n"], False)
-                async for record in self._messages(str(conversation.id), row["sequenced"]):
+                cid = str(conversation.id)
+                async for record in self._messages(cid, row["sequenced"], report):
                     yield record
             if len(page) < PAGE:
                 return
             skip += len(page)
 
-    async def _messages(self, cid: str, sequenced: bool) -> AsyncIterator[Record]:
+    async def _messages(
+        self, cid: str, sequenced: bool, report: TransferReport
+    ) -> AsyncIterator[Record]:
         after, skip = -(2**63), 0
         while True:
             if sequenced:
@@ -304,7 +314,10 @@ class BoltTransfer:
             for number, row in enumerate(page, start=skip + 1):
                 props = dict(row["message"])
                 props.pop("mentions", None)
-                message = to_message(props, conversation_id=cid)
+                message = read_message(props, conversation_id=cid)
+                if message is None:
+                    report.unreadable.append(_unreadable("message", props))
+                    continue
                 seq = row["seq"] if row["seq"] is not None else number
                 yield rec.message(message, cid, seq)
                 for position, entity_id in _ordered(row["mentions"]):
@@ -691,3 +704,8 @@ class _Importer:
         missing = len(links) - len(done)
         if missing:
             self.tally.skip("mention", "its message was not carried", missing)
+
+
+def _unreadable(kind: str, props: Mapping[str, Any]) -> str:
+    """The report's line for a record another program left unreadable (not exported)."""
+    return f"{kind} {str(props.get('id'))[:80]!r}: another program's, unreadable (see the warning)"

@@ -54,11 +54,14 @@ def store_metadata(metadata: dict[str, Any]) -> tuple[str, str | None]:
 
 
 def load_metadata(text: str | None) -> dict[str, Any]:
-    """Stored metadata JSON → dict (key order kept)."""
+    """Stored metadata JSON → dict (key order kept); ``ValueError`` for text that is not
+    a JSON object (only another program writes that: see :func:`.rows.metadata_of`)."""
     if not text or text == "{}":
         return {}
     value = json.loads(text)
-    return value if isinstance(value, dict) else {}
+    if not isinstance(value, dict):
+        raise ValueError("metadata is not a JSON object")
+    return value
 
 
 def words(content: str) -> list[str]:

@@ -7,6 +7,7 @@ write). Caller-chosen conversation ids may not be version 5 (those belong to ses
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -210,17 +211,18 @@ async def create(tx: Tx, req: rq.CreateConversation, now: datetime) -> Conversat
 
 async def list_conversations(tx: Tx, req: rq.ListConversations) -> ConversationPage:
     """One keyset page, most recently updated first, ties by id (both descending)."""
+    columns = f"{CONVERSATION_COLUMNS}, {_OUTSIDE_KEY}"
     if req.tenant is None:
-        sql = f"SELECT {CONVERSATION_COLUMNS} FROM {{s}}.conversations c WHERE c.tenant = ''"
+        sql = f"SELECT {columns} FROM {{s}}.conversations c WHERE c.tenant = ''"
         params: list[object] = []
     else:
-        sql = f"SELECT {CONVERSATION_COLUMNS} FROM {{s}}.conversations c WHERE c.tenant = %s"
+        sql = f"SELECT {columns} FROM {{s}}.conversations c WHERE c.tenant = %s"
         params = [req.tenant]
     if req.user_identifier is not None:
         sql += " AND c.user_identifier = %s"
         params.append(req.user_identifier)
     if req.cursor is not None:
-        sql += " AND (c.updated_at, c.id) < (%s, %s)"
+        sql += " AND (c.updated_at, c.id) < (%s::timestamptz, %s)"
         params += _after(req.cursor)
     sql += " ORDER BY c.updated_at DESC, c.id DESC LIMIT %s"
     limit = min(req.limit, SQL_INT_MAX - 1)
@@ -231,10 +233,25 @@ async def list_conversations(tx: Tx, req: rq.ListConversations) -> ConversationP
     next_cursor = None
     if more:
         last = rows[-1]
-        next_cursor = encode_cursor(CURSOR_KIND, [_micros(last[6]), str(last[0])])
+        key = _micros(last[6]) if last[7] is None else last[7]
+        next_cursor = encode_cursor(CURSOR_KIND, [key, str(last[0])])
     return ConversationPage(
         conversations=[to_conversation(r) for r in rows], next_cursor=next_cursor
     )
+
+
+# The cursor key of an updated_at outside Python's range (which only another program
+# writes, read as the nearest time Python has: see .times): PostgreSQL's own text of it,
+# which it reads back as exactly that time; NULL otherwise.
+_OUTSIDE_KEY = (
+    "CASE WHEN NOT isfinite(c.updated_at) OR c.updated_at < '0001-01-01 00:00:00+00' "
+    "OR c.updated_at >= '10000-01-01 00:00:00+00' THEN c.updated_at::text END"
+)
+# That text as PostgreSQL writes it (DateStyle ISO, which psycopg needs anyway).
+_STORED_TEXT = re.compile(
+    r"(\d{4,6})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.\d{1,6})?[+-]\d\d(?::\d\d){0,2}( BC)?"
+)
+_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
 def _micros(moment: datetime) -> int:
@@ -249,16 +266,51 @@ def _after(cursor: str) -> list[object]:
     value = decode_cursor(CURSOR_KIND, cursor)
     if not (isinstance(value, list) and len(value) == 2):
         raise cursor_error()
-    micros, conversation_id = value
-    if isinstance(micros, bool) or not isinstance(micros, int):
-        raise cursor_error()
+    key, conversation_id = value
     if not isinstance(conversation_id, str) or parse_uuid(conversation_id) is None:
         raise cursor_error()
+    if isinstance(key, str):
+        return [_stored_text(key), parse_uuid(conversation_id)]
+    if isinstance(key, bool) or not isinstance(key, int):
+        raise cursor_error()
     try:
-        moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=micros)
+        moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=key)
     except OverflowError:
         raise cursor_error() from None
     return [moment, parse_uuid(conversation_id)]
+
+
+def _stored_text(key: str) -> str:
+    """A cursor's key for a time outside Python's range: checked to be a time PostgreSQL
+    reads (a date of the calendar from 4714-11-24 BC to 294276), never sent unchecked."""
+    if key in ("infinity", "-infinity"):
+        return key
+    found = _STORED_TEXT.fullmatch(key)
+    if found is None:
+        raise cursor_error()
+    year, month, day, hour, minute, second = (int(found[i]) for i in range(1, 7))
+    before_christ = found[7] is not None
+    if before_christ:
+        in_range = year < 4714 or (year == 4714 and (month, day) >= (11, 24))
+    else:
+        in_range = year <= 294276
+    if not (
+        year >= 1
+        and in_range
+        and 1 <= month <= 12
+        and 1 <= day <= _days_in(month, 1 - year if before_christ else year)
+        and hour < 24
+        and minute < 60
+        and second < 60
+    ):
+        raise cursor_error()
+    return key
+
+
+def _days_in(month: int, year: int) -> int:
+    """Days of ``month`` in the proleptic Gregorian ``year`` (0 is 1 BC, a leap year)."""
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    return 29 if month == 2 and leap else _DAYS[month - 1]
 
 
 async def list_sessions(tx: Tx, req: rq.ListSessions) -> list[SessionInfo]:

@@ -14,6 +14,8 @@ from memory_core import (
     TransportError,
 )
 
+from . import times
+
 _AUTH_STATES = ("28000", "28P01")  # invalid authorization, invalid password
 # libpq reports a login the server refused with no SQLSTATE: known by its (English) text
 _LOGIN_REFUSED = ("authentication failed", "no pg_hba.conf entry", "password must be")
@@ -53,6 +55,11 @@ def translate(exc: BaseException, *, write: bool, sent: bool) -> MemoryCoreError
             f"postgres: the connection failed ({type(exc).__name__})",
             retryable=True,
             maybe_applied=write and sent,
+        )
+    if times.outside(exc):  # only a write's returned row: a read tolerates it (see .times)
+        return StoreError(
+            f"postgres: a stored time is outside Python's datetime range ({exc}); another "
+            "program wrote it: correct it in the database"
         )
     if isinstance(exc, pg_errors.UndefinedTable | pg_errors.InvalidSchemaName):
         return ConfigurationError(

@@ -18,7 +18,7 @@ from memory_core.models import random_ids, trusted
 
 from . import conversations, entities
 from .codec import load_metadata, sql_int, store_content, store_metadata, words
-from .rows import MESSAGE_COLUMNS, to_conversation, to_message
+from .rows import MESSAGE_COLUMNS, read_messages, to_conversation, to_message
 from .tx import Tx
 
 FROM = "FROM {s}.messages m JOIN {s}.conversations c ON c.id = m.conversation_id"
@@ -180,7 +180,7 @@ async def get_conversation(tx: Tx, req: rq.GetConversation) -> Conversation:
     params.append(sql_int(req.limit))
     rows = await tx.rows(sql, params)
     rows.reverse()
-    return to_conversation(row, [to_message(r) for r in rows])
+    return to_conversation(row, read_messages(rows))
 
 
 async def delete_message(tx: Tx, req: rq.DeleteMessage) -> bool:

@@ -27,7 +27,7 @@ _LATERAL = (
     + " AS mentions"
 )
 _ONCE = ", ".join(
-    f"CASE WHEN row_number() OVER () = 1 THEN {column.strip()} END"
+    f"CASE WHEN row_number() OVER () = 1 THEN {column.strip()} END AS {column.strip()[2:]}"
     for column in CONVERSATION_COLUMNS.split(",")
 )
 _READ = (

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC
 from typing import Any
 from uuid import UUID
 
-from memory_core import Conversation, Entity, EntityRef, Message, MessageRole, SessionInfo
+from memory_core import Conversation, Entity, EntityRef, Message, MessageRole, SessionInfo, foreign
 from memory_core.models import trusted, trusted_many
 from memory_core.summary import preview
 
@@ -27,11 +27,68 @@ CONVERSATION_COLUMNS = (
 )
 
 _ROLES = {role.value: role for role in MessageRole}
+BACKEND = "postgres"
 
 
 def to_message(row: tuple[Any, ...], score: float | None = None) -> Message:
-    """A row of :data:`MESSAGE_COLUMNS`."""
+    """A row of :data:`MESSAGE_COLUMNS` (one memory-core wrote: see :func:`read_messages`
+    for rows of a read)."""
     return trusted(Message, _message_fields(row, score))
+
+
+def read_messages(
+    rows: Sequence[tuple[Any, ...]], scores: Sequence[float | None] | None = None
+) -> list[Message]:
+    """Rows of :data:`MESSAGE_COLUMNS` (with their ``scores``) as messages. A row another
+    program wrote with a value the model cannot hold is read by :func:`checked_fields`:
+    left out, or with the value replaced, and a warning."""
+    given = scores if scores is not None else [None] * len(rows)
+    try:
+        return [to_message(row, score) for row, score in zip(rows, given, strict=True)]
+    except (KeyError, ValueError):  # an unknown role; metadata or exact bytes unreadable
+        fields = (checked_fields(row, score) for row, score in zip(rows, given, strict=True))
+        return [trusted(Message, found) for found in fields if found is not None]
+
+
+def checked_fields(row: tuple[Any, ...], score: float | None) -> dict[str, Any] | None:
+    """:func:`_message_fields` for a row that may be another program's: ``None`` for a role
+    memory-core does not have (left out); metadata that is not a JSON object read as ``{}``;
+    exact bytes that are not UTF-8 read from the text column. Each with a warning."""
+    mid = row[0]
+    if row[2] not in _ROLES:
+        why = f"has the role {str(row[2])[:40]!r}, which is none of memory-core's"
+        foreign.left_out(BACKEND, "message", mid, why)
+        return None
+    values = list(row)
+    values[5] = metadata_text(row[5], "message", mid)
+    if row[4] is not None and not _decodes(row[4]):
+        foreign.not_utf8(BACKEND, "message", mid, "content_exact", row[3])
+        values[4] = None
+    return _message_fields(tuple(values), score)
+
+
+def metadata_text(text: str, kind: str, record: Any) -> str:
+    """Stored metadata text as read: ``"{}"`` (with a warning) unless a JSON object."""
+    try:
+        load_metadata(text)
+    except ValueError:
+        foreign.not_an_object(BACKEND, kind, record, text)
+        return "{}"
+    return text
+
+
+def _decodes(exact: bytes) -> bool:
+    try:
+        load_content("", exact)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def safe_content(text: str, exact: bytes | None) -> str:
+    """The content as :func:`~.codec.load_content` reads it, or the text column when the
+    exact bytes do not decode (for scoring: the row's warning comes when it is read)."""
+    return text if exact is None or not _decodes(exact) else load_content(text, exact)
 
 
 def newest(
@@ -39,7 +96,20 @@ def newest(
 ) -> list[Message]:
     """The messages of a newest-N read: rows holding ``seq`` then :data:`MESSAGE_COLUMNS`
     from ``start`` on (NULL ``seq``: no message), their conversation given. What
-    :func:`_message_fields` does, inlined in one pass: it runs a hundred times a read."""
+    :func:`_message_fields` does, inlined in one pass: it runs a hundred times a read
+    (a value another program wrote: :func:`read_messages` instead)."""
+    rows = list(rows)
+    try:
+        return _newest(rows, start, conversation_id, session_id)
+    except (KeyError, ValueError):
+        found = [row[start + 1 :] for row in rows if row[start] is not None]
+        full = [(r[0], conversation_id, *r[2:9], session_id, *r[10:]) for r in found]
+        return read_messages(full)
+
+
+def _newest(
+    rows: list[tuple[Any, ...]], start: int, conversation_id: UUID, session_id: str
+) -> list[Message]:
     roles = _ROLES
     return trusted_many(
         Message,
@@ -121,7 +191,7 @@ def to_conversation(row: tuple[Any, ...], messages: list[Message] | None = None)
             "messages": messages or [],
             "created_at": utc(row[5]),
             "updated_at": utc(row[6]),
-            "metadata": load_metadata(row[3]),
+            "metadata": load_metadata(metadata_text(row[3], "conversation", row[0])),
             "user_identifier": row[4],
         },
     )
@@ -129,8 +199,8 @@ def to_conversation(row: tuple[Any, ...], messages: list[Message] | None = None)
 
 def to_session(row: tuple[Any, ...]) -> SessionInfo:
     """:data:`CONVERSATION_COLUMNS` plus count and the first/last content (text, exact)."""
-    first = None if row[8] is None else load_content(row[8], row[9])
-    last = None if row[10] is None else load_content(row[10], row[11])
+    first = None if row[8] is None else safe_content(row[8], row[9])
+    last = None if row[10] is None else safe_content(row[10], row[11])
     conversation_id: UUID = row[0]
     return SessionInfo(
         session_id=row[1],

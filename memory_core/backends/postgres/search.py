@@ -32,9 +32,9 @@ from memory_core.scoring import candidate_pool, query_terms, text_score
 
 from . import conversations
 from . import vector as vector_module
-from .codec import load_content, load_metadata, sql_int, tsquery
+from .codec import load_metadata, sql_int, tsquery
 from .messages import FROM
-from .rows import MESSAGE_COLUMNS, to_message
+from .rows import MESSAGE_COLUMNS, read_messages, safe_content
 from .tx import Tx
 
 
@@ -55,7 +55,7 @@ async def search(tx: Tx, req: rq.SearchMessages) -> list[Message]:
             [tsquery(terms), *params, tsquery(terms), sql_int(pool)],
         )
         for position, row in enumerate(rows):
-            score = text_score(terms, load_content(row[3], row[4]))
+            score = text_score(terms, safe_content(row[3], row[4]))
             if score > 0.0 and _kept(row, req):
                 scored[row[10]] = (score, row)
                 order[row[10]] = position
@@ -64,11 +64,18 @@ async def search(tx: Tx, req: rq.SearchMessages) -> list[Message]:
     ranked = sorted(scored.items(), key=lambda hit: (-hit[1][0], order.get(hit[0], 0), hit[0]))
     if req.threshold is not None:
         ranked = [hit for hit in ranked if hit[1][0] >= req.threshold]
-    return [to_message(row, score) for _, (score, row) in ranked[: req.limit]]
+    kept = ranked[: req.limit]
+    return read_messages([row for _, (_, row) in kept], [score for _, (score, _) in kept])
 
 
 def _kept(row: tuple[Any, ...], req: rq.SearchMessages) -> bool:
-    return not req.metadata_filters or matches(load_metadata(row[5]), req.metadata_filters)
+    if not req.metadata_filters:
+        return True
+    try:
+        metadata = load_metadata(row[5])
+    except ValueError:  # another program's (see rows.checked_fields): matches nothing
+        return False
+    return matches(metadata, req.metadata_filters)
 
 
 async def _scope(tx: Tx, req: rq.SearchMessages) -> tuple[str, list[object]] | None:

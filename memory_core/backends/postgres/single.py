@@ -39,7 +39,7 @@ from memory_core.models import random_ids, trusted, trusted_many
 from . import conversations
 from .codec import load_metadata, store_content, store_metadata, utc, words
 from .messages import FROM
-from .rows import MESSAGE_COLUMNS, to_message
+from .rows import MESSAGE_COLUMNS, read_messages, to_message
 from .tx import Tx
 
 # The conversation row advanced (locked until the statement commits): by id, or by the
@@ -376,4 +376,4 @@ async def _replayed(tx: Tx, exc: pg_errors.UniqueViolation, ids: list[UUID]) -> 
     rows = await tx.rows(
         f"SELECT {MESSAGE_COLUMNS} {FROM} WHERE m.id = ANY(%s) ORDER BY m.seq", (ids,)
     )
-    return [to_message(row) for row in rows]
+    return read_messages(rows)

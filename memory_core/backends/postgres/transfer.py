@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+from memory_core import Message
+from memory_core.models import trusted
 from memory_core.transfer import ImportState, TransferReport
 from memory_core.transfer import records as rec
 from memory_core.transfer.records import Record
@@ -20,9 +22,9 @@ from .rows import (
     CONVERSATION_COLUMNS,
     ENTITY_COLUMNS,
     MESSAGE_COLUMNS,
+    checked_fields,
     to_conversation,
     to_entity,
-    to_message,
 )
 from .transfer_import import Importer
 from .tx import Tx
@@ -87,7 +89,7 @@ class PostgresTransfer:
         for tenant in await self._tenants(users):
             async for record in self._entities(tenant, session_prefix, only):
                 yield record
-            async for record in self._conversations(tenant, session_prefix, only):
+            async for record in self._conversations(tenant, session_prefix, only, report):
                 yield record
 
     async def _tenants(self, users: list[str] | None) -> list[str]:
@@ -134,7 +136,7 @@ class PostgresTransfer:
             after = rows[-1][0]
 
     async def _conversations(
-        self, tenant: str, prefix: str | None, users: list[str] | None
+        self, tenant: str, prefix: str | None, users: list[str] | None, report: TransferReport
     ) -> AsyncIterator[Record]:
         narrowed, scope = _scope(prefix, users)
         sql = (
@@ -149,16 +151,24 @@ class PostgresTransfer:
             after = rows[-1][1] if len(rows) == PAGE else None
             for row in rows:
                 yield rec.conversation(to_conversation(row), row[7], False)
-                async for record in self._messages(row[0]):
+                async for record in self._messages(row[0], report):
                     yield record
 
-    async def _messages(self, conversation_id: Any) -> AsyncIterator[Record]:
+    async def _messages(
+        self, conversation_id: Any, report: TransferReport
+    ) -> AsyncIterator[Record]:
         after = -(2**63)
         archive_id = str(conversation_id)
         while True:
             rows = await self._read(_MESSAGE_PAGE, [conversation_id, after, PAGE])
             for row in rows:
-                message = to_message(row)
+                fields = checked_fields(row, None)
+                if fields is None:  # another program's, unreadable: see the warning
+                    report.unreadable.append(
+                        f"message {str(row[0])!r}: another program's, unreadable"
+                    )
+                    continue
+                message = trusted(Message, fields)
                 yield rec.message(message, archive_id, row[12])
                 for entity_id, position in row[13] or ():
                     yield rec.mention(str(message.id), entity_id, position)

@@ -191,19 +191,27 @@ class ConversationsSuite(SuiteBase):
         "list_conversations puts the most recently written conversation first",
     )
     async def test_conversations_list_newest_updated_first(self, harness: Harness) -> None:
+        # A fresh user's listing (see keyset_paging): on a shared store another writer's
+        # conversations may be newer than these, even dated in the future.
+        backend = await harness.tenant_backend() if harness.caps.multi_tenant else harness.backend
+        user = harness.new_user()
+        scoped = user if backend.capabilities.user_scoped_calls else None
         handles = []
         for n in range(3):
-            handle = await harness.new_session()
-            await harness.backend.add_message(handle, "user", f"conversation {n}")
+            handle = await harness.new_session(backend=backend, user=user, create=True)
+            await backend.add_message(handle, "user", f"conversation {n}", user_identifier=scoped)
             handles.append(handle)
             await anyio.sleep(0.01)
-        await harness.backend.add_message(handles[0], "user", "touch the oldest")
-        ids = [(await harness.backend.get_conversation(h, limit=1)).id for h in handles]
-        listed = await harness.backend.list_conversations(limit=3)
+        await backend.add_message(handles[0], "user", "touch the oldest", user_identifier=scoped)
+        ids = [
+            (await backend.get_conversation(h, limit=1, user_identifier=scoped)).id for h in handles
+        ]
+        listed = await backend.list_conversations(limit=3, user_identifier=user)
         assert [c.id for c in listed] == [ids[0], ids[2], ids[1]]
         await anyio.sleep(0.01)
-        await harness.fill(handles[1], 2)  # a bulk write touches its conversation too
-        listed = await harness.backend.list_conversations(limit=3)
+        # a bulk write touches its conversation too
+        await harness.fill(handles[1], 2, backend=backend, user=scoped)
+        listed = await backend.list_conversations(limit=3, user_identifier=user)
         assert [c.id for c in listed] == [ids[1], ids[0], ids[2]], "a bulk write did not touch"
         assert all(not c.messages for c in listed), "listings must not carry messages"
 
