@@ -329,7 +329,7 @@ class BoltStore(Store):
     async def list_sessions(self, req: rq.ListSessions) -> list[SessionInfo]:
         found = await self._conn.run_read(
             cypher.list_sessions(req.order_by, req.order_dir),
-            tenant=req.tenant,
+            user=req.user_identifier,
             prefix=req.prefix,
             offset=req.offset,
             limit=req.limit,

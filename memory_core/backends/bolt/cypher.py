@@ -467,10 +467,11 @@ LIST_UNDATED = {user: _undated(user) for user in (False, True)}
 
 # One row per session: where several conversations share a session id (written by
 # another library, or other tenants seen by a single-tenant backend) ours wins, then the
-# newest. ``{order}`` is filled from a fixed table of (column, direction) constants.
+# newest. ``$user``: the tenant of a multi-tenant store, else the caller's filter (None:
+# every session). ``{order}`` is filled from a fixed table of (column, direction) constants.
 LIST_SESSIONS_TEMPLATE = f"""
 MATCH (c:Conversation)
-WHERE ($tenant IS NULL OR c.user_identifier = $tenant)
+WHERE ($user IS NULL OR c.user_identifier = $user)
   AND ($prefix IS NULL OR c.session_id STARTS WITH $prefix)
 WITH c ORDER BY c.session_id, (c.next_seq IS NOT NULL) DESC, c.created_at DESC
 WITH c.session_id AS session_id, head(collect(c)) AS c

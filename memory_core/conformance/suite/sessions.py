@@ -48,6 +48,20 @@ class SessionsSuite(SuiteBase):
         )
 
     @scenario(
+        "sessions.user_filter",
+        "list_sessions(user_identifier=U) lists only the sessions written for U",
+        requires="list_sessions",
+    )
+    async def test_sessions_user_filter(self, harness: Harness) -> None:
+        ana, bob = harness.new_user(), harness.new_user()
+        mine = [await harness.new_session(user=ana, create=True) for _ in range(2)]
+        await harness.new_session(user=bob, create=True)
+        await harness.new_session(create=True)  # no user
+        rows = await harness.backend.list_sessions(user_identifier=ana)
+        assert sorted(r.session_id for r in rows) == sorted(mine), "other users' sessions listed"
+        assert {r.user_identifier for r in rows} == {ana}
+
+    @scenario(
         "sessions.prefix",
         "prefix= lists only sessions whose id starts with it, literally and case-sensitively "
         "(% _ * ? [ are plain characters)",

@@ -101,6 +101,22 @@ async def test_a_message_whose_content_is_not_text_has_no_preview_in_list_sessio
     assert rows[other].last_message_preview == "untouched"
 
 
+async def test_a_first_message_whose_content_is_not_text_has_no_preview_and_is_counted(
+    bolt: BoltBackend, graph: Graph, unique: Unique
+) -> None:
+    """The same for the first message (the other writer's is an hour older than ours),
+    and in a listing filtered to the session (on a shared store: only its own rows)."""
+    session = unique("s")
+    ours = await bolt.add_message(session, "user", "last")
+    add_list_message(graph, ours.conversation_id, ["a", "b"], later="-PT1H")
+    [row] = await bolt.list_sessions(prefix=session)
+    assert (row.message_count, row.first_message_preview, row.last_message_preview) == (
+        2,
+        None,
+        "last",
+    )
+
+
 async def test_a_filtered_text_search_asks_the_index_for_more(
     bolt: BoltBackend, unique: Unique
 ) -> None:
