@@ -39,6 +39,10 @@ __all__ = [
 
 Auth = tuple[str, str] | None
 
+PRIVATE = "needs a Neo4j of its own"
+"""How every skip of a test that cannot run on a server the user runs begins (the tests
+are marked ``neo4j_private``: scripts/test runs them on the Neo4j it starts)."""
+
 
 @dataclass
 class Neo4jHandle:
@@ -63,6 +67,18 @@ class Neo4jHandle:
     @property
     def can_restart(self) -> bool:
         return self._server is not None
+
+    def require_wipeable(self, why: str) -> None:
+        """Skip the calling test, saying ``why`` it must empty the database, unless it may:
+        never on a server the user runs (``NEO4J_URI`` without ``NEO4J_THROWAWAY=1``)."""
+        if not self.wipeable:
+            pytest.skip(f"{PRIVATE}: {why}; NEO4J_URI names a server the tests never empty")
+
+    def require_own(self, why: str) -> None:
+        """Skip the calling test, saying ``why`` it needs the server this test session
+        started (to restart it, or to check its configuration), on any other."""
+        if self.external:
+            pytest.skip(f"{PRIVATE}: {why}; NEO4J_URI names a server this session did not start")
 
     def restart(self) -> None:
         """Stop and start the server (same port, same data).
@@ -139,6 +155,8 @@ def neo4j_wipe(uri: str, auth: Auth, database: str | None = None) -> None:
 
 @pytest.fixture
 def neo4j_clean(neo4j_server: Neo4jHandle) -> Neo4jHandle:
-    """The session server, emptied of all nodes before the test."""
+    """The session server, emptied of all nodes before the test; on a server the tests may
+    not empty (``NEO4J_URI``, not a throwaway) the test skips, saying so."""
+    neo4j_server.require_wipeable("it starts from an empty database")
     neo4j_wipe(neo4j_server.uri, neo4j_server.auth)
     return neo4j_server

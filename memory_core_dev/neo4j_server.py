@@ -294,7 +294,9 @@ def _stop_all_at_exit() -> None:
 
 
 class Neo4jServer:
-    """One Neo4j DBMS in a child JVM, on 127.0.0.1 with Bolt only and no auth.
+    """One Neo4j DBMS in a child JVM, on 127.0.0.1 with Bolt only; no auth unless a
+    ``password`` is given (then the user ``neo4j`` has it: the server a user already runs,
+    as the external-Neo4j test job needs one).
 
     ``start()`` picks a free port and a temporary home directory the first
     time; ``restart()`` (and any later ``start()``) reuses both, so the data
@@ -311,6 +313,7 @@ class Neo4jServer:
         deps_dir: Path | None = None,
         heap: str | None = None,
         pagecache: str | None = None,
+        password: str | None = None,
     ) -> None:
         self._home: Path | None = Path(home).resolve() if home is not None else None
         self._owns_home = False
@@ -321,6 +324,7 @@ class Neo4jServer:
         self._heap = heap or os.environ.get(ENV_HEAP) or DEFAULT_HEAP
         #: Neo4j's page cache (``"64m"``, ``"2g"``); ``None``: the launcher's 64 MiB.
         self._pagecache = pagecache
+        self._password = password
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
         #: Wall-clock seconds the last successful ``start()`` took.
@@ -337,8 +341,9 @@ class Neo4jServer:
         return f"bolt://{HOST}:{self._port}"
 
     @property
-    def auth(self) -> None:
-        return None  # auth is disabled
+    def auth(self) -> tuple[str, str] | None:
+        """What the driver logs in with: None when auth is off (no ``password``)."""
+        return None if self._password is None else ("neo4j", self._password)
 
     @property
     def port(self) -> int | None:
@@ -429,6 +434,7 @@ class Neo4jServer:
             # then stops the JVM in order; if Python dies instead, the JVM sees
             # EOF on stdin and shuts itself down.
             start_new_session=True,
+            env=self._launcher_env(),
         )
         with _LIVE_LOCK:
             _LIVE.add(self)
@@ -437,6 +443,12 @@ class Neo4jServer:
         except BaseException:
             self._kill()
             raise
+
+    def _launcher_env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k != "NEO4J_TEST_PASSWORD"}
+        if self._password is not None:
+            env["NEO4J_TEST_PASSWORD"] = self._password
+        return env
 
     def _wait_ready(self, log_path: Path, offset: int) -> None:
         deadline = time.monotonic() + self.start_timeout
@@ -470,7 +482,7 @@ class Neo4jServer:
 
         try:
             with GraphDatabase.driver(
-                self.uri, auth=None, connection_timeout=timeout, max_connection_pool_size=1
+                self.uri, auth=self.auth, connection_timeout=timeout, max_connection_pool_size=1
             ) as driver:
                 records, _, _ = driver.execute_query("RETURN 1 AS one")
                 return bool(records[0]["one"] == 1)

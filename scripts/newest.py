@@ -79,17 +79,24 @@ def _venv(path: Path) -> Path:
 
 
 def read_failures(steps_file: Path, tests_file: Path) -> list[Failure]:
-    """The failed steps scripts/test recorded; a failed pytest step becomes its failed
-    tests (collection errors included), each re-run alone."""
+    """The failed steps scripts/test recorded; the failed pytest steps become their failed
+    tests (collection errors included), each re-run alone, once."""
     failures = []
-    tests = _lines(tests_file)
+    tests = list(dict.fromkeys(_lines(tests_file)))
+    expanded = False
     for line in _lines(steps_file):
         name, _, command = line.partition("\t")
         if name.startswith(PYTEST_STEP) and tests:
-            pytest = ["python", "-m", "pytest", "-p", "no:cacheprovider", "-q"]
-            failures += [Failure(test, [*pytest, test]) for test in dict.fromkeys(tests)]
-        else:
-            failures.append(Failure(name, shlex.split(command)))
+            # every pytest step's failed tests are in the one list: re-run each once
+            if not expanded:
+                pytest = ["python", "-m", "pytest", "-p", "no:cacheprovider", "-q"]
+                failures += [Failure(test, [*pytest, test]) for test in tests]
+                expanded = True
+            continue
+        words = shlex.split(command)
+        if words[:1] == ["pytest_part"]:  # scripts/test's wrapper: the command it runs
+            words = words[1:]
+        failures.append(Failure(name, words))
     return failures
 
 

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 import pytest
 
 from memory_core_dev.nams_server import nams_bolt_server, nams_server
-from memory_core_dev.neo4j_fixtures import neo4j_clean, neo4j_server
+from memory_core_dev.neo4j_fixtures import PRIVATE, neo4j_clean, neo4j_server
 from memory_core_dev.pgbouncer_server import pgbouncer_server
 from memory_core_dev.postgres_server import pgvector_server, postgres_server
 
@@ -39,6 +39,18 @@ __all__ = [
 
 # The conformance suite's pytest plugin is opt-in: one line, as a backend author writes it.
 pytest_plugins = ["memory_core.conformance.plugin"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that uses the run's Neo4j (directly or through another fixture, such as
+    the NAMS server over Bolt) is marked ``neo4j``: ``-m neo4j`` selects them all; one that
+    empties it first (``neo4j_clean``) is marked ``neo4j_private`` too (see pyproject)."""
+    for item in items:
+        fixtures = getattr(item, "fixturenames", ())
+        if "neo4j_server" in fixtures:
+            item.add_marker(pytest.mark.neo4j)
+        if "neo4j_clean" in fixtures:
+            item.add_marker(pytest.mark.neo4j_private)
 
 
 @pytest.fixture
@@ -75,3 +87,18 @@ def _record_failure(report: pytest.TestReport | pytest.CollectReport) -> None:
     if path and report.failed and "PYTEST_XDIST_WORKER" not in os.environ:
         with open(path, "a", encoding="utf-8") as failed:
             failed.write(f"{report.nodeid}\n")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Name every test skipped for want of a Neo4j of its own (on ``NEO4J_URI``), with
+    its reason: the skip itself is reported where it is raised, which is not the test."""
+    private = [
+        (report.nodeid, report.longrepr[2])
+        for report in terminalreporter.stats.get("skipped", [])
+        if isinstance(report.longrepr, tuple)
+        and str(report.longrepr[2]).startswith(f"Skipped: {PRIVATE}")
+    ]
+    if private:
+        terminalreporter.section(f"skipped here: {len(private)} tests need a Neo4j of their own")
+        for nodeid, reason in sorted(private):
+            terminalreporter.line(f"{nodeid}: {str(reason).removeprefix('Skipped: ')}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -150,3 +151,42 @@ async def test_explicit_mentions_need_explicit_mode() -> None:
     with pytest.raises(InvalidRequestError) as info:
         await backend.add_message("s", "user", "x", explicit_mentions=["Acme"])
     assert info.value.argument == "explicit_mentions"
+
+
+async def test_a_dropped_argument_warns_once_per_backend_object_and_method() -> None:
+    first, second = RecordingBackend(), RecordingBackend()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        await first.add_message("s", "user", "a", metadata={"k": 1})
+        await first.add_message("s", "user", "b", metadata={"other": "value"})  # same method
+        await first.add_messages_batch(  # same argument, another method
+            "s", [{"role": "user", "content": "c", "metadata": {"k": 3}}]
+        )
+        await first.add_messages_batch(
+            "s", [{"role": "user", "content": "d", "metadata": {"k": 4}}]
+        )
+        await second.add_message("s", "user", "e", metadata={"k": 5})  # another object
+    said = [str(w.message) for w in caught if w.category is CapabilityWarning]
+    assert [text.split(":")[0] for text in said] == [
+        "recording.add_message",
+        "recording.add_messages_batch",
+        "recording.add_message",
+    ]
+    assert all("'metadata'" in text for text in said)
+
+
+async def test_a_failure_after_two_chunks_says_both_were_written() -> None:
+    backend = RecordingBackend()  # chunks of at most 100
+    real = backend.store.add_messages
+
+    async def third_chunk_fails(req: Any) -> Any:
+        if len(hook_names(backend)) == 2:
+            raise TransportError("connection reset")
+        return await real(req)
+
+    backend.store.add_messages = third_chunk_fails
+    items = [{"role": "user", "content": str(i)} for i in range(250)]
+    with pytest.raises(TransportError) as raised:
+        await backend.add_messages_batch("s", items)
+    assert hook_names(backend) == ["add_messages", "add_messages"]
+    assert raised.value.written == 200  # every message stored before it, not the last chunk

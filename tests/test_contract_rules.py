@@ -124,3 +124,21 @@ def test_public_warnings_and_errors_live_in_errors_module() -> None:
     assert errors_module.CapabilityWarning is CapabilityWarning
     assert backend_module.SessionRequiredError is errors_module.SessionRequiredError
     assert issubclass(errors_module.SessionRequiredError, NotSupportedError)
+
+
+async def test_an_unscoped_user_identifier_warns_once_for_each_method_it_is_dropped_from() -> None:
+    backend = RecordingBackend()  # user_scoped_calls is False
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            await backend.add_message("s", "user", "a", user_identifier="alice")
+            await backend.get_conversation("s", user_identifier="bob")
+            await backend.search_messages("a", session_id="s", user_identifier="carol")
+    said = [str(w.message) for w in caught if w.category is CapabilityWarning]
+    assert [text.split(":")[0] for text in said] == [
+        "recording.add_message",
+        "recording.get_conversation",
+        "recording.search_messages",
+    ]
+    assert all("'user_identifier'" in text for text in said)
+    assert all(w.filename == __file__ for w in caught)

@@ -156,3 +156,14 @@ def test_cli_as_a_subprocess(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "idle" in json.loads(result.stdout)["session_ids"]
+
+
+async def test_a_conversation_created_before_the_cutoff_and_written_after_it_is_kept() -> None:
+    async with EmbeddedBackend("memory://") as memory:
+        await memory.add_message("busy", "user", "long ago")
+        await memory.add_message("idle", "user", "long ago too")
+        cutoff = datetime.now(UTC)
+        await memory.add_message("busy", "user", "just now")  # created before, active after
+        report = await memory.expire_conversations(cutoff)
+        assert report.session_ids == ["idle"]
+        assert await _sessions(memory) == ["busy"]

@@ -12,7 +12,10 @@
  * Behaviour:
  *   - starts a DBMS whose home (data/, logs/) is DIR; data persists across
  *     runs with the same DIR;
- *   - Bolt only, on 127.0.0.1:P, no TLS, no auth; HTTP/HTTPS off;
+ *   - Bolt only, on 127.0.0.1:P, no TLS; HTTP/HTTPS off; no auth, unless the
+ *     environment variable NEO4J_TEST_PASSWORD is set: then auth is on and the user
+ *     neo4j has that password (set at start-up, never printed; an environment
+ *     variable, not an argument, so that it stays out of process listings);
  *   - prints "NEO4J_CONFIG <setting>=<value>" lines with the effective values
  *     of the safety-relevant settings, then exactly one line
  *     "NEO4J_READY bolt://127.0.0.1:P" once the default database is available;
@@ -109,7 +112,8 @@ public final class Launcher {
         PrintStream out = System.out;
         Runtime.getRuntime().addShutdownHook(new Thread(Launcher::stopOnce, "neo4j-test-server-shutdown"));
 
-        Map<Setting<?>, Object> cfg = settings(port, pageCacheMib);
+        String password = System.getenv("NEO4J_TEST_PASSWORD");
+        Map<Setting<?>, Object> cfg = settings(port, pageCacheMib, password != null);
         DatabaseManagementService service;
         try {
             service = new DatabaseManagementServiceBuilder(home).setConfig(cfg).build();
@@ -141,6 +145,13 @@ public final class Launcher {
             }
         }
 
+        if (password != null) {
+            // The initial user's password; an embedded DBMS runs this with full rights.
+            service.database(GraphDatabaseSettings.SYSTEM_DATABASE_NAME).executeTransactionally(
+                    "ALTER USER neo4j SET PASSWORD $password CHANGE NOT REQUIRED",
+                    Map.of("password", password));
+        }
+
         // Report the effective values, so that a reader of the log (or a
         // test) can confirm that the safety settings took effect.
         Config effective = ((GraphDatabaseAPI) db).getDependencyResolver().resolveDependency(Config.class);
@@ -155,7 +166,7 @@ public final class Launcher {
         System.exit(0);
     }
 
-    private static Map<Setting<?>, Object> settings(int port, long pageCacheMib) {
+    private static Map<Setting<?>, Object> settings(int port, long pageCacheMib, boolean auth) {
         SocketAddress bolt = new SocketAddress(HOST, port);
         Map<Setting<?>, Object> cfg = new LinkedHashMap<>();
 
@@ -170,7 +181,7 @@ public final class Launcher {
         cfg.put(HttpsConnector.enabled, false);
         cfg.put(GraphDatabaseSettings.routing_enabled, false);
         cfg.put(GraphDatabaseSettings.routing_listen_address, new SocketAddress(HOST, 0));
-        cfg.put(GraphDatabaseSettings.auth_enabled, false);
+        cfg.put(GraphDatabaseSettings.auth_enabled, auth);
 
         // --- nothing may phone home (see the audit in the header) ---
         cfg.put(GraphDatabaseSettings.udc_enabled, false);

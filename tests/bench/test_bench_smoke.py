@@ -22,9 +22,11 @@ pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
 SUBJECT_STATS = {"min", "median", "max"}
 
 
+@pytest.mark.neo4j_private
 async def test_smoke_run_writes_json_and_markdown_with_expected_keys(
     neo4j_server: Neo4jHandle, postgres_server: PostgresHandle, tmp_path: Path
 ) -> None:
+    neo4j_server.require_wipeable("it compares the whole database's schema before and after")
     databases = _databases(postgres_server.url)
     schema = await _peer_schema(neo4j_server.uri)
     result = await run(

@@ -24,6 +24,7 @@ from neo4j import GraphDatabase
 
 from memory_core import EntityRef, open_backend
 from memory_core.conformance import ConformanceSuite
+from memory_core.conformance.harness import PREFIX
 from memory_core_dev.foreign_data import add_bolt_adversarial, remove_bolt
 from memory_core_dev.neo4j_fixtures import Neo4jHandle
 
@@ -112,15 +113,30 @@ def seeded(neo4j_server: Neo4jHandle) -> Iterator[dict[str, str]]:
 
 @pytest.fixture(scope="class")
 def left_as_found(neo4j_server: Neo4jHandle, seeded: dict[str, str]) -> Iterator[None]:
-    """Counts and the real data before the class's scenarios; the same after them."""
+    """Counts and the real data before the class's scenarios; the same after them. On a
+    server others write to meanwhile (``NEO4J_URI``) the counts of the whole database
+    move with their writes: there nothing named by the suite may be left instead."""
     before, real = _counts(neo4j_server), _real(neo4j_server, seeded)
     assert [row["content"] for row in real] == [text for _, text in EXISTING] + ["Real Place"]
     assert {row["label"] for row in before["labels"]} >= {"User", "Entity", "Message"}
     yield
     assert _real(neo4j_server, seeded) == real, "the suite changed the real data"
+    assert _left_by_the_suite(neo4j_server) == [], "the suite left nodes behind"
+    if neo4j_server.external and not neo4j_server.wipeable:
+        return
     after = _counts(neo4j_server)
     assert after["labels"] == before["labels"], "the suite changed node counts by label"
     assert after["types"] == before["types"], "the suite changed relationship counts by type"
+
+
+def _left_by_the_suite(server: Neo4jHandle) -> list[dict[str, Any]]:
+    """Nodes holding a name the suite makes (``cf-<kind>-<uuid>``), or linked to one."""
+    return _query(
+        server,
+        "MATCH (n) WHERE any(k IN keys(n) WHERE n[k] IS :: STRING AND n[k] STARTS WITH $prefix) "
+        "RETURN labels(n) AS labels, n.id AS id LIMIT 20",
+        prefix=f"{PREFIX}-",
+    )
 
 
 @pytest.mark.usefixtures("left_as_found")

@@ -125,6 +125,20 @@ def test_a_failed_pytest_step_is_re_run_test_by_test_and_other_steps_as_recorded
     assert failures[2].command[:3] == ["python", "-m", "pytest"]
 
 
+def test_two_failed_pytest_steps_re_run_each_failed_test_once(
+    newest: ModuleType, tmp_path: Path
+) -> None:
+    steps, tests = tmp_path / "steps.tsv", tmp_path / "tests.txt"
+    steps.write_text(
+        "pytest: all but the shared Neo4j\tpython -m pytest -m a \n"
+        "ruff\truff check . \n"
+        "pytest: the shared Neo4j\tpython scripts/external_neo4j.py -m b \n"
+    )
+    tests.write_text("tests/a.py::test_one\ntests/b.py::test_two\n")
+    failures = newest.read_failures(steps, tests)
+    assert [f.what for f in failures] == ["tests/a.py::test_one", "tests/b.py::test_two", "ruff"]
+
+
 def test_a_pytest_step_without_recorded_tests_is_re_run_whole(
     newest: ModuleType, tmp_path: Path
 ) -> None:

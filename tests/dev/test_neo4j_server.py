@@ -36,9 +36,9 @@ def test_write_then_read_node(neo4j_server: Neo4jHandle) -> None:
             driver.execute_query(f"MATCH (x:`{label}`) DETACH DELETE x")
 
 
+@pytest.mark.neo4j_private
 def test_own_server_has_usage_reporting_off(neo4j_server: Neo4jHandle) -> None:
-    if neo4j_server.external:
-        pytest.skip("external server (NEO4J_URI): its configuration is not ours to check")
+    neo4j_server.require_own("it reads the configuration of the server it started")
     with GraphDatabase.driver(neo4j_server.uri, auth=neo4j_server.auth) as driver:
         records, _, _ = driver.execute_query(
             "SHOW SETTINGS YIELD name, value "
@@ -54,9 +54,9 @@ def test_own_server_has_usage_reporting_off(neo4j_server: Neo4jHandle) -> None:
     assert settings["server.bolt.listen_address"].startswith("127.0.0.1:")
 
 
+@pytest.mark.neo4j_private
 def test_wipe_deletes_nodes_but_keeps_indexes(neo4j_server: Neo4jHandle) -> None:
-    if neo4j_server.external:
-        pytest.skip("external server (NEO4J_URI): not wiping a server the suite did not start")
+    neo4j_server.require_own("it empties the database")
     label = _label()
     index = "idx_" + label
     with GraphDatabase.driver(neo4j_server.uri, auth=neo4j_server.auth) as driver:

@@ -346,9 +346,12 @@ def test_llamaindex_chat_store(sync_store: SyncStore) -> None:
 
     from memory_core.integrations.llamaindex import MemoryChatStore
 
-    store = MemoryChatStore(memory=sync_store.memory)
-    key = sync_store.session("li")
     caps = sync_store.memory.capabilities
+    # a user of its own where get_keys lists sessions: on a store others write to (a
+    # shared Neo4j) the listing of everyone's sessions moves under offset paging
+    user = f"li-{sync_store.tag}" if caps.list_sessions else None
+    store = MemoryChatStore(memory=sync_store.memory, user_identifier=user)
+    key = sync_store.session("li")
     sent = [
         ChatMessage(role=MessageRole.USER, content="first"),
         ChatMessage(role=MessageRole.ASSISTANT, content="second", additional_kwargs={"k": 1}),
@@ -370,7 +373,7 @@ def test_llamaindex_chat_store(sync_store: SyncStore) -> None:
             store.delete_last_message(key)
         assert len(store.get_messages(key)) == 4
     if caps.list_sessions:
-        assert key in store.get_keys()
+        assert store.get_keys() == [key]
     else:
         with pytest.raises(NotSupportedError):
             store.get_keys()
@@ -583,3 +586,24 @@ async def test_a_warning_inside_an_openai_agents_run_points_at_the_applications_
         clamped = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
         await session.get_items(limit=5000)  # above the NAMS read cap of 200
     assert _lines(seen) == [(__file__, line), (__file__, clamped)], [str(w.message) for w in seen]
+
+
+@pytest.mark.parametrize(
+    "sync_store", [pytest.param("nams", marks=pytest.mark.nams)], indirect=True
+)
+def test_langchain_lossy_writes_warn_once_per_history_object(sync_store: SyncStore) -> None:
+    """One CapabilityWarning per integration object, not per backend object: two
+    histories on one NAMS backend (no message metadata) say it once each."""
+    pytest.importorskip("langchain_core", reason="extra 'langchain' not installed")
+    from memory_core.integrations.langchain import MemoryChatMessageHistory
+
+    first = MemoryChatMessageHistory(sync_store.memory, sync_store.session("lc-1"))
+    second = MemoryChatMessageHistory(sync_store.memory, sync_store.session("lc-2"))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        first.add_messages(_langchain_messages())
+        first.add_messages(_langchain_messages())  # the same object: said already
+        second.add_messages(_langchain_messages())  # another object on the same backend
+        second.add_messages(_langchain_messages())
+    said = _capability_warnings(seen)
+    assert len(said) == 2, [str(w.message) for w in said]

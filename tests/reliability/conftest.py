@@ -29,10 +29,18 @@ FULL = os.environ.get("RELIABILITY_PROFILE", "ci") == "full"
 KINDS = ["embedded", "bolt", "nams", "postgres"]
 
 
+# Where a Bolt subject's dump proves "nothing was written" on the whole database: on a
+# server others write to (NEO4J_URI) it covers the test's own names only, so these also
+# run on the Neo4j scripts/test starts (neo4j_private).
+WHOLE_DUMP = {"test_bad_input.py", "test_limits.py", "test_tenancy.py", "test_batches.py"}
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "[bolt" in item.name or "neo4j_server" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.neo4j)
+            if item.path.name in WHOLE_DUMP and "[bolt" in item.name:
+                item.add_marker(pytest.mark.neo4j_private)
         if "[nams" in item.name:
             item.add_marker(pytest.mark.nams)
 
@@ -60,7 +68,7 @@ async def open_subject(
         server = request.getfixturevalue("neo4j_server")
         auth = {} if server.auth is None else {"auth": server.auth}
         backend = open_backend(server.uri, **auth, **options)
-        subject = Subject(kind, backend, neo4j=(server.uri, server.auth))
+        subject = Subject(kind, backend, neo4j=(server.uri, server.auth, not server.wipeable))
     elif kind == "postgres":
         base = request.getfixturevalue("postgres_server").url
         schema = new_schema("rel")

@@ -35,17 +35,30 @@ def dump_sqlite(path: Path) -> list[str]:
 _drivers: dict[str, Any] = {}
 
 
-def dump_neo4j(uri: str, auth: Any) -> list[str]:
-    """Every node (labels, properties) and relationship (type, end ids), sorted."""
+# On a shared server (NEO4J_URI): the nodes holding a string property with the test's
+# tag, and every node one relationship from them; and their relationships.
+_OWN = (
+    "MATCH (t) WHERE any(k IN keys(t) WHERE t[k] IS :: STRING AND t[k] CONTAINS $tag) "
+    "OPTIONAL MATCH (t)--(m) WITH collect(t) + collect(m) AS found UNWIND found AS n "
+    "WITH DISTINCT n "
+)
+
+
+def dump_neo4j(uri: str, auth: Any, tag: str | None = None) -> list[str]:
+    """Every node (labels, properties) and relationship (type, end ids), sorted; with a
+    ``tag`` (a server others write to) only the test's own, as :data:`_OWN` finds them."""
     driver = _drivers.get(uri)
     if driver is None:
         driver = _drivers[uri] = GraphDatabase.driver(uri, auth=auth)
         atexit.register(driver.close)
+    scope = "MATCH (n) " if tag is None else _OWN
     nodes, _, _ = driver.execute_query(
-        "MATCH (n) RETURN labels(n) AS labels, properties(n) AS props"
+        f"{scope}RETURN labels(n) AS labels, properties(n) AS props", tag=tag
     )
     rels, _, _ = driver.execute_query(
-        "MATCH (a)-[r]->(b) RETURN type(r) AS type, properties(r) AS props, a.id AS a, b.id AS b"
+        f"{scope}MATCH (n)-[r]-() WITH DISTINCT r, startNode(r) AS a, endNode(r) AS b "
+        "RETURN type(r) AS type, properties(r) AS props, a.id AS a, b.id AS b",
+        tag=tag,
     )
     out = [repr((sorted(r["labels"]), _props(r["props"]))) for r in nodes]
     out += [repr((r["type"], _props(r["props"]), r["a"], r["b"])) for r in rels]
@@ -104,7 +117,7 @@ class Subject:
     kind: str
     backend: MemoryBackend
     sqlite_path: Path | None = None
-    neo4j: tuple[str, Any] | None = None
+    neo4j: tuple[str, Any, bool] | None = None  # (URI, auth, shared with other writers)
     postgres: tuple[str, str] | None = None  # (server URL, schema)
     tag: str = field(default_factory=lambda: uuid4().hex[:10])
 
@@ -114,7 +127,9 @@ class Subject:
         if self.postgres is not None:
             return await anyio.to_thread.run_sync(dump_postgres, *self.postgres)
         assert self.neo4j is not None
-        return await anyio.to_thread.run_sync(dump_neo4j, *self.neo4j)
+        uri, auth, shared = self.neo4j
+        tag = self.tag if shared else None
+        return await anyio.to_thread.run_sync(dump_neo4j, uri, auth, tag)
 
     def name(self, kind: str = "s") -> str:
         """A session (or user) name no other test uses."""

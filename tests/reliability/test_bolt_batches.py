@@ -56,9 +56,9 @@ async def test_a_failure_inside_neo4j_keeps_none_of_the_call(
     assert count == 1
 
 
+@pytest.mark.neo4j_private
 async def test_neo4j_restart_during_batch_ingest(neo4j_server: Neo4jHandle) -> None:
-    if not neo4j_server.can_restart:
-        pytest.skip("an external NEO4J_URI cannot be restarted by the tests")
+    neo4j_server.require_own("it restarts the server")
     session = f"ingest-{uuid4().hex}"
     size = 50
     acknowledged: list[int] = []

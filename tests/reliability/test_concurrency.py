@@ -53,7 +53,7 @@ def stored_rows(subject: Subject, handle: str) -> list[tuple[str, int]]:
     if subject.postgres is not None:
         return postgres_rows(*subject.postgres, handle)
     assert subject.neo4j is not None
-    uri, auth = subject.neo4j
+    uri, auth, _ = subject.neo4j
     with GraphDatabase.driver(uri, auth=auth) as driver:
         records, _, _ = driver.execute_query(
             "MATCH (c:Conversation {session_id: $s})-[:HAS_MESSAGE]->(m) "

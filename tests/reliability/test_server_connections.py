@@ -193,3 +193,26 @@ def test_limits_come_from_flags_env_and_fit_the_file_limit(
     monkeypatch.setattr(connections, "_file_limit", lambda: 600)
     assert ConnectionLimits().fitted().max_connections == 600 - RESERVED_FILES
     assert ConnectionLimits(max_connections=50).fitted().max_connections == 50
+
+
+def test_at_the_cap_a_connection_idle_after_a_response_waited_less_than_a_silent_one() -> None:
+    """The first connection is the oldest, but it was answered after the others arrived:
+    the one waiting longest for a request head is the second, silent since it connected."""
+    limits = ConnectionLimits(header_timeout=30, keep_alive_timeout=30, max_connections=3)
+    request = b"GET /health HTTP/1.1\r\nHost: test\r\n\r\n"
+    with NamsTestServer("memory://", connections=limits) as server:
+        oldest = connect(server)
+        time.sleep(0.05)
+        silent = [connect(server) for _ in range(2)]
+        time.sleep(0.05)
+        oldest.sendall(request)  # answered now: idle after a response from here on
+        assert oldest.recv(65536).startswith(b"HTTP/1.1 200")
+        time.sleep(0.2)
+        with httpx.Client(trust_env=False, timeout=PATIENCE) as http:
+            response = http.get(server.base_url.removesuffix("/v1") + "/health")
+        assert response.status_code == 200
+        assert closed_by_server(silent[0])[0], "the longest-waiting connection was kept"
+        oldest.sendall(request)  # still open: it had waited the least
+        assert oldest.recv(65536).startswith(b"HTTP/1.1 200")
+        for sock in (oldest, *silent):
+            sock.close()

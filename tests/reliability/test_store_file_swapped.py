@@ -148,3 +148,29 @@ async def test_a_chdir_after_opening_a_relative_url_changes_nothing(
         assert [m.content for m in conversation.messages] == ["one", "two"]
     assert os.listdir(tmp_path / "b") == []
     assert _count(tmp_path / "a" / "store.db") == 2
+
+
+@pytest.mark.parametrize("inline", [True, False], ids=["inline", "threads"])
+async def test_the_path_is_looked_at_no_more_than_once_per_interval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inline: bool
+) -> None:
+    path = tmp_path / "store.db"
+    looks: list[object] = []
+    real_stat = os.stat
+
+    def counting_stat(target: object, *args: object, **kwargs: object) -> os.stat_result:
+        if str(target) == str(path):
+            looks.append(target)
+        return real_stat(target, *args, **kwargs)  # type: ignore[arg-type]
+
+    backend = open_backend(f"sqlite:///{path}", inline_reads=inline, inline_writes=inline)
+    async with backend:
+        await backend.add_message("s", "user", "first")
+        monkeypatch.setattr(store, "FILE_CHECK_EVERY", 3600.0)  # one look per hour at most
+        time.sleep(2 * 0.001)  # the millisecond after the last look has passed
+        monkeypatch.setattr(os, "stat", counting_stat)
+        for i in range(50):
+            await backend.add_message("s", "user", f"m{i}")
+            await backend.get_conversation("s", limit=1)
+        monkeypatch.setattr(os, "stat", real_stat)
+    assert len(looks) == 1, f"{len(looks)} looks at the path for 100 calls"

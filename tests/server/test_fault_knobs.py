@@ -112,3 +112,10 @@ def test_serve_flags_set_the_new_knobs() -> None:
     assert (state["payload_too_large"], state["payload_limit"]) == (2, 99)
     assert (state["unauthorized"], state["pass_first"]) == (3, 4)
     assert faults_from(build_parser().parse_args([])).snapshot()["payload_limit"] is None
+
+
+def test_each_knob_fires_for_as_many_requests_as_it_says() -> None:
+    faults = Faults(pass_first=2, payload_too_large=2, unauthorized=3)
+    actions = [faults.take().action for _ in range(8)]
+    assert actions == ["pass", "pass", "413", "413", "401", "401", "401", "pass"]
+    assert len(faults.snapshot()["fired_at"]) == 5

@@ -219,3 +219,20 @@ def test_a_with_block_refused_on_an_event_loop_closes_the_facade() -> None:
 def test_a_facade_never_closed_does_not_keep_the_process_alive() -> None:
     result = _script(_NEVER_CLOSED)
     assert (result.returncode, result.stdout.strip()) == (0, "done"), result.stderr
+
+
+def test_each_facade_has_a_portal_thread_of_its_own(sync_store: SyncStore) -> None:
+    def portals() -> set[int | None]:
+        return {t.ident for t in threading.enumerate() if t.name == "memory-core-portal"}
+
+    first = sync_store.memory
+    session = sync_store.session()
+    first.add_message(session, "user", "a")
+    alone = portals()
+    second = sync_store.open()
+    second.add_message(session, "user", "b")
+    both = portals()
+    assert len(both) == len(alone) + 1, "a second facade shares the first one's thread"
+    second.close()
+    assert portals() == alone, "closing one facade stopped another's thread"
+    assert [m.content for m in first.get_conversation(session).messages] == ["a", "b"]

@@ -12,17 +12,18 @@ from memory_core_dev.postgres_server import PostgresHandle
 
 @pytest.fixture
 def bolt_url(neo4j_server: Neo4jHandle) -> str:
-    """The run's Neo4j, empty (an external ``NEO4J_URI`` server is never wiped but for a
-    throwaway: the tests then rely on their unique session names)."""
-    if neo4j_server.wipeable:
-        neo4j_wipe(neo4j_server.uri, neo4j_server.auth)
+    """The run's Neo4j, empty: a transfer test exports or copies the whole store and
+    compares it, so it skips (saying so) on a server it may not empty (``NEO4J_URI``, not
+    a throwaway)."""
+    neo4j_server.require_wipeable("it exports or copies the whole database")
+    neo4j_wipe(neo4j_server.uri, neo4j_server.auth)
     return neo4j_server.uri
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if "neo4j_server" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.neo4j)
+        if "bolt_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.neo4j_private)
 
 
 @pytest.fixture

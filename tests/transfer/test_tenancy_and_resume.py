@@ -160,3 +160,30 @@ async def test_two_users_sessions_of_one_name_are_never_merged() -> None:
         conversation = await target.get_conversation("same-name")
         assert [m.content for m in conversation.messages] == ["alice's"]
         assert conversation.user_identifier == "alice"
+
+
+@pytest.mark.parametrize("after_commit", [False, True], ids=["killed-before", "killed-after"])
+async def test_a_resume_counts_a_readable_conversation_exactly_when_its_messages_repeat(
+    tmp_path: Path, after_commit: bool
+) -> None:
+    """230 identical messages: role and content cannot tell how many the killed run wrote;
+    a conversation the target can read whole is counted exactly."""
+    checkpoint = tmp_path / "copy.checkpoint"
+    async with open_backend("memory://") as source:
+        await source.add_messages_batch(
+            "repeats", [{"role": "assistant", "content": "same"} for _ in range(230)]
+        )
+        target = PublicOnly("memory://")
+        async with target:
+            target.fail_after = 1  # the first batch is noted; the second dies
+            target.after_commit = after_commit
+            with pytest.raises(KeyboardInterrupt):
+                await copy_memory(source, target, checkpoint=checkpoint)
+            held = len((await target.get_conversation("repeats", limit=1000)).messages)
+            assert held == (200 if after_commit else 100)
+            target.fail_after = None
+            report = await copy_memory(source, target, checkpoint=checkpoint)
+            found = report.skipped[("message", "already in the target (found on resume)")]
+            assert found == held - 100
+            read = await target.get_conversation("repeats", limit=1000)
+            assert len(read.messages) == 230

@@ -22,12 +22,6 @@ from memory_core.backends.bolt import BoltBackend, BoltStore
 from memory_core_dev.neo4j_fixtures import Neo4jHandle
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if "neo4j_server" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.neo4j)
-
-
 @pytest.fixture(autouse=True)
 def _wipe_own_neo4j(request: pytest.FixtureRequest) -> None:
     """Empty the run's own Neo4j before each test that uses it (see the module doc)."""

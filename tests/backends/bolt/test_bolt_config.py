@@ -12,7 +12,9 @@ SECRET = "s3cr3t-pa55"
 
 
 @pytest.mark.parametrize("scheme", ["bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"])
-def test_every_scheme_opens_a_bolt_backend(scheme: str) -> None:
+def test_every_scheme_opens_a_bolt_backend(scheme: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("NEO4J_URI", "NEO4J_USERNAME", "NEO4J_PASSWORD", "NEO4J_DATABASE"):
+        monkeypatch.delenv(name, raising=False)  # the URL alone: not the test server's
     backend = open_backend(f"{scheme}://db.example:7688")
     assert isinstance(backend.store, BoltStore)
     assert backend.describe() == f"{scheme}://db.example:7688"

@@ -121,7 +121,7 @@ async def test_a_read_of_a_conversation_whose_id_is_not_a_uuid_names_it(
 @pytest.mark.parametrize(
     ("props", "why"),
     [
-        ({"id": "not-a-uuid", "role": "user"}, "not-a-uuid.*not a UUID: left out"),
+        ({"id": f"not-a-uuid-{uuid4().hex}", "role": "user"}, "not-a-uuid.*not a UUID: left out"),
         ({"role": "narrator"}, "role 'narrator'.*none of memory-core's: left out"),
     ],
 )

@@ -116,12 +116,12 @@ async def test_undated_conversations_come_last_by_id(
     await _undated_come_last_by_id(tenant_bolt, graph, unique, unique("u"))
 
 
+@pytest.mark.neo4j_private
 async def test_undated_conversations_list_store_wide_too(
     bolt: BoltBackend, graph: Graph, unique: Unique, neo4j_server: Neo4jHandle
 ) -> None:
     """The same walk over every conversation of a single-tenant store (no user filter)."""
-    if not neo4j_server.wipeable:
-        pytest.skip("an external NEO4J_URI server holds other conversations")
+    neo4j_server.require_wipeable("it walks every conversation of the database")
     await _undated_come_last_by_id(bolt, graph, unique, None)
 
 

@@ -22,7 +22,7 @@ from memory_core_dev.neo4j_fixtures import Neo4jHandle
 
 from .helpers import Graph, chain
 
-pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
+pytestmark = [pytest.mark.anyio, pytest.mark.neo4j, pytest.mark.neo4j_private]
 
 
 async def test_operations_succeed_after_restart(
@@ -30,6 +30,7 @@ async def test_operations_succeed_after_restart(
 ) -> None:
     """One restart under two connected backends: ``bolt://`` (direct) and ``neo4j://``
     (routing, which must also refresh its routing table)."""
+    neo4j_server.require_own("it restarts the server")
     sessions = {scheme: unique(f"restart-{scheme}") for scheme in ("bolt", "neo4j")}
     backends: dict[str, BoltBackend] = {}
     for scheme in sessions:

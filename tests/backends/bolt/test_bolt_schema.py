@@ -18,11 +18,11 @@ from .helpers import Graph
 pytestmark = pytest.mark.anyio
 
 
+@pytest.mark.neo4j_private
 async def test_a_missing_vector_index_is_made_as_documented(
     neo4j_server: Neo4jHandle, open_bolt: Callable[..., BoltBackend], graph: Graph
 ) -> None:
-    if not neo4j_server.wipeable:
-        pytest.skip("an external NEO4J_URI server: its indexes are not ours to drop")
+    neo4j_server.require_wipeable("it drops the database's indexes")
     graph(f"DROP INDEX {VECTOR_INDEX} IF EXISTS")
     async with open_bolt(embedder=HashingEmbedder()):
         pass

@@ -188,3 +188,25 @@ async def test_racing_writes_survive_whole_or_not_at_all(tmp_path: Path) -> None
         read = await memory.get_conversation("old0")
         assert [m.content for m in read.messages] == ["fresh"] and replay.content == "fresh"
     assert _rows_holding(path, [f"oldword{i}" for i in range(30)]) == {}
+
+
+async def test_each_transaction_erases_at_most_batch_size_messages_then_the_conversation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real_step = embedded_erasure._step
+    steps: list[dict[str, int]] = []
+
+    def recording(conn: sqlite3.Connection, req: Any, erased: Any) -> bool:
+        before = dict(erased.counts)
+        more: bool = real_step(conn, req, erased)
+        if more:
+            steps.append({k: n - before.get(k, 0) for k, n in erased.counts.items() if n})
+        return more
+
+    monkeypatch.setattr(embedded_erasure, "_step", recording)
+    async with EmbeddedBackend("memory://") as memory:
+        batch = [{"role": "user", "content": f"m{i}"} for i in range(5)]
+        await memory.add_messages_batch("s", batch, user_identifier="u")
+        report = await memory.forget_user("u", batch_size=2)
+    assert [step.get("messages", 0) for step in steps] == [2, 2, 1, 0]
+    assert steps[-1].get("conversations") == 1 and report.counts["messages"] == 5

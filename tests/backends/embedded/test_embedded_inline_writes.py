@@ -244,3 +244,26 @@ async def test_the_inline_connections_never_wait_and_leave_checkpoints_alone(
         assert writer.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL, as the writer
         assert writer.execute("PRAGMA foreign_keys").fetchone()[0] == 1
         assert reader.execute("PRAGMA query_only").fetchone()[0] == 1
+
+
+async def test_a_checkpoint_is_handed_over_after_every_checkpoint_every_inline_writes(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert store.CHECKPOINT_EVERY == 75  # the documented figure
+    monkeypatch.setattr(store, "CHECKPOINT_EVERY", 10)
+    monkeypatch.setattr(store, "INLINE_BUDGET", 30.0)  # a loaded machine must not move them
+    handed: list[int] = []
+    real = store.Database._checkpoint_soon
+
+    def spy(self: store.Database) -> None:
+        handed.append(self._inline_commits)
+        real(self)
+
+    monkeypatch.setattr(store.Database, "_checkpoint_soon", spy)
+    async with EmbeddedBackend(db_url) as backend:
+        for i in range(60):
+            await backend.add_message("s", "user", f"m{i}")
+            await anyio.sleep(0.002)  # a handed-over checkpoint ends before the next write
+        inline = backend.store._store._inline_commits
+        assert inline >= 30, inline
+        assert handed == list(range(10, inline + 1, 10))  # after the 10th, 20th ... only

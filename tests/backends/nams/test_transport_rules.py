@@ -176,3 +176,24 @@ async def test_every_request_names_the_library_and_only_a_body_is_labelled_json(
         len(sent) - 1
     )
     assert sent[-1].headers["Content-Type"] == "application/json"
+
+
+@pytest.mark.parametrize(
+    ("answers", "last"),
+    [(["0.01", "0.02", "0.03"], 0.03), (["0.03", "0.02", None], None)],
+    ids=["growing", "last-without-header"],
+)
+async def test_an_exhausted_429_carries_the_retry_after_of_the_last_answer(
+    api: respx.MockRouter, answers: list[str | None], last: float | None
+) -> None:
+    route = api.get(f"/conversations/{CID}").mock(
+        side_effect=[
+            httpx.Response(429, headers={} if value is None else {wire.RETRY_AFTER: value})
+            for value in answers
+        ]
+    )
+    async with mocked_backend(max_retries=2) as memory:
+        with pytest.raises(RateLimitedError) as limited:
+            await memory.get_conversation(CID)
+    assert route.call_count == 3
+    assert limited.value.retry_after == (None if last is None else pytest.approx(last))
