@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
-from memory_core.backends.embedded import EmbeddedBackend
+from memory_core import MemoryBackend, open_backend
+from memory_core.backends.embedded.database import _NOT_RUN as NOT_RUN
+from memory_core.backends.embedded.database import Database
 from memory_core.backends.embedded.schema import create_schema
-from memory_core.backends.embedded.store import _NOT_RUN as NOT_RUN
-from memory_core.backends.embedded.store import Database
 
 from .common import (
     SEARCH_QUERY,
@@ -101,7 +101,7 @@ async def run(
         floor = Floor(root / "floor.db")
         # Writes, reads and listings each get a store of their own, so a search over
         # "a 10k-message store" really searches 10k messages.
-        async with EmbeddedBackend(f"sqlite:///{root / 'writes.db'}") as backend:
+        async with open_backend(f"sqlite:///{root / 'writes.db'}") as backend:
             if want("single"):
                 entries.append(await _single_add(backend, floor, sizes, log))
             if want("batch"):
@@ -110,12 +110,12 @@ async def run(
         floor.conn.close()
         store = root / "reads.db"
         if want("reads") or want("search"):
-            async with EmbeddedBackend(f"sqlite:///{store}") as backend:
+            async with open_backend(f"sqlite:///{store}") as backend:
                 reader = _connect(store)
                 entries += await _reads_and_searches(backend, reader, sizes, log, want)
                 reader.close()
         store = root / "lists.db"
-        async with EmbeddedBackend(f"sqlite:///{store}") as backend:
+        async with open_backend(f"sqlite:///{store}") as backend:
             reader = _connect(store)
             if want("list"):
                 entries.append(await _list_conversations(backend, reader, sizes, log))
@@ -128,7 +128,7 @@ async def run(
 
 
 async def _single_add(
-    backend: EmbeddedBackend, floor: Floor, sizes: Sizes, log: Callable[[str], None]
+    backend: MemoryBackend, floor: Floor, sizes: Sizes, log: Callable[[str], None]
 ) -> dict[str, Any]:
     async def ours(r: int) -> dict[str, float]:
         session = f"single-{r}-{uuid4().hex[:6]}"
@@ -155,7 +155,7 @@ async def _single_add(
 
 
 async def _batch(
-    backend: EmbeddedBackend, floor: Floor, sizes: Sizes, size: int, log: Callable[[str], None]
+    backend: MemoryBackend, floor: Floor, sizes: Sizes, size: int, log: Callable[[str], None]
 ) -> dict[str, Any]:
     data = rows(sizes.batch_total)
 
@@ -179,7 +179,7 @@ async def _batch(
 
 
 async def _reads_and_searches(
-    backend: EmbeddedBackend,
+    backend: MemoryBackend,
     reader: sqlite3.Connection,
     sizes: Sizes,
     log: Callable[[str], None],
@@ -200,7 +200,7 @@ async def _reads_and_searches(
 
 
 async def _newest(
-    backend: EmbeddedBackend,
+    backend: MemoryBackend,
     reader: sqlite3.Connection,
     session: str,
     cid: str,
@@ -231,7 +231,7 @@ async def _newest(
 
 
 async def _search(
-    backend: EmbeddedBackend,
+    backend: MemoryBackend,
     reader: sqlite3.Connection,
     session: str,
     point: int,
@@ -265,7 +265,7 @@ async def _search(
 
 
 async def _list_conversations(
-    backend: EmbeddedBackend, reader: sqlite3.Connection, sizes: Sizes, log: Callable[[str], None]
+    backend: MemoryBackend, reader: sqlite3.Connection, sizes: Sizes, log: Callable[[str], None]
 ) -> dict[str, Any]:
     for i in range(sizes.conversations):
         await backend.create_conversation(f"conv-{i}", title=f"conversation {i}")
@@ -289,7 +289,7 @@ async def _keyset(store: Path, sizes: Sizes, log: Callable[[str], None]) -> dict
     """The first page and a deep page of ``list_conversations_page`` over a store of
     their own; the floor runs the same keyset SQL on a reader connection."""
     size, deep = sizes.keyset_page, sizes.keyset_deep
-    async with EmbeddedBackend(f"sqlite:///{store}") as backend:
+    async with open_backend(f"sqlite:///{store}") as backend:
         for i in range(sizes.keyset_conversations):
             await backend.create_conversation(f"keyset-{i}")
 
@@ -326,7 +326,7 @@ async def _keyset(store: Path, sizes: Sizes, log: Callable[[str], None]) -> dict
 
 
 async def _agent(
-    backend: EmbeddedBackend, sizes: Sizes, log: Callable[[str], None]
+    backend: MemoryBackend, sizes: Sizes, log: Callable[[str], None]
 ) -> dict[str, Any]:
     counter = _Transactions(backend.store._store)
 

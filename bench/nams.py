@@ -19,8 +19,8 @@ from typing import Any
 
 import httpx
 
-from memory_core import open_backend
-from memory_core.backends.nams import NamsBackend, NamsStore
+from memory_core import MemoryBackend, open_backend
+from memory_core.backends.nams import NamsStore
 from memory_core_dev.nams_server import API_KEY, NamsTestServer
 
 from .common import (
@@ -166,7 +166,7 @@ def _counted(traffic: Traffic, run: Callable[[int], Any]) -> Callable[[int], Any
 
 
 async def _single_add(
-    backend: NamsBackend,
+    backend: MemoryBackend,
     client: httpx.AsyncClient,
     traffic: Traffic,
     sizes: Sizes,
@@ -203,7 +203,7 @@ async def _single_add(
 
 
 async def _batch(
-    backend: NamsBackend,
+    backend: MemoryBackend,
     client: httpx.AsyncClient,
     traffic: Traffic,
     sizes: Sizes,
@@ -246,7 +246,7 @@ async def _batch(
 
 
 async def _newest(
-    backend: NamsBackend,
+    backend: MemoryBackend,
     client: httpx.AsyncClient,
     traffic: Traffic,
     sizes: Sizes,
@@ -283,7 +283,7 @@ async def _newest(
 
 
 async def _search(
-    backend: NamsBackend,
+    backend: MemoryBackend,
     client: httpx.AsyncClient,
     traffic: Traffic,
     sizes: Sizes,
@@ -318,7 +318,7 @@ async def _search(
 
 
 async def _list(
-    backend: NamsBackend,
+    backend: MemoryBackend,
     client: httpx.AsyncClient,
     traffic: Traffic,
     sizes: Sizes,
@@ -410,7 +410,7 @@ async def _keyset(
 
 
 async def _agent(
-    backend: NamsBackend, traffic: Traffic, sizes: Sizes, log: Callable[[str], None]
+    backend: MemoryBackend, traffic: Traffic, sizes: Sizes, log: Callable[[str], None]
 ) -> dict[str, Any]:
     async def ours(r: int) -> dict[str, float]:
         cid = str((await backend.create_conversation(f"agent-{r}")).id)

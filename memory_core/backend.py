@@ -13,7 +13,7 @@ import dataclasses
 from datetime import datetime, timedelta
 from os import PathLike
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 from uuid import UUID
 
 import anyio
@@ -105,8 +105,8 @@ class MemoryBackend:
 
     Open one with :func:`memory_core.open_backend` and use it as an async context manager
     (or call :meth:`connect` / :meth:`close`). Methods connect lazily on first use.
-    ``MemoryBackend(store)`` wraps a store object; a backend's own class (for example
-    ``EmbeddedBackend("memory://")``) builds its store from a URL and options.
+    ``MemoryBackend(store)`` wraps a store object; :meth:`over` builds the store of a
+    given class from a URL and options, as ``open_backend`` does.
 
     Options shared by every backend:
 
@@ -133,11 +133,9 @@ class MemoryBackend:
     """
 
     # Set by a backend's own class, so that ``Class(url, **options)`` builds its store.
-    store_class: ClassVar[type[Store] | None] = None
-
     def __init__(
         self,
-        store: Store | str | None = None,
+        store: Store,
         /,
         *,
         strict: bool = False,
@@ -148,12 +146,10 @@ class MemoryBackend:
     ) -> None:
         self._telemetry = resolve(telemetry)
         if not isinstance(store, Store):
-            if self.store_class is None:
-                raise ConfigurationError(
-                    "MemoryBackend wraps a Store: pass one, or open a URL with open_backend()"
-                )
-            store = _build_store(self.store_class, store, options)
-        elif options:
+            raise ConfigurationError(
+                "MemoryBackend wraps a Store: pass one, or open a URL with open_backend()"
+            )
+        if options:
             raise ConfigurationError(
                 f"options {sorted(options)} belong to the store's constructor, not here"
             )
@@ -189,11 +185,6 @@ class MemoryBackend:
         self.summarizer = summarizer
         self._state: Literal["new", "open", "closed"] = "new"
         self._connect_lock = anyio.Lock()
-
-    @classmethod
-    def from_url(cls, url: str | None, /, **options: Any) -> Self:
-        """Build the backend for ``url``; unknown options raise ``ConfigurationError``."""
-        return cls(url, **options)
 
     @classmethod
     def over(cls, store_class: type[Store], url: str | None, /, **options: Any) -> MemoryBackend:

@@ -14,14 +14,11 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
 from . import requests as rq
-
-if TYPE_CHECKING:
-    from .interface import Store
 
 audit_log = logging.getLogger("memory_core.audit")
 
@@ -84,7 +81,18 @@ def audit(operation: str, user_identifier: str | None, fields: dict[str, object]
     audit_log.info(json.dumps(record, sort_keys=True), extra={"memory_core_audit": record})
 
 
-async def forget(store: Store, user_identifier: str, batch_size: int) -> ErasureReport:
+class Forgetting(Protocol):
+    """What an erasure uses of a :class:`~memory_core.interface.Store`, whose hook returns
+    :class:`Erased` (named here, not imported: the two would import each other)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def multi_tenant(self) -> bool: ...
+    async def forget_user(self, req: rq.ForgetUser) -> Erased: ...
+
+
+async def forget(store: Forgetting, user_identifier: str, batch_size: int) -> ErasureReport:
     """Run ``store.forget_user`` for one checked user, time it, log the audit record."""
     tenant = user_identifier if store.multi_tenant else None
     scope: Literal["tenant", "user"] = "tenant" if tenant is not None else "user"

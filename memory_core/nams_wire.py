@@ -1,7 +1,7 @@
 """The NAMS wire contract: routes, limits, error envelope and the camelCase JSON shapes.
 
 This is the one module both sides of the wire import: the client adapter
-(:mod:`memory_core.backends.nams.backend`) builds requests and parses responses with it, and the
+(:mod:`memory_core.backends.nams.store`) builds requests and parses responses with it, and the
 NAMS-compatible server (:mod:`memory_core.server`) declares its routes and response
 models with it. Changing a shape here changes both sides at once.
 

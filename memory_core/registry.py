@@ -36,13 +36,14 @@ _BOLT = BackendSpec("memory_core.backends.bolt:BoltStore")
 _NAMS = BackendSpec("memory_core.backends.nams:NamsStore")
 _POSTGRES = BackendSpec("memory_core.backends.postgres:PostgresStore", extra="postgres")
 
-_registry: dict[str, BackendSpec] = {
+_BUILT_IN: dict[str, BackendSpec] = {
     "memory": _EMBEDDED,
     "sqlite": _EMBEDDED,
     **{s: _BOLT for s in ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")},
-    **{s: _NAMS for s in ("nams", "nams+https", "nams+http")},
     **{s: _POSTGRES for s in ("postgresql", "postgres")},
+    **{s: _NAMS for s in ("nams", "nams+https", "nams+http")},
 }
+_registry: dict[str, BackendSpec] = dict(_BUILT_IN)
 
 
 def register_backend(
@@ -56,6 +57,16 @@ def register_backend(
             f"scheme {scheme!r} is already registered to {_registry[key].path}"
         )
     _registry[key] = BackendSpec(path, extra)
+
+
+def built_in() -> dict[str, BackendSpec]:
+    """The built-in stores, one entry per store: its first scheme → where it lives and the
+    extra it needs (what the docs' columns and the extras check are made from)."""
+    found: dict[str, BackendSpec] = {}
+    for scheme, spec in _BUILT_IN.items():
+        if spec not in found.values():
+            found[scheme] = spec
+    return found
 
 
 def known_schemes() -> list[str]:

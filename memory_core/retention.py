@@ -15,18 +15,57 @@ import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from os import PathLike
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
+from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
 
+from .capabilities import Capabilities
 from .erasure import audit
 from .errors import InvalidArgumentTypeError, InvalidRequestError
-from .models import Conversation, EntityRef, EntityType
+from .models import Conversation, ConversationPage, Entity, EntityRef, EntityType
 
 _ALL = 10**9
 
-if TYPE_CHECKING:
-    from .backend import MemoryBackend
+
+class Expiring(Protocol):
+    """What an expiry uses of :class:`memory_core.MemoryBackend`, which calls this module
+    (named here, not imported: the two would import each other)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def capabilities(self) -> Capabilities: ...
+    @property
+    def multi_tenant(self) -> bool: ...
+    def describe(self) -> str: ...
+    async def list_conversations_page(
+        self, *, limit: int = ..., cursor: str | None = ..., user_identifier: str | None = ...
+    ) -> ConversationPage: ...
+    async def get_conversation(
+        self,
+        session_id: str | UUID | None = ...,
+        *,
+        conversation_id: Any = ...,
+        limit: int | None = ...,
+        since: datetime | None = ...,
+        user_identifier: str | None = ...,
+    ) -> Conversation: ...
+    async def clear_session(
+        self,
+        session_id: str | UUID | None = ...,
+        *,
+        conversation_id: Any = ...,
+        user_identifier: str | None = ...,
+    ) -> bool: ...
+    async def find_entities(
+        self,
+        identifier: str,
+        limit: int = ...,
+        *,
+        type: str | None = ...,
+        user_identifier: str | None = ...,
+    ) -> list[Entity]: ...
 
 
 class ExpiryReport(BaseModel):
@@ -75,7 +114,7 @@ def last_active(conversation: Conversation) -> datetime:
 
 
 async def expired(
-    backend: MemoryBackend, cutoff: datetime, user: str | None, batch_size: int
+    backend: Expiring, cutoff: datetime, user: str | None, batch_size: int
 ) -> list[Conversation]:
     """Every conversation in scope last active before ``cutoff`` (headers only), read one
     page of ``batch_size`` at a time."""
@@ -92,7 +131,7 @@ async def expired(
 
 
 async def expire(
-    backend: MemoryBackend,
+    backend: Expiring,
     cutoff: datetime,
     user: str | None,
     batch_size: int,
@@ -138,7 +177,7 @@ async def expire(
 
 
 async def archive_conversations(
-    backend: MemoryBackend,
+    backend: Expiring,
     path: str | PathLike[str],
     conversations: list[Conversation],
     user: str | None,
@@ -171,7 +210,7 @@ async def archive_conversations(
 
 
 async def _records(
-    backend: MemoryBackend,
+    backend: Expiring,
     header: Conversation,
     user: str | None,
     seen: set[str],
@@ -204,7 +243,7 @@ async def _records(
                 yield rec.mention(str(message.id), ref.id, position)
 
 
-async def _entity(backend: MemoryBackend, ref: EntityRef, owner: str | None) -> dict[str, Any]:
+async def _entity(backend: Expiring, ref: EntityRef, owner: str | None) -> dict[str, Any]:
     """The entity record of a mention: the stored entity where it can be found, else what
     the mention says of it."""
     from .transfer import records as rec

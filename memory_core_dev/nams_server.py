@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 import pytest
 
-from memory_core.backends.nams import NamsBackend
+from memory_core import MemoryBackend, open_backend
 from memory_core.server import BackgroundServer, Faults, Traffic, create_app
 from memory_core.server.connections import ConnectionLimits
 from memory_core.server.traffic import RequestRecord
@@ -98,8 +98,8 @@ class NamsTestServer:
             headers["X-Workspace-Id"] = workspace
         return headers
 
-    def backend(self, workspace: str | None = None, **options: Any) -> NamsBackend:
-        """A ``NamsBackend`` for this server (unbound key, the given workspace, proxy
+    def backend(self, workspace: str | None = None, **options: Any) -> MemoryBackend:
+        """A ``MemoryBackend`` for this server (unbound key, the given workspace, proxy
         variables ignored). Server-id mode unless ``session_names="portable"`` is passed:
         most NAMS tests check the reference behaviour."""
         options.setdefault("api_key", API_KEY)
@@ -107,7 +107,7 @@ class NamsTestServer:
         options.setdefault("session_names", "server")
         if workspace is not None:
             options.setdefault("workspace_id", workspace)
-        return NamsBackend(self.url, **options)
+        return open_backend(self.url, **options)
 
     def records(self, workspace: str | None = None) -> list[RequestRecord]:
         """Requests served so far (of one workspace, when given). Requests answered before

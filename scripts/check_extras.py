@@ -32,7 +32,6 @@ CORE = ""
 OWNERS: dict[str, str] = {
     "memory_core.server": "server",
     "memory_core.conformance": "conformance",
-    "memory_core.backends.postgres": "postgres",
     "memory_core.telemetry.runtime": "otel",
     "memory_core.integrations.langchain": "langchain",
     "memory_core.integrations.openai_agents": "openai-agents",
@@ -42,7 +41,21 @@ OWNERS: dict[str, str] = {
     "memory_core.integrations.mcp_server": "mcp",
 }
 """Module (or package) → the extra it needs; the longest matching prefix wins, every
-other module belongs to the core."""
+other module belongs to the core. A built-in store's folder is added from the registry
+(:func:`registered_owners`): a new backend names its extra there, once."""
+
+
+def registered_owners() -> dict[str, str]:
+    """:data:`OWNERS` and each built-in store's package → the extra its registry entry
+    names (``memory_core.registry.built_in``)."""
+    sys.path.insert(0, str(ROOT))
+    from memory_core.registry import built_in
+
+    found = dict(OWNERS)
+    for spec in built_in().values():
+        if spec.extra:
+            found[spec.path.partition(":")[0]] = spec.extra
+    return found
 
 _GUARDS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 
@@ -198,7 +211,7 @@ def problems(
 
 def main() -> int:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    found = problems(ROOT, project, packages_distributions())
+    found = problems(ROOT, project, packages_distributions(), registered_owners())
     for line in found:
         print(line, file=sys.stderr)
     if found:

@@ -27,12 +27,12 @@ from memory_core import Capabilities, store_class  # noqa: E402
 from memory_core.capabilities import FLAG_DOCS, LIMIT_DOCS  # noqa: E402
 from memory_core.conformance import catalog  # noqa: E402
 from memory_core.interface import DEFAULTED_HOOKS, HOOKS_FOR_FLAG, Store  # noqa: E402
+from memory_core.registry import built_in  # noqa: E402
 from scripts.bench_plots import plots as bench_plots  # noqa: E402
 
 DOCS = ROOT / "docs"
 RESULTS = ROOT / "bench" / "results"
 ASSETS = DOCS / "assets"
-COLUMNS = {"embedded": "memory", "bolt": "bolt", "postgres": "postgresql", "nams": "nams"}
 
 
 def _cell(value: object) -> str:
@@ -42,14 +42,16 @@ def _cell(value: object) -> str:
 
 
 def capability_table() -> str:
-    """The Markdown table: one row per flag and limit, one column per built-in backend."""
-    caps: dict[str, Capabilities] = {
-        name: store_class(scheme).capabilities for name, scheme in COLUMNS.items()
-    }
-    # NAMS declares its flags per session mode; the class shows the default (portable).
-    server_ids = getattr(store_class("nams"), "server_capabilities", None)
-    if isinstance(server_ids, Capabilities):
-        caps["nams (server ids)"] = server_ids
+    """The Markdown table: one row per flag and limit, one column per built-in backend
+    (the registry's, in its order); a store that declares its flags per mode
+    (``server_capabilities``: NAMS with server-issued ids) gets a second column."""
+    caps: dict[str, Capabilities] = {}
+    for scheme in built_in():
+        store = store_class(scheme)
+        caps[store.name] = store.capabilities
+        other = getattr(store, "server_capabilities", None)
+        if isinstance(other, Capabilities):
+            caps[f"{store.name} (server ids)"] = other
     lines = [
         "| capability | meaning | " + " | ".join(caps) + " |",
         "| --- | --- | " + " | ".join("---" for _ in caps) + " |",

@@ -18,7 +18,7 @@ from memory_core import MemoryBackend, errors, open_backend
 from memory_core.interface import Store
 
 # the public methods that are not coroutines: constructors and a description of the URL
-SYNC = {"describe", "from_url", "over"}
+SYNC = {"describe", "over"}
 # the arguments each async method takes by position; every other one is keyword-only
 POSITIONAL = {
     "add_entity": ["name", "type"],
@@ -141,3 +141,24 @@ def test_open_backend_returns_the_one_public_class(
 ) -> None:
     backend = open_backend(url.format(tmp=tmp_path), **options)  # nothing connects yet
     assert type(backend) is MemoryBackend
+
+
+def test_no_store_folder_holds_a_subclass_of_the_public_class() -> None:
+    """A store folder holds stores: the public class is only ever ``MemoryBackend``
+    itself, wrapping a store (``open_backend`` or ``MemoryBackend.over``)."""
+    import importlib
+    import pkgutil
+
+    import memory_core.backends
+
+    found = []
+    for module in pkgutil.walk_packages(memory_core.backends.__path__, "memory_core.backends."):
+        loaded = importlib.import_module(module.name)
+        found += [
+            f"{module.name}.{name}"
+            for name, value in vars(loaded).items()
+            if isinstance(value, type)
+            and issubclass(value, MemoryBackend)
+            and value.__module__ == module.name
+        ]
+    assert found == []

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_core import EntityRef, InvalidRequestError, open_backend
-from memory_core.backends.embedded import EmbeddedBackend
+from memory_core import EntityRef, InvalidRequestError, MemoryBackend, open_backend
 from memory_core.cli import main
 from memory_core.sync import open_backend as sync_open
 from memory_core.transfer import import_memory
@@ -21,7 +20,7 @@ from memory_core.transfer import import_memory
 pytestmark = pytest.mark.anyio
 
 
-async def _old_and_new(memory: EmbeddedBackend) -> datetime:
+async def _old_and_new(memory: MemoryBackend) -> datetime:
     """Sessions old-a, old-b (user u1, u2) written before the returned cut-off, new-a after."""
     await memory.add_message(
         "old-a",
@@ -37,12 +36,12 @@ async def _old_and_new(memory: EmbeddedBackend) -> datetime:
     return cutoff
 
 
-async def _sessions(memory: EmbeddedBackend) -> list[str]:
+async def _sessions(memory: MemoryBackend) -> list[str]:
     return sorted(c.session_id for c in await memory.list_conversations())
 
 
 async def test_expires_only_conversations_idle_before_the_cutoff() -> None:
-    async with EmbeddedBackend("memory://") as memory:
+    async with open_backend("memory://") as memory:
         cutoff = await _old_and_new(memory)
         report = await memory.expire_conversations(cutoff, batch_size=1)
         assert sorted(report.session_ids) == ["old-a", "old-b"]
@@ -53,7 +52,7 @@ async def test_expires_only_conversations_idle_before_the_cutoff() -> None:
 
 
 async def test_dry_run_deletes_nothing_and_user_limits_the_scope() -> None:
-    async with EmbeddedBackend("memory://") as memory:
+    async with open_backend("memory://") as memory:
         cutoff = await _old_and_new(memory)
         dry = await memory.expire_conversations(cutoff, dry_run=True)
         assert dry.conversations == 2 and dry.dry_run
@@ -65,7 +64,7 @@ async def test_dry_run_deletes_nothing_and_user_limits_the_scope() -> None:
 
 async def test_archive_first_holds_what_was_deleted_and_imports_back(tmp_path: Path) -> None:
     archive = tmp_path / "expired.jsonl"
-    async with EmbeddedBackend("memory://") as memory:
+    async with open_backend("memory://") as memory:
         cutoff = await _old_and_new(memory)
         report = await memory.expire_conversations(cutoff, archive=archive)
         assert report.messages == 2 and report.archive == str(archive)
@@ -80,7 +79,7 @@ async def test_archive_first_holds_what_was_deleted_and_imports_back(tmp_path: P
 
 
 async def test_bad_input_names_the_argument_and_deletes_nothing(tmp_path: Path) -> None:
-    async with EmbeddedBackend("memory://") as memory:
+    async with open_backend("memory://") as memory:
         cutoff = await _old_and_new(memory)
         cases = [
             ({"older_than": timedelta(0)}, "older_than"),
@@ -96,14 +95,14 @@ async def test_bad_input_names_the_argument_and_deletes_nothing(tmp_path: Path) 
                 await memory.expire_conversations(**kwargs)  # type: ignore[arg-type]
             assert caught.value.argument == argument
         assert await _sessions(memory) == ["new-a", "old-a", "old-b"]
-    async with EmbeddedBackend("memory://", multi_tenant=True) as tenants:
+    async with open_backend("memory://", multi_tenant=True) as tenants:
         with pytest.raises(InvalidRequestError) as caught:
             await tenants.expire_conversations(timedelta(days=1))
         assert caught.value.argument == "user_identifier"
 
 
 async def test_one_audit_record_without_content(caplog: pytest.LogCaptureFixture) -> None:
-    async with EmbeddedBackend("memory://") as memory:
+    async with open_backend("memory://") as memory:
         cutoff = await _old_and_new(memory)
         with caplog.at_level(logging.INFO, logger="memory_core.audit"):
             await memory.expire_conversations(cutoff)
@@ -159,7 +158,7 @@ def test_cli_as_a_subprocess(tmp_path: Path) -> None:
 
 
 async def test_a_conversation_created_before_the_cutoff_and_written_after_it_is_kept() -> None:
-    async with EmbeddedBackend("memory://") as memory:
+    async with open_backend("memory://") as memory:
         await memory.add_message("busy", "user", "long ago")
         await memory.add_message("idle", "user", "long ago too")
         cutoff = datetime.now(UTC)

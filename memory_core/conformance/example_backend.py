@@ -24,11 +24,20 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 import anyio.lowlevel
 
-from memory_core import Capabilities, Conversation, ConversationPage, Message, NotFoundError
-from memory_core import requests as rq
-from memory_core.cursors import cursor_error, decode_cursor, encode_cursor
-from memory_core.interface import Store
-from memory_core.scoring import query_terms, text_score
+from memory_core.store import (
+    Capabilities,
+    Conversation,
+    ConversationPage,
+    Message,
+    NotFoundError,
+    Store,
+    cursor_error,
+    decode_cursor,
+    encode_cursor,
+    query_terms,
+    text_score,
+)
+from memory_core.store import requests as rq
 
 T = TypeVar("T")
 

@@ -8,7 +8,12 @@ import logging
 import pytest
 from opentelemetry.trace import SpanKind, StatusCode
 
-from memory_core import ConfigurationError, InvalidRequestError, NotSupportedError, open_backend
+from memory_core import (
+    ConfigurationError,
+    InvalidRequestError,
+    NotSupportedError,
+    open_backend,
+)
 from memory_core.telemetry import CAPTURE_ENV, Telemetry
 
 from .conftest import Recorded, no_content
@@ -182,8 +187,7 @@ async def test_with_the_api_alone_calls_go_straight_through(otel: Recorded) -> N
 
 
 async def test_a_backend_class_takes_the_option_too(otel: Recorded) -> None:
-    from memory_core.backends.embedded import EmbeddedBackend
 
-    async with EmbeddedBackend("memory://", telemetry=otel.telemetry()) as backend:
+    async with open_backend("memory://", telemetry=otel.telemetry()) as backend:
         await backend.add_message("s-1", "user", "a")
     assert [s.name for s in otel.spans()] == ["add_message :memory:", "create_memory"]

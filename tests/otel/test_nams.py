@@ -10,8 +10,7 @@ import anyio
 import pytest
 from opentelemetry.trace import SpanKind, StatusCode
 
-from memory_core import NotFoundError
-from memory_core.backends.nams import NamsBackend
+from memory_core import MemoryBackend, NotFoundError
 from memory_core_dev.nams_server import API_KEY, NamsTestServer, start_nams_server
 
 from .conftest import Recorded, no_content
@@ -120,7 +119,7 @@ async def test_client_server_and_store_are_one_trace(
     assert routes[("POST", "/v1/conversations/{conversation_id}/messages")] == 1
 
 
-def portable(otel: Recorded, server: NamsTestServer, name: str) -> NamsBackend:
+def portable(otel: Recorded, server: NamsTestServer, name: str) -> MemoryBackend:
     """A portable-mode backend, traced into ``otel``, on a new workspace."""
     return server.backend(
         server.workspace(name), session_names="portable", telemetry=otel.telemetry()

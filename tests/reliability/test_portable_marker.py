@@ -25,8 +25,14 @@ from uuid import UUID
 import anyio
 import pytest
 
-from memory_core import ConfigurationError, InvalidRequestError, Settings, TransportError
-from memory_core.backends.nams import NamsBackend, marker
+from memory_core import (
+    ConfigurationError,
+    InvalidRequestError,
+    Settings,
+    TransportError,
+    open_backend,
+)
+from memory_core.backends.nams import marker
 from memory_core.backends.nams.marker import ENV_SESSION_SECRET, MARK_KEY
 from memory_core.backends.nams.sessions import SESSION_KEY, portable_id
 from memory_core_dev.nams_server import NamsTestServer
@@ -244,12 +250,12 @@ async def test_the_secret_comes_from_the_environment_in_portable_mode_only(
 @pytest.mark.parametrize("value", [123, "", "   ", b""])
 def test_a_bad_secret_is_a_configuration_error_naming_it(value: object) -> None:
     with pytest.raises(ConfigurationError, match="session_secret must be a non-empty string"):
-        NamsBackend("nams+http://127.0.0.1:9/v1", api_key="k", session_secret=value)
+        open_backend("nams+http://127.0.0.1:9/v1", api_key="k", session_secret=value)
 
 
 def test_a_secret_needs_portable_names() -> None:
     with pytest.raises(ConfigurationError, match="session_secret needs session_names") as bad:
-        NamsBackend(
+        open_backend(
             "nams+http://127.0.0.1:9/v1", api_key="k", session_names="server", session_secret=SECRET
         )
     assert SECRET not in str(bad.value)

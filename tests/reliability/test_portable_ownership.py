@@ -17,8 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from memory_core import InvalidRequestError, TransportError
-from memory_core.backends.nams import NamsBackend
+from memory_core import InvalidRequestError, MemoryBackend, TransportError
 from memory_core.backends.nams.sessions import SESSION_KEY
 from memory_core.transfer import FORMAT, import_memory
 from memory_core_dev.nams_server import NamsTestServer
@@ -54,7 +53,7 @@ class Rewriting(httpx.AsyncBaseTransport):
         await self.inner.aclose()
 
 
-def portable(server: NamsTestServer, workspace: str, **options: Any) -> NamsBackend:
+def portable(server: NamsTestServer, workspace: str, **options: Any) -> MemoryBackend:
     return server.backend(workspace, session_names="portable", **options)
 
 
@@ -87,7 +86,7 @@ def contents_of(server: NamsTestServer, workspace: str, conversation_id: str) ->
     return [m["content"] for m in page["messages"]]
 
 
-async def texts(memory: NamsBackend, name: str, user: str | None) -> list[str]:
+async def texts(memory: MemoryBackend, name: str, user: str | None) -> list[str]:
     read = await memory.get_conversation(name, user_identifier=user)
     return [m.content for m in read.messages]
 

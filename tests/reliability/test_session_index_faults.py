@@ -21,7 +21,8 @@ from uuid import UUID
 
 import pytest
 
-from memory_core.backends.nams import NamsBackend, NamsStore
+from memory_core import MemoryBackend
+from memory_core.backends.nams import NamsStore
 from memory_core.backends.nams.sessions import Entry, NameIndex
 from memory_core_dev.nams_server import NamsTestServer
 
@@ -31,7 +32,7 @@ LIST = "/v1/conversations"
 LOGGER = "memory_core.backends.nams"
 
 
-def portable(server: NamsTestServer, workspace: str, index: Path) -> NamsBackend:
+def portable(server: NamsTestServer, workspace: str, index: Path) -> MemoryBackend:
     return server.backend(workspace, session_names="portable", session_index=index)
 
 
@@ -58,7 +59,7 @@ async def seed(server: NamsTestServer, workspace: str, index: Path) -> None:
     assert not Path(f"{index}-wal").exists()  # all of it is in the file itself
 
 
-async def use_it(memory: NamsBackend) -> None:
+async def use_it(memory: MemoryBackend) -> None:
     """A known name and a new one, written and read: what must keep working."""
     await memory.add_message("kept", "user", "two")
     await memory.add_message("new", "user", "first")

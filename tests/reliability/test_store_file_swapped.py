@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from memory_core import MemoryBackend, TransportError, open_backend
-from memory_core.backends.embedded import store
+from memory_core.backends.embedded import database
 
 pytestmark = pytest.mark.anyio
 
@@ -88,7 +88,7 @@ async def test_every_call_after_the_file_changed_is_refused(
     async with backend:
         await backend.add_message("s", "user", "kept")
         CHANGES[change](path)
-        time.sleep(2 * store.FILE_CHECK_EVERY)  # the next call looks
+        time.sleep(2 * database.FILE_CHECK_EVERY)  # the next call looks
         changed = _files(tmp_path)
         first = await _refused(backend.add_message("s", "user", "lost?"), path)
         assert ("replaced" if change == "replaced" else "deleted or moved") in str(first)
@@ -124,7 +124,7 @@ async def test_a_new_backend_on_the_path_works(tmp_path: Path) -> None:
     async with open_backend(f"sqlite:///{path}") as backend:
         await backend.add_message("s", "user", "gone with the file")
         _delete_with_log(path)
-        time.sleep(2 * store.FILE_CHECK_EVERY)
+        time.sleep(2 * database.FILE_CHECK_EVERY)
         await _refused(backend.add_message("s", "user", "x"), path)
     async with open_backend(f"sqlite:///{path}") as backend:
         await backend.add_message("s", "user", "new")
@@ -166,7 +166,7 @@ async def test_the_path_is_looked_at_no_more_than_once_per_interval(
     backend = open_backend(f"sqlite:///{path}", inline_reads=inline, inline_writes=inline)
     async with backend:
         await backend.add_message("s", "user", "first")
-        monkeypatch.setattr(store, "FILE_CHECK_EVERY", 3600.0)  # one look per hour at most
+        monkeypatch.setattr(database, "FILE_CHECK_EVERY", 3600.0)  # one look per hour at most
         time.sleep(2 * 0.001)  # the millisecond after the last look has passed
         monkeypatch.setattr(os, "stat", counting_stat)
         for i in range(50):

@@ -34,7 +34,7 @@ from memory_core import (
     TransportError,
 )
 from memory_core import requests as rq
-from memory_core.backends.embedded.backend import EmbeddedStore
+from memory_core.backends.embedded.store import EmbeddedStore
 from memory_core.sync import SyncCallInEventLoopError, SyncMemoryBackend, open_backend
 
 PORTAL = "memory-core-portal"

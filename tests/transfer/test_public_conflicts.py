@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from memory_core import open_backend
-from memory_core.backends.embedded import EmbeddedBackend, EmbeddedStore
+from memory_core import MemoryBackend, open_backend
+from memory_core.backends.embedded import EmbeddedStore
 from memory_core.transfer import TransferReport, export_memory, import_memory
 from tests.transfer.sample import populate
 
@@ -23,7 +23,7 @@ class _PublicStore(EmbeddedStore):
         return None
 
 
-class _Public(EmbeddedBackend):
+class _Public(MemoryBackend):
     store_class = _PublicStore
 
 

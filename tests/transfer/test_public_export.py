@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from memory_core import EntityRef, InvalidRequestError
-from memory_core.backends.embedded import EmbeddedBackend, EmbeddedStore
+from memory_core import EntityRef, InvalidRequestError, MemoryBackend
+from memory_core.backends.embedded import EmbeddedStore
 from memory_core.transfer import TransferReport, iter_records
 from memory_core.transfer import export as export_module
 
@@ -41,8 +41,8 @@ class _SmallDefaultStore(_PublicStore):
     capabilities = replace(EmbeddedStore.capabilities, default_messages_per_read=2)
 
 
-def _backend(store: type[EmbeddedStore], **options: Any) -> EmbeddedBackend:
-    class Backend(EmbeddedBackend):
+def _backend(store: type[EmbeddedStore], **options: Any) -> MemoryBackend:
+    class Backend(MemoryBackend):
         store_class = store
 
     return Backend("memory://", **options)

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from memory_core import open_backend
-from memory_core.backends.embedded import EmbeddedBackend, EmbeddedStore
+from memory_core import MemoryBackend, open_backend
+from memory_core.backends.embedded import EmbeddedStore
 from memory_core.transfer import TransferReport, copy_memory
 
 pytestmark = [
@@ -40,7 +40,7 @@ class _SmallDefaultStore(_CappedStore):
     capabilities = replace(_CappedStore.capabilities, max_messages_per_read=None)
 
 
-class Dying(EmbeddedBackend):
+class Dying(MemoryBackend):
     """Written through the public API only; the batch after ``fail_after`` keeps just its
     first ``keep`` messages and the process 'dies' before the checkpoint notes them."""
 

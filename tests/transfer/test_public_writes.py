@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from memory_core import EntityRef, open_backend
-from memory_core.backends.embedded import EmbeddedBackend, EmbeddedStore
+from memory_core import EntityRef, MemoryBackend, open_backend
+from memory_core.backends.embedded import EmbeddedStore
 from memory_core.transfer import copy_memory
 from tests.transfer.sample import export_lines, of_kind, populate
 
@@ -21,13 +21,13 @@ class _PublicStore(EmbeddedStore):
         return None
 
 
-def _target(**flags: Any) -> EmbeddedBackend:
+def _target(**flags: Any) -> MemoryBackend:
     """A strict public-only target (an argument it cannot honour raises)."""
 
     class Store(_PublicStore):
         capabilities = replace(EmbeddedStore.capabilities, **flags)
 
-    class Backend(EmbeddedBackend):
+    class Backend(MemoryBackend):
         store_class = Store
 
     return Backend("memory://", strict=True)

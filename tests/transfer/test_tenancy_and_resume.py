@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from memory_core import InvalidRequestError, open_backend
-from memory_core.backends.embedded import EmbeddedBackend, EmbeddedStore
+from memory_core import InvalidRequestError, MemoryBackend, open_backend
+from memory_core.backends.embedded import EmbeddedStore
 from memory_core.transfer import TransferReport, copy_memory
 from tests.transfer.sample import MESSAGES, export_lines, of_kind, populate
 
@@ -20,7 +20,7 @@ class _NoBulkStore(EmbeddedStore):
         return None
 
 
-class PublicOnly(EmbeddedBackend):
+class PublicOnly(MemoryBackend):
     """An embedded store written only through the public API (as a third-party backend
     without a bulk hook would be), which can be told to die after N batches."""
 

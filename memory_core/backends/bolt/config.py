@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
-from memory_core import ConfigurationError
+from memory_core.store import ConfigurationError
 
 SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 ROUTING_SCHEMES = ("neo4j", "neo4j+s", "neo4j+ssc")

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memory_core.models import EntityType
+from memory_core.store import EntityType
 
 NOW = "datetime.truncate('microsecond', datetime.realtime())"
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from neo4j import AsyncManagedTransaction
 
-from memory_core import requests as rq
-from memory_core.erasure import Erased
+from memory_core.store import Erased
+from memory_core.store import requests as rq
 
 from .session import Connection
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from neo4j import exceptions as neo
 
-from memory_core import (
+from memory_core.store import (
     AuthenticationError,
     ConfigurationError,
     InvalidRequestError,

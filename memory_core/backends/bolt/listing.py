@@ -15,10 +15,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory_core import Conversation, ConversationPage
-from memory_core import requests as rq
-from memory_core.cursors import cursor_error, decode_cursor, encode_cursor
-from memory_core.validation import parse_uuid
+from memory_core.store import (
+    Conversation,
+    ConversationPage,
+    cursor_error,
+    decode_cursor,
+    encode_cursor,
+    parse_uuid,
+)
+from memory_core.store import requests as rq
 
 from . import cypher
 from .records import read_conversation

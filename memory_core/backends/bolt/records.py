@@ -16,7 +16,7 @@ from uuid import UUID, uuid5
 
 from neo4j.time import Duration
 
-from memory_core import (
+from memory_core.store import (
     Conversation,
     Entity,
     EntityRef,
@@ -26,11 +26,12 @@ from memory_core import (
     SessionInfo,
     StoreError,
     foreign,
+    metadata_json,
+    parse_uuid,
+    preview,
+    trusted_many,
 )
-from memory_core import requests as rq
-from memory_core.models import trusted_many
-from memory_core.summary import preview
-from memory_core.validation import metadata_json, parse_uuid
+from memory_core.store import requests as rq
 
 # The same namespace as the embedded backend: a session's conversation has the same id
 # in every memory-core store.

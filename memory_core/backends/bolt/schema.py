@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory_core import ConfigurationError
+from memory_core.store import ConfigurationError
 
 FULLTEXT_INDEX = "memory_core_message_search"
 # Indexes an earlier version created that this one replaces: dropped at set-up.

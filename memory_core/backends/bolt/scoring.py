@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from memory_core.filters import matches
+from memory_core.store import matches
 
 _HAS_WORD = re.compile(r"\w", re.UNICODE)
 

@@ -24,9 +24,8 @@ from typing import Any
 
 from neo4j import AsyncManagedTransaction
 
-from memory_core import Message, NotFoundError
-from memory_core import requests as rq
-from memory_core.scoring import candidate_pool, query_terms, text_score
+from memory_core.store import Message, NotFoundError, candidate_pool, query_terms, text_score
+from memory_core.store import requests as rq
 
 from . import cypher
 from .records import read_message, session_params

@@ -11,17 +11,17 @@ Sessions share one bookmark manager, so a read after a write sees it on a cluste
 from __future__ import annotations
 
 import contextlib
+import random
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+import anyio
 import neo4j
 from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncManagedTransaction
 from neo4j import exceptions as neo
 
-from memory_core import ConfigurationError
-from memory_core.telemetry import round_trip
-from memory_core.version import VERSION
+from memory_core.store import VERSION, ConfigurationError, round_trip
 
 from . import schema
 from .config import BoltConfig
@@ -34,6 +34,9 @@ Work = Callable[[AsyncManagedTransaction], Awaitable[T]]
 USER_AGENT = f"memory-core-bolt/{VERSION}"
 """How the driver introduces itself to Neo4j (listed with each connection)."""
 CONSTRAINT_RETRIES = 3
+DDL_RETRIES = 8
+DDL_BACKOFF = 0.05
+"""Seconds before the first rerun of a schema statement a concurrent set-up deadlocked."""
 INDEX_WAIT_SECONDS = 300
 
 
@@ -237,12 +240,23 @@ class Connection:
         return None
 
     async def _ddl(self, statement: str) -> None:
-        try:
-            await self._auto(statement)
-        except neo.ClientError as exc:
-            # Another process created the same index a moment earlier.
-            if "AlreadyExists" not in str(getattr(exc, "code", "")):
-                raise
+        """One schema statement (``IF NOT EXISTS``: running it again is harmless). Two
+        processes setting up one database at once deadlock on a label's schema lock and
+        Neo4j fails one of them with a transient error, which an auto-commit transaction
+        does not retry: it is run again after a short, jittered wait."""
+        for attempt in range(DDL_RETRIES + 1):
+            try:
+                await self._auto(statement)
+                return
+            except neo.TransientError:
+                if attempt == DDL_RETRIES:
+                    raise
+                await anyio.sleep(DDL_BACKOFF * 2**attempt * (0.5 + random.random()))
+            except neo.ClientError as exc:
+                # Another process created the same index a moment earlier.
+                if "AlreadyExists" not in str(getattr(exc, "code", "")):
+                    raise
+                return
 
     async def _auto(self, query: str, **params: Any) -> Rows:
         """Schema commands run in auto-commit transactions."""

@@ -20,9 +20,7 @@ from typing import Any
 
 from neo4j import AsyncManagedTransaction
 
-from memory_core.transfer import ImportState, TransferReport
-from memory_core.transfer import records as rec
-from memory_core.transfer.hooks import (
+from memory_core.store import (
     DERIVED_ID,
     FOREIGN_ENTITY,
     FOREIGN_ID,
@@ -30,10 +28,14 @@ from memory_core.transfer.hooks import (
     RENAMED,
     SAME_SESSION,
     SAME_SESSION_MESSAGES,
+    ImportState,
+    Record,
+    TransferReport,
     keeps_id,
     own_id,
+    parse_stamp,
 )
-from memory_core.transfer.records import Record, parse_stamp
+from memory_core.store import transfer_records as rec
 
 from . import cypher
 from .records import dump_metadata, read_conversation, read_message, session_uuid, to_entity

@@ -5,6 +5,6 @@ map to :class:`EmbeddedStore` in the URL registry (:class:`EmbeddedBackend` is t
 public API over it, for direct construction).
 """
 
-from .backend import EmbeddedBackend, EmbeddedStore
+from .store import EmbeddedStore
 
-__all__ = ["EmbeddedBackend", "EmbeddedStore"]
+__all__ = ["EmbeddedStore"]

@@ -14,8 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import UUID, SafeUUID
 
-from memory_core import ConfigurationError
-from memory_core.validation import metadata_json
+from memory_core.store import ConfigurationError, metadata_json
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MICROSECOND = timedelta(microseconds=1)

@@ -14,16 +14,18 @@ from __future__ import annotations
 import sqlite3
 from uuid import UUID, uuid5
 
-from memory_core import (
+from memory_core.store import (
     Conversation,
     ConversationPage,
     InvalidRequestError,
     NotFoundError,
     SessionInfo,
+    cursor_error,
+    decode_cursor,
+    encode_cursor,
+    parse_uuid,
 )
-from memory_core import requests as rq
-from memory_core.cursors import cursor_error, decode_cursor, encode_cursor
-from memory_core.validation import parse_uuid
+from memory_core.store import requests as rq
 
 from .codec import SQL_INT_MAX, dump_json, now_micros, sql_int
 from .rows import to_conversation, to_conversations, to_session

@@ -11,8 +11,8 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from uuid import uuid4
 
-from memory_core import Entity, EntityRef, NotFoundError
-from memory_core import requests as rq
+from memory_core.store import Entity, EntityRef, NotFoundError
+from memory_core.store import requests as rq
 
 from .codec import now_micros, sql_int
 from .conversations import tenant_key

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import sqlite3
 
-from memory_core import requests as rq
-from memory_core.erasure import Erased
+from memory_core.store import Erased
+from memory_core.store import requests as rq
 
+from .database import Database
 from .fts_purge import PURGE_KEY, purge_step
-from .store import Database
 
 
 async def forget_user(db: Database, req: rq.ForgetUser) -> Erased:

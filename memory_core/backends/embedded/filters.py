@@ -9,7 +9,7 @@ import json
 from functools import lru_cache
 from typing import Any
 
-from memory_core.filters import matches
+from memory_core.store import matches
 
 
 def metadata_matches(metadata_text: str | None, filters_text: str | None) -> int:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from memory_core import ConfigurationError
-from memory_core.settings import redact_url
+from memory_core.store import ConfigurationError, redact_url
 
 SQLITE_PREFIX = "sqlite:///"
 

@@ -13,9 +13,8 @@ from datetime import datetime
 from typing import Any
 from uuid import uuid4
 
-from memory_core import Conversation, Message, MessageRole
-from memory_core import requests as rq
-from memory_core.models import trusted
+from memory_core.store import Conversation, Message, MessageRole, trusted
+from memory_core.store import requests as rq
 
 from . import conversations, entities
 from .codec import (

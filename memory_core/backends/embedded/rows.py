@@ -8,9 +8,17 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
-from memory_core import Conversation, Entity, EntityRef, Message, MessageRole, SessionInfo
-from memory_core.models import trusted, trusted_many
-from memory_core.summary import preview
+from memory_core.store import (
+    Conversation,
+    Entity,
+    EntityRef,
+    Message,
+    MessageRole,
+    SessionInfo,
+    preview,
+    trusted,
+    trusted_many,
+)
 
 from .codec import (
     FLOAT_EXACT_MICROS,

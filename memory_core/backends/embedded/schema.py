@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from memory_core import ConfigurationError
+from memory_core.store import ConfigurationError
 
 SCHEMA_VERSION = 2
 """1: the first. 2: the FTS5 index has a second column, ``scope``, holding each message's

@@ -20,9 +20,8 @@ import math
 import sqlite3
 from collections.abc import Sequence
 
-from memory_core import Message
-from memory_core import requests as rq
-from memory_core.scoring import candidate_pool, query_terms, text_score
+from memory_core.store import Message, candidate_pool, query_terms, text_score
+from memory_core.store import requests as rq
 
 from . import conversations, messages
 from .codec import unpack_vector

@@ -14,9 +14,7 @@ from collections.abc import AsyncIterator, Callable
 from functools import partial
 from typing import TypeVar
 
-from memory_core.transfer import ImportState, TransferReport
-from memory_core.transfer import records as rec
-from memory_core.transfer.hooks import (
+from memory_core.store import (
     DERIVED_ID,
     FOREIGN_ENTITY,
     FOREIGN_ID,
@@ -24,15 +22,19 @@ from memory_core.transfer.hooks import (
     SAME_SESSION,
     SAME_SESSION_MESSAGES,
     TENANT_LOST,
+    ImportState,
+    Record,
+    TransferReport,
     keeps_id,
     own_id,
+    parse_stamp,
 )
-from memory_core.transfer.records import Record, parse_stamp
+from memory_core.store import transfer_records as rec
 
 from .codec import dump_json, now_micros, pack_vector, to_micros
 from .conversations import session_uuid
+from .database import Database
 from .rows import MESSAGE_COLUMNS, read_messages, to_conversation, to_entity
-from .store import Database
 
 PAGE = 1000
 T = TypeVar("T")

@@ -5,6 +5,6 @@ The wire contract it shares with the NAMS-compatible server (:mod:`memory_core.s
 is :mod:`memory_core.nams_wire`.
 """
 
-from .backend import NamsBackend, NamsStore
+from .store import NamsStore
 
-__all__ = ["NamsBackend", "NamsStore"]
+__all__ = ["NamsStore"]

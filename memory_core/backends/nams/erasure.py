@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memory_core import NotFoundError, StoreError
-from memory_core import nams_wire as wire
-from memory_core import requests as rq
-from memory_core.erasure import Erased
+from memory_core.store import Erased, NotFoundError, StoreError
+from memory_core.store import nams_wire as wire
+from memory_core.store import requests as rq
 
 from .sessions import SessionNames, name_in, parse_page, portable_id
 

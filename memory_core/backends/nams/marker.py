@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from memory_core.errors import ConfigurationError
+from memory_core.store import ConfigurationError
 
 MARK_KEY = "memory_core_session_mac"
 """The conversation-metadata key that holds the marker of the session name."""

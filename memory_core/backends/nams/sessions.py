@@ -55,9 +55,8 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 import anyio
 from pydantic import BaseModel, ValidationError
 
-from memory_core import nams_wire as wire
-from memory_core.errors import NotFoundError, TransportError
-from memory_core.requests import canonical_uuid
+from memory_core.store import NotFoundError, TransportError, canonical_uuid
+from memory_core.store import nams_wire as wire
 
 from .marker import MARK_KEY, WINDOW, SessionSecret
 from .transport import decode

@@ -36,17 +36,17 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import anyio
 import httpx
 
-from memory_core import nams_wire as wire
-from memory_core.errors import (
+from memory_core.store import (
+    VERSION,
     AuthenticationError,
     ConfigurationError,
     InvalidRequestError,
     NotSupportedError,
     RateLimitedError,
     TransportError,
+    http_call,
 )
-from memory_core.telemetry import http_call
-from memory_core.version import VERSION
+from memory_core.store import nams_wire as wire
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

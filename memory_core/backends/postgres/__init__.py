@@ -5,6 +5,6 @@
 ``postgres`` extra: ``pip install "memory-core[postgres]"``.
 """
 
-from .backend import PostgresBackend, PostgresStore
+from .store import PostgresStore
 
-__all__ = ["PostgresBackend", "PostgresStore"]
+__all__ = ["PostgresStore"]

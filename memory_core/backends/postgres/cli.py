@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 import psycopg
 
-from memory_core import ConfigurationError, MemoryCoreError
+from memory_core.store import ConfigurationError, MemoryCoreError
 
 from . import vector
 from .config import check_schema, parse_settings

@@ -6,9 +6,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from memory_core import InvalidRequestError
-from memory_core.scoring import query_terms
-from memory_core.validation import metadata_json
+from memory_core.store import InvalidRequestError, metadata_json, query_terms
 
 SQL_INT_MAX = 2**63 - 1
 # A tsvector lexeme holds at most 2047 bytes and a tsvector about 1 MB: longer words are

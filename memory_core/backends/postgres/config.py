@@ -11,8 +11,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from memory_core import ConfigurationError
-from memory_core.settings import redact_url
+from memory_core.store import ConfigurationError, redact_url
 
 SCHEMES = ("postgresql", "postgres")
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")

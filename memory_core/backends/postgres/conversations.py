@@ -13,16 +13,18 @@ from functools import lru_cache
 from typing import Any
 from uuid import UUID, uuid5
 
-from memory_core import (
+from memory_core.store import (
     Conversation,
     ConversationPage,
     InvalidRequestError,
     NotFoundError,
     SessionInfo,
+    cursor_error,
+    decode_cursor,
+    encode_cursor,
+    parse_uuid,
 )
-from memory_core import requests as rq
-from memory_core.cursors import cursor_error, decode_cursor, encode_cursor
-from memory_core.validation import parse_uuid
+from memory_core.store import requests as rq
 
 from .codec import SQL_INT_MAX, sql_int, store_metadata
 from .rows import CONVERSATION_COLUMNS, to_conversation, to_session

@@ -11,8 +11,8 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID, uuid4
 
-from memory_core import Entity, EntityRef, NotFoundError
-from memory_core import requests as rq
+from memory_core.store import Entity, EntityRef, NotFoundError
+from memory_core.store import requests as rq
 
 from .codec import sql_int
 from .conversations import BACKEND, tenant_key

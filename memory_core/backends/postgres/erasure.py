@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from memory_core import requests as rq
-from memory_core.erasure import Erased
+from memory_core.store import Erased
+from memory_core.store import requests as rq
 
 from .tx import Tx
 

@@ -6,7 +6,7 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg_pool import PoolTimeout
 
-from memory_core import (
+from memory_core.store import (
     AuthenticationError,
     ConfigurationError,
     MemoryCoreError,

@@ -12,9 +12,8 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from memory_core import Conversation, EntityRef, Message, MessageRole
-from memory_core import requests as rq
-from memory_core.models import random_ids, trusted
+from memory_core.store import Conversation, EntityRef, Message, MessageRole, random_ids, trusted
+from memory_core.store import requests as rq
 
 from . import conversations, entities
 from .codec import load_metadata, sql_int, store_content, store_metadata, words

@@ -8,8 +8,8 @@ takes the transactional path of :mod:`.messages` (see :func:`.single.covers`).
 
 from __future__ import annotations
 
-from memory_core import Conversation
-from memory_core import requests as rq
+from memory_core.store import Conversation
+from memory_core.store import requests as rq
 
 from . import conversations
 from .codec import sql_int

@@ -7,9 +7,18 @@ from datetime import UTC
 from typing import Any
 from uuid import UUID
 
-from memory_core import Conversation, Entity, EntityRef, Message, MessageRole, SessionInfo, foreign
-from memory_core.models import trusted, trusted_many
-from memory_core.summary import preview
+from memory_core.store import (
+    Conversation,
+    Entity,
+    EntityRef,
+    Message,
+    MessageRole,
+    SessionInfo,
+    foreign,
+    preview,
+    trusted,
+    trusted_many,
+)
 
 from .codec import load_content, load_metadata, utc
 

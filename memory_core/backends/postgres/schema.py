@@ -39,7 +39,7 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
-from memory_core import ConfigurationError
+from memory_core.store import ConfigurationError
 
 from . import vector
 

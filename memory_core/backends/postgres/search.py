@@ -25,10 +25,8 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
-from memory_core import Message
-from memory_core import requests as rq
-from memory_core.filters import matches
-from memory_core.scoring import candidate_pool, query_terms, text_score
+from memory_core.store import Message, candidate_pool, matches, query_terms, text_score
+from memory_core.store import requests as rq
 
 from . import conversations
 from . import vector as vector_module

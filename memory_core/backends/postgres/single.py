@@ -32,9 +32,8 @@ from uuid import UUID
 
 from psycopg import errors as pg_errors
 
-from memory_core import Message
-from memory_core import requests as rq
-from memory_core.models import random_ids, trusted, trusted_many
+from memory_core.store import Message, random_ids, trusted, trusted_many
+from memory_core.store import requests as rq
 
 from . import conversations
 from .codec import load_metadata, store_content, store_metadata, utc, words

@@ -19,7 +19,7 @@ from psycopg import AsyncCursor, DataError
 from psycopg.abc import Buffer
 from psycopg.types.datetime import TimestamptzLoader
 
-from memory_core import foreign
+from memory_core.store import foreign
 
 BACKEND = "postgres"
 _OUTSIDE = ("timestamp too small", "timestamp too large")

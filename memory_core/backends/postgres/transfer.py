@@ -12,11 +12,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from memory_core import Message
-from memory_core.models import trusted
-from memory_core.transfer import ImportState, TransferReport
-from memory_core.transfer import records as rec
-from memory_core.transfer.records import Record
+from memory_core.store import ImportState, Message, Record, TransferReport, trusted
+from memory_core.store import transfer_records as rec
 
 from .rows import (
     CONVERSATION_COLUMNS,

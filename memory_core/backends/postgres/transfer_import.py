@@ -15,8 +15,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from memory_core.transfer import ImportState, TransferReport
-from memory_core.transfer.hooks import (
+from memory_core.store import (
     DERIVED_ID,
     FOREIGN_ENTITY,
     FOREIGN_ID,
@@ -24,10 +23,13 @@ from memory_core.transfer.hooks import (
     SAME_SESSION,
     SAME_SESSION_MESSAGES,
     TENANT_LOST,
+    ImportState,
+    Record,
+    TransferReport,
     keeps_id,
     own_id,
+    parse_stamp,
 )
-from memory_core.transfer.records import Record, parse_stamp
 
 from .codec import store_content, store_metadata, words
 from .conversations import session_uuid

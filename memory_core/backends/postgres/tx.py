@@ -7,7 +7,7 @@ from typing import Any
 
 from psycopg import AsyncCursor, DataError
 
-from memory_core.telemetry import round_trip
+from memory_core.store import round_trip
 
 from . import times
 

@@ -17,8 +17,8 @@ from uuid import uuid4
 import pytest
 from neo4j import GraphDatabase
 
-from memory_core import open_backend
-from memory_core.backends.bolt import BoltBackend, BoltStore
+from memory_core import MemoryBackend, open_backend
+from memory_core.backends.bolt import BoltStore
 from memory_core_dev.neo4j_fixtures import Neo4jHandle
 
 
@@ -48,10 +48,10 @@ def bolt_url(neo4j_server: Neo4jHandle) -> str:
 
 
 @pytest.fixture
-def open_bolt(bolt_url: str) -> Callable[..., BoltBackend]:
+def open_bolt(bolt_url: str) -> Callable[..., MemoryBackend]:
     """Build (not connect) a Bolt backend on the test server with extra options."""
 
-    def build(**options: Any) -> BoltBackend:
+    def build(**options: Any) -> MemoryBackend:
         backend = open_backend(bolt_url, **options)
         assert isinstance(backend.store, BoltStore)
         return backend
@@ -60,14 +60,14 @@ def open_bolt(bolt_url: str) -> Callable[..., BoltBackend]:
 
 
 @pytest.fixture
-async def bolt(open_bolt: Callable[..., BoltBackend]) -> AsyncIterator[BoltBackend]:
+async def bolt(open_bolt: Callable[..., MemoryBackend]) -> AsyncIterator[MemoryBackend]:
     """A connected single-tenant Bolt backend."""
     async with open_bolt() as backend:
         yield backend
 
 
 @pytest.fixture
-async def tenant_bolt(open_bolt: Callable[..., BoltBackend]) -> AsyncIterator[BoltBackend]:
+async def tenant_bolt(open_bolt: Callable[..., MemoryBackend]) -> AsyncIterator[MemoryBackend]:
     """A connected multi-tenant Bolt backend."""
     async with open_bolt(multi_tenant=True) as backend:
         yield backend

@@ -5,14 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from memory_core import Entity, EntityRef, Message
-from memory_core.backends.bolt import BoltBackend
+from memory_core import Entity, EntityRef, MemoryBackend, Message
 
 Graph = Callable[..., list[dict[str, Any]]]
 
 
 async def mentioning(
-    bolt: BoltBackend, session: str, name: str, kind: str
+    bolt: MemoryBackend, session: str, name: str, kind: str
 ) -> tuple[Entity, Message]:
     """A new entity ``name`` of ``kind``, and a message "hi" of ``session`` mentioning it
     by id."""

@@ -8,7 +8,7 @@ from uuid import UUID, uuid4
 
 from memory_core import EntityRef, MessageRole
 from memory_core import requests as rq
-from memory_core.backends.bolt.backend import _batch_item, _mention_ids
+from memory_core.backends.bolt.store import _batch_item, _mention_ids
 
 
 def _new(**extra: object) -> rq.NewMessage:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from memory_core.backends.bolt import BoltBackend
+from memory_core import MemoryBackend
 
 from .helpers import Graph
 
@@ -29,7 +29,7 @@ def _users(graph: Graph, *identifiers: str) -> dict[str, int]:
 
 
 async def test_a_user_left_with_nothing_is_removed(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     session, user = unique("s"), unique("user")
     await bolt.add_message(session, "user", "hello", user_identifier=user)
@@ -39,7 +39,7 @@ async def test_a_user_left_with_nothing_is_removed(
 
 
 async def test_a_user_with_another_conversation_stays_until_the_last_is_cleared(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     first, second, user = unique("s"), unique("s"), unique("user")
     await bolt.add_message(first, "user", "one", user_identifier=user)
@@ -52,7 +52,7 @@ async def test_a_user_with_another_conversation_stays_until_the_last_is_cleared(
 
 
 async def test_a_user_with_any_other_relationship_stays(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     session, user, thing = unique("s"), unique("user"), unique("thing")
     await bolt.add_message(session, "user", "hello", user_identifier=user)
@@ -68,7 +68,7 @@ async def test_a_user_with_any_other_relationship_stays(
 
 
 async def test_tenant_users_are_removed_and_other_users_untouched(
-    tenant_bolt: BoltBackend, graph: Graph, unique: Unique
+    tenant_bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     session, other, alice, bob = unique("s"), unique("s"), unique("user"), unique("user")
     await tenant_bolt.add_message(session, "user", "hello", user_identifier=alice)
@@ -80,7 +80,7 @@ async def test_tenant_users_are_removed_and_other_users_untouched(
 
 
 async def test_clearing_a_missing_session_removes_nothing(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     lonely = unique("user")
     graph("CREATE (:User {identifier: $u})", u=lonely)
@@ -90,7 +90,7 @@ async def test_clearing_a_missing_session_removes_nothing(
 
 
 async def test_a_user_of_two_cleared_conversations_is_removed_once(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     # a second conversation of the same session, as another writer may have made it
     session, user = unique("s"), unique("user")

@@ -9,8 +9,7 @@ from uuid import uuid4
 import anyio
 import pytest
 
-from memory_core import ForeignDataWarning, NotFoundError
-from memory_core.backends.bolt import BoltBackend
+from memory_core import ForeignDataWarning, MemoryBackend, NotFoundError
 from memory_core.foreign import LATEST
 
 from .helpers import Graph, chain, foreign_message, mentioning
@@ -19,7 +18,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
 Unique = Callable[[str], str]
 
 
-async def test_delete_repairs_the_chain(bolt: BoltBackend, graph: Graph, unique: Unique) -> None:
+async def test_delete_repairs_the_chain(bolt: MemoryBackend, graph: Graph, unique: Unique) -> None:
     session = unique("s")
     stored = [await bolt.add_message(session, "user", f"m{i}") for i in range(3)]
     stored += await bolt.add_messages_batch(
@@ -47,7 +46,7 @@ async def test_delete_repairs_the_chain(bolt: BoltBackend, graph: Graph, unique:
 
 
 async def test_delete_removes_mentions_but_not_entities(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     entity, message = await mentioning(bolt, unique("s"), unique("Ent"), "PERSON")
     assert await bolt.delete_message(message.id) is True
@@ -59,7 +58,7 @@ async def test_delete_removes_mentions_but_not_entities(
     assert rows == [{"m": None, "e": entity.id}]
 
 
-async def test_search_honours_session_id(bolt: BoltBackend, unique: Unique) -> None:
+async def test_search_honours_session_id(bolt: MemoryBackend, unique: Unique) -> None:
     word = unique("w").replace("-", "")
     mine, other = unique("mine"), unique("other")
     await bolt.add_message(other, "user", f"{word} in the other session")
@@ -75,7 +74,7 @@ async def test_search_honours_session_id(bolt: BoltBackend, unique: Unique) -> N
 
 
 async def test_concurrent_first_writes_make_one_conversation(
-    open_bolt: Callable[..., BoltBackend], graph: Graph, unique: Unique
+    open_bolt: Callable[..., MemoryBackend], graph: Graph, unique: Unique
 ) -> None:
     session = unique("race")
     async with open_bolt() as one, open_bolt() as two:
@@ -100,7 +99,7 @@ async def test_concurrent_first_writes_make_one_conversation(
 
 
 async def test_concurrent_replays_of_one_key_store_one_message(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     session = unique("s")
     results = []
@@ -116,7 +115,7 @@ async def test_concurrent_replays_of_one_key_store_one_message(
 
 
 async def test_write_to_a_missing_conversation_id_is_an_error(
-    bolt: BoltBackend, graph: Graph
+    bolt: MemoryBackend, graph: Graph
 ) -> None:
     missing = uuid4()
     with pytest.raises(NotFoundError):
@@ -136,7 +135,7 @@ async def test_write_to_a_missing_conversation_id_is_an_error(
     )
 
 
-async def test_reads_are_tenant_scoped(tenant_bolt: BoltBackend, unique: Unique) -> None:
+async def test_reads_are_tenant_scoped(tenant_bolt: MemoryBackend, unique: Unique) -> None:
     alice, bob = unique("alice"), unique("bob")
     session, word = unique("s"), unique("secret").replace("-", "")
     message = await tenant_bolt.add_message(session, "user", f"{word}", user_identifier=alice)
@@ -165,7 +164,7 @@ async def test_reads_are_tenant_scoped(tenant_bolt: BoltBackend, unique: Unique)
     ]
 
 
-async def test_since_is_applied_before_limit(bolt: BoltBackend, unique: Unique) -> None:
+async def test_since_is_applied_before_limit(bolt: MemoryBackend, unique: Unique) -> None:
     """With caller timestamps, insertion order and time order differ: ``since`` must filter
     first and ``limit`` then keep the newest of what is left (by insertion order)."""
     session = unique("s")
@@ -182,7 +181,7 @@ async def test_since_is_applied_before_limit(bolt: BoltBackend, unique: Unique) 
     assert [m.content for m in everything.messages] == ["d0", "d1", "d2"]
 
 
-async def test_numeric_metadata_filters_are_exact(bolt: BoltBackend, unique: Unique) -> None:
+async def test_numeric_metadata_filters_are_exact(bolt: MemoryBackend, unique: Unique) -> None:
     session, word = unique("s"), unique("w").replace("-", "")
     values = {"int": 1, "float": 1.0, "ten": 10, "frac": 1.5, "str": "1", "bool": True}
     ids = {}
@@ -204,7 +203,7 @@ async def test_numeric_metadata_filters_are_exact(bolt: BoltBackend, unique: Uni
     assert await labels(2) == set()
 
 
-async def test_lucene_syntax_in_queries_is_literal(bolt: BoltBackend, unique: Unique) -> None:
+async def test_lucene_syntax_in_queries_is_literal(bolt: MemoryBackend, unique: Unique) -> None:
     session = unique("s")
     stored = await bolt.add_message(session, "user", 'a:b (c" AND -d* done')
     for query in ['a:b (c" AND -d*', "AND", "(", '"', "\\", "title:x OR y~2 ^3 [a TO b] {}", "*"]:
@@ -216,7 +215,7 @@ async def test_lucene_syntax_in_queries_is_literal(bolt: BoltBackend, unique: Un
 
 
 async def test_timestamps_another_writer_stored_in_other_types_still_read(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     """Zoned DateTimes travel as integer microseconds; a local datetime or an ISO string
     another writer stored still reads (as UTC), and one out of Python's range reads as the
@@ -251,7 +250,7 @@ async def test_timestamps_another_writer_stored_in_other_types_still_read(
 
 
 async def test_message_timestamps_before_1970_read_to_the_microsecond(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     """Neo4j's epochSeconds rounds toward zero before 1970: a stored instant with a
     fraction of a second read one second late when the microseconds were built on it."""
@@ -277,7 +276,7 @@ async def test_message_timestamps_before_1970_read_to_the_microsecond(
 
 
 async def _conversation_stamps(
-    backend: BoltBackend, session: str, user: str
+    backend: MemoryBackend, session: str, user: str
 ) -> set[tuple[datetime, datetime | None]]:
     """(created_at, updated_at) of the session's conversation as each read returns it."""
     got = await backend.get_conversation(session, user_identifier=user)
@@ -293,7 +292,7 @@ async def _conversation_stamps(
 
 
 async def test_conversation_timestamps_in_other_types_read_and_out_of_range_is_an_error(
-    tenant_bolt: BoltBackend, graph: Graph, unique: Unique
+    tenant_bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     """Conversation timestamps travel as integer microseconds, as a message's do: every
     read returns the stored instants to the microsecond; a local datetime, an offset or

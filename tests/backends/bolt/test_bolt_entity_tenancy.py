@@ -14,8 +14,15 @@ import anyio
 import neo4j
 import pytest
 
-from memory_core import ConfigurationError, EntityRef, InvalidRequestError, Limits, NotFoundError
-from memory_core.backends.bolt import BoltBackend, BoltStore, cypher
+from memory_core import (
+    ConfigurationError,
+    EntityRef,
+    InvalidRequestError,
+    Limits,
+    MemoryBackend,
+    NotFoundError,
+)
+from memory_core.backends.bolt import BoltStore, cypher
 from memory_core_dev.neo4j_fixtures import Neo4jHandle
 
 from .helpers import Graph
@@ -40,7 +47,7 @@ def _mentions_of(graph: Graph, entity_id: str) -> int:
 
 
 async def test_add_and_find_see_only_the_callers_entities(
-    tenant_bolt: BoltBackend, graph: Graph, unique: Unique
+    tenant_bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     alice, bob, name = unique("alice"), unique("bob"), unique("Acme")
     mine = await tenant_bolt.add_entity(name, "ORGANIZATION", user_identifier=alice)
@@ -60,8 +67,8 @@ async def test_add_and_find_see_only_the_callers_entities(
 
 
 async def test_another_tenants_entity_id_is_unknown_and_nothing_is_written(
-    tenant_bolt: BoltBackend,
-    open_bolt: Callable[..., BoltBackend],
+    tenant_bolt: MemoryBackend,
+    open_bolt: Callable[..., MemoryBackend],
     graph: Graph,
     unique: Unique,
 ) -> None:
@@ -102,7 +109,7 @@ async def test_another_tenants_entity_id_is_unknown_and_nothing_is_written(
 
 
 async def test_names_and_typed_refs_resolve_in_the_callers_tenant(
-    tenant_bolt: BoltBackend, graph: Graph, unique: Unique
+    tenant_bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     alice, bob = unique("alice"), unique("bob")
     name, only_alice = unique("Globex"), unique("Initech")
@@ -137,7 +144,7 @@ async def test_names_and_typed_refs_resolve_in_the_callers_tenant(
 
 
 async def test_concurrent_typed_mentions_make_one_entity_per_tenant(
-    tenant_bolt: BoltBackend, graph: Graph, unique: Unique
+    tenant_bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     alice, name, session = unique("alice"), unique("Hooli"), unique("s")
     ref = EntityRef(name=name, type="ORGANIZATION")
@@ -161,7 +168,7 @@ async def test_concurrent_typed_mentions_make_one_entity_per_tenant(
 
 
 async def test_single_tenant_entities_stay_global_without_a_tenant_property(
-    bolt: BoltBackend, tenant_bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, tenant_bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     """Reference-compatible: a single-tenant backend writes no ``tenant`` and, as for
     conversations, sees the whole database (also entities a tenant made)."""
@@ -187,7 +194,7 @@ async def test_single_tenant_entities_stay_global_without_a_tenant_property(
 
 
 async def test_a_name_must_fit_in_the_tenant_index_key(
-    open_bolt: Callable[..., BoltBackend], graph: Graph, unique: Unique
+    open_bolt: Callable[..., MemoryBackend], graph: Graph, unique: Unique
 ) -> None:
     # Bolt declares how long an indexed identifier may be; limits above it are refused
     # when the backend is opened, so a call never reaches Neo4j's index-key limit.
@@ -200,7 +207,7 @@ async def test_a_name_must_fit_in_the_tenant_index_key(
 
 
 async def _name_and_tenant_at_the_cap(
-    tenant_bolt: BoltBackend, graph: Graph, unique: Unique, cap: int
+    tenant_bolt: MemoryBackend, graph: Graph, unique: Unique, cap: int
 ) -> None:
     user = unique("u")
     user += "u" * (cap - len(user))
@@ -241,7 +248,7 @@ def _details(plan: Any) -> Iterator[str]:
 
 
 async def test_per_tenant_lookups_are_index_backed(
-    tenant_bolt: BoltBackend, neo4j_server: Neo4jHandle
+    tenant_bolt: MemoryBackend, neo4j_server: Neo4jHandle
 ) -> None:
     """EXPLAIN the per-tenant statements: names are sought in Entity(tenant, name_key),
     the MERGE locks the unique Entity(tenant, name, type) entry."""
@@ -274,7 +281,7 @@ async def test_per_tenant_lookups_are_index_backed(
 
 
 async def test_delete_entity_is_scoped_and_detaches_mentions(
-    tenant_bolt: BoltBackend, graph: Graph, unique: Unique
+    tenant_bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     alice, bob, name = unique("alice"), unique("bob"), unique("Acme")
     mine = await tenant_bolt.add_entity(name, "ORGANIZATION", user_identifier=alice)

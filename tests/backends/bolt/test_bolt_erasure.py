@@ -10,8 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from memory_core import HashingEmbedder, MemoryCoreError
-from memory_core.backends.bolt import BoltBackend
+from memory_core import HashingEmbedder, MemoryBackend, MemoryCoreError
 from tests.backends.erasure_data import write_user
 
 pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
@@ -36,7 +35,7 @@ def _holding(graph: Graph, markers: list[str]) -> list[str]:
 
 @pytest.mark.parametrize("multi_tenant", [False, True], ids=["single-tenant", "multi-tenant"])
 async def test_forget_user_leaves_no_node_or_relationship(
-    open_bolt: Callable[..., BoltBackend],
+    open_bolt: Callable[..., MemoryBackend],
     graph: Graph,
     unique: Callable[[str], str],
     multi_tenant: bool,
@@ -62,7 +61,7 @@ async def test_forget_user_leaves_no_node_or_relationship(
 
 
 async def test_racing_writes_then_second_forget_leaves_nothing(
-    bolt: BoltBackend, graph: Graph, unique: Callable[[str], str]
+    bolt: MemoryBackend, graph: Graph, unique: Callable[[str], str]
 ) -> None:
     user = unique("race")
     await bolt.add_message(unique("other"), "user", "someone else", user_identifier=unique("u"))

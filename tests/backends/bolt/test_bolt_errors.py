@@ -15,13 +15,13 @@ from memory_core import (
     AuthenticationError,
     ConfigurationError,
     Limits,
+    MemoryBackend,
     MemoryCoreError,
     NotSupportedError,
     StoreError,
     TransportError,
     open_backend,
 )
-from memory_core.backends.bolt import BoltBackend
 from memory_core.backends.bolt.errors import translate
 
 WHERE = "bolt backend at bolt://h:7687"
@@ -123,7 +123,7 @@ async def test_unreachable_server_is_a_transport_error() -> None:
 @pytest.mark.anyio
 @pytest.mark.neo4j
 async def test_unknown_database_is_a_configuration_error(
-    open_bolt: Callable[..., BoltBackend],
+    open_bolt: Callable[..., MemoryBackend],
 ) -> None:
     backend = open_bolt(database="nosuchdatabase")
     with pytest.raises(ConfigurationError, match="DatabaseNotFound"):
@@ -134,7 +134,7 @@ async def test_unknown_database_is_a_configuration_error(
 @pytest.mark.neo4j
 @pytest.mark.parametrize("anyio_backend", ["trio"])
 @pytest.mark.anyio
-async def test_trio_is_refused(open_bolt: Callable[..., BoltBackend]) -> None:
+async def test_trio_is_refused(open_bolt: Callable[..., MemoryBackend]) -> None:
     backend = open_bolt()
     assert backend.capabilities.trio is False
     with pytest.raises(NotSupportedError, match="asyncio"):
@@ -144,7 +144,7 @@ async def test_trio_is_refused(open_bolt: Callable[..., BoltBackend]) -> None:
 @pytest.mark.anyio
 @pytest.mark.neo4j
 async def test_embedder_size_must_match_an_existing_vector_index(
-    open_bolt: Callable[..., BoltBackend],
+    open_bolt: Callable[..., MemoryBackend],
 ) -> None:
     from memory_core import HashingEmbedder
 
@@ -171,7 +171,7 @@ async def test_embedder_size_must_match_an_existing_vector_index(
 @pytest.mark.anyio
 @pytest.mark.neo4j
 async def test_keys_at_the_indexed_maximum_are_stored(
-    open_bolt: Callable[..., BoltBackend], graph: Callable[..., list[dict[str, Any]]]
+    open_bolt: Callable[..., MemoryBackend], graph: Callable[..., list[dict[str, Any]]]
 ) -> None:
     # ``max_indexed_bytes`` (3950) keeps every indexed value, and the composite keys of
     # two of them, within what a Neo4j range index takes: the translation of Neo4j's
@@ -221,7 +221,7 @@ async def test_a_driver_refusing_an_option_is_a_configuration_error(
 @pytest.mark.anyio
 @pytest.mark.neo4j
 async def test_every_statement_goes_to_the_named_database(
-    open_bolt: Callable[..., BoltBackend], graph: Callable[..., list[dict[str, Any]]]
+    open_bolt: Callable[..., MemoryBackend], graph: Callable[..., list[dict[str, Any]]]
 ) -> None:
     # Community Neo4j has one user database besides "system", which takes no graph
     # writes: a write meant for it that reached the default database would succeed.

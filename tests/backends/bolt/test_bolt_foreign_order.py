@@ -1,6 +1,6 @@
 """The order of a conversation another writer (neo4j-agent-memory) appended to: its
 messages carry no ``seq``, so the backend reads them in that writer's order, timestamp
-then id (BoltBackend's docstring), for full reads, newest-N reads and ``since``; a
+then id (MemoryBackend's docstring), for full reads, newest-N reads and ``since``; a
 delete there, and our appends after it, keep that order for later reads."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from uuid import UUID
 
 import pytest
 
-from memory_core.backends.bolt import BoltBackend
+from memory_core import MemoryBackend
 
 from .helpers import Graph, foreign_message
 
@@ -58,13 +58,13 @@ def _foreign_conversation(graph: Graph, session: str) -> UUID:
     return cid
 
 
-async def _contents(bolt: BoltBackend, session: str, **options: object) -> list[str]:
+async def _contents(bolt: MemoryBackend, session: str, **options: object) -> list[str]:
     read = await bolt.get_conversation(session, **options)  # type: ignore[arg-type]
     return [m.content for m in read.messages]
 
 
 async def test_another_writers_conversation_reads_by_timestamp_then_id(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     session = unique("s")
     _foreign_conversation(graph, session)
@@ -77,7 +77,7 @@ async def test_another_writers_conversation_reads_by_timestamp_then_id(
 
 
 async def test_deletes_and_appends_keep_another_writers_order(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     session = unique("s")
     _foreign_conversation(graph, session)
@@ -96,7 +96,7 @@ async def test_deletes_and_appends_keep_another_writers_order(
 
 
 async def test_a_second_backend_object_reads_the_same_order(
-    bolt: BoltBackend, open_bolt: Callable[..., BoltBackend], graph: Graph, unique: Unique
+    bolt: MemoryBackend, open_bolt: Callable[..., MemoryBackend], graph: Graph, unique: Unique
 ) -> None:
     session = unique("s")
     _foreign_conversation(graph, session)

@@ -13,8 +13,7 @@ from uuid import uuid4
 
 import pytest
 
-from memory_core import ForeignDataWarning, StoreError
-from memory_core.backends.bolt import BoltBackend
+from memory_core import ForeignDataWarning, MemoryBackend, StoreError
 from memory_core.foreign import EARLIEST, LATEST
 
 from .helpers import Graph, foreign_message
@@ -41,7 +40,7 @@ def _foreign_conversation(graph: Graph, user: str, session: str, cid: str) -> No
 
 
 async def test_a_time_out_of_pythons_range_leaves_every_listing_working(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     """Before: list_conversations, list_sessions and the paged walk of the user raised
     StoreError for every conversation in scope, because of one of them."""
@@ -90,7 +89,7 @@ async def test_a_time_out_of_pythons_range_leaves_every_listing_working(
 
 
 async def test_a_conversation_whose_id_is_not_a_uuid_is_left_out_and_pages_stay_full(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     user = unique("u")
     ours = [await bolt.create_conversation(unique("s"), user_identifier=user) for _ in range(3)]
@@ -110,7 +109,7 @@ async def test_a_conversation_whose_id_is_not_a_uuid_is_left_out_and_pages_stay_
 
 
 async def test_a_read_of_a_conversation_whose_id_is_not_a_uuid_names_it(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     session, bad = unique("s"), f"legacy-{uuid4().hex}"
     _foreign_conversation(graph, unique("u"), session, bad)
@@ -126,7 +125,7 @@ async def test_a_read_of_a_conversation_whose_id_is_not_a_uuid_names_it(
     ],
 )
 async def test_a_message_that_cannot_be_read_is_left_out_of_reads_and_searches(
-    bolt: BoltBackend, graph: Graph, unique: Unique, props: dict[str, Any], why: str
+    bolt: MemoryBackend, graph: Graph, unique: Unique, props: dict[str, Any], why: str
 ) -> None:
     """Before: a StoreError for the whole conversation (and for every search reaching it)."""
     session, term = unique("s"), f"quince{uuid4().hex[:10]}"
@@ -143,7 +142,7 @@ async def test_a_message_that_cannot_be_read_is_left_out_of_reads_and_searches(
 
 
 async def test_message_values_out_of_the_models_range_are_returned_replaced(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     """Content that is not text reads as its JSON text, metadata that is not a JSON object
     as {}, a timestamp after year 9999 as the latest time Python has; the reference's
@@ -174,7 +173,7 @@ async def test_message_values_out_of_the_models_range_are_returned_replaced(
 
 
 async def test_an_export_leaves_out_what_cannot_be_read_and_reports_it(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     from memory_core.transfer import iter_records
 

@@ -9,7 +9,7 @@ from uuid import UUID, uuid4
 
 import pytest
 
-from memory_core.backends.bolt import BoltBackend
+from memory_core import MemoryBackend
 
 from .helpers import Graph, mentioning
 
@@ -34,7 +34,7 @@ def add_list_message(
 
 
 async def test_an_entitys_confidence_is_read_and_a_missing_name_is_empty(
-    bolt: BoltBackend, graph: Graph
+    bolt: MemoryBackend, graph: Graph
 ) -> None:
     scored, nameless = str(uuid4()), str(uuid4())
     graph(
@@ -51,7 +51,7 @@ async def test_an_entitys_confidence_is_read_and_a_missing_name_is_empty(
 
 @pytest.mark.usefixtures("new_york")
 async def test_a_time_stored_with_an_offset_is_read_in_utc_whatever_the_local_zone(
-    bolt: BoltBackend, graph: Graph
+    bolt: MemoryBackend, graph: Graph
 ) -> None:
     eid = str(uuid4())
     graph(
@@ -67,7 +67,7 @@ async def test_a_time_stored_with_an_offset_is_read_in_utc_whatever_the_local_zo
 
 
 async def test_a_message_whose_content_is_a_list_does_not_break_a_search(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     """The full-text index takes a list of strings as content: a search reaches such a
     message (another writer's), and scores it 0 instead of failing on it."""
@@ -86,7 +86,7 @@ async def test_a_message_whose_content_is_a_list_does_not_break_a_search(
 
 
 async def test_a_message_whose_content_is_not_text_has_no_preview_in_list_sessions(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     """One such message (another writer's) failed the whole listing with a raw
     validation error, for every session in scope."""
@@ -102,7 +102,7 @@ async def test_a_message_whose_content_is_not_text_has_no_preview_in_list_sessio
 
 
 async def test_a_first_message_whose_content_is_not_text_has_no_preview_and_is_counted(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     """The same for the first message (the other writer's is an hour older than ours),
     and in a listing filtered to the session (on a shared store: only its own rows)."""
@@ -118,7 +118,7 @@ async def test_a_first_message_whose_content_is_not_text_has_no_preview_and_is_c
 
 
 async def test_a_filtered_text_search_asks_the_index_for_more(
-    bolt: BoltBackend, unique: Unique
+    bolt: MemoryBackend, unique: Unique
 ) -> None:
     """Over 200 stronger matches fail the filter: the index's first answer holds no
     candidate, so it is asked for more (k grows) until the weak match is among them."""
@@ -140,7 +140,7 @@ async def test_a_filtered_text_search_asks_the_index_for_more(
 
 
 async def test_links_another_writer_made_come_after_ours_by_name_then_id(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     session = unique("s")
     zeta, ours = await mentioning(bolt, session, unique("Zeta"), "ORGANIZATION")

@@ -8,8 +8,7 @@ from uuid import NAMESPACE_DNS, UUID, uuid4, uuid5
 
 import pytest
 
-from memory_core import EntityRef, HashingEmbedder, NotFoundError
-from memory_core.backends.bolt import BoltBackend
+from memory_core import EntityRef, HashingEmbedder, MemoryBackend, NotFoundError
 from memory_core.backends.bolt.records import NAMESPACE
 from memory_core.conformance.embedder import ConceptEmbedder
 
@@ -20,7 +19,7 @@ Unique = Callable[[str], str]
 
 
 async def test_graph_model_matches_the_reference(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     session, user = unique("s"), unique("user")
     person = unique("Person")
@@ -63,7 +62,7 @@ async def test_graph_model_matches_the_reference(
 
 
 async def test_missing_session_reads_empty_and_writes_nothing(
-    bolt: BoltBackend, tenant_bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, tenant_bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     session = unique("s")
     first = await bolt.get_conversation(session)
@@ -78,7 +77,7 @@ async def test_missing_session_reads_empty_and_writes_nothing(
 
 
 async def test_unknown_entity_id_writes_nothing(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     session = unique("s")
     known = await bolt.add_entity(unique("Known"), "CONCEPT")
@@ -94,7 +93,7 @@ async def test_unknown_entity_id_writes_nothing(
 
 
 async def test_name_only_mentions_link_one_entity_and_never_create(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     session = unique("s")
     single, shared = unique("Single"), unique("Shared")
@@ -112,7 +111,7 @@ async def test_name_only_mentions_link_one_entity_and_never_create(
     assert graph("MATCH (e:Entity) WHERE e.name STARTS WITH 'bolt-test-Nobody' RETURN e") == []
 
 
-async def test_create_conversation_is_idempotent(bolt: BoltBackend, unique: Unique) -> None:
+async def test_create_conversation_is_idempotent(bolt: MemoryBackend, unique: Unique) -> None:
     session = unique("s")
     made = await bolt.create_conversation(session, title="T", metadata={"k": [1]})
     again = await bolt.create_conversation(session, title="other")
@@ -123,7 +122,7 @@ async def test_create_conversation_is_idempotent(bolt: BoltBackend, unique: Uniq
     assert stored.session_id == session
 
 
-async def test_prefix_is_literal(bolt: BoltBackend, unique: Unique) -> None:
+async def test_prefix_is_literal(bolt: MemoryBackend, unique: Unique) -> None:
     base = unique("p")
     for suffix in ("a.b", "axb", "%", "[x]"):
         await bolt.add_message(f"{base}{suffix}", "user", suffix)
@@ -134,7 +133,7 @@ async def test_prefix_is_literal(bolt: BoltBackend, unique: Unique) -> None:
 
 
 async def test_vector_search_scoped_global_and_tenant(
-    open_bolt: Callable[..., BoltBackend], unique: Unique
+    open_bolt: Callable[..., MemoryBackend], unique: Unique
 ) -> None:
     marker = uuid5(NAMESPACE_DNS, unique("m")).hex
     async with open_bolt(embedder=HashingEmbedder(), multi_tenant=True) as backend:
@@ -163,7 +162,7 @@ async def test_vector_search_scoped_global_and_tenant(
 
 
 async def test_conversation_ids_are_the_same_as_other_memory_core_stores(
-    bolt: BoltBackend, unique: Unique
+    bolt: MemoryBackend, unique: Unique
 ) -> None:
     session = unique("s")
     expected = UUID("76d6accc-5703-50c3-bfc3-6639b22e80f8")
@@ -172,7 +171,7 @@ async def test_conversation_ids_are_the_same_as_other_memory_core_stores(
 
 
 async def test_chain_of_a_batch_continues_an_existing_conversation(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     session = unique("s")
     await bolt.add_message(session, "user", "one")
@@ -182,7 +181,7 @@ async def test_chain_of_a_batch_continues_an_existing_conversation(
 
 
 async def test_values_too_long_to_index_are_refused(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     from memory_core import InvalidRequestError
 
@@ -201,7 +200,7 @@ async def test_values_too_long_to_index_are_refused(
 
 
 async def test_a_store_wide_search_by_meaning_keeps_the_filtered_neighbours(
-    open_bolt: Callable[..., BoltBackend], unique: Unique
+    open_bolt: Callable[..., MemoryBackend], unique: Unique
 ) -> None:
     """No word of the query is in the messages, so every hit comes from the vector index;
     the metadata filter is applied to its neighbours, and more are asked for (k grows)
@@ -221,7 +220,7 @@ async def test_a_store_wide_search_by_meaning_keeps_the_filtered_neighbours(
 
 
 async def test_a_message_with_mentions_added_by_conversation_id_lands_there(
-    bolt: BoltBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     session, person = unique("s"), unique("Person")
     created = await bolt.create_conversation(session)
@@ -245,7 +244,7 @@ async def test_a_message_with_mentions_added_by_conversation_id_lands_there(
 
 
 async def test_a_batch_to_a_conversation_by_id_links_what_its_messages_mention(
-    open_bolt: Callable[..., BoltBackend],
+    open_bolt: Callable[..., MemoryBackend],
 ) -> None:
     """The batch statement for a conversation given by id, with mentions (an extractor's)."""
     tag = uuid4().hex

@@ -10,7 +10,7 @@ from uuid import uuid4
 
 import pytest
 
-from memory_core.backends.bolt import BoltBackend
+from memory_core import MemoryBackend
 from memory_core.backends.bolt.records import session_uuid
 from memory_core.transfer import import_memory
 from memory_core.transfer.hooks import FOREIGN_ID, NOT_CARRIED
@@ -23,7 +23,7 @@ Unique = Callable[[str], str]
 
 
 async def test_an_id_another_tenant_holds_is_never_taken_with_its_messages(
-    tenant_bolt: BoltBackend, graph: Graph, unique: Unique
+    tenant_bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     alice, bob, session, text = unique("alice"), unique("bob"), unique("s"), unique("text")
     own = str(session_uuid(alice, session))  # the id alice's session takes in this graph

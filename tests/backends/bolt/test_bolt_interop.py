@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from memory_core.backends.bolt import BoltBackend
+from memory_core import MemoryBackend
 from memory_core_dev.neo4j_fixtures import Neo4jHandle
 
 with warnings.catch_warnings():
@@ -61,7 +61,7 @@ EXPECTED: list[tuple[str, str, dict[str, Any]]] = list(zip(ROLES, CONTENTS, META
 
 
 async def test_reference_conversation_reads_back_through_bolt(
-    reference: ShortTermMemory, bolt: BoltBackend, unique: Callable[[str], str]
+    reference: ShortTermMemory, bolt: MemoryBackend, unique: Callable[[str], str]
 ) -> None:
     session = unique("ref")
     for role, content, metadata in EXPECTED:
@@ -105,7 +105,7 @@ async def test_reference_conversation_reads_back_through_bolt(
 
 
 async def test_bolt_conversation_reads_back_through_reference(
-    reference: ShortTermMemory, bolt: BoltBackend, unique: Callable[[str], str]
+    reference: ShortTermMemory, bolt: MemoryBackend, unique: Callable[[str], str]
 ) -> None:
     session = unique("ours")
     for role, content, metadata in EXPECTED:
@@ -130,7 +130,7 @@ async def test_bolt_conversation_reads_back_through_reference(
 
 
 async def test_caller_timestamps_read_back_through_reference(
-    reference: ShortTermMemory, bolt: BoltBackend, unique: Callable[[str], str]
+    reference: ShortTermMemory, bolt: MemoryBackend, unique: Callable[[str], str]
 ) -> None:
     session = unique("stamped")
     stamp = datetime(2001, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
@@ -143,7 +143,7 @@ async def test_caller_timestamps_read_back_through_reference(
 
 
 async def test_timestamps_are_stored_as_neo4j_datetimes(
-    reference: ShortTermMemory, bolt: BoltBackend, unique: Callable[[str], str]
+    reference: ShortTermMemory, bolt: MemoryBackend, unique: Callable[[str], str]
 ) -> None:
     ours, theirs = unique("ours"), unique("theirs")
     await bolt.add_message(ours, "user", "mine")
@@ -160,7 +160,9 @@ async def test_timestamps_are_stored_as_neo4j_datetimes(
 
 
 async def test_reference_user_link_is_a_tenant(
-    reference: ShortTermMemory, open_bolt: Callable[..., BoltBackend], unique: Callable[[str], str]
+    reference: ShortTermMemory,
+    open_bolt: Callable[..., MemoryBackend],
+    unique: Callable[[str], str],
 ) -> None:
     session, alice, bob = unique("s"), unique("alice"), unique("bob")
     await reference.add_message(session, "user", "alice wrote this", user_identifier=alice)
@@ -173,7 +175,7 @@ async def test_reference_user_link_is_a_tenant(
 
 
 async def test_reference_created_at_is_recent(
-    reference: ShortTermMemory, bolt: BoltBackend, unique: Callable[[str], str]
+    reference: ShortTermMemory, bolt: MemoryBackend, unique: Callable[[str], str]
 ) -> None:
     """Our stored timestamps are real UTC instants the reference reads back unchanged."""
     session = unique("s")

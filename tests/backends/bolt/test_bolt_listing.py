@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 from neo4j import GraphDatabase
 
-from memory_core import InvalidRequestError
-from memory_core.backends.bolt import BoltBackend
+from memory_core import InvalidRequestError, MemoryBackend
 from memory_core.cursors import encode_cursor
 from memory_core_dev.neo4j_fixtures import Neo4jHandle
 
@@ -23,7 +22,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
 Unique = Callable[[str], str]
 
 
-async def walk(backend: BoltBackend, size: int, user: str | None) -> tuple[list[str], list[int]]:
+async def walk(backend: MemoryBackend, size: int, user: str | None) -> tuple[list[str], list[int]]:
     """Session ids in walk order and the size of each page."""
     seen: list[str] = []
     sizes: list[int] = []
@@ -41,7 +40,7 @@ async def walk(backend: BoltBackend, size: int, user: str | None) -> tuple[list[
 
 
 async def test_a_walk_lists_a_tenants_conversations_once_newest_first(
-    tenant_bolt: BoltBackend, unique: Unique
+    tenant_bolt: MemoryBackend, unique: Unique
 ) -> None:
     user = unique("u")
     names = [unique("s") for _ in range(8)]
@@ -56,7 +55,7 @@ async def test_a_walk_lists_a_tenants_conversations_once_newest_first(
     assert [c.session_id for c in listed] == expected[:5]
 
 
-async def test_the_user_filter_holds_without_tenants(bolt: BoltBackend, unique: Unique) -> None:
+async def test_the_user_filter_holds_without_tenants(bolt: MemoryBackend, unique: Unique) -> None:
     """A single-tenant store listed every conversation whatever user_identifier said."""
     ann, bob = unique("ann"), unique("bob")
     mine = [unique("s") for _ in range(3)]
@@ -70,7 +69,7 @@ async def test_the_user_filter_holds_without_tenants(bolt: BoltBackend, unique: 
 
 
 async def test_ties_and_nanoseconds_are_paged_once_in_order(
-    tenant_bolt: BoltBackend, graph: Graph, unique: Unique
+    tenant_bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     user = unique("u")
     made = [
@@ -89,7 +88,7 @@ async def test_ties_and_nanoseconds_are_paged_once_in_order(
 
 
 async def _undated_come_last_by_id(
-    backend: BoltBackend, graph: Graph, unique: Unique, user: str | None
+    backend: MemoryBackend, graph: Graph, unique: Unique, user: str | None
 ) -> None:
     made = [await backend.create_conversation(unique("s"), user_identifier=user) for _ in range(7)]
     odd = {str(made[1].id): "null", str(made[3].id): "localdatetime('2031-01-01T00:00:00')"}
@@ -109,7 +108,7 @@ async def _undated_come_last_by_id(
 
 
 async def test_undated_conversations_come_last_by_id(
-    tenant_bolt: BoltBackend, graph: Graph, unique: Unique
+    tenant_bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     """updated_at missing, or of another type: another writer's conversations still list,
     each once, after the dated ones."""
@@ -118,7 +117,7 @@ async def test_undated_conversations_come_last_by_id(
 
 @pytest.mark.neo4j_private
 async def test_undated_conversations_list_store_wide_too(
-    bolt: BoltBackend, graph: Graph, unique: Unique, neo4j_server: Neo4jHandle
+    bolt: MemoryBackend, graph: Graph, unique: Unique, neo4j_server: Neo4jHandle
 ) -> None:
     """The same walk over every conversation of a single-tenant store (no user filter)."""
     neo4j_server.require_wipeable("it walks every conversation of the database")
@@ -126,7 +125,7 @@ async def test_undated_conversations_list_store_wide_too(
 
 
 async def test_another_users_undated_conversations_stay_out_of_a_users_listing(
-    tenant_bolt: BoltBackend, bolt: BoltBackend, graph: Graph, unique: Unique
+    tenant_bolt: MemoryBackend, bolt: MemoryBackend, graph: Graph, unique: Unique
 ) -> None:
     """The user filter holds for conversations without a DateTime ``updated_at`` too, with
     tenants and without."""
@@ -154,7 +153,7 @@ async def test_another_users_undated_conversations_stay_out_of_a_users_listing(
     ],
 )
 async def test_a_cursor_it_did_not_make_is_refused(
-    tenant_bolt: BoltBackend, unique: Unique, cursor: str
+    tenant_bolt: MemoryBackend, unique: Unique, cursor: str
 ) -> None:
     with pytest.raises(InvalidRequestError) as raised:
         await tenant_bolt.list_conversations_page(cursor=cursor, user_identifier=unique("u"))
@@ -176,7 +175,7 @@ def _operators(plan: Any) -> list[tuple[str, int, str]]:
 
 @pytest.mark.parametrize("scoped", [True, False])
 async def test_a_deep_page_is_a_range_seek_reading_about_limit_entries(
-    open_bolt: Callable[..., BoltBackend], neo4j_server: Any, unique: Unique, scoped: bool
+    open_bolt: Callable[..., MemoryBackend], neo4j_server: Any, unique: Unique, scoped: bool
 ) -> None:
     """No sort of the conversations: the index gives the order, and the seek stops after
     the page (plus one entry, to know whether another page follows)."""

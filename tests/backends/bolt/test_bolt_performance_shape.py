@@ -10,9 +10,8 @@ from uuid import uuid4
 
 import pytest
 
-from memory_core import EntityRef, MessageRole
+from memory_core import EntityRef, MemoryBackend, MessageRole
 from memory_core import requests as rq
-from memory_core.backends.bolt import BoltBackend
 from memory_core.backends.bolt.schema import FULLTEXT_INDEX
 from memory_core.backends.bolt.scoring import lucene_query
 from memory_core.scoring import candidate_pool, query_terms, text_score
@@ -23,7 +22,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
 
 
 async def test_batch_result_equals_what_a_read_returns(
-    bolt: BoltBackend, unique: Callable[[str], str]
+    bolt: MemoryBackend, unique: Callable[[str], str]
 ) -> None:
     session = unique("s")
     await bolt.add_message(session, "user", "before the batch")
@@ -43,7 +42,7 @@ async def test_batch_result_equals_what_a_read_returns(
 
 
 async def test_batch_result_carries_the_mentions_it_linked(
-    bolt: BoltBackend, unique: Callable[[str], str]
+    bolt: MemoryBackend, unique: Callable[[str], str]
 ) -> None:
     session = unique("s")
     name = unique("entity")
@@ -68,7 +67,7 @@ async def test_batch_result_carries_the_mentions_it_linked(
 
 
 async def test_text_search_equals_scoring_every_hit(
-    bolt: BoltBackend, unique: Callable[[str], str], graph: Graph
+    bolt: MemoryBackend, unique: Callable[[str], str], graph: Graph
 ) -> None:
     """Lucene's order is not the shared scale's: with fewer matches than the candidate
     pool, the hits must be exactly those of scoring every match from its content."""
@@ -96,7 +95,7 @@ async def test_text_search_equals_scoring_every_hit(
 
 
 async def test_only_lucenes_best_matches_are_scored(
-    bolt: BoltBackend, unique: Callable[[str], str], graph: Graph
+    bolt: MemoryBackend, unique: Callable[[str], str], graph: Graph
 ) -> None:
     """Beyond the pool, Lucene's rank decides what is considered: the hits are the best,
     on the shared scale, of its best ``candidate_pool(limit)`` matches in the session."""
@@ -189,7 +188,7 @@ def _index_rows(plan: Any) -> int:
 
 
 async def test_search_in_one_conversation_reads_only_its_hits(
-    bolt: BoltBackend,
+    bolt: MemoryBackend,
     unique: Callable[[str], str],
     graph: Graph,
     neo4j_server: Any,
@@ -224,7 +223,7 @@ async def test_search_in_one_conversation_reads_only_its_hits(
 
 
 async def test_search_restricted_by_the_ids_last_group_drops_other_conversations_hits(
-    bolt: BoltBackend,
+    bolt: MemoryBackend,
     unique: Callable[[str], str],
     graph: Graph,
     neo4j_server: Any,
@@ -259,7 +258,7 @@ async def test_search_restricted_by_the_ids_last_group_drops_other_conversations
 
 
 async def test_search_in_one_conversation_finds_other_writers_messages(
-    bolt: BoltBackend, unique: Callable[[str], str], graph: Graph
+    bolt: MemoryBackend, unique: Callable[[str], str], graph: Graph
 ) -> None:
     """A message another library linked to the conversation without ``conversation_id``
     (the reference writes such) is still found: the conversation's count then disagrees
@@ -275,7 +274,7 @@ async def test_search_in_one_conversation_finds_other_writers_messages(
 
 
 async def test_the_content_only_index_of_earlier_versions_is_replaced(
-    open_bolt: Callable[..., BoltBackend], graph: Graph
+    open_bolt: Callable[..., MemoryBackend], graph: Graph
 ) -> None:
     """A store set up by an earlier version has ``memory_core_message_text``: connecting
     drops it (it would cost every write an index update for nothing) and searches use the
@@ -295,7 +294,7 @@ async def test_the_content_only_index_of_earlier_versions_is_replaced(
 
 
 async def test_rows_are_plain_dicts_and_graph_values_still_convert(
-    bolt: BoltBackend, unique: Callable[[str], str], graph: Graph
+    bolt: MemoryBackend, unique: Callable[[str], str], graph: Graph
 ) -> None:
     """Records become dicts without ``Record.data()``'s walk over nested values; a record
     carrying a node at the top still gets its properties as a dict, as before."""

@@ -9,8 +9,8 @@ from collections.abc import Callable
 import neo4j
 import pytest
 
-from memory_core import __version__
-from memory_core.backends.bolt import BoltBackend, BoltStore
+from memory_core import MemoryBackend, __version__
+from memory_core.backends.bolt import BoltStore
 
 from .helpers import Graph
 
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.anyio
 
 
 async def test_a_connection_in_use_is_counted_as_used_not_idle(
-    open_bolt: Callable[..., BoltBackend],
+    open_bolt: Callable[..., MemoryBackend],
 ) -> None:
     backend = open_bolt(max_connection_pool_size=7)
     store = backend.store
@@ -43,7 +43,7 @@ async def test_a_connection_in_use_is_counted_as_used_not_idle(
 
 
 async def test_the_driver_introduces_itself_with_the_packages_version(
-    open_bolt: Callable[..., BoltBackend], graph: Graph
+    open_bolt: Callable[..., MemoryBackend], graph: Graph
 ) -> None:
     async with open_bolt() as backend:
         await backend.list_sessions()

@@ -16,8 +16,8 @@ import anyio
 import pytest
 from neo4j import AsyncGraphDatabase
 
-from memory_core import open_backend
-from memory_core.backends.bolt import BoltBackend, BoltStore
+from memory_core import MemoryBackend, open_backend
+from memory_core.backends.bolt import BoltStore
 from memory_core_dev.neo4j_fixtures import Neo4jHandle
 
 from .helpers import Graph, chain
@@ -32,7 +32,7 @@ async def test_operations_succeed_after_restart(
     (routing, which must also refresh its routing table)."""
     neo4j_server.require_own("it restarts the server")
     sessions = {scheme: unique(f"restart-{scheme}") for scheme in ("bolt", "neo4j")}
-    backends: dict[str, BoltBackend] = {}
+    backends: dict[str, MemoryBackend] = {}
     for scheme in sessions:
         url = neo4j_server.uri.replace("bolt://", f"{scheme}://", 1)
         backend = open_backend(url, max_transaction_retry_time=120)

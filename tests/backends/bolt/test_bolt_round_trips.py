@@ -15,9 +15,9 @@ from typing import Any
 import neo4j
 import pytest
 
-from memory_core import EntityRef
+from memory_core import EntityRef, MemoryBackend
 from memory_core import requests as rq
-from memory_core.backends.bolt import BoltBackend, cypher
+from memory_core.backends.bolt import cypher
 from memory_core.backends.bolt.records import session_params
 from memory_core_dev.neo4j_fixtures import Neo4jHandle
 
@@ -78,7 +78,7 @@ def recorder(monkeypatch: pytest.MonkeyPatch) -> Iterator[Recorder]:
 
 
 async def test_add_message_is_one_statement_in_one_transaction(
-    bolt: BoltBackend, recorder: Recorder, unique: Unique
+    bolt: MemoryBackend, recorder: Recorder, unique: Unique
 ) -> None:
     session = unique("s")
     entity = await bolt.add_entity(unique("Ent"), "PERSON")
@@ -110,7 +110,7 @@ async def test_add_message_is_one_statement_in_one_transaction(
 
 
 async def test_multi_tenant_add_message_with_mentions_is_one_statement(
-    tenant_bolt: BoltBackend, recorder: Recorder, unique: Unique
+    tenant_bolt: MemoryBackend, recorder: Recorder, unique: Unique
 ) -> None:
     user = unique("user")
     entity = await tenant_bolt.add_entity(unique("Ent"), "PERSON", user_identifier=user)
@@ -132,7 +132,7 @@ async def test_multi_tenant_add_message_with_mentions_is_one_statement(
 
 
 async def test_a_batch_call_is_one_unwind_statement(
-    bolt: BoltBackend, recorder: Recorder, unique: Unique
+    bolt: MemoryBackend, recorder: Recorder, unique: Unique
 ) -> None:
     """The whole call is one transaction (all or nothing), whatever ``batch_size`` is."""
     session = unique("s")
@@ -148,7 +148,7 @@ async def test_a_batch_call_is_one_unwind_statement(
 
 
 async def test_newest_n_read_is_index_backed(
-    bolt: BoltBackend, neo4j_server: Neo4jHandle, unique: Unique
+    bolt: MemoryBackend, neo4j_server: Neo4jHandle, unique: Unique
 ) -> None:
     """PROFILE the read on 2,000 messages: the seq index is walked backwards and only N
     rows come out of it (a plan that scans the conversation fails this)."""

@@ -8,8 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from memory_core import ConfigurationError, HashingEmbedder
-from memory_core.backends.bolt import BoltBackend
+from memory_core import ConfigurationError, HashingEmbedder, MemoryBackend
 from memory_core.backends.bolt.schema import VECTOR_INDEX, vector_dimensions, vector_index_statement
 from memory_core_dev.neo4j_fixtures import Neo4jHandle
 
@@ -20,7 +19,7 @@ pytestmark = pytest.mark.anyio
 
 @pytest.mark.neo4j_private
 async def test_a_missing_vector_index_is_made_as_documented(
-    neo4j_server: Neo4jHandle, open_bolt: Callable[..., BoltBackend], graph: Graph
+    neo4j_server: Neo4jHandle, open_bolt: Callable[..., MemoryBackend], graph: Graph
 ) -> None:
     neo4j_server.require_wipeable("it drops the database's indexes")
     graph(f"DROP INDEX {VECTOR_INDEX} IF EXISTS")
@@ -67,3 +66,34 @@ def test_an_index_whose_options_hold_no_size_has_none(options: object) -> None:
 
 def test_an_indexs_size_is_read_from_its_options() -> None:
     assert vector_dimensions({"indexConfig": {"vector.dimensions": 384}}) == 384
+
+
+async def test_a_schema_statement_a_concurrent_set_up_deadlocked_is_run_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two processes connecting to one new database at once deadlock on a label's schema
+    lock; Neo4j fails one with a transient error, not retried by an auto-commit
+    transaction (seen in CI: a server's start-up failed). The statement runs again."""
+    from neo4j.exceptions import TransientError
+
+    from memory_core.backends.bolt import session
+    from memory_core.backends.bolt.config import parse_config
+
+    monkeypatch.setattr(session, "DDL_BACKOFF", 0.001)
+    connection = session.Connection(parse_config("bolt://127.0.0.1:9", environ={}), "test")
+    ran: list[str] = []
+
+    async def auto(query: str, **params: object) -> list[dict[str, object]]:
+        ran.append(query)
+        if len(ran) < 3:
+            raise TransientError("Neo.TransientError.Transaction.DeadlockDetected")
+        return []
+
+    monkeypatch.setattr(connection, "_auto", auto)
+    await connection._ddl("CREATE INDEX x IF NOT EXISTS FOR (n:N) ON (n.p)")
+    assert len(ran) == 3
+    ran.clear()
+    monkeypatch.setattr(session, "DDL_RETRIES", 1)
+    with pytest.raises(TransientError):
+        await connection._ddl("CREATE INDEX x IF NOT EXISTS FOR (n:N) ON (n.p)")
+    assert len(ran) == 2

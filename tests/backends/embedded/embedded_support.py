@@ -11,22 +11,22 @@ from typing import Any
 import anyio
 import pytest
 
-from memory_core.backends.embedded import EmbeddedBackend
+from memory_core import MemoryBackend, open_backend
 
 TABLES = ("conversations", "messages", "entities", "mentions", "schema_info")
 
 
 @pytest.fixture(name="memory")
-async def memory_fixture() -> AsyncIterator[EmbeddedBackend]:
+async def memory_fixture() -> AsyncIterator[MemoryBackend]:
     """A fresh private ``memory://`` backend, opened."""
-    async with EmbeddedBackend("memory://") as backend:
+    async with open_backend("memory://") as backend:
         yield backend
 
 
 @pytest.fixture(name="tenants")
-async def tenants_fixture() -> AsyncIterator[EmbeddedBackend]:
+async def tenants_fixture() -> AsyncIterator[MemoryBackend]:
     """A fresh multi-tenant ``memory://`` backend, opened."""
-    async with EmbeddedBackend("memory://", multi_tenant=True) as backend:
+    async with open_backend("memory://", multi_tenant=True) as backend:
         yield backend
 
 
@@ -37,7 +37,7 @@ def db_url_fixture(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'store.db'}"
 
 
-async def snapshot(backend: EmbeddedBackend) -> dict[str, Any]:
+async def snapshot(backend: MemoryBackend) -> dict[str, Any]:
     """Every row of every table plus the FTS index content: equal snapshots mean nothing
     was written."""
 
@@ -54,14 +54,14 @@ async def snapshot(backend: EmbeddedBackend) -> dict[str, Any]:
     return await backend.store._store.call(read, write=False)
 
 
-async def count_rows(backend: EmbeddedBackend, table: str) -> int:
+async def count_rows(backend: MemoryBackend, table: str) -> int:
     """How many rows ``table`` holds."""
     return await backend.store._store.call(
         lambda conn: conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0], write=False
     )
 
 
-async def fts_integrity(backend: EmbeddedBackend) -> None:
+async def fts_integrity(backend: MemoryBackend) -> None:
     """Raise if the FTS index disagrees with the messages table."""
 
     def check(conn: sqlite3.Connection) -> None:

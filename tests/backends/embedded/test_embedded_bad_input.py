@@ -8,8 +8,12 @@ from typing import Any
 import pytest
 from embedded_support import memory_fixture, snapshot, tenants_fixture  # noqa: F401
 
-from memory_core import InvalidArgumentTypeError, InvalidRequestError, MissingIdentifierError
-from memory_core.backends.embedded import EmbeddedBackend
+from memory_core import (
+    InvalidArgumentTypeError,
+    InvalidRequestError,
+    MemoryBackend,
+    MissingIdentifierError,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -233,7 +237,7 @@ CASES: list[tuple[str, Call, str, type[Exception]]] = [
 ]
 
 
-async def _seed(backend: EmbeddedBackend, user: str | None = None) -> None:
+async def _seed(backend: MemoryBackend, user: str | None = None) -> None:
     await backend.add_message("s", "user", "seed message", user_identifier=user)
     await backend.add_entity("Seed", "concept", user_identifier=user)
 
@@ -242,7 +246,7 @@ async def _seed(backend: EmbeddedBackend, user: str | None = None) -> None:
     ("call", "argument", "error"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
 )
 async def test_bad_input_is_named_and_writes_nothing(
-    memory: EmbeddedBackend, call: Call, argument: str, error: type[Exception]
+    memory: MemoryBackend, call: Call, argument: str, error: type[Exception]
 ) -> None:
     await _seed(memory)
     before = await snapshot(memory)
@@ -272,7 +276,7 @@ TENANT_CALLS: list[tuple[str, Call]] = [
 
 
 @pytest.mark.parametrize("call", [c[1] for c in TENANT_CALLS], ids=[c[0] for c in TENANT_CALLS])
-async def test_multi_tenant_requires_user_identifier(tenants: EmbeddedBackend, call: Call) -> None:
+async def test_multi_tenant_requires_user_identifier(tenants: MemoryBackend, call: Call) -> None:
     await _seed(tenants, "alice")
     before = await snapshot(tenants)
     with pytest.raises(InvalidRequestError) as raised:
@@ -281,7 +285,7 @@ async def test_multi_tenant_requires_user_identifier(tenants: EmbeddedBackend, c
     assert await snapshot(tenants) == before
 
 
-async def test_non_uuid_message_id_is_false_not_an_error(memory: EmbeddedBackend) -> None:
+async def test_non_uuid_message_id_is_false_not_an_error(memory: MemoryBackend) -> None:
     await _seed(memory)
     before = await snapshot(memory)
     assert await memory.delete_message("not-a-uuid") is False

@@ -15,8 +15,7 @@ import anyio
 import pytest
 from embedded_support import db_url_fixture, memory_fixture  # noqa: F401
 
-from memory_core import Limits, TransportError
-from memory_core.backends.embedded import EmbeddedBackend
+from memory_core import Limits, TransportError, open_backend
 from memory_core.scoring import query_terms
 
 pytestmark = pytest.mark.anyio
@@ -40,7 +39,7 @@ def _parked_read(
 
 
 async def test_a_slow_read_does_not_block_other_reads_or_a_write(db_url: str) -> None:
-    async with EmbeddedBackend(db_url) as backend:
+    async with open_backend(db_url) as backend:
         await backend.add_message("s", "user", "first")
         entered, release = threading.Event(), threading.Event()
         order: list[str] = []
@@ -75,7 +74,7 @@ async def test_a_slow_read_does_not_block_other_reads_or_a_write(db_url: str) ->
 
 async def test_two_slow_reads_overlap(db_url: str) -> None:
     """Both reads are inside their transactions at the same time."""
-    async with EmbeddedBackend(db_url) as backend:
+    async with open_backend(db_url) as backend:
         await backend.add_message("s", "user", "first")
         both_in = threading.Barrier(2, timeout=DEADLINE)
 
@@ -96,7 +95,7 @@ async def test_two_slow_reads_overlap(db_url: str) -> None:
 
 
 async def test_reader_connections_cannot_write(db_url: str) -> None:
-    async with EmbeddedBackend(db_url) as backend:
+    async with open_backend(db_url) as backend:
         await backend.add_message("s", "user", "first")
 
         def write(conn: sqlite3.Connection) -> None:
@@ -109,7 +108,7 @@ async def test_reader_connections_cannot_write(db_url: str) -> None:
 
 async def test_memory_store_stays_correct_under_concurrent_reads_and_writes() -> None:
     """``memory://`` keeps one connection behind one lock: interleaved calls all finish."""
-    async with EmbeddedBackend("memory://") as backend:
+    async with open_backend("memory://") as backend:
 
         async def writer(n: int) -> None:
             for i in range(20):
@@ -136,7 +135,7 @@ def test_query_terms_dedups_in_order_in_linear_time() -> None:
 async def test_a_huge_query_searches_without_error() -> None:
     # 30k words is far above the default query limit (10,000 characters): raise it, so
     # that what is checked is the search itself (word dedup is linear, not quadratic).
-    async with EmbeddedBackend("memory://", limits=Limits(max_query_chars=300_000)) as memory:
+    async with open_backend("memory://", limits=Limits(max_query_chars=300_000)) as memory:
         await memory.add_message("s", "user", "needle in a haystack")
         query = " ".join(f"w{i}" for i in range(30_000)) + " needle"
         hits = await memory.search_messages(query, session_id="s")
@@ -147,7 +146,7 @@ async def test_a_huge_query_searches_without_error() -> None:
 async def test_a_cancelled_call_finishes_its_transaction_first(db_url: str) -> None:
     """Cancelling a task whose write is running waits for the commit: nothing is left
     half-done, and the cancellation is delivered after it."""
-    async with EmbeddedBackend(db_url) as backend:
+    async with open_backend(db_url) as backend:
         entered, release = threading.Event(), threading.Event()
         events: list[str] = []
 

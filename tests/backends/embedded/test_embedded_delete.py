@@ -13,18 +13,18 @@ from embedded_support import (  # noqa: F401
     tenants_fixture,
 )
 
-from memory_core.backends.embedded import EmbeddedBackend
+from memory_core import MemoryBackend
 from memory_core.backends.embedded.conversations import session_uuid
 
 pytestmark = pytest.mark.anyio
 
 
-async def _five(memory: EmbeddedBackend, session: str = "s") -> list[str]:
+async def _five(memory: MemoryBackend, session: str = "s") -> list[str]:
     stored = [await memory.add_message(session, "user", f"word{i} common") for i in range(5)]
     return [str(m.id) for m in stored]
 
 
-async def _contents(memory: EmbeddedBackend, session: str = "s") -> list[str]:
+async def _contents(memory: MemoryBackend, session: str = "s") -> list[str]:
     return [m.content for m in (await memory.get_conversation(session)).messages]
 
 
@@ -32,7 +32,7 @@ async def _contents(memory: EmbeddedBackend, session: str = "s") -> list[str]:
     ("index", "left"), [(0, [1, 2, 3, 4]), (2, [0, 1, 3, 4]), (4, [0, 1, 2, 3])]
 )
 async def test_delete_first_middle_last_keeps_order(
-    memory: EmbeddedBackend, index: int, left: list[int]
+    memory: MemoryBackend, index: int, left: list[int]
 ) -> None:
     ids = await _five(memory)
     assert await memory.delete_message(ids[index]) is True
@@ -44,7 +44,7 @@ async def test_delete_first_middle_last_keeps_order(
     assert (await _contents(memory))[-1] == "after delete"
 
 
-async def test_delete_all_then_write_again(memory: EmbeddedBackend) -> None:
+async def test_delete_all_then_write_again(memory: MemoryBackend) -> None:
     ids = await _five(memory)
     for message_id in reversed(ids):
         assert await memory.delete_message(message_id) is True
@@ -55,7 +55,7 @@ async def test_delete_all_then_write_again(memory: EmbeddedBackend) -> None:
     assert await _contents(memory) == ["again"]
 
 
-async def test_delete_twice_and_unknown_ids_are_false(memory: EmbeddedBackend) -> None:
+async def test_delete_twice_and_unknown_ids_are_false(memory: MemoryBackend) -> None:
     ids = await _five(memory)
     assert await memory.delete_message(ids[1]) is True
     before = await snapshot(memory)
@@ -66,7 +66,7 @@ async def test_delete_twice_and_unknown_ids_are_false(memory: EmbeddedBackend) -
     assert await snapshot(memory) == before
 
 
-async def test_delete_accepts_uuid_objects_and_cascade_false(memory: EmbeddedBackend) -> None:
+async def test_delete_accepts_uuid_objects_and_cascade_false(memory: MemoryBackend) -> None:
     entity = await memory.add_entity("Ada", "person")
     message = await memory.add_message(
         "s", "user", "about Ada", extraction_mode="explicit", explicit_mentions=[{"id": entity.id}]
@@ -79,7 +79,7 @@ async def test_delete_accepts_uuid_objects_and_cascade_false(memory: EmbeddedBac
 
 
 async def test_delete_with_cascade_removes_mentions_keeps_entities(
-    memory: EmbeddedBackend,
+    memory: MemoryBackend,
 ) -> None:
     first = await memory.add_message(
         "s",
@@ -99,7 +99,7 @@ async def test_delete_with_cascade_removes_mentions_keeps_entities(
     assert [ref.name for ref in kept.mentions] == ["Ada"]
 
 
-async def test_delete_of_another_tenants_message_is_false(tenants: EmbeddedBackend) -> None:
+async def test_delete_of_another_tenants_message_is_false(tenants: MemoryBackend) -> None:
     message = await tenants.add_message("s", "user", "alice's", user_identifier="alice")
     before = await snapshot(tenants)
     assert await tenants.delete_message(message.id, user_identifier="bob") is False
@@ -107,7 +107,7 @@ async def test_delete_of_another_tenants_message_is_false(tenants: EmbeddedBacke
     assert await tenants.delete_message(message.id, user_identifier="alice") is True
 
 
-async def test_list_sessions_counts_after_delete(memory: EmbeddedBackend) -> None:
+async def test_list_sessions_counts_after_delete(memory: MemoryBackend) -> None:
     ids = await _five(memory)
     await memory.delete_message(ids[0])
     await memory.delete_message(ids[4])
@@ -117,7 +117,7 @@ async def test_list_sessions_counts_after_delete(memory: EmbeddedBackend) -> Non
     assert info.last_message_preview == "word3 common"
 
 
-async def test_clear_session_is_idempotent_and_isolating(memory: EmbeddedBackend) -> None:
+async def test_clear_session_is_idempotent_and_isolating(memory: MemoryBackend) -> None:
     await _five(memory, "a")
     await _five(memory, "b")
     entity = await memory.add_entity("Kept", "concept")
@@ -136,7 +136,7 @@ async def test_clear_session_is_idempotent_and_isolating(memory: EmbeddedBackend
     await fts_integrity(memory)
 
 
-async def test_session_accepts_messages_after_clear(memory: EmbeddedBackend) -> None:
+async def test_session_accepts_messages_after_clear(memory: MemoryBackend) -> None:
     await _five(memory)
     await memory.clear_session("s")
     message = await memory.add_message("s", "user", "fresh start", idempotency_key="k0")
@@ -145,14 +145,14 @@ async def test_session_accepts_messages_after_clear(memory: EmbeddedBackend) -> 
     assert [h.content for h in await memory.search_messages("fresh")] == ["fresh start"]
 
 
-async def test_clear_by_conversation_id_and_empty_conversation(memory: EmbeddedBackend) -> None:
+async def test_clear_by_conversation_id_and_empty_conversation(memory: MemoryBackend) -> None:
     created = await memory.create_conversation("empty")
     assert await memory.clear_session(conversation_id=created.id) is True
     assert await count_rows(memory, "conversations") == 0
     assert await memory.clear_session(conversation_id=created.id) is False
 
 
-async def test_clear_is_scoped_to_the_tenant(tenants: EmbeddedBackend) -> None:
+async def test_clear_is_scoped_to_the_tenant(tenants: MemoryBackend) -> None:
     await tenants.add_message("s", "user", "alice", user_identifier="alice")
     await tenants.add_message("s", "user", "bob", user_identifier="bob")
     assert await tenants.clear_session("s", user_identifier="bob") is True

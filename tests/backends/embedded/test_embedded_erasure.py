@@ -12,8 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
-from memory_core import HashingEmbedder, InvalidRequestError
-from memory_core.backends.embedded import EmbeddedBackend
+from memory_core import HashingEmbedder, InvalidRequestError, open_backend
 from memory_core.backends.embedded import erasure as embedded_erasure
 from tests.backends.erasure_data import write_user
 
@@ -64,7 +63,7 @@ def multi_tenant(request: pytest.FixtureRequest) -> bool:
 
 async def test_forget_user_leaves_no_residue(tmp_path: Path, multi_tenant: bool) -> None:
     path = tmp_path / "store.db"
-    async with EmbeddedBackend(
+    async with open_backend(
         f"sqlite:///{path}", multi_tenant=multi_tenant, embedder=HashingEmbedder(16)
     ) as memory:
         gone = await write_user(memory, "userzed", "A")
@@ -89,7 +88,7 @@ async def test_forget_user_leaves_no_residue(tmp_path: Path, multi_tenant: bool)
 
 
 async def test_forget_user_is_idempotent_and_reports_zero(tmp_path: Path) -> None:
-    async with EmbeddedBackend(f"sqlite:///{tmp_path / 's.db'}") as memory:
+    async with open_backend(f"sqlite:///{tmp_path / 's.db'}") as memory:
         await write_user(memory, "userzed", "A")
         first = await memory.forget_user("userzed")
         again = await memory.forget_user("userzed")
@@ -111,7 +110,7 @@ async def test_rerun_after_a_crash_finishes(
             raise RuntimeError("crash")
         return real_step(*args)
 
-    async with EmbeddedBackend(f"sqlite:///{path}") as memory:
+    async with open_backend(f"sqlite:///{path}") as memory:
         gone = await write_user(memory, "userzed", "A")
         monkeypatch.setattr(embedded_erasure, "_step", crashing)
         with pytest.raises(RuntimeError):
@@ -125,7 +124,7 @@ async def test_rerun_after_a_crash_finishes(
 
 
 async def test_bad_input_names_the_argument_and_writes_nothing() -> None:
-    async with EmbeddedBackend("memory://") as memory:
+    async with open_backend("memory://") as memory:
         await memory.add_message("s", "user", "keep me", user_identifier="u")
         for bad, argument in (
             ("", "user_identifier"),
@@ -144,7 +143,7 @@ async def test_bad_input_names_the_argument_and_writes_nothing() -> None:
 async def test_one_audit_record_with_counts_and_no_content(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    async with EmbeddedBackend("memory://") as memory:
+    async with open_backend("memory://") as memory:
         await memory.add_message("secret-session", "user", "secret words", user_identifier="u1")
         with caplog.at_level(logging.INFO, logger="memory_core.audit"):
             await memory.forget_user("u1")
@@ -163,7 +162,7 @@ async def test_racing_writes_survive_whole_or_not_at_all(tmp_path: Path) -> None
     readable conversation holding it); a second forget_user leaves nothing; a write
     after forget_user returned never brings back what was written before."""
     path = tmp_path / "store.db"
-    async with EmbeddedBackend(f"sqlite:///{path}") as memory:
+    async with open_backend(f"sqlite:///{path}") as memory:
         for index in range(30):
             await memory.add_message(f"old{index}", "user", f"oldword{index}", user_identifier="uz")
         written: list[str] = []
@@ -204,7 +203,7 @@ async def test_each_transaction_erases_at_most_batch_size_messages_then_the_conv
         return more
 
     monkeypatch.setattr(embedded_erasure, "_step", recording)
-    async with EmbeddedBackend("memory://") as memory:
+    async with open_backend("memory://") as memory:
         batch = [{"role": "user", "content": f"m{i}"} for i in range(5)]
         await memory.add_messages_batch("s", batch, user_identifier="u")
         report = await memory.forget_user("u", batch_size=2)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_core.backends.embedded import EmbeddedBackend
+from memory_core import MemoryBackend, open_backend
 
 pytestmark = pytest.mark.anyio
 
@@ -30,7 +30,7 @@ def _small_steps(monkeypatch: pytest.MonkeyPatch, **values: int) -> None:
         monkeypatch.setattr(fts_purge, name, value)
 
 
-async def _fill(memory: EmbeddedBackend, batches: int = 24) -> None:
+async def _fill(memory: MemoryBackend, batches: int = 24) -> None:
     """Messages of two users in many transactions: many index segments."""
     for batch in range(batches):
         user = "zebulon" if batch % 2 else "kay"
@@ -69,7 +69,7 @@ async def test_a_write_runs_between_two_merge_steps(
     run (on the one writer connection, in order) before the last merge statement."""
     _small_steps(monkeypatch)
     path = tmp_path / "store.db"
-    async with EmbeddedBackend(f"sqlite:///{path}", inline_writes=False) as memory:
+    async with open_backend(f"sqlite:///{path}", inline_writes=False) as memory:
         await _fill(memory)
         loop = asyncio.get_running_loop()
         statements: list[str] = []
@@ -111,7 +111,7 @@ async def test_index_sound_and_purged_with_writers_between_steps(
     FTS5 integrity check passes and no forgotten word is left in the file."""
     _small_steps(monkeypatch)
     path = tmp_path / "store.db"
-    async with EmbeddedBackend(f"sqlite:///{path}") as memory:
+    async with open_backend(f"sqlite:///{path}") as memory:
         await _fill(memory)
         stop = asyncio.Event()
 
@@ -143,7 +143,7 @@ async def test_levels_stay_bounded_over_many_erasures(
     the index instead, so repeated erasures never reach FTS5's 2,000-level failure."""
     _small_steps(monkeypatch, MAX_LEVELS=8)
     path = tmp_path / "store.db"
-    async with EmbeddedBackend(f"sqlite:///{path}") as memory:
+    async with open_backend(f"sqlite:///{path}") as memory:
         for round_ in range(10):
             for i in range(5):
                 word = f"{GONE}{round_}" if i == 0 else f"{KEPT}{i}"

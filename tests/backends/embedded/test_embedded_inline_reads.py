@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from embedded_support import busy, db_url_fixture, loop_ticks, record_threads  # noqa: F401
 
-from memory_core import TransportError
-from memory_core.backends.embedded import EmbeddedBackend, messages, store
+from memory_core import MemoryBackend, TransportError, open_backend
+from memory_core.backends.embedded import database, messages
 
 pytestmark = pytest.mark.anyio
 
@@ -22,8 +22,8 @@ def threads_fixture(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return record_threads(monkeypatch, messages, "get_conversation")
 
 
-async def _filled(url: str, **options: Any) -> EmbeddedBackend:
-    backend = EmbeddedBackend(url, **options)
+async def _filled(url: str, **options: Any) -> MemoryBackend:
+    backend = open_backend(url, **options)
     await backend.connect()
     await backend.add_messages_batch(
         "s", [{"role": "user", "content": f"message {i}"} for i in range(250)]
@@ -37,7 +37,7 @@ async def test_a_small_read_runs_in_the_calling_thread(
 ) -> None:
     # A loaded machine can take more than the 1 ms budget for 100 messages, and the read
     # then rightly moves to a worker (tested below); here only the size decides.
-    monkeypatch.setattr(store, "INLINE_BUDGET", 30.0)
+    monkeypatch.setattr(database, "INLINE_BUDGET", 30.0)
     backend = await _filled(db_url if url == "file" else url)
     try:
         inline = await backend.get_conversation("s", limit=100)
@@ -67,21 +67,21 @@ async def test_a_read_over_its_budget_starts_again_in_a_worker_thread(
     backend = await _filled(db_url)
     try:
         expected = await backend.get_conversation("s", limit=150)
-        monkeypatch.setattr(store, "INLINE_BUDGET", 0.0)
-        monkeypatch.setattr(store, "INLINE_CHECK_STEPS", 1)
+        monkeypatch.setattr(database, "INLINE_BUDGET", 0.0)
+        monkeypatch.setattr(database, "INLINE_CHECK_STEPS", 1)
         attempts: list[object] = []
-        real = store.Database._inline_transaction
+        real = database.Database._inline_transaction
 
         def attempt(
-            self: store.Database, conn: sqlite3.Connection, work: Any, *, write: bool
+            self: database.Database, conn: sqlite3.Connection, work: Any, *, write: bool
         ) -> object:
             attempts.append(real(self, conn, work, write=write))
             return attempts[-1]
 
-        monkeypatch.setattr(store.Database, "_inline_transaction", attempt)
+        monkeypatch.setattr(database.Database, "_inline_transaction", attempt)
         threads.clear()
         again = await backend.get_conversation("s", limit=150)
-        assert attempts == [store._NOT_RUN]  # interrupted in the calling thread ...
+        assert attempts == [database._NOT_RUN]  # interrupted in the calling thread ...
         assert threads[-1] != threading.get_ident()  # ... and run again in a worker
         assert again == expected
         # the inline connection is usable afterwards (no progress handler left behind)
@@ -139,11 +139,11 @@ async def test_a_read_past_its_budget_leaves_no_transaction_open(
     # ends the read's snapshot must not be interrupted then (it was, under CI load: the
     # connection stayed in its transaction and every later call failed).
     backend = await _filled(db_url if url == "file" else url)
-    monkeypatch.setattr(store, "INLINE_CHECK_STEPS", 1)
+    monkeypatch.setattr(database, "INLINE_CHECK_STEPS", 1)
 
     def slow(conn: sqlite3.Connection) -> int:
         count = int(conn.execute("SELECT count(*) FROM messages").fetchone()[0])
-        time.sleep(2 * store.INLINE_BUDGET)
+        time.sleep(2 * database.INLINE_BUDGET)
         return count
 
     try:

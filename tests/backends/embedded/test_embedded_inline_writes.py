@@ -13,8 +13,14 @@ import anyio
 import pytest
 from embedded_support import busy, db_url_fixture, loop_ticks, record_threads  # noqa: F401
 
-from memory_core import ConfigurationError, NotFoundError, TransportError, open_backend
-from memory_core.backends.embedded import EmbeddedBackend, messages, store
+from memory_core import (
+    ConfigurationError,
+    MemoryBackend,
+    NotFoundError,
+    TransportError,
+    open_backend,
+)
+from memory_core.backends.embedded import database, messages
 
 pytestmark = pytest.mark.anyio
 
@@ -25,7 +31,7 @@ def threads_fixture(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return record_threads(monkeypatch, messages, "add_message")
 
 
-async def _contents(backend: EmbeddedBackend, session: str = "s") -> list[str]:
+async def _contents(backend: MemoryBackend, session: str = "s") -> list[str]:
     return [m.content for m in (await backend.get_conversation(session, limit=1000)).messages]
 
 
@@ -33,8 +39,8 @@ async def _contents(backend: EmbeddedBackend, session: str = "s") -> list[str]:
 async def test_a_single_add_runs_in_the_calling_thread(
     url: str, db_url: str, threads: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store, "INLINE_BUDGET", 30.0)  # a loaded machine must not move it
-    async with EmbeddedBackend(db_url if url == "file" else url) as backend:
+    monkeypatch.setattr(database, "INLINE_BUDGET", 30.0)  # a loaded machine must not move it
+    async with open_backend(db_url if url == "file" else url) as backend:
         stored = await backend.add_message("s", "user", "hello", metadata={"k": [1, 2]})
         assert threads == [threading.get_ident()]
         [read] = (await backend.get_conversation("s")).messages
@@ -48,7 +54,7 @@ async def test_a_single_add_runs_in_the_calling_thread(
 async def test_turned_off_every_write_runs_in_the_writer_thread(
     db_url: str, threads: list[int]
 ) -> None:
-    async with EmbeddedBackend(db_url, inline_writes=False) as backend:
+    async with open_backend(db_url, inline_writes=False) as backend:
         await backend.add_message("s", "user", "hello")
         assert threads and threading.get_ident() not in threads
         assert await _contents(backend) == ["hello"]
@@ -65,14 +71,14 @@ def test_the_inline_options_must_be_bools(option: str, value: object) -> None:
 async def test_a_write_over_its_budget_is_rolled_back_and_stored_once(
     url: str, db_url: str, threads: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async with EmbeddedBackend(db_url if url == "file" else url) as backend:
+    async with open_backend(db_url if url == "file" else url) as backend:
         await backend.add_message("s", "user", "first")
-        monkeypatch.setattr(store, "INLINE_CHECK_STEPS", 1)
+        monkeypatch.setattr(database, "INLINE_CHECK_STEPS", 1)
         spy = messages.add_message
 
         def slow_first(conn: sqlite3.Connection, req: Any) -> Any:
             if not threads:
-                time.sleep(2 * store.INLINE_BUDGET)  # the budget runs out inside the work
+                time.sleep(2 * database.INLINE_BUDGET)  # the budget runs out inside the work
             return spy(conn, req)
 
         monkeypatch.setattr(messages, "add_message", slow_first)
@@ -92,7 +98,7 @@ async def test_a_write_over_its_budget_is_rolled_back_and_stored_once(
         )
         assert held is not None and not held.in_transaction
         monkeypatch.setattr(messages, "add_message", spy)
-        monkeypatch.setattr(store, "INLINE_BUDGET", 30.0)  # a loaded machine must not move it
+        monkeypatch.setattr(database, "INLINE_BUDGET", 30.0)  # a loaded machine must not move it
         threads.clear()
         await backend.add_message("s", "user", "third")
         assert threads == [threading.get_ident()]
@@ -102,8 +108,8 @@ async def test_a_write_over_its_budget_is_rolled_back_and_stored_once(
 async def test_a_caller_error_is_raised_in_place_and_writes_nothing(
     db_url: str, threads: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store, "INLINE_BUDGET", 30.0)  # a loaded machine must not move it
-    async with EmbeddedBackend(db_url) as backend:
+    monkeypatch.setattr(database, "INLINE_BUDGET", 30.0)  # a loaded machine must not move it
+    async with open_backend(db_url) as backend:
         await backend.add_message("s", "user", "first")
         threads.clear()
         with pytest.raises(NotFoundError, match="conversation"):
@@ -121,7 +127,7 @@ async def test_a_caller_error_is_raised_in_place_and_writes_nothing(
 
 
 async def test_a_busy_answer_moves_the_write_and_other_errors_do_not(db_url: str) -> None:
-    async with EmbeddedBackend(db_url) as backend:
+    async with open_backend(db_url) as backend:
         calls: list[int] = []
 
         def busy_then_insert(conn: sqlite3.Connection) -> int:
@@ -148,7 +154,7 @@ async def test_a_busy_answer_moves_the_write_and_other_errors_do_not(db_url: str
 
 
 async def test_a_write_queued_before_is_not_overtaken(db_url: str) -> None:
-    async with EmbeddedBackend(db_url) as backend:
+    async with open_backend(db_url) as backend:
         await backend.add_message("s", "user", "first")
         writer = backend.store._store._writer_thread
         assert writer is not None
@@ -177,7 +183,7 @@ async def test_a_write_queued_before_is_not_overtaken(db_url: str) -> None:
 
 
 async def test_a_file_locked_by_another_writer_does_not_block_the_loop(db_url: str) -> None:
-    async with EmbeddedBackend(db_url) as backend:
+    async with open_backend(db_url) as backend:
         await backend.add_message("s", "user", "first")
         path = backend.store.location.path
         assert path is not None
@@ -205,16 +211,16 @@ async def test_inline_writes_checkpoint_the_log_off_the_calling_thread(
 ) -> None:
     # Inline writes turn SQLite's automatic checkpoint off (its fsync would run in the
     # event loop) and hand checkpoints to the writer thread.
-    monkeypatch.setattr(store, "CHECKPOINT_EVERY", 10)
+    monkeypatch.setattr(database, "CHECKPOINT_EVERY", 10)
     checkpoints: list[int] = []
-    real = store.Database._checkpoint
+    real = database.Database._checkpoint
 
-    def spy(self: store.Database) -> None:
+    def spy(self: database.Database) -> None:
         checkpoints.append(threading.get_ident())
         real(self)
 
-    monkeypatch.setattr(store.Database, "_checkpoint", spy)
-    async with EmbeddedBackend(db_url) as backend:
+    monkeypatch.setattr(database.Database, "_checkpoint", spy)
+    async with open_backend(db_url) as backend:
         path = backend.store.location.path
         assert path is not None
         for i in range(300):  # back to back, as a bulk import would write
@@ -233,7 +239,7 @@ async def test_the_inline_connections_never_wait_and_leave_checkpoints_alone(
 ) -> None:
     # Settings from the connection's first statement on: opened with a busy timeout, even
     # reading the journal mode could wait for another process in the event loop.
-    async with EmbeddedBackend(db_url) as backend:
+    async with open_backend(db_url) as backend:
         await backend.add_message("s", "user", "first")
         await backend.get_conversation("s", limit=10)
         writer, reader = backend.store._store._inline_writer, backend.store._store._inline
@@ -249,18 +255,18 @@ async def test_the_inline_connections_never_wait_and_leave_checkpoints_alone(
 async def test_a_checkpoint_is_handed_over_after_every_checkpoint_every_inline_writes(
     db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert store.CHECKPOINT_EVERY == 75  # the documented figure
-    monkeypatch.setattr(store, "CHECKPOINT_EVERY", 10)
-    monkeypatch.setattr(store, "INLINE_BUDGET", 30.0)  # a loaded machine must not move them
+    assert database.CHECKPOINT_EVERY == 75  # the documented figure
+    monkeypatch.setattr(database, "CHECKPOINT_EVERY", 10)
+    monkeypatch.setattr(database, "INLINE_BUDGET", 30.0)  # a loaded machine must not move them
     handed: list[int] = []
-    real = store.Database._checkpoint_soon
+    real = database.Database._checkpoint_soon
 
-    def spy(self: store.Database) -> None:
+    def spy(self: database.Database) -> None:
         handed.append(self._inline_commits)
         real(self)
 
-    monkeypatch.setattr(store.Database, "_checkpoint_soon", spy)
-    async with EmbeddedBackend(db_url) as backend:
+    monkeypatch.setattr(database.Database, "_checkpoint_soon", spy)
+    async with open_backend(db_url) as backend:
         for i in range(60):
             await backend.add_message("s", "user", f"m{i}")
             await anyio.sleep(0.002)  # a handed-over checkpoint ends before the next write

@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 from embedded_support import memory_fixture, snapshot, tenants_fixture  # noqa: F401
 
-from memory_core import InvalidArgumentTypeError, InvalidRequestError
+from memory_core import InvalidArgumentTypeError, InvalidRequestError, MemoryBackend, open_backend
 from memory_core import requests as rq
-from memory_core.backends.embedded import EmbeddedBackend
 from memory_core.backends.embedded.conversations import list_conversations
 from memory_core.cursors import encode_cursor
 
@@ -20,7 +19,7 @@ pytestmark = pytest.mark.anyio
 
 
 async def walk(
-    memory: EmbeddedBackend, size: int, user: str | None = None
+    memory: MemoryBackend, size: int, user: str | None = None
 ) -> tuple[list[str], list[int]]:
     """Session ids in walk order, and the size of each page."""
     seen: list[str] = []
@@ -35,7 +34,7 @@ async def walk(
             return seen, sizes
 
 
-async def test_a_walk_lists_every_conversation_once_newest_first(memory: EmbeddedBackend) -> None:
+async def test_a_walk_lists_every_conversation_once_newest_first(memory: MemoryBackend) -> None:
     for n in range(10):
         await memory.add_message(f"s{n}", "user", "x")
     await memory.add_message("s3", "user", "again")
@@ -47,7 +46,7 @@ async def test_a_walk_lists_every_conversation_once_newest_first(memory: Embedde
 
 
 async def test_ties_are_paged_once_by_id_descending(
-    memory: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch
+    memory: MemoryBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(
         "memory_core.backends.embedded.conversations.now_micros", lambda: 1_700_000_000_000_000
@@ -58,7 +57,7 @@ async def test_ties_are_paged_once_by_id_descending(
         assert (await walk(memory, size))[0] == by_id
 
 
-async def test_user_filter_and_tenants_page_their_own(tenants: EmbeddedBackend) -> None:
+async def test_user_filter_and_tenants_page_their_own(tenants: MemoryBackend) -> None:
     for n in range(5):
         await tenants.add_message(f"a{n}", "user", "x", user_identifier="alice")
         await tenants.add_message(f"b{n}", "user", "x", user_identifier="bob")
@@ -70,7 +69,7 @@ async def test_user_filter_and_tenants_page_their_own(tenants: EmbeddedBackend) 
     assert {c.session_id for c in bobs.conversations} <= {f"b{n}" for n in range(5)}
 
 
-async def test_writes_during_a_walk_list_nothing_twice(memory: EmbeddedBackend) -> None:
+async def test_writes_during_a_walk_list_nothing_twice(memory: MemoryBackend) -> None:
     for n in range(9):
         await memory.add_message(f"s{n}", "user", "x")
     first = await memory.list_conversations_page(limit=3)
@@ -114,7 +113,7 @@ async def test_writes_during_a_walk_list_nothing_twice(memory: EmbeddedBackend) 
     ],
 )
 async def test_a_cursor_it_did_not_make_is_refused(
-    memory: EmbeddedBackend, cursor: Any, kind: type[Exception]
+    memory: MemoryBackend, cursor: Any, kind: type[Exception]
 ) -> None:
     await memory.add_message("s", "user", "x")
     before = await snapshot(memory)
@@ -127,11 +126,11 @@ async def test_a_cursor_it_did_not_make_is_refused(
 
 async def test_a_cursor_survives_reopening_a_file_store(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'store.db'}"
-    async with EmbeddedBackend(url) as memory:
+    async with open_backend(url) as memory:
         for n in range(4):
             await memory.add_message(f"s{n}", "user", "x")
         page = await memory.list_conversations_page(limit=2)
-    async with EmbeddedBackend(url) as memory:
+    async with open_backend(url) as memory:
         rest = await memory.list_conversations_page(cursor=page.next_cursor)
     assert [c.session_id for c in rest.conversations] == ["s1", "s0"]
 
@@ -164,7 +163,7 @@ async def test_a_page_is_an_index_range_read_in_order(
     tmp_path: Path, user: str | None, after: bool
 ) -> None:
     path = tmp_path / "store.db"
-    async with EmbeddedBackend(f"sqlite:///{path}") as memory:
+    async with open_backend(f"sqlite:///{path}") as memory:
         for n in range(50):
             await memory.add_message(
                 f"s{n}", "user", "x", user_identifier="alice" if n % 2 else "bob"
@@ -180,7 +179,7 @@ async def test_a_page_is_an_index_range_read_in_order(
 @pytest.mark.parametrize("after", [False, True])
 async def test_a_tenants_page_is_an_index_range_read_in_order(tmp_path: Path, after: bool) -> None:
     path = tmp_path / "store.db"
-    async with EmbeddedBackend(f"sqlite:///{path}", multi_tenant=True) as memory:
+    async with open_backend(f"sqlite:///{path}", multi_tenant=True) as memory:
         for n in range(50):
             user = "alice" if n % 2 else "bob"
             await memory.add_message(f"s{n}", "user", "x", user_identifier=user)
@@ -191,7 +190,7 @@ async def test_a_tenants_page_is_an_index_range_read_in_order(tmp_path: Path, af
 
 async def test_the_earlier_listing_index_is_replaced(tmp_path: Path) -> None:
     path = tmp_path / "store.db"
-    async with EmbeddedBackend(f"sqlite:///{path}"):
+    async with open_backend(f"sqlite:///{path}"):
         pass
     conn = sqlite3.connect(str(path))
     conn.execute(
@@ -199,7 +198,7 @@ async def test_the_earlier_listing_index_is_replaced(tmp_path: Path) -> None:
     )
     conn.commit()
     conn.close()
-    async with EmbeddedBackend(f"sqlite:///{path}"):
+    async with open_backend(f"sqlite:///{path}"):
         pass
     conn = sqlite3.connect(str(path))
     names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}

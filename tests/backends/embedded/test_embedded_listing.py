@@ -7,15 +7,14 @@ from uuid import uuid4
 import pytest
 from embedded_support import count_rows, memory_fixture, snapshot  # noqa: F401
 
-from memory_core import InvalidRequestError
-from memory_core.backends.embedded import EmbeddedBackend
+from memory_core import InvalidRequestError, MemoryBackend
 from memory_core.backends.embedded.conversations import session_uuid
 from memory_core.summary import preview
 
 pytestmark = pytest.mark.anyio
 
 
-async def test_create_conversation_is_idempotent(memory: EmbeddedBackend) -> None:
+async def test_create_conversation_is_idempotent(memory: MemoryBackend) -> None:
     first = await memory.create_conversation("s", title="Trip", metadata={"k": 1})
     assert first.id == session_uuid(None, "s")
     assert first.title == "Trip" and first.metadata == {"k": 1}
@@ -27,7 +26,7 @@ async def test_create_conversation_is_idempotent(memory: EmbeddedBackend) -> Non
 
 
 async def test_create_fills_a_missing_title_of_an_auto_created_conversation(
-    memory: EmbeddedBackend,
+    memory: MemoryBackend,
 ) -> None:
     message = await memory.add_message("s", "user", "hi")
     named = await memory.create_conversation("s", title="Named", metadata={"topic": "x"})
@@ -38,7 +37,7 @@ async def test_create_fills_a_missing_title_of_an_auto_created_conversation(
     assert [m.content for m in read.messages] == ["hi"]
 
 
-async def test_create_with_conversation_id_only(memory: EmbeddedBackend) -> None:
+async def test_create_with_conversation_id_only(memory: MemoryBackend) -> None:
     chosen = uuid4()
     created = await memory.create_conversation(conversation_id=chosen, title="By id")
     assert created.id == chosen
@@ -51,7 +50,7 @@ async def test_create_with_conversation_id_only(memory: EmbeddedBackend) -> None
     assert await count_rows(memory, "conversations") == 1
 
 
-async def test_create_with_a_taken_conversation_id_is_refused(memory: EmbeddedBackend) -> None:
+async def test_create_with_a_taken_conversation_id_is_refused(memory: MemoryBackend) -> None:
     chosen = uuid4()
     await memory.add_message(str(chosen), "user", "session named like the uuid")
     before = await snapshot(memory)
@@ -61,7 +60,7 @@ async def test_create_with_a_taken_conversation_id_is_refused(memory: EmbeddedBa
     assert await snapshot(memory) == before
 
 
-async def test_create_records_user_identifier(memory: EmbeddedBackend) -> None:
+async def test_create_records_user_identifier(memory: MemoryBackend) -> None:
     created = await memory.create_conversation("s", user_identifier="alice")
     assert created.user_identifier == "alice"
     listed = await memory.list_conversations(user_identifier="alice")
@@ -70,7 +69,7 @@ async def test_create_records_user_identifier(memory: EmbeddedBackend) -> None:
 
 
 async def test_list_conversations_most_recent_first_without_messages(
-    memory: EmbeddedBackend,
+    memory: MemoryBackend,
 ) -> None:
     for name in ("a", "b", "c"):
         await memory.add_message(name, "user", f"in {name}")
@@ -84,7 +83,7 @@ async def test_list_conversations_most_recent_first_without_messages(
 
 
 async def test_list_conversations_ties_break_by_id(
-    memory: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch
+    memory: MemoryBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(
         "memory_core.backends.embedded.messages.now_micros", lambda: 1_700_000_000_000_000
@@ -96,7 +95,7 @@ async def test_list_conversations_ties_break_by_id(
     assert [str(c.id) for c in listed] == sorted((str(c.id) for c in listed), reverse=True)
 
 
-async def test_list_sessions_rows(memory: EmbeddedBackend) -> None:
+async def test_list_sessions_rows(memory: MemoryBackend) -> None:
     long = "L" * 300
     await memory.add_message("s1", "user", "first message")
     await memory.add_message("s1", "assistant", long)
@@ -114,7 +113,7 @@ async def test_list_sessions_rows(memory: EmbeddedBackend) -> None:
     assert empty.first_message_preview is None and empty.last_message_preview is None
 
 
-async def test_list_sessions_prefix_is_literal(memory: EmbeddedBackend) -> None:
+async def test_list_sessions_prefix_is_literal(memory: MemoryBackend) -> None:
     for name in ("a%b-1", "axb-2", "a_c-1", "abc-2", "A%b-3", "other"):
         await memory.add_message(name, "user", "x")
     assert {r.session_id for r in await memory.list_sessions(prefix="a%b")} == {"a%b-1"}
@@ -129,7 +128,7 @@ async def test_list_sessions_prefix_is_literal(memory: EmbeddedBackend) -> None:
     assert len(await memory.list_sessions(prefix="")) == 6
 
 
-async def test_list_sessions_ordering_with_tiebreak_and_offset(memory: EmbeddedBackend) -> None:
+async def test_list_sessions_ordering_with_tiebreak_and_offset(memory: MemoryBackend) -> None:
     counts = {"d": 2, "b": 3, "c": 2, "a": 1}
     for name, n in counts.items():
         for i in range(n):
@@ -149,7 +148,7 @@ async def test_list_sessions_ordering_with_tiebreak_and_offset(memory: EmbeddedB
     assert await order(order_by="message_count", offset=10) == []
 
 
-async def test_list_sessions_filters_by_user_identifier(memory: EmbeddedBackend) -> None:
+async def test_list_sessions_filters_by_user_identifier(memory: MemoryBackend) -> None:
     await memory.add_message("mine", "user", "x", user_identifier="alice")
     await memory.add_message("theirs", "user", "x", user_identifier="bob")
     assert [r.session_id for r in await memory.list_sessions(user_identifier="alice")] == ["mine"]

@@ -10,8 +10,8 @@ import anyio
 import pytest
 from embedded_support import count_rows, memory_fixture, snapshot  # noqa: F401
 
-from memory_core import MessageRole, NotFoundError
-from memory_core.backends.embedded import EmbeddedBackend, codec
+from memory_core import MemoryBackend, MessageRole, NotFoundError, open_backend
+from memory_core.backends.embedded import codec
 from memory_core.backends.embedded.conversations import session_uuid
 
 pytestmark = pytest.mark.anyio
@@ -41,7 +41,7 @@ METADATA = {
 }
 
 
-async def test_add_returns_stored_message(memory: EmbeddedBackend) -> None:
+async def test_add_returns_stored_message(memory: MemoryBackend) -> None:
     message = await memory.add_message("s", "user", "hello", metadata={"a": 1})
     assert message.role is MessageRole.USER
     assert message.content == "hello"
@@ -54,20 +54,20 @@ async def test_add_returns_stored_message(memory: EmbeddedBackend) -> None:
 
 
 @pytest.mark.parametrize("content", AWKWARD, ids=range(len(AWKWARD)))
-async def test_content_round_trips_exactly(memory: EmbeddedBackend, content: str) -> None:
+async def test_content_round_trips_exactly(memory: MemoryBackend, content: str) -> None:
     stored = await memory.add_message("s", "user", content)
     read = (await memory.get_conversation("s")).messages
     assert stored.content == content
     assert [m.content for m in read] == [content]
 
 
-async def test_nul_content_is_searchable_and_intact(memory: EmbeddedBackend) -> None:
+async def test_nul_content_is_searchable_and_intact(memory: MemoryBackend) -> None:
     await memory.add_message("s", "user", "before\x00after words")
     hits = await memory.search_messages("after")
     assert [h.content for h in hits] == ["before\x00after words"]
 
 
-async def test_metadata_round_trips_exactly(memory: EmbeddedBackend) -> None:
+async def test_metadata_round_trips_exactly(memory: MemoryBackend) -> None:
     stored = await memory.add_message("s", "user", "m", metadata=METADATA)
     (read,) = (await memory.get_conversation("s")).messages
     for message in (stored, read):
@@ -80,13 +80,13 @@ async def test_metadata_round_trips_exactly(memory: EmbeddedBackend) -> None:
 
 
 @pytest.mark.parametrize("metadata", [None, {}])
-async def test_missing_metadata_is_empty_dict(memory: EmbeddedBackend, metadata: object) -> None:
+async def test_missing_metadata_is_empty_dict(memory: MemoryBackend, metadata: object) -> None:
     await memory.add_message("s", "user", "m", metadata=metadata)  # type: ignore[arg-type]
     (read,) = (await memory.get_conversation("s")).messages
     assert read.metadata == {}
 
 
-async def test_back_to_back_writes_keep_order(memory: EmbeddedBackend) -> None:
+async def test_back_to_back_writes_keep_order(memory: MemoryBackend) -> None:
     for i in range(120):
         await memory.add_message("s", "user", f"message {i}")
     messages = (await memory.get_conversation("s")).messages
@@ -96,7 +96,7 @@ async def test_back_to_back_writes_keep_order(memory: EmbeddedBackend) -> None:
 
 
 async def test_concurrent_writers_lose_nothing_and_keep_a_total_order(
-    memory: EmbeddedBackend,
+    memory: MemoryBackend,
 ) -> None:
     returned: list[UUID] = []
 
@@ -122,7 +122,7 @@ async def test_concurrent_writers_lose_nothing_and_keep_a_total_order(
     assert stamps == sorted(stamps)
 
 
-async def test_concurrent_first_writes_create_one_conversation(memory: EmbeddedBackend) -> None:
+async def test_concurrent_first_writes_create_one_conversation(memory: MemoryBackend) -> None:
     async with anyio.create_task_group() as group:
         for n in range(20):
             group.start_soon(memory.add_message, "fresh", "user", f"m{n}")
@@ -131,7 +131,7 @@ async def test_concurrent_first_writes_create_one_conversation(memory: EmbeddedB
 
 
 async def test_timestamps_never_decrease_when_the_clock_goes_back(
-    memory: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch
+    memory: MemoryBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     base = codec.now_micros()
     clock = iter([base, base - 10_000_000, base - 20_000_000, base + 1])
@@ -147,7 +147,7 @@ async def test_timestamps_never_decrease_when_the_clock_goes_back(
     assert stamps[3] == codec.from_micros(base + 1)
 
 
-async def test_limit_keeps_the_newest_returned_oldest_first(memory: EmbeddedBackend) -> None:
+async def test_limit_keeps_the_newest_returned_oldest_first(memory: MemoryBackend) -> None:
     for i in range(30):
         await memory.add_message("s", "user", str(i))
     conversation = await memory.get_conversation("s", limit=5)
@@ -155,7 +155,7 @@ async def test_limit_keeps_the_newest_returned_oldest_first(memory: EmbeddedBack
     assert len((await memory.get_conversation("s", limit=1000)).messages) == 30
 
 
-async def test_default_read_limit_is_1000(memory: EmbeddedBackend) -> None:
+async def test_default_read_limit_is_1000(memory: MemoryBackend) -> None:
     rows = [{"role": "user", "content": str(i)} for i in range(1005)]
     await memory.add_messages_batch("s", rows, batch_size=500)
     default = (await memory.get_conversation("s")).messages
@@ -164,7 +164,7 @@ async def test_default_read_limit_is_1000(memory: EmbeddedBackend) -> None:
     assert len((await memory.get_conversation("s", limit=2000)).messages) == 1005
 
 
-async def test_since_is_applied_before_the_limit(memory: EmbeddedBackend) -> None:
+async def test_since_is_applied_before_the_limit(memory: MemoryBackend) -> None:
     start = datetime(2024, 1, 1, tzinfo=UTC)
     rows = [
         {"role": "user", "content": str(i), "timestamp": start + timedelta(minutes=i)}
@@ -183,7 +183,7 @@ async def test_since_is_applied_before_the_limit(memory: EmbeddedBackend) -> Non
 
 
 async def test_missing_session_has_a_stable_id_and_writes_nothing(
-    memory: EmbeddedBackend,
+    memory: MemoryBackend,
 ) -> None:
     before = await snapshot(memory)
     first = await memory.get_conversation("nobody")
@@ -195,7 +195,7 @@ async def test_missing_session_has_a_stable_id_and_writes_nothing(
     assert message.conversation_id == first.id
 
 
-async def test_conversation_id_is_an_alias_of_the_session(memory: EmbeddedBackend) -> None:
+async def test_conversation_id_is_an_alias_of_the_session(memory: MemoryBackend) -> None:
     stored = await memory.add_message("s", "user", "one")
     cid = stored.conversation_id
     assert cid is not None
@@ -211,7 +211,7 @@ async def test_conversation_id_is_an_alias_of_the_session(memory: EmbeddedBacken
 
 
 async def test_unknown_conversation_id_raises_not_found_and_writes_nothing(
-    memory: EmbeddedBackend,
+    memory: MemoryBackend,
 ) -> None:
     await memory.add_message("s", "user", "existing")
     before = await snapshot(memory)
@@ -232,7 +232,7 @@ async def test_unknown_conversation_id_raises_not_found_and_writes_nothing(
     assert await snapshot(memory) == before
 
 
-async def test_duplicate_content_without_key_is_stored_twice(memory: EmbeddedBackend) -> None:
+async def test_duplicate_content_without_key_is_stored_twice(memory: MemoryBackend) -> None:
     first = await memory.add_message("s", "user", "same")
     second = await memory.add_message("s", "user", "same")
     assert first.id != second.id
@@ -240,7 +240,7 @@ async def test_duplicate_content_without_key_is_stored_twice(memory: EmbeddedBac
 
 
 async def test_idempotency_key_replay_returns_stored_and_writes_nothing(
-    memory: EmbeddedBackend,
+    memory: MemoryBackend,
 ) -> None:
     first = await memory.add_message("s", "user", "hi", idempotency_key="turn-1", metadata={"a": 1})
     before = await snapshot(memory)
@@ -252,7 +252,7 @@ async def test_idempotency_key_replay_returns_stored_and_writes_nothing(
     assert other.id != first.id  # keys are per conversation
 
 
-async def test_concurrent_replays_store_one_message(memory: EmbeddedBackend) -> None:
+async def test_concurrent_replays_store_one_message(memory: MemoryBackend) -> None:
     ids: set[UUID] = set()
 
     async def send() -> None:
@@ -265,7 +265,7 @@ async def test_concurrent_replays_store_one_message(memory: EmbeddedBackend) -> 
     assert len((await memory.get_conversation("s")).messages) == 1
 
 
-async def test_batch_keeps_order_caller_timestamps_and_callbacks(memory: EmbeddedBackend) -> None:
+async def test_batch_keeps_order_caller_timestamps_and_callbacks(memory: MemoryBackend) -> None:
     await memory.add_message("s", "user", "before the batch")
     when = datetime(2020, 5, 17, 12, 30, 15, 123456, tzinfo=UTC)
     rows: list[dict[str, Any]] = [
@@ -298,7 +298,7 @@ async def test_batch_keeps_order_caller_timestamps_and_callbacks(memory: Embedde
 
 
 async def test_a_batch_is_one_transaction(
-    memory: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch
+    memory: MemoryBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await memory.add_message("s", "user", "existing")
     before = await snapshot(memory)
@@ -320,10 +320,10 @@ async def test_a_batch_is_one_transaction(
     assert await snapshot(memory) == before
 
 
-async def test_add_message_with_embedding_round_trips(memory: EmbeddedBackend) -> None:
+async def test_add_message_with_embedding_round_trips(memory: MemoryBackend) -> None:
     from memory_core import HashingEmbedder
 
-    async with EmbeddedBackend("memory://", embedder=HashingEmbedder(16)) as backend:
+    async with open_backend("memory://", embedder=HashingEmbedder(16)) as backend:
         stored = await backend.add_message("s", "user", "vectors please")
         skipped = await backend.add_message("s", "user", "none", generate_embedding=False)
         read = (await backend.get_conversation("s")).messages

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_core import ConfigurationError
-from memory_core.backends.embedded import EmbeddedBackend
+from memory_core import ConfigurationError, open_backend
 from memory_core.backends.embedded import schema as schema_module
 from memory_core.backends.embedded.schema import SCHEMA_VERSION
 
@@ -60,7 +59,7 @@ def _downgrade(path: Path) -> None:
 async def test_a_version_1_store_is_upgraded_on_open(tmp_path: Path) -> None:
     path = tmp_path / "store.db"
     await _version_1_store(path)
-    async with EmbeddedBackend(f"sqlite:///{path}") as backend:
+    async with open_backend(f"sqlite:///{path}") as backend:
         found = await backend.search_messages("apple", session_id="mine")
         assert sorted(m.content for m in found) == [f"ripe apple {i}" for i in (0, 2, 4, 6)]
         await backend.add_message("mine", "user", "green apple")
@@ -86,7 +85,7 @@ def _shape(path: Path) -> tuple[list[tuple[str, str]], str, list[str]]:
 
 
 async def _version_1_store(path: Path) -> None:
-    async with EmbeddedBackend(f"sqlite:///{path}") as backend:
+    async with open_backend(f"sqlite:///{path}") as backend:
         await backend.add_messages_batch("mine", _rows(8, 2))
         await backend.add_messages_batch("other", _rows(8, 1))
     _downgrade(path)
@@ -107,16 +106,16 @@ async def test_an_interrupted_upgrade_leaves_the_version_1_store(
 
     monkeypatch.setattr(schema_module, "_migrate_fts", migrate_then_fail)
     with pytest.raises(Exception, match="interrupted"):
-        await EmbeddedBackend(f"sqlite:///{path}").connect()
+        await open_backend(f"sqlite:///{path}").connect()
     assert _shape(path) == before
     monkeypatch.setattr(schema_module, "_migrate_fts", original)
-    async with EmbeddedBackend(f"sqlite:///{path}") as backend:
+    async with open_backend(f"sqlite:///{path}") as backend:
         assert len(await backend.search_messages("apple", session_id="mine")) == 4
 
 
 async def test_a_newer_store_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
     path = tmp_path / "store.db"
-    async with EmbeddedBackend(f"sqlite:///{path}") as backend:
+    async with open_backend(f"sqlite:///{path}") as backend:
         await backend.add_message("s", "user", "x")
     conn = sqlite3.connect(path)
     with conn:
@@ -125,5 +124,5 @@ async def test_a_newer_store_is_refused_and_left_as_it_was(tmp_path: Path) -> No
     conn.close()
     before = _shape(path)
     with pytest.raises(ConfigurationError, match="version 3, newer"):
-        await EmbeddedBackend(f"sqlite:///{path}").connect()
+        await open_backend(f"sqlite:///{path}").connect()
     assert _shape(path) == before

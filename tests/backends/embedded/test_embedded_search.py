@@ -8,15 +8,14 @@ from typing import Any
 import pytest
 from embedded_support import memory_fixture, snapshot  # noqa: F401
 
-from memory_core import HashingEmbedder
-from memory_core.backends.embedded import EmbeddedBackend
+from memory_core import HashingEmbedder, MemoryBackend, open_backend
 from memory_core.backends.embedded.fts import fts_query
 
 pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-async def corpus(memory: EmbeddedBackend) -> EmbeddedBackend:
+async def corpus(memory: MemoryBackend) -> MemoryBackend:
     """Two sessions plus filler so bm25 statistics give spread-out scores."""
     await memory.add_message("s1", "user", "I love pizza with mushrooms")
     await memory.add_message("s1", "assistant", "Pizza pizza pizza, the best pizza")
@@ -27,7 +26,7 @@ async def corpus(memory: EmbeddedBackend) -> EmbeddedBackend:
     return memory
 
 
-async def test_scores_are_in_range_best_first(corpus: EmbeddedBackend) -> None:
+async def test_scores_are_in_range_best_first(corpus: MemoryBackend) -> None:
     hits = await corpus.search_messages("pizza")
     assert len(hits) == 3
     scores = [h.score for h in hits]
@@ -37,7 +36,7 @@ async def test_scores_are_in_range_best_first(corpus: EmbeddedBackend) -> None:
     assert all(h.session_id and h.conversation_id for h in hits)
 
 
-async def test_search_is_scoped_to_the_session(corpus: EmbeddedBackend) -> None:
+async def test_search_is_scoped_to_the_session(corpus: MemoryBackend) -> None:
     hits = await corpus.search_messages("pizza", session_id="s1")
     assert {h.session_id for h in hits} == {"s1"}
     assert len(hits) == 2
@@ -49,14 +48,14 @@ async def test_search_is_scoped_to_the_session(corpus: EmbeddedBackend) -> None:
     assert {h.session_id for h in everywhere} == {"s1", "s2"}
 
 
-async def test_limit(corpus: EmbeddedBackend) -> None:
+async def test_limit(corpus: MemoryBackend) -> None:
     assert len(await corpus.search_messages("filler", limit=5)) == 5
     assert len(await corpus.search_messages("filler", limit=100)) == 12
     top = await corpus.search_messages("pizza", limit=1)
     assert [h.content for h in top] == ["Pizza pizza pizza, the best pizza"]
 
 
-async def test_threshold_drops_low_scores(corpus: EmbeddedBackend) -> None:
+async def test_threshold_drops_low_scores(corpus: MemoryBackend) -> None:
     hits = await corpus.search_messages("pizza")
     middle = sorted(h.score or 0.0 for h in hits)[1]
     kept = await corpus.search_messages("pizza", threshold=middle)
@@ -66,7 +65,7 @@ async def test_threshold_drops_low_scores(corpus: EmbeddedBackend) -> None:
     assert len(await corpus.search_messages("pizza", threshold=0.0)) == 3
 
 
-async def test_any_term_matches(corpus: EmbeddedBackend) -> None:
+async def test_any_term_matches(corpus: MemoryBackend) -> None:
     hits = await corpus.search_messages("pasta mushrooms")
     assert {h.content for h in hits} == {"I love pizza with mushrooms", "What about pasta?"}
 
@@ -95,19 +94,19 @@ async def test_any_term_matches(corpus: EmbeddedBackend) -> None:
         "🍕",
     ],
 )
-async def test_fts_syntax_is_plain_text(corpus: EmbeddedBackend, query: str) -> None:
+async def test_fts_syntax_is_plain_text(corpus: MemoryBackend, query: str) -> None:
     hits = await corpus.search_messages(query)
     assert all("pizza" in h.content.lower() or "pasta" in h.content.lower() for h in hits)
 
 
-async def test_operator_words_are_searchable(memory: EmbeddedBackend) -> None:
+async def test_operator_words_are_searchable(memory: MemoryBackend) -> None:
     await memory.add_message("s", "user", "salt AND pepper NOT sugar")
     await memory.add_message("s", "user", "nothing here")
     assert [h.content for h in await memory.search_messages("NOT")] == ["salt AND pepper NOT sugar"]
     assert len(await memory.search_messages('"AND"')) == 1
 
 
-async def test_empty_store(memory: EmbeddedBackend) -> None:
+async def test_empty_store(memory: MemoryBackend) -> None:
     before = await snapshot(memory)
     assert await memory.search_messages("anything") == []
     assert await memory.search_messages("anything", session_id="s", threshold=0.5) == []
@@ -115,7 +114,7 @@ async def test_empty_store(memory: EmbeddedBackend) -> None:
 
 
 @pytest.fixture
-async def tagged(memory: EmbeddedBackend) -> EmbeddedBackend:
+async def tagged(memory: MemoryBackend) -> MemoryBackend:
     values: list[tuple[str, dict[str, Any]]] = [
         ("int one", {"v": 1}),
         ("bool true", {"v": True}),
@@ -134,12 +133,12 @@ async def tagged(memory: EmbeddedBackend) -> EmbeddedBackend:
     return memory
 
 
-async def _filtered(backend: EmbeddedBackend, filters: dict[str, object]) -> set[str]:
+async def _filtered(backend: MemoryBackend, filters: dict[str, object]) -> set[str]:
     hits = await backend.search_messages("tagged", metadata_filters=filters, limit=50)
     return {h.content.removeprefix("tagged ") for h in hits}
 
 
-async def test_metadata_filters_are_type_exact(tagged: EmbeddedBackend) -> None:
+async def test_metadata_filters_are_type_exact(tagged: MemoryBackend) -> None:
     assert await _filtered(tagged, {"v": 1}) == {"int one", "float one", "two keys"}
     assert await _filtered(tagged, {"v": True}) == {"bool true"}
     assert await _filtered(tagged, {"v": "1"}) == {"string one"}
@@ -152,7 +151,7 @@ async def test_metadata_filters_are_type_exact(tagged: EmbeddedBackend) -> None:
     assert await _filtered(tagged, {}) == await _filtered(tagged, {})
 
 
-async def test_metadata_filters_compare_nested_values(tagged: EmbeddedBackend) -> None:
+async def test_metadata_filters_compare_nested_values(tagged: MemoryBackend) -> None:
     assert await _filtered(tagged, {"v": {"b": [1, True], "a": 1}}) == {"nested"}
     assert await _filtered(tagged, {"v": {"a": 1, "b": [1, 1]}}) == set()
     assert await _filtered(tagged, {"v": {"a": 1}}) == set()
@@ -160,14 +159,14 @@ async def test_metadata_filters_compare_nested_values(tagged: EmbeddedBackend) -
     assert await _filtered(tagged, {"v": [2, 1]}) == set()
 
 
-async def test_metadata_filters_apply_before_the_limit(tagged: EmbeddedBackend) -> None:
+async def test_metadata_filters_apply_before_the_limit(tagged: MemoryBackend) -> None:
     hits = await tagged.search_messages("tagged", metadata_filters={"v": "1"}, limit=1)
     assert [h.content for h in hits] == ["tagged string one"]
 
 
 @pytest.fixture
-async def vectors() -> AsyncIterator[EmbeddedBackend]:
-    async with EmbeddedBackend("memory://", embedder=HashingEmbedder(256)) as backend:
+async def vectors() -> AsyncIterator[MemoryBackend]:
+    async with open_backend("memory://", embedder=HashingEmbedder(256)) as backend:
         await backend.add_message("s", "user", "the quick brown fox jumps")
         await backend.add_message("s", "user", "completely different words here")
         await backend.add_message("s", "user", "fox without vector", generate_embedding=False)
@@ -175,7 +174,7 @@ async def vectors() -> AsyncIterator[EmbeddedBackend]:
         yield backend
 
 
-async def test_vector_search_finds_similar_messages(vectors: EmbeddedBackend) -> None:
+async def test_vector_search_finds_similar_messages(vectors: MemoryBackend) -> None:
     hits = await vectors.search_messages("quick brown fox", session_id="s")
     contents = [h.content for h in hits]
     assert contents[0] == "the quick brown fox jumps"
@@ -185,7 +184,7 @@ async def test_vector_search_finds_similar_messages(vectors: EmbeddedBackend) ->
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)  # type: ignore[type-var]
 
 
-async def test_vector_search_scope_threshold_and_limit(vectors: EmbeddedBackend) -> None:
+async def test_vector_search_scope_threshold_and_limit(vectors: MemoryBackend) -> None:
     everywhere = await vectors.search_messages("brown fox")
     assert {h.session_id for h in everywhere} == {"s", "t"}
     assert len(await vectors.search_messages("brown fox", limit=1)) == 1
@@ -195,7 +194,7 @@ async def test_vector_search_scope_threshold_and_limit(vectors: EmbeddedBackend)
 
 
 async def test_vector_search_honours_metadata_filters() -> None:
-    async with EmbeddedBackend("memory://", embedder=HashingEmbedder(64)) as backend:
+    async with open_backend("memory://", embedder=HashingEmbedder(64)) as backend:
         await backend.add_message("s", "user", "red apple", metadata={"kind": "fruit"})
         await backend.add_message("s", "user", "red car", metadata={"kind": "vehicle"})
         hits = await backend.search_messages("red", metadata_filters={"kind": "vehicle"})
@@ -209,7 +208,7 @@ def test_fts_query_quotes_every_term() -> None:
 
 
 async def test_a_message_with_every_query_word_scores_at_least_half_on_a_tiny_store(
-    memory: EmbeddedBackend,
+    memory: MemoryBackend,
 ) -> None:
     # bm25 gives a word found in half the store almost no weight; the shared scale does not.
     await memory.add_message("t", "user", "the cat sat on the mat")

@@ -7,14 +7,14 @@ from __future__ import annotations
 import pytest
 from embedded_support import memory_fixture  # noqa: F401
 
-from memory_core.backends.embedded import EmbeddedBackend
+from memory_core import MemoryBackend
 from memory_core.backends.embedded.fts import fts_query
 from memory_core.scoring import candidate_pool, query_terms, text_score
 
 pytestmark = pytest.mark.anyio
 
 
-async def _bm25_order(backend: EmbeddedBackend, query: str) -> list[str]:
+async def _bm25_order(backend: MemoryBackend, query: str) -> list[str]:
     """Every match of ``query`` (one session in the store), best bm25 first."""
 
     def work(conn):  # type: ignore[no-untyped-def]
@@ -59,7 +59,7 @@ def _rows(count: int) -> list[dict[str, str]]:
     return rows
 
 
-async def test_text_search_equals_scoring_every_match(memory: EmbeddedBackend) -> None:
+async def test_text_search_equals_scoring_every_match(memory: MemoryBackend) -> None:
     rows = _rows(150)
     await memory.add_messages_batch("s", rows)
     query = "alpha beta gamma"
@@ -71,7 +71,7 @@ async def test_text_search_equals_scoring_every_match(memory: EmbeddedBackend) -
         _same_up_to_ties(found, _expected(contents, query, limit, threshold))
 
 
-async def test_only_the_engines_best_matches_are_scored(memory: EmbeddedBackend) -> None:
+async def test_only_the_engines_best_matches_are_scored(memory: MemoryBackend) -> None:
     """Beyond the pool, the engine's rank decides what is considered: the hits are the
     best of bm25's best ``candidate_pool(limit)`` matches on the shared scale."""
     rows = _rows(candidate_pool(10) + 150)
@@ -82,7 +82,7 @@ async def test_only_the_engines_best_matches_are_scored(memory: EmbeddedBackend)
     _same_up_to_ties(found, _expected(pool, query, 10, None))
 
 
-async def test_a_score_does_not_depend_on_the_rest_of_the_store(memory: EmbeddedBackend) -> None:
+async def test_a_score_does_not_depend_on_the_rest_of_the_store(memory: MemoryBackend) -> None:
     """bm25 gives almost nothing to a word found in most messages; the shared scale does
     not care what other messages hold (the same message scored 0.5 with bm25 here)."""
     await memory.add_message("s", "user", "late order")

@@ -10,8 +10,8 @@ import sqlite3
 import pytest
 from embedded_support import memory_fixture  # noqa: F401
 
+from memory_core import MemoryBackend
 from memory_core import requests as rq
-from memory_core.backends.embedded import EmbeddedBackend
 from memory_core.backends.embedded import search as search_module
 from memory_core.scoring import candidate_pool
 
@@ -28,12 +28,12 @@ def _rows(count: int, every: int) -> list[dict[str, str]]:
     ]
 
 
-async def _add_others(backend: EmbeddedBackend, start: int, count: int) -> None:
+async def _add_others(backend: MemoryBackend, start: int, count: int) -> None:
     for session in range(start, start + count, 200):
         await backend.add_messages_batch(f"other-{session}", _rows(200, 1))
 
 
-async def _optimize(backend: EmbeddedBackend) -> None:
+async def _optimize(backend: MemoryBackend) -> None:
     """Merge the FTS5 index into one segment: each seek's reads grow with the segment
     count (its log); the tests measure how the work grows with the matches."""
 
@@ -44,7 +44,7 @@ async def _optimize(backend: EmbeddedBackend) -> None:
 
 
 async def _steps(
-    backend: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch, session: str = "mine"
+    backend: MemoryBackend, monkeypatch: pytest.MonkeyPatch, session: str = "mine"
 ) -> tuple[int, list]:
     """VM steps of one session search, and what it found."""
     await _optimize(backend)
@@ -70,7 +70,7 @@ async def _steps(
 
 
 async def test_session_search_work_does_not_grow_with_other_sessions(
-    memory: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch
+    memory: MemoryBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await memory.add_messages_batch("mine", _rows(MINE, 4))
     await _add_others(memory, 0, OTHERS)
@@ -83,7 +83,7 @@ async def test_session_search_work_does_not_grow_with_other_sessions(
 
 
 async def test_session_search_work_does_not_grow_with_the_sessions_other_messages(
-    memory: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch
+    memory: MemoryBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A long session with as many matches as a short one costs what the short one costs
     (a search that visits each message of the session, or every match in the store,
@@ -99,7 +99,7 @@ async def test_session_search_work_does_not_grow_with_the_sessions_other_message
 
 @pytest.mark.parametrize("filters", [None, {"k": "a"}])
 async def test_session_hits_are_the_store_wide_hits_in_the_session(
-    memory: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch, filters: dict | None
+    memory: MemoryBackend, monkeypatch: pytest.MonkeyPatch, filters: dict | None
 ) -> None:
     """The conversation's token in the match changes which rows FTS5 reads, not their
     ranks: the candidates, scores and order (ties too) are those of the store-wide match
@@ -138,7 +138,7 @@ async def test_session_hits_are_the_store_wide_hits_in_the_session(
     assert [m.score for m in found] == [score for _, score in scoped[:25]]
 
 
-async def test_a_conversation_token_is_not_a_word(memory: EmbeddedBackend) -> None:
+async def test_a_conversation_token_is_not_a_word(memory: MemoryBackend) -> None:
     """Searching for the text of a conversation's id finds no message of it: the words
     are matched in the text column only."""
     stored = await memory.add_messages_batch("mine", _rows(5, 1))

@@ -14,12 +14,13 @@ from memory_core import (
     ConfigurationError,
     HashingEmbedder,
     InvalidRequestError,
+    MemoryBackend,
     NotFoundError,
     TransportError,
     open_backend,
     store_class,
 )
-from memory_core.backends.embedded import EmbeddedBackend, EmbeddedStore
+from memory_core.backends.embedded import EmbeddedStore
 from memory_core.backends.embedded.location import parse_location
 from memory_core.backends.embedded.schema import SCHEMA_VERSION
 
@@ -61,8 +62,10 @@ def test_parse_location(url: str, path: Path | None) -> None:
     "url", ["memory://named", "sqlite://", "sqlite:///", "sqlite://host/x.db", "postgres://x", 5]
 )
 def test_bad_urls_are_configuration_errors(url: object) -> None:
+    """The embedded store itself refuses a URL that is not its own (``open_backend``
+    would pick another store for ``postgres://``)."""
     with pytest.raises(ConfigurationError):
-        EmbeddedBackend(url)  # type: ignore[arg-type]
+        MemoryBackend.over(EmbeddedStore, url)  # type: ignore[arg-type]
 
 
 def test_options_are_checked() -> None:
@@ -84,7 +87,7 @@ async def test_describe_and_repr(db_url: str) -> None:
 
 
 async def test_memory_stores_are_private_per_object() -> None:
-    async with EmbeddedBackend() as first, EmbeddedBackend("memory://") as second:
+    async with open_backend() as first, open_backend("memory://") as second:
         await first.add_message("s", "user", "only in the first")
         assert (await second.get_conversation("s")).messages == []
         assert await second.list_sessions() == []
@@ -147,7 +150,7 @@ async def test_the_default_store_creates_its_own_data_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "data" / "memory-core" / "memory.db"
-    monkeypatch.setattr("memory_core.backends.embedded.store.default_store_path", lambda: path)
+    monkeypatch.setattr("memory_core.backends.embedded.database.default_store_path", lambda: path)
     async with open_backend(f"sqlite:///{path}") as backend:
         await backend.add_message("s", "user", "x")
     assert path.exists()
@@ -221,9 +224,9 @@ async def test_locked_database_is_a_transport_error(db_url: str) -> None:
         await backend.add_message("s", "user", "unblocked")
 
 
-async def test_lifecycle(memory: EmbeddedBackend) -> None:
+async def test_lifecycle(memory: MemoryBackend) -> None:
     await memory.connect()  # again: no-op
-    backend = EmbeddedBackend()
+    backend = open_backend()
     await backend.add_message("s", "user", "lazy connect")
     await backend.close()
     await backend.close()
@@ -232,7 +235,7 @@ async def test_lifecycle(memory: EmbeddedBackend) -> None:
 
 
 async def test_limits_up_to_64_bits_are_accepted_and_larger_ones_refused(
-    memory: EmbeddedBackend,
+    memory: MemoryBackend,
 ) -> None:
     with pytest.raises(InvalidRequestError) as info:
         await memory.get_conversation("s", limit=10**30)
@@ -255,7 +258,7 @@ async def test_a_broken_embedder_is_a_configuration_error() -> None:
         async def embed(self, texts: object) -> list[list[object]]:
             return [["not", "numbers"]]
 
-    async with EmbeddedBackend("memory://", embedder=Broken()) as backend:
+    async with open_backend("memory://", embedder=Broken()) as backend:
         with pytest.raises(ConfigurationError, match="embedder"):
             await backend.add_message("s", "user", "x")
         assert (await backend.get_conversation("s")).messages == []

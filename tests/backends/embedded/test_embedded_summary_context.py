@@ -7,19 +7,18 @@ from uuid import uuid4
 import pytest
 from embedded_support import memory_fixture  # noqa: F401
 
-from memory_core import Message, NotFoundError, NotSupportedError
-from memory_core.backends.embedded import EmbeddedBackend
+from memory_core import MemoryBackend, Message, NotFoundError, NotSupportedError, open_backend
 
 pytestmark = pytest.mark.anyio
 
 
-async def _chat(backend: EmbeddedBackend) -> None:
+async def _chat(backend: MemoryBackend) -> None:
     await backend.add_message("s", "user", "Tell me about graph databases.")
     await backend.add_message("s", "assistant", "Graph databases store nodes and edges.")
     await backend.add_message("s", "user", "And vector search?")
 
 
-async def test_extractive_summary_without_summarizer(memory: EmbeddedBackend) -> None:
+async def test_extractive_summary_without_summarizer(memory: MemoryBackend) -> None:
     await _chat(memory)
     summary = await memory.get_conversation_summary("s")
     conversation = await memory.get_conversation("s")
@@ -32,7 +31,7 @@ async def test_extractive_summary_without_summarizer(memory: EmbeddedBackend) ->
     assert "graph" in summary.key_terms
 
 
-async def test_sync_and_async_summarizers(memory: EmbeddedBackend) -> None:
+async def test_sync_and_async_summarizers(memory: MemoryBackend) -> None:
     await _chat(memory)
     seen: list[int] = []
 
@@ -47,12 +46,12 @@ async def test_sync_and_async_summarizers(memory: EmbeddedBackend) -> None:
     assert seen == [3]
     result = await memory.get_conversation_summary("s", summarizer=asynchronous)
     assert result.summary == "async summary of 3"
-    async with EmbeddedBackend("memory://", summarizer=asynchronous) as configured:
+    async with open_backend("memory://", summarizer=asynchronous) as configured:
         await _chat(configured)
         assert (await configured.get_conversation_summary("s")).summary == "async summary of 3"
 
 
-async def test_summary_of_missing_session_and_unknown_id(memory: EmbeddedBackend) -> None:
+async def test_summary_of_missing_session_and_unknown_id(memory: MemoryBackend) -> None:
     empty = await memory.get_conversation_summary("nobody")
     assert empty.message_count == 0
     assert empty.summary == "(empty conversation)"
@@ -60,7 +59,7 @@ async def test_summary_of_missing_session_and_unknown_id(memory: EmbeddedBackend
         await memory.get_conversation_summary(conversation_id=uuid4())
 
 
-async def test_context_format(memory: EmbeddedBackend) -> None:
+async def test_context_format(memory: MemoryBackend) -> None:
     await memory.add_message("s", "user", "My favourite colour is teal.")
     for i in range(6):
         await memory.add_message("s", "assistant", f"filler reply {i}")
@@ -73,13 +72,13 @@ async def test_context_format(memory: EmbeddedBackend) -> None:
     assert await memory.get_context("anything", session_id="nobody") == ""
 
 
-async def test_context_does_not_repeat_recent_messages(memory: EmbeddedBackend) -> None:
+async def test_context_does_not_repeat_recent_messages(memory: MemoryBackend) -> None:
     await memory.add_message("s", "user", "teal is nice")
     context = await memory.get_context("teal", session_id="s")
     assert context == "## Recent messages\n[user] teal is nice"
 
 
-async def test_unclaimed_capabilities_raise_not_supported(memory: EmbeddedBackend) -> None:
+async def test_unclaimed_capabilities_raise_not_supported(memory: MemoryBackend) -> None:
     for call in (memory.get_observations, memory.get_reflections, memory.get_extraction_status):
         with pytest.raises(NotSupportedError):
             await call("s")

@@ -7,22 +7,21 @@ from typing import Any
 import pytest
 from embedded_support import snapshot, tenants_fixture  # noqa: F401
 
-from memory_core import NotFoundError
-from memory_core.backends.embedded import EmbeddedBackend
+from memory_core import MemoryBackend, NotFoundError, open_backend
 from memory_core.backends.embedded.conversations import session_uuid
 
 pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-async def alice_wrote(tenants: EmbeddedBackend) -> EmbeddedBackend:
+async def alice_wrote(tenants: MemoryBackend) -> MemoryBackend:
     await tenants.add_message("shared-name", "user", "alice secret zebra", user_identifier="alice")
     await tenants.create_conversation("alice-only", title="A", user_identifier="alice")
     await tenants.add_entity("Zebra", "concept", user_identifier="alice")
     return tenants
 
 
-async def test_same_session_name_is_two_conversations(alice_wrote: EmbeddedBackend) -> None:
+async def test_same_session_name_is_two_conversations(alice_wrote: MemoryBackend) -> None:
     bob = await alice_wrote.get_conversation("shared-name", user_identifier="bob")
     assert bob.messages == []
     assert bob.id == session_uuid("bob", "shared-name")
@@ -35,7 +34,7 @@ async def test_same_session_name_is_two_conversations(alice_wrote: EmbeddedBacke
     assert [m.content for m in alice.messages] == ["alice secret zebra"]
 
 
-async def test_every_read_is_scoped(alice_wrote: EmbeddedBackend) -> None:
+async def test_every_read_is_scoped(alice_wrote: MemoryBackend) -> None:
     before = await snapshot(alice_wrote)
     bob: dict[str, Any] = {"user_identifier": "bob"}
     assert await alice_wrote.search_messages("zebra", **bob) == []
@@ -64,7 +63,7 @@ async def test_every_read_is_scoped(alice_wrote: EmbeddedBackend) -> None:
     assert len(await alice_wrote.find_entities("zebra", **alice)) == 1
 
 
-async def test_idempotency_keys_are_per_tenant(tenants: EmbeddedBackend) -> None:
+async def test_idempotency_keys_are_per_tenant(tenants: MemoryBackend) -> None:
     first = await tenants.add_message("s", "user", "a", idempotency_key="k", user_identifier="a")
     second = await tenants.add_message("s", "user", "b", idempotency_key="k", user_identifier="b")
     assert first.id != second.id
@@ -72,7 +71,7 @@ async def test_idempotency_keys_are_per_tenant(tenants: EmbeddedBackend) -> None
 
 
 async def test_single_tenant_ignores_user_for_scoping() -> None:
-    async with EmbeddedBackend("memory://") as backend:
+    async with open_backend("memory://") as backend:
         await backend.add_message("s", "user", "one", user_identifier="alice")
         await backend.add_message("s", "user", "two", user_identifier="bob")
         conversation = await backend.get_conversation("s")

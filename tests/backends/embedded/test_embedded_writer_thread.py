@@ -8,7 +8,8 @@ import threading
 import pytest
 from embedded_support import db_url_fixture, record_threads  # noqa: F401
 
-from memory_core.backends.embedded import EmbeddedBackend, conversations, messages
+from memory_core import open_backend
+from memory_core.backends.embedded import conversations, messages
 
 pytestmark = pytest.mark.anyio
 
@@ -20,7 +21,7 @@ async def test_batches_deletes_and_clears_run_in_the_writer_thread(
     batches = record_threads(monkeypatch, messages, "add_messages")
     deletes = record_threads(monkeypatch, messages, "delete_message")
     clears = record_threads(monkeypatch, conversations, "clear")
-    async with EmbeddedBackend(db_url if url == "file" else url) as backend:
+    async with open_backend(db_url if url == "file" else url) as backend:
         await backend.add_message("s", "user", "inline")  # may run in this thread
         stored = await backend.add_messages_batch(
             "s", [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]

@@ -30,11 +30,11 @@ import sys
 import pysqlite3.dbapi2 as newer
 sys.modules["sqlite3"] = newer
 import anyio
-from memory_core.backends.embedded import EmbeddedBackend
+from memory_core import open_backend
 from memory_core.backends.embedded.fts_purge import read_levels
 
 async def main(path):
-    async with EmbeddedBackend(f"sqlite:///{path}") as memory:
+    async with open_backend(f"sqlite:///{path}") as memory:
         for n in range(3):
             await memory.add_messages_batch("s", [{"role": "user", "content": f"w{n}"}])
     levels = read_levels(newer.connect(path))

@@ -17,6 +17,7 @@ from memory_core import (
     AuthenticationError,
     CapabilityWarning,
     ExtractionStatus,
+    MemoryBackend,
     Message,
     NotFoundError,
     NotSupportedError,
@@ -24,7 +25,6 @@ from memory_core import (
     TransportError,
     open_backend,
 )
-from memory_core.backends.nams import NamsBackend
 from memory_core_dev.nams_server import (
     API_KEY,
     BOUND_KEY,
@@ -38,13 +38,13 @@ FAST: dict[str, Any] = {"backoff": 0.01, "max_backoff": 0.05}
 
 
 @pytest.fixture
-async def memory(nams_server: NamsTestServer, workspace: str) -> AsyncIterator[NamsBackend]:
+async def memory(nams_server: NamsTestServer, workspace: str) -> AsyncIterator[MemoryBackend]:
     """A connected adapter in a fresh workspace, with quick backoff."""
     async with nams_server.backend(workspace, **FAST) as backend:
         yield backend
 
 
-async def new_conversation(memory: NamsBackend, **kwargs: Any) -> str:
+async def new_conversation(memory: MemoryBackend, **kwargs: Any) -> str:
     return str((await memory.create_conversation("my-session", **kwargs)).id)
 
 
@@ -87,7 +87,7 @@ async def test_list_1000_conversations_is_5_requests_on_one_connection(
     assert stamps == sorted(stamps, reverse=True)
 
 
-async def test_default_listing_is_100(memory: NamsBackend, nams_server: NamsTestServer) -> None:
+async def test_default_listing_is_100(memory: MemoryBackend, nams_server: NamsTestServer) -> None:
     workspace = memory.store.workspace_id
     assert workspace is not None
     with nams_server.client(workspace) as c:
@@ -98,7 +98,7 @@ async def test_default_listing_is_100(memory: NamsBackend, nams_server: NamsTest
 
 
 async def test_250_messages_read_newest_200_in_order_with_one_warning(
-    memory: NamsBackend,
+    memory: MemoryBackend,
 ) -> None:
     cid = await new_conversation(memory)
     await memory.bulk_add_messages(cid, [{"role": "user", "content": f"m{i}"} for i in range(250)])
@@ -120,7 +120,7 @@ async def test_250_messages_read_newest_200_in_order_with_one_warning(
 
 
 async def test_250_message_bulk_is_3_ordered_requests(
-    memory: NamsBackend, nams_server: NamsTestServer
+    memory: MemoryBackend, nams_server: NamsTestServer
 ) -> None:
     cid = await new_conversation(memory)
     workspace = memory.store.workspace_id
@@ -142,7 +142,7 @@ async def test_250_message_bulk_is_3_ordered_requests(
     assert len(requests(nams_server, mark, "POST", "/messages/bulk")) == 3
 
 
-async def test_create_sends_only_user_and_metadata(memory: NamsBackend) -> None:
+async def test_create_sends_only_user_and_metadata(memory: MemoryBackend) -> None:
     conversation = await memory.create_conversation(
         "local-name", metadata={"team": "x", "n": [1, 2]}, user_identifier="alice"
     )
@@ -160,7 +160,7 @@ async def test_create_sends_only_user_and_metadata(memory: NamsBackend) -> None:
         await memory.create_conversation("x", title="a title")
 
 
-async def test_aliases_and_not_supported(memory: NamsBackend) -> None:
+async def test_aliases_and_not_supported(memory: MemoryBackend) -> None:
     cid = await new_conversation(memory)
     await memory.add_message(conversation_id=cid, role="user", content="via alias")
     conversation = await memory.get_conversation(session_id=cid, conversation_id=None)
@@ -180,7 +180,7 @@ async def test_aliases_and_not_supported(memory: NamsBackend) -> None:
 # ----------------------------------------------------------------- reads and writes
 
 
-async def test_add_search_context_since(memory: NamsBackend) -> None:
+async def test_add_search_context_since(memory: MemoryBackend) -> None:
     cid = await new_conversation(memory)
     first = await memory.add_message(cid, "user", "the zebra fact")
     assert isinstance(first, Message) and first.session_id == cid
@@ -199,7 +199,7 @@ async def test_add_search_context_since(memory: NamsBackend) -> None:
     assert [m.content for m in later.messages] == ["noted"]
 
 
-async def test_missing_conversation_is_not_found(memory: NamsBackend) -> None:
+async def test_missing_conversation_is_not_found(memory: MemoryBackend) -> None:
     missing = "00000000-0000-4000-8000-000000000000"
     with pytest.raises(NotFoundError):
         await memory.get_conversation(missing)
@@ -210,7 +210,7 @@ async def test_missing_conversation_is_not_found(memory: NamsBackend) -> None:
     assert await memory.clear_session(missing) is False
 
 
-async def test_clear_session_is_idempotent(memory: NamsBackend) -> None:
+async def test_clear_session_is_idempotent(memory: MemoryBackend) -> None:
     cid = await new_conversation(memory)
     await memory.add_message(cid, "user", "x")
     assert await memory.clear_session(cid) is True
@@ -219,7 +219,7 @@ async def test_clear_session_is_idempotent(memory: NamsBackend) -> None:
         await memory.get_conversation(cid)
 
 
-async def test_extraction_entities(memory: NamsBackend) -> None:
+async def test_extraction_entities(memory: MemoryBackend) -> None:
     cid = await new_conversation(memory)
     await memory.bulk_add_messages(cid, [{"role": "user", "content": "a"}] * 2)
     status = await memory.get_extraction_status(cid)
@@ -276,7 +276,7 @@ async def test_strict_refuses_dropped_arguments(
 
 
 async def test_user_identifier_is_kept_at_create_and_warned_about_elsewhere(
-    memory: NamsBackend,
+    memory: MemoryBackend,
 ) -> None:
     cid = await new_conversation(memory, user_identifier="alice")
     with pytest.warns(CapabilityWarning, match="user_identifier"):
@@ -293,7 +293,7 @@ async def test_user_identifier_is_kept_at_create_and_warned_about_elsewhere(
 
 
 async def test_429_then_success_waits_retry_after(
-    memory: NamsBackend, nams_server: NamsTestServer
+    memory: MemoryBackend, nams_server: NamsTestServer
 ) -> None:
     mark = nams_server.mark()
     nams_server.faults.set(rate_limit=1, retry_after=1)
@@ -329,7 +329,7 @@ async def test_retry_after_above_the_cap_is_not_waited_for(
     assert [r.status for r in nams_server.since(mark)] == [429]
 
 
-async def test_503_burst_recovers(memory: NamsBackend, nams_server: NamsTestServer) -> None:
+async def test_503_burst_recovers(memory: MemoryBackend, nams_server: NamsTestServer) -> None:
     cid = await new_conversation(memory)
     mark = nams_server.mark()
     nams_server.faults.set(unavailable=3)
@@ -381,7 +381,7 @@ async def test_read_timeout_on_get_is_retried(nams_server: NamsTestServer, works
 
 
 async def test_dropped_connection_is_retried_for_reads(
-    memory: NamsBackend, nams_server: NamsTestServer
+    memory: MemoryBackend, nams_server: NamsTestServer
 ) -> None:
     cid = await new_conversation(memory)
     await memory.add_message(cid, "user", "x")
@@ -399,7 +399,7 @@ async def test_dropped_connection_is_retried_for_reads(
 
 @pytest.mark.parametrize(("mode", "stored"), [("before", 0), ("after", 1)])
 async def test_dropped_connection_on_post_is_never_resent(
-    memory: NamsBackend, nams_server: NamsTestServer, mode: str, stored: int
+    memory: MemoryBackend, nams_server: NamsTestServer, mode: str, stored: int
 ) -> None:
     cid = await new_conversation(memory)
     mark = nams_server.mark()
@@ -417,7 +417,7 @@ async def test_connection_refused_is_transport_error() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    memory = NamsBackend(
+    memory = open_backend(
         f"nams+http://127.0.0.1:{port}/v1", api_key="k", max_retries=1, trust_env=False, **FAST
     )
     with pytest.raises(TransportError):
@@ -434,7 +434,7 @@ async def test_wrong_or_missing_key_is_authentication_error(
     caplog.set_level(logging.DEBUG)
     for key in ("wrong-secret-value", None):
         options: dict[str, Any] = {"api_key": key} if key else {}
-        memory = NamsBackend(nams_server.url, trust_env=False, **options)
+        memory = open_backend(nams_server.url, trust_env=False, **options)
         with pytest.raises(AuthenticationError) as caught:
             await memory.connect()
         assert "wrong-secret-value" not in str(caught.value)

@@ -14,14 +14,20 @@ import httpx
 import pytest
 import respx
 
-from memory_core import ExtractionStatus, NotFoundError, NotSupportedError, open_backend
-from memory_core.backends.nams import NamsBackend, NamsStore
+from memory_core import (
+    ExtractionStatus,
+    MemoryBackend,
+    NotFoundError,
+    NotSupportedError,
+    open_backend,
+)
+from memory_core.backends.nams import NamsStore
 
 from .mocked import CID, FAST, body, conversation, message
 
 pytestmark = pytest.mark.anyio
 
-Call = Callable[[NamsBackend], Awaitable[Any]]
+Call = Callable[[MemoryBackend], Awaitable[Any]]
 
 
 class Route(NamedTuple):
@@ -104,7 +110,7 @@ def _route(api: respx.MockRouter, method: str, path: str) -> respx.Route:
 
 @pytest.mark.parametrize("row", ROUTES, ids=[row.operation for row in ROUTES])
 async def test_an_unsupported_route_names_the_method_it_serves(
-    memory: NamsBackend, api: respx.MockRouter, row: Route
+    memory: MemoryBackend, api: respx.MockRouter, row: Route
 ) -> None:
     route = _route(api, row.method, row.path).respond(501, json={"error": "no"})
     with pytest.raises(NotSupportedError) as caught:
@@ -125,7 +131,7 @@ _ANSWERS: dict[str, Any] = {
 
 @pytest.mark.parametrize("row", GETS, ids=[row.operation for row in GETS])
 async def test_every_read_is_retried_after_a_502(
-    memory: NamsBackend, api: respx.MockRouter, row: Route
+    memory: MemoryBackend, api: respx.MockRouter, row: Route
 ) -> None:
     """A GET is idempotent: a 502 (which a POST is never resent after) is retried."""
     api.get(f"/conversations/{CID}/messages").respond(json={"messages": []})
@@ -140,7 +146,7 @@ async def test_every_read_is_retried_after_a_502(
 
 
 async def test_absent_optional_fields_are_left_out_both_ways(
-    memory: NamsBackend, api: respx.MockRouter
+    memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     """What is not given is not sent as ``null``; what the service leaves out is not
     handed back as ``None``."""
@@ -167,7 +173,7 @@ async def test_absent_optional_fields_are_left_out_both_ways(
 
 
 async def test_entities_keep_what_the_service_answers(
-    memory: NamsBackend, api: respx.MockRouter
+    memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     created, updated = "2025-01-02T03:04:05+00:00", "2025-02-03T04:05:06+00:00"
     api.post("/entities").respond(
@@ -198,7 +204,7 @@ async def test_entities_keep_what_the_service_answers(
 
 
 async def test_context_asks_search_for_the_hits_and_the_recent_ones(
-    memory: NamsBackend, api: respx.MockRouter
+    memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     """With a query, the search asks for ``max_hits`` plus the recent messages shown
     (those are dropped from the hits), so ``max_hits`` others can remain."""
@@ -221,7 +227,7 @@ async def test_context_asks_search_for_the_hits_and_the_recent_ones(
 
 @pytest.mark.parametrize("by", ["session_id", "conversation_id"])
 async def test_an_unknown_conversation_names_the_argument_and_the_id(
-    memory: NamsBackend, api: respx.MockRouter, by: str
+    memory: MemoryBackend, api: respx.MockRouter, by: str
 ) -> None:
     api.get(f"/conversations/{CID}").respond(404, json={"error": "no"})
     with pytest.raises(NotFoundError) as caught:
@@ -235,7 +241,7 @@ async def test_an_unknown_conversation_names_the_argument_and_the_id(
 
 
 @pytest.fixture
-async def portable(api: respx.MockRouter) -> AsyncIterator[NamsBackend]:
+async def portable(api: respx.MockRouter) -> AsyncIterator[MemoryBackend]:
     backend = open_backend(
         "nams+https://nams.test/v1", api_key="k", trust_env=False, session_names="portable", **FAST
     )
@@ -245,7 +251,7 @@ async def portable(api: respx.MockRouter) -> AsyncIterator[NamsBackend]:
 
 
 async def test_reads_of_a_name_nobody_wrote_are_empty_and_create_nothing(
-    portable: NamsBackend, api: respx.MockRouter
+    portable: MemoryBackend, api: respx.MockRouter
 ) -> None:
     listing = api.get("/conversations", params={"limit": "200"}).respond(
         json={"conversations": [], "next_cursor": None}
@@ -262,7 +268,7 @@ async def test_reads_of_a_name_nobody_wrote_are_empty_and_create_nothing(
 
 
 async def test_a_server_id_given_as_a_name_keeps_one_id_for_messages_and_header(
-    portable: NamsBackend, api: respx.MockRouter
+    portable: MemoryBackend, api: respx.MockRouter
 ) -> None:
     """A name that is a (non-UUID) server id names that conversation; its messages carry
     the id its header maps to."""
@@ -281,7 +287,7 @@ async def test_a_server_id_given_as_a_name_keeps_one_id_for_messages_and_header(
     assert UUID(str(found.id)) == expected
 
 
-async def test_roles_are_read_in_any_case(memory: NamsBackend, api: respx.MockRouter) -> None:
+async def test_roles_are_read_in_any_case(memory: MemoryBackend, api: respx.MockRouter) -> None:
     api.get(f"/conversations/{CID}").respond(json=conversation())
     api.get(f"/conversations/{CID}/messages").respond(
         json={"messages": [message(2, role="Assistant"), message(1, role="USER")]}

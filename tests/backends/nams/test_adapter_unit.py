@@ -19,6 +19,7 @@ from memory_core import (
     ConfigurationError,
     Conversation,
     InvalidRequestError,
+    MemoryBackend,
     Message,
     NotFoundError,
     NotSupportedError,
@@ -26,7 +27,7 @@ from memory_core import (
     open_backend,
 )
 from memory_core import nams_wire as wire
-from memory_core.backends.nams import NamsBackend, NamsStore
+from memory_core.backends.nams import NamsStore
 from memory_core.backends.nams.transport import RetryPolicy, parse_retry_after
 from memory_core.scoring import text_score
 
@@ -38,7 +39,7 @@ pytestmark = pytest.mark.anyio
 
 
 async def test_next_cursor_camel_case_spelling_is_followed(
-    memory: NamsBackend, api: respx.MockRouter
+    memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     pages = [
         {
@@ -61,7 +62,7 @@ async def test_next_cursor_camel_case_spelling_is_followed(
 
 
 async def test_paging_stops_on_empty_page_and_at_limit(
-    memory: NamsBackend, api: respx.MockRouter
+    memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     route = api.get("/conversations").mock(
         side_effect=[
@@ -78,7 +79,7 @@ async def test_paging_stops_on_empty_page_and_at_limit(
     assert route.call_count == 1
 
 
-async def test_list_sends_user_id(memory: NamsBackend, api: respx.MockRouter) -> None:
+async def test_list_sends_user_id(memory: MemoryBackend, api: respx.MockRouter) -> None:
     route = api.get("/conversations").respond(json={"conversations": [], "next_cursor": None})
     await memory.list_conversations(user_identifier="alice", limit=5)
     assert dict(route.calls.last.request.url.params) == {"limit": "5", "userId": "alice"}
@@ -89,7 +90,7 @@ async def test_list_sends_user_id(memory: NamsBackend, api: respx.MockRouter) ->
 
 @pytest.mark.parametrize("status", [405, 501])
 async def test_405_and_501_are_not_supported(
-    memory: NamsBackend, api: respx.MockRouter, status: int
+    memory: MemoryBackend, api: respx.MockRouter, status: int
 ) -> None:
     api.get(f"/conversations/{CID}/observations").respond(status, json={"error": "nope"})
     with pytest.raises(NotSupportedError) as caught:
@@ -98,7 +99,7 @@ async def test_405_and_501_are_not_supported(
 
 
 async def test_400_is_invalid_request_with_details(
-    memory: NamsBackend, api: respx.MockRouter
+    memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     api.get(f"/conversations/{CID}").respond(json=conversation())
     api.get(f"/conversations/{CID}/messages").respond(
@@ -112,7 +113,7 @@ async def test_400_is_invalid_request_with_details(
 
 
 async def test_500_and_bad_bodies_are_transport_errors(
-    memory: NamsBackend, api: respx.MockRouter
+    memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     route = api.get(f"/conversations/{CID}").respond(500, text="boom")
     with pytest.raises(TransportError):
@@ -125,7 +126,9 @@ async def test_500_and_bad_bodies_are_transport_errors(
         await memory.get_conversation(CID)
 
 
-async def test_unknown_role_is_transport_error(memory: NamsBackend, api: respx.MockRouter) -> None:
+async def test_unknown_role_is_transport_error(
+    memory: MemoryBackend, api: respx.MockRouter
+) -> None:
     api.get(f"/conversations/{CID}").respond(json=conversation())
     api.get(f"/conversations/{CID}/messages").respond(json={"messages": [message(1, role="bot")]})
     with pytest.raises(TransportError, match="role"):
@@ -143,7 +146,7 @@ async def test_unknown_role_is_transport_error(memory: NamsBackend, api: respx.M
     ],
 )
 async def test_malformed_message_lists_are_transport_errors(
-    memory: NamsBackend, api: respx.MockRouter, answer: str, match: str
+    memory: MemoryBackend, api: respx.MockRouter, answer: str, match: str
 ) -> None:
     # Answers are validated straight from the bytes; a bad one is still a typed error.
     api.get(f"/conversations/{CID}").respond(json=conversation())
@@ -160,7 +163,7 @@ async def test_malformed_message_lists_are_transport_errors(
 
 
 async def test_malformed_pages_and_headers_are_transport_errors(
-    memory: NamsBackend, api: respx.MockRouter
+    memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     api.get("/conversations").respond(json={"conversations": [{"id": 7}], "next_cursor": None})
     with pytest.raises(TransportError, match=r"conversations\.0\.id"):
@@ -171,7 +174,7 @@ async def test_malformed_pages_and_headers_are_transport_errors(
 
 
 async def test_bodies_only_json_loads_reads_still_read(
-    memory: NamsBackend, api: respx.MockRouter
+    memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     # A bare list of messages, a BOM and UTF-16 take the slower json.loads path.
     api.get(f"/conversations/{CID}").respond(
@@ -185,7 +188,9 @@ async def test_bodies_only_json_loads_reads_still_read(
     assert [m.content for m in (await memory.get_conversation(CID)).messages] == ["m1"]
 
 
-async def test_404_on_delete_means_already_gone(memory: NamsBackend, api: respx.MockRouter) -> None:
+async def test_404_on_delete_means_already_gone(
+    memory: MemoryBackend, api: respx.MockRouter
+) -> None:
     route = api.delete(f"/conversations/{CID}").respond(404, json=wire.error_body("x", "y"))
     assert await memory.clear_session(CID) is False
     route.respond(204)
@@ -207,7 +212,7 @@ async def test_404_on_delete_means_already_gone(memory: NamsBackend, api: respx.
     ],
 )
 async def test_path_ids_are_url_encoded(
-    memory: NamsBackend, api: respx.MockRouter, handle: str, raw: str
+    memory: MemoryBackend, api: respx.MockRouter, handle: str, raw: str
 ) -> None:
     route = api.delete(url__regex=r".*").respond(204)
     await memory.clear_session(handle)
@@ -215,7 +220,7 @@ async def test_path_ids_are_url_encoded(
 
 
 async def test_add_message_sends_only_role_and_content(
-    memory: NamsBackend, api: respx.MockRouter
+    memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     route = api.post(f"/conversations/{CID}/messages").respond(
         201, json={"id": message(1)["id"], "conversationId": CID, "role": "user", "content": "hi"}
@@ -230,7 +235,7 @@ async def test_add_message_sends_only_role_and_content(
 
 
 async def test_bulk_sends_role_and_content_as_json(
-    memory: NamsBackend, api: respx.MockRouter
+    memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     sent = [
         {"role": "User", "content": 'ünï \u2028 "q"', "metadata": {"dropped": 1}},
@@ -252,7 +257,7 @@ async def test_bulk_sends_role_and_content_as_json(
 
 
 async def test_create_sends_only_user_id_and_metadata(
-    memory: NamsBackend, api: respx.MockRouter
+    memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     route = api.post("/conversations").respond(201, json=conversation(userId="u"))
     made = await memory.create_conversation("my-name", metadata={"x": 1}, user_identifier="u")
@@ -263,7 +268,7 @@ async def test_create_sends_only_user_id_and_metadata(
 
 
 async def test_search_sends_query_and_limit_keeps_score(
-    memory: NamsBackend, api: respx.MockRouter
+    memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     route = api.post(f"/conversations/{CID}/search").respond(
         json={"messages": [message(1, score=0.75)], "searchType": "vector"}
@@ -279,7 +284,7 @@ async def test_search_sends_query_and_limit_keeps_score(
 
 
 async def test_text_hits_are_scored_on_the_shared_scale(
-    memory: NamsBackend, api: respx.MockRouter
+    memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     """The service's text scores are not ours: each text hit is scored from its content
     by memory_core.scoring, hits are re-ranked best first and cut to ``limit``, and a
@@ -298,7 +303,7 @@ async def test_text_hits_are_scored_on_the_shared_scale(
     assert [h.score for h in hits] == [text_score(terms, c) for c in expected]
 
 
-async def test_merged_entity_without_fields(memory: NamsBackend, api: respx.MockRouter) -> None:
+async def test_merged_entity_without_fields(memory: MemoryBackend, api: respx.MockRouter) -> None:
     api.post("/entities").respond(
         201, json={"id": "e-new", "resolution": "merged", "merged_into": "e-old", "confidence": 0.9}
     )
@@ -312,7 +317,9 @@ async def test_merged_entity_without_fields(memory: NamsBackend, api: respx.Mock
     assert found[0].type == "PERSON"
 
 
-async def test_non_uuid_ids_map_to_stable_uuids(memory: NamsBackend, api: respx.MockRouter) -> None:
+async def test_non_uuid_ids_map_to_stable_uuids(
+    memory: MemoryBackend, api: respx.MockRouter
+) -> None:
     api.get("/conversations/itest-abc").respond(json=conversation("itest-abc"))
     api.get("/conversations/itest-abc/messages").respond(
         json={"messages": [message(1, cid="itest-abc", id="msg-1")]}
@@ -331,7 +338,7 @@ async def test_non_uuid_ids_map_to_stable_uuids(memory: NamsBackend, api: respx.
     ],
 )
 async def test_message_ids_map_as_uuid_does(
-    memory: NamsBackend, api: respx.MockRouter, ids: list[str]
+    memory: MemoryBackend, api: respx.MockRouter, ids: list[str]
 ) -> None:
     api.get(f"/conversations/{CID}").respond(json=conversation())
     api.get(f"/conversations/{CID}/messages").respond(
@@ -351,7 +358,7 @@ def _as_uuid(value: str) -> UUID:
 
 
 async def test_listed_conversations_equal_validated_ones(
-    memory: NamsBackend, api: respx.MockRouter
+    memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     stamp = "2025-01-01T00:00:00+00:00"
     api.get("/conversations").respond(
@@ -374,7 +381,7 @@ async def test_listed_conversations_equal_validated_ones(
 
 
 async def test_read_timeout_on_post_is_not_resent(
-    memory: NamsBackend, api: respx.MockRouter
+    memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     route = api.post(f"/conversations/{CID}/messages").mock(side_effect=httpx.ReadTimeout("slow"))
     with pytest.raises(TransportError, match="not resent") as info:
@@ -383,7 +390,9 @@ async def test_read_timeout_on_post_is_not_resent(
     assert info.value.maybe_applied is True
 
 
-async def test_connect_error_on_post_is_retried(memory: NamsBackend, api: respx.MockRouter) -> None:
+async def test_connect_error_on_post_is_retried(
+    memory: MemoryBackend, api: respx.MockRouter
+) -> None:
     ok = httpx.Response(
         201, json={"id": message(1)["id"], "conversationId": CID, "role": "user", "content": "x"}
     )
@@ -394,7 +403,7 @@ async def test_connect_error_on_post_is_retried(memory: NamsBackend, api: respx.
     assert route.call_count == 2
 
 
-async def test_read_error_on_get_is_retried(memory: NamsBackend, api: respx.MockRouter) -> None:
+async def test_read_error_on_get_is_retried(memory: MemoryBackend, api: respx.MockRouter) -> None:
     route = api.get(f"/conversations/{CID}").mock(
         side_effect=[httpx.RemoteProtocolError("dropped"), httpx.Response(200, json=conversation())]
     )
@@ -404,7 +413,7 @@ async def test_read_error_on_get_is_retried(memory: NamsBackend, api: respx.Mock
 
 
 async def test_502_is_retried_for_get_not_for_post(
-    memory: NamsBackend, api: respx.MockRouter
+    memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     route = api.get(f"/conversations/{CID}/reflections").mock(
         side_effect=[httpx.Response(502), httpx.Response(200, json={"reflections": []})]

@@ -12,8 +12,12 @@ import httpx
 import pytest
 import respx
 
-from memory_core import InvalidRequestError, NotSupportedError, TransportError
-from memory_core.backends.nams import NamsBackend
+from memory_core import (
+    InvalidRequestError,
+    MemoryBackend,
+    NotSupportedError,
+    TransportError,
+)
 from memory_core.backends.nams.sessions import portable_id
 from memory_core.cursors import encode_cursor
 from memory_core_dev.nams_server import NamsTestServer
@@ -25,18 +29,18 @@ pytestmark = pytest.mark.anyio
 BULK = f"/conversations/{CID}/messages/bulk"
 SEARCH = f"/conversations/{CID}/search"
 
-Call = Callable[[NamsBackend], Awaitable[Any]]
+Call = Callable[[MemoryBackend], Awaitable[Any]]
 
 
-async def list_page(memory: NamsBackend) -> Any:
+async def list_page(memory: MemoryBackend) -> Any:
     return await memory.list_conversations_page(limit=5)
 
 
-async def add_batch(memory: NamsBackend) -> Any:
+async def add_batch(memory: MemoryBackend) -> Any:
     return await memory.add_messages_batch(CID, [{"role": "user", "content": "hello"}])
 
 
-async def search(memory: NamsBackend) -> Any:
+async def search(memory: MemoryBackend) -> Any:
     return await memory.search_messages("hello", session_id=CID)
 
 
@@ -52,7 +56,7 @@ CALLS = [
 
 @pytest.mark.parametrize(("call", "method", "route"), CALLS)
 async def test_an_unreadable_answer_names_the_method_and_route(
-    memory: NamsBackend, api: respx.MockRouter, call: Call, method: str, route: str
+    memory: MemoryBackend, api: respx.MockRouter, call: Call, method: str, route: str
 ) -> None:
     api.request(method, route).respond(200, content=b"<html>busy</html>")
     with pytest.raises(TransportError) as raised:
@@ -62,7 +66,7 @@ async def test_an_unreadable_answer_names_the_method_and_route(
 
 @pytest.mark.parametrize(("call", "method", "route"), CALLS)
 async def test_an_error_status_names_the_method_and_route(
-    memory: NamsBackend, api: respx.MockRouter, call: Call, method: str, route: str
+    memory: MemoryBackend, api: respx.MockRouter, call: Call, method: str, route: str
 ) -> None:
     api.request(method, route).respond(500, json={"detail": "boom"})
     with pytest.raises(TransportError) as raised:
@@ -72,7 +76,7 @@ async def test_an_error_status_names_the_method_and_route(
 
 @pytest.mark.parametrize("status", [300, 301, 307])
 async def test_a_redirect_is_not_followed_but_raised_naming_its_status(
-    memory: NamsBackend, api: respx.MockRouter, status: int
+    memory: MemoryBackend, api: respx.MockRouter, status: int
 ) -> None:
     # The body is a readable page: only the status tells the client it is not an answer.
     page = {"conversations": [conversation()], "next_cursor": None}
@@ -83,7 +87,7 @@ async def test_a_redirect_is_not_followed_but_raised_naming_its_status(
 
 
 async def test_a_search_hit_with_an_unknown_role_names_the_route(
-    memory: NamsBackend, api: respx.MockRouter
+    memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     hit = message(1, role="robot", content="hello", score=0.9)
     api.post(SEARCH).respond(json={"messages": [hit], "search_type": "vector"})
@@ -128,7 +132,7 @@ async def test_a_service_without_the_listing_is_not_supported_naming_connect(
 
 
 async def test_a_page_without_conversations_is_an_empty_last_page(
-    memory: NamsBackend, api: respx.MockRouter
+    memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     listed = api.get("/conversations", params={"limit": "5"}).respond(json={"next_cursor": "more"})
     page = await memory.list_conversations_page(limit=5)
@@ -140,7 +144,7 @@ async def test_a_page_without_conversations_is_an_empty_last_page(
 
 @pytest.mark.parametrize("wrapped", ["", 5, ["c2"], {"c": "c2"}, True])
 async def test_a_nams_cursor_not_wrapping_a_service_cursor_is_refused(
-    memory: NamsBackend, api: respx.MockRouter, wrapped: Any
+    memory: MemoryBackend, api: respx.MockRouter, wrapped: Any
 ) -> None:
     listed = api.get("/conversations", params={"limit": "5"}).respond(
         json={"conversations": [conversation()], "next_cursor": None}
@@ -152,7 +156,7 @@ async def test_a_nams_cursor_not_wrapping_a_service_cursor_is_refused(
 
 
 async def test_a_nams_cursor_wrapping_a_service_cursor_is_sent_unwrapped(
-    memory: NamsBackend, api: respx.MockRouter
+    memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     listed = api.get("/conversations", params={"limit": "5"}).respond(
         json={"conversations": [conversation()], "next_cursor": None}
@@ -166,7 +170,7 @@ async def test_a_nams_cursor_wrapping_a_service_cursor_is_sent_unwrapped(
 
 
 async def test_text_hits_without_the_querys_words_are_dropped(
-    memory: NamsBackend, api: respx.MockRouter
+    memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     hits = [
         message(1, content="nothing of the sort", score=0.99),
@@ -180,7 +184,7 @@ async def test_text_hits_without_the_querys_words_are_dropped(
 
 
 async def test_a_message_list_without_messages_is_an_empty_conversation(
-    memory: NamsBackend, api: respx.MockRouter
+    memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     # The wire model's ``messages`` defaults to an empty list: an answer of {} is valid.
     api.get(f"/conversations/{CID}").respond(json=conversation())
@@ -191,7 +195,7 @@ async def test_a_message_list_without_messages_is_an_empty_conversation(
 
 
 async def test_clearing_a_session_retries_its_delete_after_a_502(
-    memory: NamsBackend, api: respx.MockRouter
+    memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     deleted = api.delete(f"/conversations/{CID}").mock(
         side_effect=[httpx.Response(502), httpx.Response(204)]

@@ -11,8 +11,7 @@ import httpx
 import pytest
 import respx
 
-from memory_core import NotSupportedError
-from memory_core.backends.nams import NamsBackend
+from memory_core import MemoryBackend, NotSupportedError
 from memory_core.backends.nams.sessions import INDEX_TABLE
 from memory_core_dev.nams_server import NamsTestServer
 
@@ -21,7 +20,7 @@ from .mocked import CID, conversation
 pytestmark = pytest.mark.anyio
 
 
-def _portable(server: NamsTestServer, workspace: str, index: Path) -> NamsBackend:
+def _portable(server: NamsTestServer, workspace: str, index: Path) -> MemoryBackend:
     """A backend in portable mode whose name index is the file ``index``."""
     return server.backend(workspace, session_names="portable", session_index=str(index))
 
@@ -104,7 +103,7 @@ async def test_server_mode_counts_no_names(nams_server: NamsTestServer, workspac
 
 
 async def test_each_listed_conversation_is_deleted_once(
-    memory: NamsBackend, api: respx.MockRouter
+    memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     """A service that still lists a deleted conversation does not make it deleted (or
     counted) twice; one already gone (404) is not counted."""
@@ -119,7 +118,7 @@ async def test_each_listed_conversation_is_deleted_once(
 
 
 async def test_erasure_requests_are_retried_as_reads_and_deletes_are(
-    memory: NamsBackend, api: respx.MockRouter
+    memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     """Listing (GET) and deleting (DELETE) are idempotent: retried after a 502."""
     page = {"conversations": [conversation()], "next_cursor": None}
@@ -139,7 +138,7 @@ async def test_erasure_requests_are_retried_as_reads_and_deletes_are(
 
 @pytest.mark.parametrize("refused", ["GET", "DELETE"])
 async def test_an_unsupported_erasure_request_names_forget_user(
-    memory: NamsBackend, api: respx.MockRouter, refused: str
+    memory: MemoryBackend, api: respx.MockRouter, refused: str
 ) -> None:
     page = {"conversations": [conversation()], "next_cursor": None}
     listing = api.get("/conversations", params={"limit": "200", "userId": "ada"})

@@ -18,8 +18,7 @@ from uuid import UUID
 import anyio
 import pytest
 
-from memory_core import InvalidRequestError, NotFoundError
-from memory_core.backends.nams import NamsBackend
+from memory_core import InvalidRequestError, MemoryBackend, NotFoundError
 from memory_core.backends.nams.sessions import SESSION_KEY, portable_id
 from memory_core_dev.nams_server import API_KEY, NamsTestServer
 
@@ -28,7 +27,7 @@ pytestmark = [pytest.mark.nams, pytest.mark.anyio]
 LIST = "/v1/conversations"
 
 
-def portable(server: NamsTestServer, workspace: str, **options: Any) -> NamsBackend:
+def portable(server: NamsTestServer, workspace: str, **options: Any) -> MemoryBackend:
     return server.backend(workspace, session_names="portable", **options)
 
 

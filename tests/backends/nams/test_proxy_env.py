@@ -18,8 +18,7 @@ from typing import Any
 
 import pytest
 
-from memory_core import TransportError
-from memory_core.backends.nams import NamsBackend
+from memory_core import TransportError, open_backend
 from memory_core.backends.nams.transport import direct_mounts, is_loopback
 from memory_core_dev.nams_server import API_KEY, NamsTestServer
 
@@ -81,7 +80,7 @@ def proxy(monkeypatch: pytest.MonkeyPatch) -> Iterator[RecordingProxy]:
 async def test_loopback_server_is_reached_directly_despite_proxy_variables(
     proxy: RecordingProxy, nams_server: NamsTestServer, workspace: str
 ) -> None:
-    memory = NamsBackend(nams_server.url, api_key=API_KEY, workspace_id=workspace)
+    memory = open_backend(nams_server.url, api_key=API_KEY, workspace_id=workspace)
     async with memory:  # trust_env=True, the library default
         made = await memory.create_conversation("direct")
         await memory.add_message(str(made.id), "user", "hello")
@@ -94,7 +93,7 @@ async def test_loopback_server_is_reached_directly_despite_proxy_variables(
 async def test_other_hosts_still_go_through_the_proxy(proxy: RecordingProxy) -> None:
     # The stand-in answers for nams.test: the client connects to 127.0.0.1 only and
     # never resolves nams.test.
-    memory = NamsBackend("nams+http://nams.test/v1", api_key="k", max_retries=0)
+    memory = open_backend("nams+http://nams.test/v1", api_key="k", max_retries=0)
     async with memory:
         assert await memory.list_conversations(limit=3) == []
     assert proxy.request_lines == [
@@ -118,7 +117,7 @@ async def test_with_trust_env_off_the_proxy_variables_are_not_read(
         return real_lookup(host, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", lookup)
-    memory = NamsBackend("nams+http://nams.test/v1", api_key="k", max_retries=0, trust_env=False)
+    memory = open_backend("nams+http://nams.test/v1", api_key="k", max_retries=0, trust_env=False)
     with pytest.raises(TransportError):
         await memory.connect()
     assert proxy.request_lines == []

@@ -27,8 +27,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from memory_core import MemoryBackend, NotFoundError
-from memory_core.backends.nams import NamsBackend
+from memory_core import MemoryBackend, NotFoundError, open_backend
 from memory_core.backends.nams.sessions import INDEX_TABLE, SESSION_KEY, portable_id
 from memory_core.telemetry import Telemetry
 from memory_core_dev.nams_server import NamsTestServer
@@ -132,7 +131,7 @@ async def test_a_race_losers_requests_are_spans_named_by_method_with_an_operatio
     routes = race(api)
     routes["check"].mock(return_value=page())
     routes["delete"].respond(204)
-    async with NamsBackend(
+    async with open_backend(
         "nams+https://nams.test/v1",
         api_key="k",
         workspace_id="w",
@@ -307,7 +306,7 @@ async def test_the_id_callers_see_of_a_name_held_twice_is_the_oldests(
 # ----------------------------------------------------------------- real server
 
 
-def portable(server: NamsTestServer, workspace: str, **options: Any) -> NamsBackend:
+def portable(server: NamsTestServer, workspace: str, **options: Any) -> MemoryBackend:
     return server.backend(workspace, session_names="portable", **options)
 
 

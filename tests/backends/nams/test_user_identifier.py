@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import respx
 
-from memory_core import CapabilityWarning, NotSupportedError, open_backend
-from memory_core.backends.nams import NamsBackend, NamsStore
+from memory_core import CapabilityWarning, MemoryBackend, NotSupportedError, open_backend
+from memory_core.backends.nams import NamsStore
 
 pytestmark = pytest.mark.anyio
 
@@ -73,7 +73,7 @@ def api() -> Iterator[respx.MockRouter]:
         yield router
 
 
-async def _open(strict: bool = False) -> NamsBackend:
+async def _open(strict: bool = False) -> MemoryBackend:
     backend = open_backend(
         "nams+https://nams.test/v1",
         api_key="k",
@@ -88,14 +88,14 @@ async def _open(strict: bool = False) -> NamsBackend:
 
 
 @pytest.fixture
-async def memory(api: respx.MockRouter) -> AsyncIterator[NamsBackend]:
+async def memory(api: respx.MockRouter) -> AsyncIterator[MemoryBackend]:
     backend = await _open()
     yield backend
     await backend.close()
 
 
 @pytest.fixture
-async def strict_memory(api: respx.MockRouter) -> AsyncIterator[NamsBackend]:
+async def strict_memory(api: respx.MockRouter) -> AsyncIterator[MemoryBackend]:
     backend = await _open(strict=True)
     yield backend
     await backend.close()
@@ -120,7 +120,7 @@ def user_ids_sent(api: respx.MockRouter) -> list[str]:
 
 @pytest.mark.parametrize("method", sorted(UNSCOPED))
 async def test_unscoped_call_warns_once_and_still_runs(
-    memory: NamsBackend, api: respx.MockRouter, method: str
+    memory: MemoryBackend, api: respx.MockRouter, method: str
 ) -> None:
     call = UNSCOPED[method]
     with warnings.catch_warnings(record=True) as caught:
@@ -136,7 +136,7 @@ async def test_unscoped_call_warns_once_and_still_runs(
 
 
 @pytest.mark.parametrize("method", sorted(UNSCOPED))
-async def test_unscoped_call_without_user_does_not_warn(memory: NamsBackend, method: str) -> None:
+async def test_unscoped_call_without_user_does_not_warn(memory: MemoryBackend, method: str) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         await UNSCOPED[method](memory)
@@ -145,7 +145,7 @@ async def test_unscoped_call_without_user_does_not_warn(memory: NamsBackend, met
 
 @pytest.mark.parametrize("method", sorted(UNSCOPED))
 async def test_strict_refuses_before_any_request(
-    strict_memory: NamsBackend, api: respx.MockRouter, method: str
+    strict_memory: MemoryBackend, api: respx.MockRouter, method: str
 ) -> None:
     sent = len(api.calls)
     with pytest.raises(NotSupportedError) as caught:
@@ -158,7 +158,7 @@ async def test_strict_refuses_before_any_request(
 
 
 async def test_bulk_add_messages_is_refused_under_the_batch_name(
-    strict_memory: NamsBackend, api: respx.MockRouter
+    strict_memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     batch = [{"role": "user", "content": f"m{i}"} for i in range(3)]
     with pytest.raises(NotSupportedError) as caught:
@@ -167,7 +167,7 @@ async def test_bulk_add_messages_is_refused_under_the_batch_name(
     assert not api.routes["create"].called and len(api.calls) == 1  # only the connect probe
 
 
-async def test_context_warns_for_itself_not_for_its_inner_search(memory: NamsBackend) -> None:
+async def test_context_warns_for_itself_not_for_its_inner_search(memory: MemoryBackend) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         await memory.get_context("hi", session_id=CID, user_identifier="alice")
@@ -177,7 +177,7 @@ async def test_context_warns_for_itself_not_for_its_inner_search(memory: NamsBac
 
 
 async def test_create_and_list_send_user_id_without_warning(
-    strict_memory: NamsBackend, api: respx.MockRouter
+    strict_memory: MemoryBackend, api: respx.MockRouter
 ) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -14,13 +14,12 @@ import pytest
 from memory_core import CapabilityWarning, EntityRef, MemoryBackend, Message
 from memory_core import requests as rq
 from memory_core.backends.embedded import EmbeddedStore
-from memory_core.backends.nams import NamsBackend
 from memory_core.warning_channel import warn_capability
 from memory_core_dev.nams_server import NamsTestServer
 
 pytestmark = [pytest.mark.nams, pytest.mark.anyio]
 
-Call = Callable[[NamsBackend, str], Awaitable[Any]]
+Call = Callable[[MemoryBackend, str], Awaitable[Any]]
 U = {"user_identifier": "someone"}
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
 

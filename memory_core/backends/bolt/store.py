@@ -10,24 +10,23 @@ from uuid import UUID, uuid4
 from neo4j import AsyncManagedTransaction
 from neo4j import exceptions as neo
 
-from memory_core import (
+from memory_core.store import (
     Capabilities,
     ConfigurationError,
     Conversation,
     ConversationPage,
     Entity,
     EntityRef,
-    MemoryBackend,
+    Erased,
     Message,
     NotFoundError,
     NotSupportedError,
     SessionInfo,
+    Store,
     StoreError,
+    random_ids,
 )
-from memory_core import requests as rq
-from memory_core.erasure import Erased
-from memory_core.interface import Store
-from memory_core.models import random_ids
+from memory_core.store import requests as rq
 
 from . import cypher, erasure
 from .config import POOL_OPTIONS, parse_config
@@ -483,10 +482,3 @@ def _stored(found: Rows, target: rq.Target) -> Message:
         conversation_id=row["conversation"]["id"],
         session_id=row["conversation"]["session_id"],
     )
-
-
-class BoltBackend(MemoryBackend):
-    """The public API over a :class:`BoltStore`: ``BoltBackend(url, **options)`` opens
-    what ``open_backend(url, **options)`` opens for ``bolt://`` and ``neo4j://`` URLs."""
-
-    store_class = BoltStore

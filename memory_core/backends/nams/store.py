@@ -27,35 +27,35 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 import httpx
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from memory_core import nams_wire as wire
-from memory_core import requests as rq
-from memory_core.backend import MemoryBackend
-from memory_core.capabilities import Capabilities
-from memory_core.cursors import cursor_error, decode_cursor, encode_cursor
-from memory_core.embedding import Embedder
-from memory_core.erasure import Erased
-from memory_core.errors import (
+from memory_core.store import (
+    Capabilities,
     ConfigurationError,
-    InvalidRequestError,
-    NotFoundError,
-    TransportError,
-)
-from memory_core.interface import Store
-from memory_core.limits import Limits
-from memory_core.models import (
     Conversation,
     ConversationPage,
+    Embedder,
     Entity,
+    Erased,
     ExtractionStatus,
+    InvalidRequestError,
+    Limits,
     Message,
     MessageRole,
+    NotFoundError,
+    Store,
+    TransportError,
+    cursor_error,
+    decode_cursor,
+    encode_cursor,
+    format_context,
+    query_terms,
+    redact_url,
+    text_score,
     trusted,
     trusted_many,
     utcnow,
 )
-from memory_core.scoring import query_terms, text_score
-from memory_core.settings import redact_url
-from memory_core.summary import format_context
+from memory_core.store import nams_wire as wire
+from memory_core.store import requests as rq
 
 from . import erasure
 from .marker import load_secret
@@ -852,10 +852,3 @@ class NamsStore(Store):
             wire.EntitySearchOut, "POST", wire.ENTITIES_SEARCH, "find_entities", json=body
         )
         return [self._entity(e, e.name or "", "CUSTOM") for e in result.entities[: req.limit]]
-
-
-class NamsBackend(MemoryBackend):
-    """The public API over a :class:`NamsStore`: ``NamsBackend(url, **options)`` opens
-    what ``open_backend(url, **options)`` opens for ``nams+https://`` URLs."""
-
-    store_class = NamsStore

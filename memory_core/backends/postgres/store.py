@@ -9,19 +9,18 @@ from typing import Any, ClassVar, TypeVar
 import psycopg
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from memory_core import (
+from memory_core.store import (
     Capabilities,
     Conversation,
     ConversationPage,
     Entity,
-    MemoryBackend,
+    Erased,
     Message,
     SessionInfo,
+    Store,
     TransportError,
 )
-from memory_core import requests as rq
-from memory_core.erasure import Erased
-from memory_core.interface import Store
+from memory_core.store import requests as rq
 
 from . import conversations, entities, erasure, messages, reads, search, single, vector
 from .codec import check_key
@@ -286,10 +285,3 @@ class _Broken(Exception):
         super().__init__()
         self.cause = cause
         self.at_commit = at_commit
-
-
-class PostgresBackend(MemoryBackend):
-    """The public API over a :class:`PostgresStore`: ``PostgresBackend(url, **options)``
-    opens what ``open_backend(url, **options)`` opens for ``postgresql://``."""
-
-    store_class = PostgresStore

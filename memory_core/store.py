@@ -1,0 +1,163 @@
+"""The store authors' face of memory-core: everything a store may use, in one place.
+
+A *store* is what a backend author writes: one :class:`Store` subclass holding the
+storage logic, behind the public API (:class:`memory_core.MemoryBackend`, what
+applications hold, which checks every argument before a store sees it). A store imports
+from memory-core only this module, its own folder and its own third-party drivers::
+
+    from memory_core.store import Capabilities, Message, Store, trusted
+    from memory_core.store import requests as rq
+
+``scripts/check_imports.py`` holds the stores of ``memory_core.backends`` to that. The
+names, by what they are for:
+
+* the interface and its requests: :class:`Store`, :mod:`requests` (``rq.AddMessage``
+  …), :data:`DEFAULTED_HOOKS`, :class:`Capabilities`, :class:`Limits`,
+  :class:`Embedder`;
+* what hooks return: the models (:class:`Message`, :class:`Conversation` …), and
+  :func:`trusted` / :func:`trusted_many` / :func:`random_ids` to build them from values a
+  store knows are valid (no validation pass), :class:`Erased`;
+* errors a store raises: :class:`StoreError`, :class:`TransportError`,
+  :class:`NotFoundError` … (every one a :class:`MemoryCoreError`);
+* codecs every store shares, so that stores agree: listing cursors
+  (:func:`encode_cursor`, :func:`decode_cursor`, :func:`cursor_error`), the shared text
+  score (:func:`text_score`, :func:`query_terms`, :func:`candidate_pool`), metadata
+  filters (:func:`matches`), metadata JSON (:func:`metadata_json`), UUID parsing
+  (:func:`parse_uuid`, :func:`canonical_uuid`), previews and context text
+  (:func:`preview`, :func:`format_context`), values other programs wrote
+  (:mod:`foreign`), the NAMS wire (:mod:`nams_wire`), secret-free URLs
+  (:func:`redact_url`);
+* telemetry: a span per round trip (:func:`round_trip`, :func:`http_call`);
+* transfers (a store with ``bulk_transfer``): :class:`ImportState`,
+  :class:`TransferReport`, :class:`BulkTransfer`, :mod:`transfer_records` with
+  :data:`Record` and :func:`parse_stamp`, the import rules' reasons (:data:`SAME_SESSION`
+  …) and id rules (:func:`own_id`, :func:`keeps_id`).
+"""
+
+from __future__ import annotations
+
+from . import foreign, nams_wire, requests
+from .capabilities import Capabilities
+from .cursors import cursor_error, decode_cursor, encode_cursor
+from .embedding import Embedder
+from .erasure import Erased
+from .errors import (
+    AuthenticationError,
+    ConfigurationError,
+    InvalidRequestError,
+    MemoryCoreError,
+    NotFoundError,
+    NotSupportedError,
+    RateLimitedError,
+    StoreError,
+    TransportError,
+)
+from .filters import matches
+from .interface import DEFAULTED_HOOKS, Store
+from .limits import DEFAULT_LIMITS, Limits
+from .models import (
+    Conversation,
+    ConversationPage,
+    Entity,
+    EntityRef,
+    EntityType,
+    ExtractionStatus,
+    Message,
+    MessageRole,
+    SessionInfo,
+    random_ids,
+    trusted,
+    trusted_many,
+    utcnow,
+)
+from .requests import canonical_uuid
+from .scoring import candidate_pool, query_terms, text_score
+from .settings import default_store_path, redact_url
+from .summary import format_context, preview
+from .telemetry import http_call, round_trip
+from .transfer import ImportState, TransferReport
+from .transfer import records as transfer_records
+from .transfer.hooks import (
+    DERIVED_ID,
+    FOREIGN_ENTITY,
+    FOREIGN_ID,
+    NOT_CARRIED,
+    RENAMED,
+    SAME_SESSION,
+    SAME_SESSION_MESSAGES,
+    TENANT_LOST,
+    BulkTransfer,
+    keeps_id,
+    own_id,
+)
+from .transfer.records import Record, parse_stamp
+from .validation import metadata_json, parse_uuid
+from .version import VERSION
+
+__all__ = [
+    "DEFAULTED_HOOKS",
+    "DEFAULT_LIMITS",
+    "DERIVED_ID",
+    "FOREIGN_ENTITY",
+    "FOREIGN_ID",
+    "NOT_CARRIED",
+    "RENAMED",
+    "SAME_SESSION",
+    "SAME_SESSION_MESSAGES",
+    "TENANT_LOST",
+    "VERSION",
+    "AuthenticationError",
+    "BulkTransfer",
+    "Capabilities",
+    "ConfigurationError",
+    "Conversation",
+    "ConversationPage",
+    "Embedder",
+    "Entity",
+    "EntityRef",
+    "EntityType",
+    "Erased",
+    "ExtractionStatus",
+    "ImportState",
+    "InvalidRequestError",
+    "Limits",
+    "MemoryCoreError",
+    "Message",
+    "MessageRole",
+    "NotFoundError",
+    "NotSupportedError",
+    "RateLimitedError",
+    "Record",
+    "SessionInfo",
+    "Store",
+    "StoreError",
+    "TransferReport",
+    "TransportError",
+    "candidate_pool",
+    "canonical_uuid",
+    "cursor_error",
+    "decode_cursor",
+    "default_store_path",
+    "encode_cursor",
+    "foreign",
+    "format_context",
+    "http_call",
+    "keeps_id",
+    "matches",
+    "metadata_json",
+    "nams_wire",
+    "own_id",
+    "parse_stamp",
+    "parse_uuid",
+    "preview",
+    "query_terms",
+    "random_ids",
+    "redact_url",
+    "requests",
+    "round_trip",
+    "text_score",
+    "transfer_records",
+    "trusted",
+    "trusted_many",
+    "utcnow",
+]
