@@ -38,6 +38,7 @@ from .models import (
     ConversationPage,
     ConversationSummary,
     Entity,
+    EntityRef,
     ExtractionStatus,
     Message,
     MessageRole,
@@ -321,19 +322,58 @@ class MemoryBackend:
         refs = await self._policy.mentions(
             "add_message", text, extraction_mode, explicit_mentions, extract
         )
-        vectors = await self._policy.embed([text], embed)
+        return await self._append(target, role_, text, meta, key, refs, embed)
+
+    async def _append(
+        self,
+        target: rq.Target,
+        role: MessageRole,
+        content: str,
+        metadata: dict[str, Any],
+        key: str | None,
+        mentions: list[EntityRef],
+        embed: bool,
+    ) -> Message:
+        vectors = await self._policy.embed([content], embed)
         await self._ready()
         return await self.store.add_message(
             rq.AddMessage(
                 target=target,
-                role=role_,
-                content=text,
-                metadata=meta,
+                role=role,
+                content=content,
+                metadata=metadata,
                 idempotency_key=key,
-                mentions=refs,
+                mentions=mentions,
                 embedding=vectors[0] if vectors else None,
             )
         )
+
+    @property
+    def checked(self) -> CheckedWrites:
+        """Writes of values the caller has checked itself (see :class:`CheckedWrites`)."""
+        return CheckedWrites(self)
+
+    @instrument("add_messages_batch")
+    async def _add_checked_messages(
+        self,
+        conversation_id: UUID,
+        messages: list[tuple[MessageRole, str]],
+        user_identifier: str | None,
+    ) -> list[Message]:
+        target = self._policy.target("add_messages_batch", None, conversation_id, user_identifier)
+        items = [
+            rq.NewMessage(role=role, content=content, metadata={}, timestamp=None)
+            for role, content in messages
+        ]
+        return await self._store_batch(target, items, len(items), True, None, None)
+
+    @instrument("add_message")
+    async def _add_checked_message(
+        self, conversation_id: UUID, role: MessageRole, content: str, user_identifier: str | None
+    ) -> Message:
+        target = self._policy.target("add_message", None, conversation_id, user_identifier)
+        refs = await self._policy.mentions("add_message", content, "auto", None, True)
+        return await self._append(target, role, content, {}, None, refs, True)
 
     @instrument("add_messages_batch")
     async def add_messages_batch(
@@ -375,6 +415,17 @@ class MemoryBackend:
             if callback is not None and not callable(callback):
                 raise InvalidArgumentTypeError("must be callable", argument=name)
         items = await self._policy.batch_items(messages, extract)
+        return await self._store_batch(target, items, size, embed, on_progress, on_batch_complete)
+
+    async def _store_batch(
+        self,
+        target: rq.Target,
+        items: list[rq.NewMessage],
+        size: int,
+        embed: bool,
+        on_progress: rq.ProgressCallback | None,
+        on_batch_complete: rq.BatchCallback | None,
+    ) -> list[Message]:
         if not items:
             return []
         vectors = await self._policy.embed([m.content for m in items], embed)
@@ -973,3 +1024,41 @@ class MemoryBackend:
         scope = self._policy.scope("delete_entity", user_identifier)
         await self._ready()
         return await self.store.delete_entity(rq.DeleteEntity(entity_id=ident, scope=scope))
+
+
+class CheckedWrites:
+    """Writes of values a caller has checked itself against the backend's limits: the
+    NAMS-compatible server, whose request models and limits check every field before it
+    calls these (its backend is opened with those limits), so a value is checked once on
+    each side of the wire. The values reach the store as given; the conversation and the
+    user are resolved, extraction and embedding run, and the call is traced, as the
+    public methods do it. Reached as ``backend.checked``. A value nobody has checked goes
+    through the public methods (:meth:`MemoryBackend.add_message` …)."""
+
+    def __init__(self, backend: MemoryBackend) -> None:
+        self._backend = backend
+
+    async def add_message(
+        self,
+        conversation_id: UUID,
+        role: MessageRole,
+        content: str,
+        *,
+        user_identifier: str | None = None,
+    ) -> Message:
+        """:meth:`MemoryBackend.add_message` by conversation id, with its defaults, for a
+        ``role`` and ``content`` the caller checked."""
+        return await self._backend._add_checked_message(
+            conversation_id, role, content, user_identifier
+        )
+
+    async def add_messages(
+        self,
+        conversation_id: UUID,
+        messages: list[tuple[MessageRole, str]],
+        *,
+        user_identifier: str | None = None,
+    ) -> list[Message]:
+        """:meth:`MemoryBackend.add_messages_batch` by conversation id, with its defaults,
+        for (role, content) pairs the caller checked: one batch, in order."""
+        return await self._backend._add_checked_messages(conversation_id, messages, user_identifier)

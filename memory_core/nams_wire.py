@@ -327,15 +327,18 @@ class MessageList(WireModel):
     messages: list[MessageOut] = Field(default_factory=list)
 
 
-def fields_of(model: type[BaseModel], **types: Any) -> Any:
+def fields_of(model: type[BaseModel], *, only: tuple[str, ...] = (), **types: Any) -> Any:
     """``model``'s fields as a TypedDict keyed by field name, read from the same keys
     (its aliases, then the field name) with the same types; unknown keys are ignored.
     Validating into it checks what validating ``model`` checks, but builds a plain dict
     per item instead of a model instance (cheaper, and nothing for the garbage collector
     to track). An absent optional field is an absent key, not its default. ``types``
-    replaces a field's type (e.g. a list of another such TypedDict)."""
+    replaces a field's type (e.g. a list of another such TypedDict); ``only`` keeps just
+    those fields (the others are then read as unknown keys: not checked at all)."""
     fields: dict[str, Any] = {}
     for name, info in model.model_fields.items():
+        if only and name not in only:
+            continue
         read = Field(validation_alias=_keys(name, info))
         typed: Any = Annotated[types.get(name, info.annotation), read]
         fields[name] = typed if info.is_required() else NotRequired[typed]
@@ -368,6 +371,17 @@ def bare_messages(payload: Any) -> Any:
     from the JSON before validating, where the client validates the bytes directly.
     """
     return {"messages": payload} if isinstance(payload, list) else payload
+
+
+MESSAGE_IN_FIELDS: TypeAdapter[Any] = TypeAdapter(fields_of(MessageIn))
+"""A :class:`MessageIn` body as a plain dict: dumped to the model's JSON in one step,
+with no validation pass (the client's contract checked role and content already)."""
+
+CREATED_IDS_FIELDS: TypeAdapter[Any] = TypeAdapter(
+    fields_of(MessageCreated, only=("id", "conversation_id"))
+)
+"""The ids of a :class:`MessageCreated` answer: what the client reads of it (the content
+it echoes is the client's own, already checked: it is not read again)."""
 
 
 class BulkIn(WireModel):
@@ -512,6 +526,7 @@ __all__ = [
     "CONVERSATION",
     "CONVERSATIONS",
     "CONVERSATION_PAGE_FIELDS",
+    "CREATED_IDS_FIELDS",
     "DEFAULT_CONVERSATIONS_PAGE",
     "DEFAULT_MESSAGES_PAGE",
     "DEFAULT_SEARCH_LIMIT",
@@ -524,6 +539,7 @@ __all__ = [
     "MAX_PAGE",
     "MESSAGES",
     "MESSAGES_BULK",
+    "MESSAGE_IN_FIELDS",
     "MESSAGE_LIST_FIELDS",
     "OBSERVATIONS",
     "REFLECTIONS",

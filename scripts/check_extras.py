@@ -57,6 +57,7 @@ def registered_owners() -> dict[str, str]:
             found[spec.path.partition(":")[0]] = spec.extra
     return found
 
+
 _GUARDS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 
 

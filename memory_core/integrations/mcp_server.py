@@ -153,17 +153,18 @@ def _reported(tool: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[An
 
 
 def _tools(backend: MemoryBackend, user: str | None) -> dict[Any, str]:
+    """Every tool over ``backend`` for ``user``, with its description, in the order offered."""
+    descriptions = _descriptions(backend)
+    tools = _message_tools(backend, user) + _session_tools(backend, user)
+    return {tool: descriptions[tool.__name__] for tool in tools}
+
+
+ToolFunction = Callable[..., Awaitable[dict[str, Any]]]
+
+
+def _message_tools(backend: MemoryBackend, user: str | None) -> list[ToolFunction]:
+    """The tools that write, read and search the messages of a session."""
     caps = backend.capabilities
-    metadata_note = (
-        "metadata (a JSON object) is stored with the message."
-        if caps.message_metadata
-        else "This backend stores no metadata: passing it is refused."
-    )
-    session_note = (
-        "Writing to a new session_id creates the session."
-        if caps.auto_create_conversation
-        else "The session must exist: create it with start_session and use the id it returns."
-    )
 
     async def add_message(
         session_id: str, role: str, content: str, metadata: dict[str, Any] | None = None
@@ -197,6 +198,12 @@ def _tools(backend: MemoryBackend, user: str | None) -> dict[Any, str]:
         )
         return {"context": text}
 
+    return [add_message, recent_messages, search_messages, get_context]
+
+
+def _session_tools(backend: MemoryBackend, user: str | None) -> list[ToolFunction]:
+    """The tools that list, clear and start sessions."""
+
     async def list_sessions(prefix: str | None = None, limit: int = 50) -> dict[str, Any]:
         rows = await backend.list_sessions(prefix=prefix, limit=limit, user_identifier=user)
         return {"sessions": [r.model_dump(mode="json") for r in rows]}
@@ -207,6 +214,22 @@ def _tools(backend: MemoryBackend, user: str | None) -> dict[Any, str]:
     async def start_session(name: str | None = None) -> dict[str, Any]:
         return {"session_id": await astart_session(backend, name, user_identifier=user)}
 
+    return [list_sessions, clear_session, start_session]
+
+
+def _descriptions(backend: MemoryBackend) -> dict[str, str]:
+    """Each tool's description by tool name, stating this backend's limits."""
+    caps = backend.capabilities
+    metadata_note = (
+        "metadata (a JSON object) is stored with the message."
+        if caps.message_metadata
+        else "This backend stores no metadata: passing it is refused."
+    )
+    session_note = (
+        "Writing to a new session_id creates the session."
+        if caps.auto_create_conversation
+        else "The session must exist: create it with start_session and use the id it returns."
+    )
     search_scope = (
         "Without session_id it searches every session."
         if caps.search_global
@@ -218,22 +241,22 @@ def _tools(backend: MemoryBackend, user: str | None) -> dict[Any, str]:
         else "The session itself is deleted; start a new one to write again."
     )
     return {
-        add_message: (
+        "add_message": (
             "Store one message (role: user, assistant, system or tool) at the end of a "
             f"session. {session_note} {metadata_note}"
         ),
-        recent_messages: (
+        "recent_messages": (
             "The newest `limit` messages of a session, oldest first. " + _read_cap(backend)
         ),
-        search_messages: (
+        "search_messages": (
             f"Messages matching a text query, best first, each with a score in 0..1. {search_scope}"
         ),
-        get_context: (
+        "get_context": (
             "Prompt-ready text: the session's recent messages plus, with a query, relevant ones."
         ),
-        list_sessions: "Sessions with message counts and previews, most recently updated first.",
-        clear_session: f"Delete every message of a session. {clear_note}",
-        start_session: (
+        "list_sessions": "Sessions with message counts and previews, most recently updated first.",
+        "clear_session": f"Delete every message of a session. {clear_note}",
+        "start_session": (
             "Create a session and return its session_id (on this backend the store issues "
             "the id; `name` is only a label)."
         ),

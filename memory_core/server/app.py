@@ -18,8 +18,9 @@ header, which the client chooses.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from functools import partial
 from typing import Annotated, Any, Literal
 from urllib.parse import quote, quote_from_bytes
 
@@ -34,6 +35,7 @@ from starlette.routing import BaseRoute, Match
 from memory_core import (
     AuthenticationError,
     ConfigurationError,
+    Limits,
     MemoryBackend,
     MemoryCoreError,
     NotFoundError,
@@ -109,7 +111,16 @@ PageLimit = Annotated[int | None, Query(ge=1, le=wire.MAX_PAGE, description="1..
 
 
 def _api_router() -> APIRouter:
+    """The hosted service's routes, in the order of its reference (and of the OpenAPI
+    document)."""
     router = APIRouter(prefix=wire.API_PREFIX, responses=_ERRORS)
+    for add in (_conversation_routes, _message_routes, _reading_routes, _entity_routes):
+        add(router)
+    return router
+
+
+def _conversation_routes(router: APIRouter) -> None:
+    """Create, list, read and delete conversations."""
 
     @router.post(wire.CONVERSATIONS, status_code=201, tags=["conversations"])
     async def create_conversation(
@@ -151,6 +162,10 @@ def _api_router() -> APIRouter:
         await hosted.delete_conversation(workspace, conversation_id)
         return Response(status_code=204)
 
+
+def _message_routes(router: APIRouter) -> None:
+    """Read the newest messages; append one, or a bulk of up to 100."""
+
     @router.get(wire.MESSAGES, response_model_exclude_none=True, tags=["messages"])
     async def list_messages(
         conversation_id: str, workspace: Workspace, hosted: Hosted, limit: PageLimit = None
@@ -158,7 +173,7 @@ def _api_router() -> APIRouter:
         """The newest messages, newest first (default 50, at most 200)."""
         count = check_limit(limit, wire.DEFAULT_MESSAGES_PAGE)
         items = await hosted.list_messages(workspace, conversation_id, count)
-        return wire.MessageList(messages=items)
+        return wire.MessageList.model_construct(messages=items)
 
     @router.post(
         wire.MESSAGES, status_code=201, response_model_exclude_none=True, tags=["messages"]
@@ -185,16 +200,26 @@ def _api_router() -> APIRouter:
         limits: Limited,
     ) -> wire.MessageList:
         """Append 1..100 messages in order."""
-        if not 1 <= len(body.messages) <= wire.MAX_BULK:
-            raise ApiError(
-                400,
-                wire.ErrorCode.BULK_TOO_LARGE if body.messages else wire.ErrorCode.INVALID_REQUEST,
-                f"a bulk write carries 1..{wire.MAX_BULK} messages, got {len(body.messages)}",
-            )
-        for i, message in enumerate(body.messages):
-            check_content(limits, message.content, f"messages[{i}].content")
+        check_bulk(limits, body.messages)
         items = await hosted.add_messages(workspace, conversation_id, body.messages)
-        return wire.MessageList(messages=items)
+        return wire.MessageList.model_construct(messages=items)
+
+
+def check_bulk(limits: ServerLimits, messages: list[wire.MessageIn]) -> None:
+    """400 for a bulk of no message or over :data:`wire.MAX_BULK`, or for a message whose
+    content is over the limit (named by its index)."""
+    if not 1 <= len(messages) <= wire.MAX_BULK:
+        raise ApiError(
+            400,
+            wire.ErrorCode.BULK_TOO_LARGE if messages else wire.ErrorCode.INVALID_REQUEST,
+            f"a bulk write carries 1..{wire.MAX_BULK} messages, got {len(messages)}",
+        )
+    for i, message in enumerate(messages):
+        check_content(limits, message.content, f"messages[{i}].content")
+
+
+def _reading_routes(router: APIRouter) -> None:
+    """Search a conversation, and read what the service derives from it."""
 
     @router.post(wire.SEARCH, response_model_exclude_none=True, tags=["messages"])
     async def search_messages(
@@ -239,6 +264,10 @@ def _api_router() -> APIRouter:
         """Per-message extraction state and a count per state."""
         return await hosted.extraction_status(workspace, conversation_id)
 
+
+def _entity_routes(router: APIRouter) -> None:
+    """Create (or merge into) an entity; search entities."""
+
     @router.post(wire.ENTITIES, status_code=201, tags=["entities"])
     async def add_entity(
         body: wire.EntityIn, workspace: Workspace, hosted: Hosted, limits: Limited
@@ -261,8 +290,6 @@ def _api_router() -> APIRouter:
         if not body.query.strip():
             raise ApiError(400, wire.ErrorCode.INVALID_REQUEST, "query must not be empty")
         return await hosted.search_entities(workspace, body.query, body.type, count)
-
-    return router
 
 
 class Health(BaseModel):
@@ -448,55 +475,22 @@ def create_app(
     ``access_log="json"`` writes each access line as one JSON object to the logger
     ``memory_core.server.access`` (see :class:`~.traffic.RequestLogMiddleware`).
     """
-    if isinstance(api_keys, ApiKeys):
-        keys = api_keys
-    elif api_keys is None:
-        keys = ApiKeys.from_env()
-    else:
-        keys = ApiKeys.parse(api_keys)
-    if isinstance(observation_window, bool) or not isinstance(observation_window, int):
-        raise ConfigurationError("observation_window must be an int >= 1")
-    if observation_window < 1:
-        raise ConfigurationError("observation_window must be an int >= 1")
-    if (
-        isinstance(extraction_delay, bool)
-        or not isinstance(extraction_delay, int | float)
-        or not extraction_delay >= 0
-    ):
-        raise ConfigurationError("extraction_delay must be a number of seconds >= 0")
-    if access_log not in ("text", "json"):
-        raise ConfigurationError("access_log must be 'text' or 'json'")
+    keys = _keys(api_keys)
+    _check_options(observation_window, extraction_delay, access_log)
     limits = limits or ServerLimits.from_env()
     tracing = resolve_telemetry(telemetry)
-    options = {"limits": limits.library(), "telemetry": tracing or False}
-    options.update(backend_options or {})
-
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        try:
-            backend = open_store(backend_url, options)
-            await backend.connect()
-        except MemoryCoreError as exc:
-            app.state.startup_error = exc
-            raise
-        app.state.hosted = HostedMemory(
-            backend,
-            summarizer=summarizer,
-            observation_window=observation_window,
-            extraction_delay=float(extraction_delay),
-        )
-        log.info("NAMS API over %s", backend.describe())
-        try:
-            yield
-        finally:
-            app.state.hosted = None
-            await backend.close()
-
+    options = _store_options(limits, tracing, backend_options)
+    hosted = partial(
+        HostedMemory,
+        summarizer=summarizer,
+        observation_window=observation_window,
+        extraction_delay=float(extraction_delay),
+    )
     app = FastAPI(
         title="memory-core NAMS-compatible API",
         description="The Neo4j Agent Memory Service wire contract over any memory-core backend.",
         version="1",
-        lifespan=lifespan,
+        lifespan=_lifespan(backend_url, options, hosted),
         openapi_url="/openapi.json",
         docs_url=None,
         redoc_url=None,
@@ -512,10 +506,91 @@ def create_app(
     app.include_router(_health_router())
     if admin:
         app.include_router(_admin_router())
+    _add_handlers(app)
+    _add_middleware(app, keys, limits, access_log, tracing)
+    return app
+
+
+def _keys(api_keys: ApiKeys | Iterable[str] | None) -> ApiKeys:
+    if isinstance(api_keys, ApiKeys):
+        return api_keys
+    return ApiKeys.from_env() if api_keys is None else ApiKeys.parse(api_keys)
+
+
+def _check_options(observation_window: int, extraction_delay: float, access_log: str) -> None:
+    if isinstance(observation_window, bool) or not isinstance(observation_window, int):
+        raise ConfigurationError("observation_window must be an int >= 1")
+    if observation_window < 1:
+        raise ConfigurationError("observation_window must be an int >= 1")
+    if (
+        isinstance(extraction_delay, bool)
+        or not isinstance(extraction_delay, int | float)
+        or not extraction_delay >= 0
+    ):
+        raise ConfigurationError("extraction_delay must be a number of seconds >= 0")
+    if access_log not in ("text", "json"):
+        raise ConfigurationError("access_log must be 'text' or 'json'")
+
+
+def _store_options(
+    limits: ServerLimits, tracing: Telemetry | None, given: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """The backing store's options: the library limits matching the server's (its routes
+    check every field against those, then write through ``MemoryBackend.checked``), its
+    telemetry, then ``given``. Given limits below the server's would let the routes pass
+    what the store must refuse: a :class:`ConfigurationError`."""
+    options: dict[str, Any] = {"limits": limits.library(), "telemetry": tracing or False}
+    options.update(given or {})
+    store_limits = options["limits"]
+    if (
+        isinstance(store_limits, Limits)
+        and store_limits.max_content_chars < limits.max_content_chars
+    ):
+        raise ConfigurationError(
+            f"backend_options limits max_content_chars={store_limits.max_content_chars} is "
+            f"below the server's {limits.max_content_chars}: lower the server's limit"
+        )
+    return options
+
+
+def _lifespan(
+    backend_url: str, options: dict[str, Any], hosted: Callable[[MemoryBackend], HostedMemory]
+) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """Open the backing store when the app starts, close it when the app stops."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        try:
+            backend = open_store(backend_url, options)
+            await backend.connect()
+        except MemoryCoreError as exc:
+            app.state.startup_error = exc
+            raise
+        app.state.hosted = hosted(backend)
+        log.info("NAMS API over %s", backend.describe())
+        try:
+            yield
+        finally:
+            app.state.hosted = None
+            await backend.close()
+
+    return lifespan
+
+
+def _add_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ApiError, _on_api_error)
     app.add_exception_handler(StarletteHTTPException, _on_http_error)
     app.add_exception_handler(RequestValidationError, _on_validation_error)
     app.add_exception_handler(MemoryCoreError, _on_core_error)
+
+
+def _add_middleware(
+    app: FastAPI,
+    keys: ApiKeys,
+    limits: ServerLimits,
+    access_log: AccessLogFormat,
+    tracing: Telemetry | None,
+) -> None:
     # The last added runs first: log, faults, then the key (401 before anything else is
     # looked at), then the body size, then the handlers (and the trailing-slash redirect).
     app.add_middleware(SlashRedirectMiddleware, routes=app.router.routes)
@@ -530,4 +605,3 @@ def create_app(
         from .tracing import TracingMiddleware
 
         app.add_middleware(TracingMiddleware, telemetry=tracing)
-    return app

@@ -25,9 +25,13 @@ import argparse
 import asyncio
 import importlib
 import logging
+import socket
 import sys
 from collections.abc import Sequence
 from typing import Any
+
+import uvicorn
+from fastapi import FastAPI
 
 from memory_core.errors import ConfigurationError
 from memory_core.settings import redact_url
@@ -57,6 +61,22 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     """The arguments of ``memory-core serve``."""
     p = _Parser(prog="memory-core serve", description="Serve the NAMS REST API (/v1).")
+    _add_listening(p)
+    _add_keys(p)
+    _add_summaries(p)
+    _add_logging(p)
+    _add_limits(p)
+    _add_connection_limits(p)
+    faults = p.add_argument_group("fault injection (for tests)")
+    _add_test_mode(faults)
+    _add_retry_faults(faults)
+    _add_transport_faults(faults)
+    _add_refusal_faults(faults)
+    return p
+
+
+def _add_listening(p: argparse.ArgumentParser) -> None:
+    """Adds the store served and the address and port the server listens on."""
     p.add_argument(
         "--backend-url",
         default=DEFAULT_BACKEND_URL,
@@ -66,6 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help=f"port ({DEFAULT_PORT}; 0 picks a free one)"
     )
+
+
+def _add_keys(p: argparse.ArgumentParser) -> None:
+    """Adds the API keys accepted, each optionally bound to a workspace."""
     p.add_argument(
         "--api-key",
         action="append",
@@ -73,6 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY[=WORKSPACE]",
         help=f"accepted API key, optionally bound to a workspace (repeatable; also {ENV_KEYS})",
     )
+
+
+def _add_summaries(p: argparse.ArgumentParser) -> None:
+    """Adds the summarizer behind observations and reflections, and its window."""
     p.add_argument(
         "--summarizer",
         metavar="MODULE:CALLABLE",
@@ -85,6 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="messages per observation (10)",
     )
+
+
+def _add_logging(p: argparse.ArgumentParser) -> None:
+    """Adds the log level, the access log's format and the tracebacks switch."""
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     p.add_argument(
         "--access-log",
@@ -93,6 +125,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="access log lines as text (default) or as JSON objects, one a line",
     )
     p.add_argument("--debug", action="store_true", help="show tracebacks on failure")
+
+
+def _add_limits(p: argparse.ArgumentParser) -> None:
+    """Adds the size limits group, one option per :class:`ServerLimits` field."""
     sizes = p.add_argument_group("limits (413/400 beyond them; defaults as in the README)")
     for name, variable in LIMIT_ENV.items():
         default = getattr(ServerLimits(), name)
@@ -103,6 +139,10 @@ def build_parser() -> argparse.ArgumentParser:
             metavar="N",
             help=f"{default} (also {variable})",
         )
+
+
+def _add_connection_limits(p: argparse.ArgumentParser) -> None:
+    """Adds the connections group, one option per :class:`ConnectionLimits` field."""
     links = p.add_argument_group(
         "connections (closed past a deadline; at the cap the longest-waiting one, or 503)"
     )
@@ -116,7 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
             metavar="N" if whole else "SECONDS",
             help=f"{default:g} (also {variable})",
         )
-    faults = p.add_argument_group("fault injection (for tests)")
+
+
+def _add_test_mode(faults: argparse._ArgumentGroup) -> None:
+    """Adds the admin endpoints switch and the extraction delay of test mode."""
     faults.add_argument(
         "--test-admin", action="store_true", help="enable /_admin/faults and /_admin/traffic"
     )
@@ -127,6 +170,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="keep each message's extraction pending this long (0)",
     )
+
+
+def _add_retry_faults(faults: argparse._ArgumentGroup) -> None:
+    """Adds the injected 429 and 503 answers and their Retry-After."""
     faults.add_argument(
         "--fail-429", type=int, default=0, metavar="N", help="answer the next N requests with 429"
     )
@@ -150,6 +197,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="Retry-After of those 503s (none)",
     )
+
+
+def _add_transport_faults(faults: argparse._ArgumentGroup) -> None:
+    """Adds the injected latency and dropped connections."""
     faults.add_argument(
         "--latency", type=float, default=0.0, metavar="SECONDS", help="delay every response"
     )
@@ -166,6 +217,10 @@ def build_parser() -> argparse.ArgumentParser:
         default="before",
         help="drop before handling the request, or after (it is stored)",
     )
+
+
+def _add_refusal_faults(faults: argparse._ArgumentGroup) -> None:
+    """Adds the injected 413 and 401 answers, and the requests let through first."""
     faults.add_argument(
         "--fail-413", type=int, default=0, metavar="N", help="answer the next N requests with 413"
     )
@@ -190,7 +245,6 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="let the first N requests through before any fault fires",
     )
-    return p
 
 
 def faults_from(args: argparse.Namespace) -> Faults:
@@ -274,12 +328,7 @@ def main(argv: Sequence[str], *, debug: bool = False) -> int:
         return int(exc.code or 0)
     debug = debug or args.debug
     if args.api_key:
-        print(
-            f"memory-core serve: warning: --api-key values are visible to other local users "
-            f"(process list); set {ENV_KEYS} instead",
-            file=sys.stderr,
-            flush=True,
-        )
+        _warn_key_flags()
     keys = ApiKeys.from_env(args.api_key)
     limits = ServerLimits.from_env(**{name: getattr(args, name) for name in LIMIT_ENV})
     connections = ConnectionLimits.from_env(
@@ -287,8 +336,28 @@ def main(argv: Sequence[str], *, debug: bool = False) -> int:
     )
     check_open_server(keys, args.host)
     _check_store(args.backend_url)
+    app = _app(args, keys, limits)
+    _configure_logging(args.log_level, debug, args.access_log)
+    sock = bind(args.host, args.port)
+    _announce(args, sock.getsockname()[1], keys)
+    server = make_server(app, log_level=args.log_level, connections=connections)
+    return _serve(server, app, sock)
+
+
+def _warn_key_flags() -> None:
+    """Prints that ``--api-key`` values show in the process list."""
+    print(
+        f"memory-core serve: warning: --api-key values are visible to other local users "
+        f"(process list); set {ENV_KEYS} instead",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _app(args: argparse.Namespace, keys: ApiKeys, limits: ServerLimits) -> FastAPI:
+    """The app the parsed flags describe, its fault knobs set."""
     faults = faults_from(args)
-    app = create_app(
+    return create_app(
         args.backend_url,
         api_keys=keys,
         summarizer=_load_callable(args.summarizer) if args.summarizer else None,
@@ -299,16 +368,20 @@ def main(argv: Sequence[str], *, debug: bool = False) -> int:
         limits=limits,
         access_log=args.access_log,
     )
-    _configure_logging(args.log_level, debug, args.access_log)
-    sock = bind(args.host, args.port)
-    port = sock.getsockname()[1]
+
+
+def _announce(args: argparse.Namespace, port: int, keys: ApiKeys) -> None:
+    """Prints the "NAMS API on …" line: where the API is, over which store, with which keys."""
     auth = f"{len(keys.bindings)} API key(s)" if keys.enabled else "no API keys (open)"
     print(
         f"memory-core serve: NAMS API on http://{args.host}:{port}/v1 over "
         f"{redact_url(args.backend_url)}, {auth}",
         flush=True,
     )
-    server = make_server(app, log_level=args.log_level, connections=connections)
+
+
+def _serve(server: uvicorn.Server, app: FastAPI, sock: socket.socket) -> int:
+    """Serves on ``sock`` until interrupted, then closes it; returns the exit code."""
     try:
         asyncio.run(server.serve(sockets=[sock]))
     except KeyboardInterrupt:

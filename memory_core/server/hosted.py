@@ -60,6 +60,7 @@ from memory_core import (
     InvalidRequestError,
     MemoryBackend,
     Message,
+    MessageRole,
     NotFoundError,
 )
 from memory_core.cursors import MAX_CURSOR_CHARS, decode_cursor, encode_cursor
@@ -262,12 +263,14 @@ class HostedMemory:
 
     @staticmethod
     def _message(conversation_id: str, message: Message) -> wire.MessageOut:
-        return wire.MessageOut(
+        # A stored message's values are valid as they are: no second validation pass.
+        return wire.MessageOut.model_construct(
             id=str(message.id),
             conversation_id=conversation_id,
             role=message.role.value,
             content=message.content,
             created_at=message.created_at,
+            token_count=None,
             score=message.score,
         )
 
@@ -283,32 +286,28 @@ class HostedMemory:
         self, workspace: str, conversation_id: str, item: wire.MessageIn
     ) -> wire.MessageCreated:
         cid = _conversation_uuid(conversation_id)
+        # The request model and the limits checked role and content (the route): the
+        # backend takes them as checked (see MemoryBackend.checked).
         stored = await _found(
-            self.backend.add_message(
-                conversation_id=cid,
-                role=item.role,
-                content=item.content,
-                user_identifier=self.tenant(workspace),
+            self.backend.checked.add_message(
+                cid, MessageRole(item.role), item.content, user_identifier=self.tenant(workspace)
             )
         )
-        return wire.MessageCreated(
+        return wire.MessageCreated.model_construct(
             id=str(stored.id),
             conversation_id=str(cid),
             role=stored.role.value,
             content=stored.content,
+            token_count=None,
         )
 
     async def add_messages(
         self, workspace: str, conversation_id: str, items: Sequence[wire.MessageIn]
     ) -> list[wire.MessageOut]:
         cid = _conversation_uuid(conversation_id)
+        checked = [(MessageRole(i.role), i.content) for i in items]  # checked by the route
         stored = await _found(
-            self.backend.add_messages_batch(
-                conversation_id=cid,
-                messages=[{"role": i.role, "content": i.content} for i in items],
-                batch_size=wire.MAX_BULK,
-                user_identifier=self.tenant(workspace),
-            )
+            self.backend.checked.add_messages(cid, checked, user_identifier=self.tenant(workspace))
         )
         return [self._message(str(cid), m) for m in stored]
 

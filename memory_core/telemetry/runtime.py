@@ -371,21 +371,10 @@ class ServerRequest:
 
 
 def pool_stats(store: Store) -> Mapping[str, int] | None:
-    """``{"idle", "used", "max"}`` connections of the store's pool, or None (no pool, not
-    open, or the numbers cannot be read)."""
+    """``{"idle", "used", "max"}`` connections of the store's pool
+    (:meth:`~memory_core.interface.Store.pool_stats`), or None (no pool, not open, or the
+    numbers cannot be read)."""
     try:
-        return store.pool_stats() or _psycopg_pool(store)
+        return store.pool_stats()
     except Exception:  # a gauge must never break the exporter's collection
         return None
-
-
-def _psycopg_pool(store: Store) -> Mapping[str, int] | None:
-    # The PostgreSQL store keeps a psycopg_pool pool in ``_pool`` and (yet) no
-    # pool_stats() of its own: its public get_stats() gives the numbers.
-    pool = getattr(store, "_pool", None)
-    get_stats = getattr(pool, "get_stats", None)
-    if get_stats is None:
-        return None
-    stats = get_stats()
-    size, idle = int(stats.get("pool_size", 0)), int(stats.get("pool_available", 0))
-    return {"idle": idle, "used": size - idle, "max": int(getattr(pool, "max_size", size))}

@@ -33,6 +33,11 @@ class Calls:
         for name, _ in inspect.getmembers(MemoryBackend, inspect.iscoroutinefunction):
             if not name.startswith("_") and name not in ("connect", "close"):
                 setattr(backend, name, self._wrap(getattr(backend, name), name, self.public))
+        # the writes of checked values (MemoryBackend.checked) run through these two
+        for name in ("add_message", "add_messages"):
+            hidden = f"_add_checked_{name.removeprefix('add_')}"
+            wrapped = self._wrap(getattr(backend, hidden), f"checked.{name}", self.public)
+            setattr(backend, hidden, wrapped)
         for name, _ in inspect.getmembers(Store, inspect.iscoroutinefunction):
             if name not in ("connect", "close"):
                 setattr(
@@ -74,11 +79,11 @@ ROUTES: dict[str, tuple[Route, list[str]]] = {
     ),
     "POST .../messages": (
         lambda h, cid: h.add_message(WORKSPACE, cid, MESSAGE),
-        ["add_message"],
+        ["checked.add_message"],
     ),
     "POST .../messages/bulk": (
         lambda h, cid: h.add_messages(WORKSPACE, cid, [MESSAGE, MESSAGE]),
-        ["add_messages_batch"],
+        ["checked.add_messages"],
     ),
     "POST .../search": (
         lambda h, cid: h.search(WORKSPACE, cid, "topic", 10),

@@ -483,28 +483,13 @@ class _Importer:
             self.tally.skip("conversation", "no user_identifier and the target is multi-tenant")
             self.conversations[archive_id] = None
             return
-        # The id it takes: never a derived (version-5) one that is not the record's own,
-        # nor one another tenant holds; the target's own id of the tenant and session
-        # instead.
-        own = str(session_uuid(tenant, record["session_id"]))
-        named = str(session_uuid(record["user_identifier"], record["session_id"]))
-        target_id, why = (archive_id, None)
-        if not keeps_id(archive_id, (own, named)):
-            target_id, why = own, DERIVED_ID
-        found = await self.find_conversation(tx, target_id, record, tenant)
+        placed = await self.conversation_target(tx, record, tenant)
+        if placed is None:
+            self.tally.skip("conversation", FOREIGN_ID)
+            self.conversations[archive_id] = None
+            return
+        target_id, why, found = placed
         byid = found["byid"]
-        if byid is not None and self.foreign(byid.get("user_identifier"), tenant):
-            if target_id == own:
-                self.tally.skip("conversation", FOREIGN_ID)
-                self.conversations[archive_id] = None
-                return
-            target_id, why = own, RENAMED
-            found = await self.find_conversation(tx, target_id, record, tenant)
-            byid = found["byid"]
-            if byid is not None and self.foreign(byid.get("user_identifier"), tenant):
-                self.tally.skip("conversation", FOREIGN_ID)
-                self.conversations[archive_id] = None
-                return
         if byid is not None and byid["session_id"] != record["session_id"]:
             self.tally.skip("conversation", "its id belongs to another session in the target")
             self.conversations[archive_id] = None
@@ -540,11 +525,47 @@ class _Importer:
                 conversation_id=existing,
                 tenant=tenant if self.multi_tenant else None,
             )
+        await self.create_conversation(tx, target_id, record)
+        self.conversations[archive_id] = target_id
+        if target_id != archive_id and why is not None:
+            self.tally.lose("conversation.id", why)
+        self.tally.copy("conversation")
+
+    async def conversation_target(
+        self, tx: AsyncManagedTransaction, record: Record, tenant: str | None
+    ) -> tuple[str, str | None, dict[str, Any]] | None:
+        """(the id a conversation record takes, why it is not the record's own, what
+        :data:`FIND_CONVERSATION` found for it), or None where another tenant holds the id."""
+        archive_id = record["id"]
+        # The id it takes: never a derived (version-5) one that is not the record's own,
+        # nor one another tenant holds; the target's own id of the tenant and session
+        # instead.
+        own = str(session_uuid(tenant, record["session_id"]))
+        named = str(session_uuid(record["user_identifier"], record["session_id"]))
+        target_id, why = (archive_id, None)
+        if not keeps_id(archive_id, (own, named)):
+            target_id, why = own, DERIVED_ID
+        found = await self.find_conversation(tx, target_id, record, tenant)
+        byid = found["byid"]
+        if byid is not None and self.foreign(byid.get("user_identifier"), tenant):
+            if target_id == own:
+                return None
+            target_id, why = own, RENAMED
+            found = await self.find_conversation(tx, target_id, record, tenant)
+            byid = found["byid"]
+            if byid is not None and self.foreign(byid.get("user_identifier"), tenant):
+                return None
+        return target_id, why, found
+
+    async def create_conversation(
+        self, tx: AsyncManagedTransaction, conversation_id: str, record: Record
+    ) -> None:
+        """Creates the conversation of ``record`` under ``conversation_id``, empty."""
         created = _when(record["created_at"])
         await rows(
             tx,
             CREATE_CONVERSATION,
-            id=target_id,
+            id=conversation_id,
             session_id=record["session_id"],
             title=record.get("title"),
             metadata=dump_metadata(record["metadata"]),
@@ -552,10 +573,6 @@ class _Importer:
             updated_at=_when(record.get("updated_at")) or created,
             user=record["user_identifier"],
         )
-        self.conversations[archive_id] = target_id
-        if target_id != archive_id and why is not None:
-            self.tally.lose("conversation.id", why)
-        self.tally.copy("conversation")
 
     async def find_conversation(
         self, tx: AsyncManagedTransaction, conversation_id: str, record: Record, tenant: str | None
@@ -588,21 +605,9 @@ class _Importer:
     async def append(self, tx: AsyncManagedTransaction, cid: str, group: list[Record]) -> None:
         [state] = await rows(tx, CONVERSATION_STATE, cid=cid)
         tenant = state["tenant"]
-        places = await self.places(tx, [r["id"] for r in group])
-        targets = [
-            own_id(cid, "message", r["id"])
-            if r["id"] in places and self.foreign(places[r["id"]]["tenant"], tenant)
-            else r["id"]
-            for r in group
-        ]
-        renamed = [t for t, r in zip(targets, group, strict=True) if t != r["id"]]
-        if renamed:
-            places.update(await self.places(tx, renamed))
+        targets, places = await self.message_targets(tx, cid, tenant, group)
         scopes = [_scope(cid, r.get("idempotency_key")) for r in group]
-        keyed = [s for s in scopes if s is not None]
-        taken = (
-            {r["scope"] for r in await rows(tx, EXISTING_SCOPES, scopes=keyed)} if keyed else set()
-        )
+        taken = await self.taken_scopes(tx, scopes)
         floor: int = state["next_seq"]
         batch: list[dict[str, Any]] = []
         written: set[str] = set()
@@ -627,30 +632,13 @@ class _Importer:
                 taken.add(scope)
             if place is not None:
                 # The same tenant's message in another conversation: moved here.
-                await rows(
-                    tx,
-                    cypher.DELETE_MESSAGE,
-                    message_id=target,
-                    tenant=tenant if self.multi_tenant else None,
-                )
+                await self.delete_message(tx, target, tenant)
             written.add(target)
             seq = max(record["seq"], floor)
             floor = seq + 1
             when = parse_stamp(record["created_at"])
             latest = when if latest is None or when > latest else latest
-            batch.append(
-                {
-                    "id": target,
-                    "role": record["role"],
-                    "content": record["content"],
-                    "embedding": _vector(record.get("embedding")),
-                    "metadata": dump_metadata(record["metadata"]),
-                    "timestamp": when,
-                    "seq": seq,
-                    "key": record.get("idempotency_key"),
-                    "scope": scope,
-                }
-            )
+            batch.append(_message_row(record, target, when, seq, scope))
             if target != record["id"]:
                 self.tally.lose("message.id", RENAMED)
         if not batch:
@@ -666,6 +654,41 @@ class _Importer:
             latest=latest,
         )
         self.tally.copy("message", len(batch))
+
+    async def message_targets(
+        self, tx: AsyncManagedTransaction, cid: str, tenant: str | None, group: list[Record]
+    ) -> tuple[list[str], dict[str, Any]]:
+        """The id each message of ``group`` takes in conversation ``cid`` (its own, or one of
+        the conversation's where another tenant holds it), and where those ids are found."""
+        places = await self.places(tx, [r["id"] for r in group])
+        targets = [
+            own_id(cid, "message", r["id"])
+            if r["id"] in places and self.foreign(places[r["id"]]["tenant"], tenant)
+            else r["id"]
+            for r in group
+        ]
+        renamed = [t for t, r in zip(targets, group, strict=True) if t != r["id"]]
+        if renamed:
+            places.update(await self.places(tx, renamed))
+        return targets, places
+
+    async def taken_scopes(self, tx: AsyncManagedTransaction, scopes: list[str | None]) -> set[str]:
+        """The idempotency scopes among ``scopes`` that a message in the target already has."""
+        keyed = [s for s in scopes if s is not None]
+        if not keyed:
+            return set()
+        return {r["scope"] for r in await rows(tx, EXISTING_SCOPES, scopes=keyed)}
+
+    async def delete_message(
+        self, tx: AsyncManagedTransaction, message_id: str, tenant: str | None
+    ) -> None:
+        """Deletes a message from its conversation (only one of ``tenant``'s, multi-tenant)."""
+        await rows(
+            tx,
+            cypher.DELETE_MESSAGE,
+            message_id=message_id,
+            tenant=tenant if self.multi_tenant else None,
+        )
 
     async def mentions(
         self, tx: AsyncManagedTransaction, records: list[Record], owners: list[str | None]
@@ -706,6 +729,23 @@ class _Importer:
         missing = len(links) - len(done)
         if missing:
             self.tally.skip("mention", "its message was not carried", missing)
+
+
+def _message_row(
+    record: Record, target: str, when: datetime, seq: int, scope: str | None
+) -> dict[str, Any]:
+    """The :data:`APPEND_MESSAGES` row of a message record written under id ``target``."""
+    return {
+        "id": target,
+        "role": record["role"],
+        "content": record["content"],
+        "embedding": _vector(record.get("embedding")),
+        "metadata": dump_metadata(record["metadata"]),
+        "timestamp": when,
+        "seq": seq,
+        "key": record.get("idempotency_key"),
+        "scope": scope,
+    }
 
 
 def _unreadable(kind: str, props: Mapping[str, Any]) -> str:

@@ -103,6 +103,20 @@ def parse_json(model: type[M], body: bytes, method: str, route: str) -> M:
     return parse(model, decode(body, method, route), route)
 
 
+def parse_created_ids(body: bytes, method: str, route: str) -> dict[str, str]:
+    """The ``id`` and ``conversation_id`` of a raw :class:`~wire.MessageCreated` answer
+    (see :data:`wire.CREATED_IDS_FIELDS`); a body that fails is read by the model the way
+    :func:`parse_json` falls back, with the same outcome."""
+    if body:
+        try:
+            ids: dict[str, str] = wire.CREATED_IDS_FIELDS.validate_json(body)
+            return ids
+        except ValidationError:
+            pass
+    created = parse_json(wire.MessageCreated, body, method, route)
+    return {"id": created.id, "conversation_id": created.conversation_id}
+
+
 def parse_page(body: bytes, method: str, route: str) -> dict[str, Any]:
     """A raw :class:`~wire.ConversationPage` body as a dict keyed by field name, its
     conversations dicts keyed by :class:`~wire.ConversationOut` field name (see

@@ -125,6 +125,16 @@ class PostgresStore(Store):
         with the extension) or ``"python"`` (the fallback; see :mod:`.vector`)."""
         return "pgvector" if self._vector_schema is not None else "python"
 
+    def pool_stats(self) -> dict[str, int] | None:
+        """The psycopg pool's connections (see :meth:`Store.pool_stats`): ``None`` before
+        it is open."""
+        pool = self._pool
+        if pool is None:
+            return None
+        stats = pool.get_stats()
+        size, idle = int(stats.get("pool_size", 0)), int(stats.get("pool_available", 0))
+        return {"idle": idle, "used": size - idle, "max": pool.max_size}
+
     def describe(self) -> str:
         """The URL with any password hidden, the schema and the vector search engine."""
         where = f"{self.settings.safe_url} (schema {self.settings.schema}"
