@@ -13,7 +13,7 @@ import dataclasses
 from datetime import datetime, timedelta
 from os import PathLike
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 from uuid import UUID
 
 import anyio
@@ -134,9 +134,13 @@ class MemoryBackend:
     """
 
     # Set by a backend's own class, so that ``Class(url, **options)`` builds its store.
+    store_class: ClassVar[type[Store] | None] = None
+    """A subclass that names its store class is built from that store's URL and options
+    (``Sub("memory://", ...)``), as :meth:`over` builds one (test doubles use this)."""
+
     def __init__(
         self,
-        store: Store,
+        store: Store | str | None = None,
         /,
         *,
         strict: bool = False,
@@ -147,10 +151,12 @@ class MemoryBackend:
     ) -> None:
         self._telemetry = resolve(telemetry)
         if not isinstance(store, Store):
-            raise ConfigurationError(
-                "MemoryBackend wraps a Store: pass one, or open a URL with open_backend()"
-            )
-        if options:
+            if self.store_class is None:
+                raise ConfigurationError(
+                    "MemoryBackend wraps a Store: pass one, or open a URL with open_backend()"
+                )
+            store = _build_store(self.store_class, store, options)
+        elif options:
             raise ConfigurationError(
                 f"options {sorted(options)} belong to the store's constructor, not here"
             )

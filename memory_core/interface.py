@@ -39,7 +39,7 @@ from .summary import format_context
 from .validation import check_bool
 
 if TYPE_CHECKING:
-    from .transfer.hooks import BulkTransfer
+    from .archive.hooks import BulkTransfer
 
 # Hooks with a working default that a store may override for a better source.
 DEFAULTED_HOOKS = ("get_context", "bulk_transfer")

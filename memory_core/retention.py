@@ -185,8 +185,8 @@ async def archive_conversations(
     """Write ``conversations`` (with their messages, mentions and mentioned entities) to
     the archive at ``path`` in the transfer format, replacing it only once complete;
     return how many messages it holds."""
-    from .transfer import records as rec
-    from .transfer.archive import dump_line, replacing
+    from .archive import records as rec
+    from .archive.files import dump_line, replacing
 
     counts = dict.fromkeys(("entity", "conversation", "message", "mention"), 0)
     truncated: list[dict[str, object]] = []
@@ -218,7 +218,7 @@ async def _records(
 ) -> AsyncIterator[dict[str, Any]]:
     """One conversation's archive records: the conversation, then each message preceded
     by the entities it first mentions and followed by its mentions."""
-    from .transfer import records as rec
+    from .archive import records as rec
 
     caps = backend.capabilities
     owner = user or header.user_identifier
@@ -246,7 +246,7 @@ async def _records(
 async def _entity(backend: Expiring, ref: EntityRef, owner: str | None) -> dict[str, Any]:
     """The entity record of a mention: the stored entity where it can be found, else what
     the mention says of it."""
-    from .transfer import records as rec
+    from .archive import records as rec
 
     assert ref.id is not None
     found = (

@@ -37,6 +37,23 @@ names, by what they are for:
 from __future__ import annotations
 
 from . import foreign, nams_wire, requests
+from .archive import records as transfer_records
+from .archive.hooks import (
+    DERIVED_ID,
+    FOREIGN_ENTITY,
+    FOREIGN_ID,
+    NOT_CARRIED,
+    RENAMED,
+    SAME_SESSION,
+    SAME_SESSION_MESSAGES,
+    TENANT_LOST,
+    BulkTransfer,
+    ImportState,
+    keeps_id,
+    own_id,
+)
+from .archive.records import Record, parse_stamp
+from .archive.report import TransferReport
 from .capabilities import Capabilities
 from .cursors import cursor_error, decode_cursor, encode_cursor
 from .embedding import Embedder
@@ -75,22 +92,6 @@ from .scoring import candidate_pool, query_terms, text_score
 from .settings import default_store_path, redact_url
 from .summary import format_context, preview
 from .telemetry import http_call, round_trip
-from .transfer import ImportState, TransferReport
-from .transfer import records as transfer_records
-from .transfer.hooks import (
-    DERIVED_ID,
-    FOREIGN_ENTITY,
-    FOREIGN_ID,
-    NOT_CARRIED,
-    RENAMED,
-    SAME_SESSION,
-    SAME_SESSION_MESSAGES,
-    TENANT_LOST,
-    BulkTransfer,
-    keeps_id,
-    own_id,
-)
-from .transfer.records import Record, parse_stamp
 from .validation import metadata_json, parse_uuid
 from .version import VERSION
 

@@ -82,7 +82,7 @@ TARGETS: dict[str, Target] = {
         "memory_core.",
     ),
     "transfer": Target(
-        ("memory_core/transfer",),
+        ("memory_core/transfer", "memory_core/archive"),
         (
             "tests/transfer",
             "tests/reliability/test_import_tenancy.py",
@@ -91,7 +91,7 @@ TARGETS: dict[str, Target] = {
             "tests/reliability/test_export_faults.py",
             *_NOT_NEO4J,
         ),
-        "memory_core.transfer.",
+        "memory_core.",
     ),
     "integrations": Target(
         ("memory_core/integrations",),
@@ -575,7 +575,7 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         metavar="GLOB",
         help="mutant names to run, e.g. "
-        "'memory_core.transfer.archive*' (a partial run: the score counts what ran)",
+        "'memory_core.archive.files*' (a partial run: the score counts what ran)",
     )
     parser.add_argument(
         "--sample",

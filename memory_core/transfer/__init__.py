@@ -12,14 +12,14 @@ import json
 from importlib import resources
 from typing import Any
 
-from .archive import read_records
+from ..archive.errors import ArchiveError
+from ..archive.files import read_records
+from ..archive.hooks import BulkTransfer, ImportState, OnConflict
+from ..archive.records import FORMAT, FORMAT_VERSION, check_record
+from ..archive.report import TransferReport
 from .copy import copy_memory
-from .errors import ArchiveError
 from .export import SESSION_KEY, export_memory, iter_records
-from .hooks import BulkTransfer, ImportState, OnConflict
 from .importer import ON_CONFLICT, import_memory
-from .records import FORMAT, FORMAT_VERSION, check_record
-from .report import TransferReport
 
 
 def schema() -> dict[str, Any]:

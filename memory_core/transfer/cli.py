@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 
+from ..archive.report import TransferReport
 from ..backend import MemoryBackend
 from ..errors import NotFoundError
 from ..open import open_backend
@@ -26,7 +27,6 @@ from .copy import copy_memory
 from .export import export_memory
 from .importer import ON_CONFLICT, import_memory
 from .progress import Progress
-from .report import TransferReport
 
 INTERRUPTED = 130
 EPILOG = (

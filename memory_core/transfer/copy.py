@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 
+from ..archive.files import PathLike
+from ..archive.hooks import OnConflict
+from ..archive.records import check_record
+from ..archive.report import TransferReport
 from ..backend import MemoryBackend
-from .archive import PathLike
 from .export import iter_records
-from .hooks import OnConflict
 from .importer import Numbered, check_on_conflict, write_records
-from .records import check_record
-from .report import TransferReport
 
 
 async def copy_memory(

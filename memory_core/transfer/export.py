@@ -6,14 +6,14 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from typing import IO, Any
 
+from ..archive import records as rec
+from ..archive.files import PathLike, dump_line, replacing
+from ..archive.records import Record
+from ..archive.report import TransferReport
 from ..backend import MemoryBackend
 from ..errors import InvalidRequestError, MemoryCoreError
 from ..models import Conversation, EntityType
 from ..validation import check_optional_str
-from . import records as rec
-from .archive import PathLike, dump_line, replacing
-from .records import Record
-from .report import TransferReport
 
 # Where a conversation's session name (and title) is kept on a target that issues its
 # own conversation ids (NAMS), so that an export from there gives the names back.

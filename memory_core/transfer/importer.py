@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from typing import IO, Any
 
+from ..archive.errors import ArchiveError
+from ..archive.files import BadLines, PathLike, open_archive, read_records
+from ..archive.hooks import BulkTransfer, ImportState, OnConflict
+from ..archive.records import Record
+from ..archive.report import TransferReport
 from ..backend import MemoryBackend
 from ..errors import InvalidRequestError
 from ..limits import Limits
 from ..validation import check_int
-from .archive import BadLines, PathLike, open_archive, read_records
-from .errors import ArchiveError
-from .hooks import BulkTransfer, ImportState, OnConflict
 from .public_writer import PublicWriter
-from .records import Record
-from .report import TransferReport
 
 ON_CONFLICT: tuple[OnConflict, ...] = ("skip", "overwrite", "new-ids")
 HOOK_BATCH = 1000
@@ -59,7 +59,7 @@ async def import_memory(
     Every record is checked as the public API checks its arguments, against the
     target's limits, before anything of it is written. A line that is not a valid record
     (not UTF-8, not JSON, a missing or mistyped field, a value over a limit, longer than
-    ``max_line_bytes`` — default :func:`~memory_core.transfer.archive.max_line_bytes` of
+    ``max_line_bytes`` — default :func:`~memory_core.archive.files.max_line_bytes` of
     the target's limits, and never read whole) raises
     :class:`~memory_core.transfer.ArchiveError` with its line number, after the lines
     before it are written; with ``skip_bad=True`` it is counted and skipped. A cut-short

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
-from .report import TransferReport, counted
+from ..archive.report import TransferReport, counted
 
 BAR = 20
 

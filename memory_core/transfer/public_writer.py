@@ -19,14 +19,14 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..archive.files import PathLike
+from ..archive.hooks import TENANT_LOST, ImportState
+from ..archive.records import Record, parse_stamp
 from ..backend import MemoryBackend
 from ..errors import InvalidRequestError, NotFoundError, NotSupportedError
 from ..models import EntityRef, Message
-from .archive import PathLike
 from .checkpoint import Checkpoint, Progress
 from .export import SESSION_KEY
-from .hooks import TENANT_LOST, ImportState
-from .records import Record, parse_stamp
 
 MAX_CHUNK = 100
 NO_IDS = "the target issues ids (no bulk hook, or on_conflict='new-ids')"

@@ -120,244 +120,244 @@ _SYNC: list[tuple[str, str]] = [
 
 _TRANSFER: list[tuple[str, str]] = [
     (
-        r"^archive\.(x__decode__mutmut_6|x__split__mutmut_15|x_open_text__mutmut_(21|32))$|"
-        r"^checkpoint\.xǁCheckpointǁ(_load__mutmut_6|record__mutmut_27)$|^x_schema__mutmut_8$",
+        r"^archive\.files\.(x__decode__mutmut_6|x__split__mutmut_15|x_open_text__mutmut_(21|32))$|"
+        r"^transfer\.checkpoint\.xǁCheckpointǁ(_load__mutmut_6|record__mutmut_27)$|^transfer\.x_schema__mutmut_8$",
         "equivalent: codec names ignore case ('UTF-8' is 'utf-8')",
     ),
     (
-        r"^archive\.x_open_archive__mutmut_[79]$",
+        r"^archive\.files\.x_open_archive__mutmut_[79]$",
         "equivalent: GzipFile's mode defaults to 'rb'",
     ),
     (
-        r"^archive\.x__create_beside__mutmut_[45]$",
+        r"^archive\.files\.x__create_beside__mutmut_[45]$",
         "not a promise: the length of the random part of the temporary file's name",
     ),
     (
-        r"^archive\.(x_read_records__mutmut_7|x_dump_line__mutmut_[35])$|"
-        r"^importer\.x_write_records__mutmut_29$",
+        r"^archive\.files\.(x_read_records__mutmut_7|x_dump_line__mutmut_[35])$|"
+        r"^transfer\.importer\.x_write_records__mutmut_29$",
         "equivalent: None for False where the flag is only ever tested for truth",
     ),
     (
-        r"^archive\.x_read_records__mutmut_23$",
+        r"^archive\.files\.x_read_records__mutmut_23$",
         "equivalent: return for break after a broken stream; that branch is only reached "
         "once the header was seen, so the empty-archive check after the loop passes anyway",
     ),
     (
-        r"^importer\.x_write_records__mutmut_58$",
+        r"^transfer\.importer\.x_write_records__mutmut_58$",
         "message: the wording of the report's 'no end record' note (its presence is tested)",
     ),
     (
-        r"^importer\.xǁ_HookWriterǁadd__mutmut_2$",
+        r"^transfer\.importer\.xǁ_HookWriterǁadd__mutmut_2$",
         "not a promise: the size of the bulk hook's batches (1,000 or 1,001 records)",
     ),
     (
-        r"^archive\.x__split__mutmut_24$",
+        r"^archive\.files\.x__split__mutmut_24$",
         "equivalent: bytes.find and slicing take None for 0",
     ),
     (
-        r"^importer\.x_write_records__mutmut_5[012]$",
+        r"^transfer\.importer\.x_write_records__mutmut_5[012]$",
         "equivalent: unreachable; no caller passes skip_bad without a BadLines to count in",
     ),
     (
-        r"^hooks\.x_keeps_id__mutmut_5$",
+        r"^archive\.hooks\.x_keeps_id__mutmut_5$",
         "equivalent: unreachable; a conversation id is checked to be a UUID "
         "(records.UUID_FIELDS) before any hook sees it",
     ),
     (
-        r"^importer\.x_write_records__mutmut_3[56]$",
+        r"^transfer\.importer\.x_write_records__mutmut_3[56]$",
         "equivalent: both writers (the hooks' and PublicWriter) ignore a record kind they "
         "do not write, and the reader yields exactly one header",
     ),
     (
-        r"^importer\.xǁ_Referencesǁ__init____mutmut_[36]$",
+        r"^transfer\.importer\.xǁ_Referencesǁ__init____mutmut_[36]$",
         "equivalent: current and mentions are set by the first conversation record before "
         "they are read; a message or mention before it fails the conversations/messages "
         "check first",
     ),
     (
-        r"^importer\.x_write_records__mutmut_43$",
+        r"^transfer\.importer\.x_write_records__mutmut_43$",
         "equivalent: the reader refuses any record after the end record (a bad line), so "
         "break and continue both end the loop there",
     ),
     (
-        r"^checkpoint\.xǁCheckpointǁclose__mutmut_2$",
+        r"^transfer\.checkpoint\.xǁCheckpointǁclose__mutmut_2$",
         "not a promise: recording into a checkpoint after closing it (no caller does)",
     ),
     (
-        r"^archive\.x_open_text__mutmut_(16|19|26|30)$",
+        r"^archive\.files\.x_open_text__mutmut_(16|19|26|30)$",
         "equivalent here: newline=None writes os.linesep, which is '\\n' on the POSIX "
         "platforms tested",
     ),
     (
-        r"^checkpoint\.xǁCheckpointǁ(_load__mutmut_[24]|record__mutmut_(20|23))$|"
-        r"^archive\.x_open_text__mutmut_(15|18|25|29)$|^x_schema__mutmut_2$",
+        r"^transfer\.checkpoint\.xǁCheckpointǁ(_load__mutmut_[24]|record__mutmut_(20|23))$|"
+        r"^archive\.files\.x_open_text__mutmut_(15|18|25|29)$|^transfer\.x_schema__mutmut_2$",
         "equivalent here: the default encoding is UTF-8 on the platforms tested (Python "
         "coerces the C locale to UTF-8); it would differ on a Windows code page",
     ),
     (
-        r"^public_writer\.xǁPublicWriterǁ_holds__mutmut_23$",
+        r"^transfer\.public_writer\.xǁPublicWriterǁ_holds__mutmut_23$",
         "equivalent: max(needed, 2) reads one more message only when needed is 0, where "
         "len(found) >= 0 holds whatever is read",
     ),
     (
-        r"^public_writer\.xǁPublicWriterǁ_count__mutmut_1[12]$",
+        r"^transfer\.public_writer\.xǁPublicWriterǁ_count__mutmut_1[12]$",
         "equivalent: any limit at or above the session's length (11**9, 10**10) reads all of "
         "it, and a capped target clamps it to its cap",
     ),
     (
-        r"^public_writer\.xǁPublicWriterǁ_count__mutmut_1$",
+        r"^transfer\.public_writer\.xǁPublicWriterǁ_count__mutmut_1$",
         "not a promise: on a capped target 10**9 is clamped to the cap, so the same messages "
         "are counted; the only difference is a CapabilityWarning, and nothing says an import "
         "warns about none",
     ),
     (
-        r"^public_writer\.xǁPublicWriterǁ_reconcile__mutmut_8$",
+        r"^transfer\.public_writer\.xǁPublicWriterǁ_reconcile__mutmut_8$",
         "equivalent: min(cap or 1001, 1000) is still 1000 for an uncapped target",
     ),
     (
-        r"^public_writer\.xǁPublicWriterǁ_reconcile__mutmut_9$",
+        r"^transfer\.public_writer\.xǁPublicWriterǁ_reconcile__mutmut_9$",
         "equivalent: reading 1,001 instead of 1,000 messages of an uncapped target only moves "
         "a conversation of exactly 1,000 messages from the content match to the exact count; "
         "both find the same unnoted batch when the target holds the copy",
     ),
     (
-        r"^public_writer\.x__same__mutmut_(11|14|15)$",
+        r"^transfer\.public_writer\.x__same__mutmut_(11|14|15)$",
         "equivalent: both slices have exactly size items (size is at most both lengths), so "
         "zip's strict check never fires",
     ),
     (
-        r"^public_writer\.xǁPublicWriterǁ_write_one__mutmut_37$",
+        r"^transfer\.public_writer\.xǁPublicWriterǁ_write_one__mutmut_37$",
         "equivalent: extraction_mode='explicit' with no mentions stores none and runs no "
         "extractor, as 'skip' does (checked on the embedded backend with an extractor)",
     ),
     (
-        r"^public_writer\.xǁPublicWriterǁ_write_one__mutmut_44$",
+        r"^transfer\.public_writer\.xǁPublicWriterǁ_write_one__mutmut_44$",
         "equivalent: None for False where the flag is only ever tested for truth",
     ),
     (
-        r"^public_writer\.xǁPublicWriterǁ_write_batch__mutmut_3[67]$",
+        r"^transfer\.public_writer\.xǁPublicWriterǁ_write_batch__mutmut_3[67]$",
         "equivalent: add_messages_batch defaults to batch_size=100 and extract_entities=False; "
         "each call carries at most self.chunk <= 100 items, so neither splits nor extracts",
     ),
     (
-        r"^public_writer\.xǁPublicWriterǁ_losses__mutmut_(2|5|12|22|34|55)$|"
-        r"^public_writer\.xǁPublicWriterǁ_open__mutmut_163$",
+        r"^transfer\.public_writer\.xǁPublicWriterǁ_losses__mutmut_(2|5|12|22|34|55)$|"
+        r"^transfer\.public_writer\.xǁPublicWriterǁ_open__mutmut_163$",
         "message: the reason texts of the report's not-carried entries (the field names and "
         "counts are tested)",
     ),
     (
-        r"^export\.x__public_records__mutmut_(8|9|10|14|15)$",
+        r"^transfer\.export\.x__public_records__mutmut_(8|9|10|14|15)$",
         "message: the text of the users error (its type and argument are tested) and of the "
         "unreadable-entities note (its presence is tested by substring)",
     ),
     (
-        r"^export\.x__public_records__mutmut_(28|29|31)$",
+        r"^transfer\.export\.x__public_records__mutmut_(28|29|31)$",
         "equivalent: a multi-tenant backend has user_scoped_calls (Capabilities.__post_init__), "
         "so the read is scoped to the listing row's owner, which is the user it was listed for",
     ),
     (
-        r"^export\.x__public_records__mutmut_30$",
+        r"^transfer\.export\.x__public_records__mutmut_30$",
         "not a promise: scoping a single-tenant backend's reads by users=[...]; the README does "
         "not fix the single-tenant user filter",
     ),
     (
-        r"^export\.x__handles__mutmut_3$",
+        r"^transfer\.export\.x__handles__mutmut_3$",
         "equivalent: every shipped backend with list_sessions chooses its session ids, so "
         "list_conversations (sorted and prefix-filtered here) names the same sessions in the "
         "same order; list_sessions pages are only the cheaper read",
     ),
     (
-        r"^export\.x__handles__mutmut_20$",
+        r"^transfer\.export\.x__handles__mutmut_20$",
         "equivalent: order_dir is lower-cased before it is checked (validation.check_order)",
     ),
     (
-        r"^export\.x__named__mutmut_24$",
+        r"^transfer\.export\.x__named__mutmut_24$",
         "equivalent: PublicWriter keeps a session name with a None title only for an archive "
         "conversation without one, which it created without a title, so the fallback is None",
     ),
     (
-        r"^export\.x__entity_record__mutmut_(9|11)$",
+        r"^transfer\.export\.x__entity_record__mutmut_(9|11)$",
         "equivalent: the record is taken only from a found entity with exactly the mentioned "
         "id, which every store ranks first for a search by that id; more candidates add none",
     ),
     (
-        r"^export\.x__entity_record__mutmut_3$",
+        r"^transfer\.export\.x__entity_record__mutmut_3$",
         "not a promise: scoping a single-tenant backend's entity lookup by users=[...]; the "
         "README does not fix the single-tenant user filter",
     ),
     (
-        r"^records\.x_ref_of__mutmut_",
+        r"^archive\.records\.x_ref_of__mutmut_",
         "out of scope: ref_of was never called; removed since the first pass (as were "
         "PublicWriter.last_message and the public writer's ImportState.conversations "
         "entries, which nothing read)",
     ),
     (
-        r"^public_writer\.xǁPublicWriterǁ_message__mutmut_(7|9|10)$",
+        r"^transfer\.public_writer\.xǁPublicWriterǁ_message__mutmut_(7|9|10)$",
         "equivalent: unreachable; the importer refuses a message before any conversation "
         "record (importer._References) before a writer sees it",
     ),
     (
-        r"^public_writer\.xǁPublicWriterǁ_flush__mutmut_(2|13)$",
+        r"^transfer\.public_writer\.xǁPublicWriterǁ_flush__mutmut_(2|13)$",
         "equivalent: a conversation's pending list is only empty with a handle when nothing "
         "is left to write, so reconciling it does nothing; None for False where only truth "
         "is tested",
     ),
     (
-        r"^public_writer\.xǁPublicWriterǁ_flush__mutmut_14$",
+        r"^transfer\.public_writer\.xǁPublicWriterǁ_flush__mutmut_14$",
         "equivalent: reconciling again after the first batch finds nothing extra where the "
         "conversation can be read whole (done already counts what was written); on a capped "
         "target it compares the newest messages with the next batch, which matches only "
         "where the archive repeats its own last messages",
     ),
     (
-        r"^public_writer\.xǁPublicWriterǁ_open__mutmut_(18|96)$",
+        r"^transfer\.public_writer\.xǁPublicWriterǁ_open__mutmut_(18|96)$",
         "equivalent: the archive id of a conversation that is not carried is never read "
         "(nothing is written or noted for it)",
     ),
     (
-        r"^public_writer\.xǁPublicWriterǁ_open__mutmut_(78|81|83)$",
+        r"^transfer\.public_writer\.xǁPublicWriterǁ_open__mutmut_(78|81|83)$",
         "equivalent: only whether the session has any message is read; any limit >= 1 answers that",
     ),
     (
-        r"^public_writer\.xǁPublicWriterǁ_open__mutmut_37$",
+        r"^transfer\.public_writer\.xǁPublicWriterǁ_open__mutmut_37$",
         "equivalent: the stale checkpoint entry is superseded by the record() that follows "
         "for the same conversation once it is created again",
     ),
     (
-        r"^cli\.x__run__mutmut_34$",
+        r"^transfer\.cli\.x__run__mutmut_34$",
         "equivalent: None for False where the flag is only ever tested for truth",
     ),
     (
-        r"^cli\.x__(copy__mutmut_40|import__mutmut_41)$",
+        r"^transfer\.cli\.x__(copy__mutmut_40|import__mutmut_41)$",
         "equivalent: a target with a bulk hook resumes by id and never opens a checkpoint "
         "it is handed (importer.import_memory passes it to the public writer only)",
     ),
     (
-        r"^records\.x__short__mutmut_",
+        r"^archive\.records\.x__short__mutmut_",
         "message: how a bad value is quoted inside an error message (that a long one is "
         "cut is tested; the exact boundary is wording)",
     ),
     (
-        r"^records\.x_(header__mutmut_12|stamp__mutmut_[46]|parse_stamp__mutmut_15)$",
+        r"^archive\.records\.x_(header__mutmut_12|stamp__mutmut_[46]|parse_stamp__mutmut_15)$",
         "equivalent here: a naive or local time is UTC on the machines tested (TZ unset); "
         "it would differ under another local zone",
     ),
     (
-        r"^records\.x_parse_stamp__mutmut_[78]$",
+        r"^archive\.records\.x_parse_stamp__mutmut_[78]$",
         "equivalent: datetime.fromisoformat reads a trailing 'Z' itself since Python 3.11 "
         "(the oldest supported)",
     ),
     (
-        r"^records\.x__check_message__mutmut_42$",
+        r"^archive\.records\.x__check_message__mutmut_42$",
         "equivalent: None for False where the flag is only ever tested for truth",
     ),
     (
-        r"^public_writer\.xǁPublicWriterǁ_open__mutmut_27$",
+        r"^transfer\.public_writer\.xǁPublicWriterǁ_open__mutmut_27$",
         "equivalent: a target without user_scoped_calls is single-tenant; naming the "
         "record's own user in its reads finds the same session, without a warning",
     ),
     (
-        r"^export\.x_iter_records__mutmut_33$",
+        r"^transfer\.export\.x_iter_records__mutmut_33$",
         "equivalent: no bulk export hook (embedded, Bolt, PostgreSQL) writes to the report "
         "it is handed; only the public path records truncated and unreadable conversations",
     ),

@@ -29,10 +29,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_core import Limits, MemoryBackend, open_backend
+from memory_core.archive.files import max_line_bytes
+from memory_core.archive.records import MAX_ORDINAL
 from memory_core.cli import main
 from memory_core.transfer import ArchiveError, export_memory, import_memory
-from memory_core.transfer.archive import max_line_bytes
-from memory_core.transfer.records import MAX_ORDINAL
 from tests.transfer.sample import populate
 
 from .archives import archive, conversation, entity, mention, message

@@ -10,9 +10,9 @@ from uuid import uuid4
 
 import pytest
 
+from memory_core.archive.hooks import FOREIGN_ID, NOT_CARRIED, RENAMED
 from memory_core.transfer import import_memory
 from memory_core.transfer import importer as importer_module
-from memory_core.transfer.hooks import FOREIGN_ID, NOT_CARRIED, RENAMED
 
 from .archives import archive, conversation, entity, loot_linking, mention, message
 from .subjects import Subject

@@ -16,9 +16,9 @@ from uuid import uuid4
 import pytest
 
 from memory_core import MemoryBackend
+from memory_core.archive.hooks import DERIVED_ID, FOREIGN_ENTITY, RENAMED
 from memory_core.backends.embedded.conversations import session_uuid
 from memory_core.transfer import import_memory
-from memory_core.transfer.hooks import DERIVED_ID, FOREIGN_ENTITY, RENAMED
 
 from .archives import archive, conversation, entity, loot_linking, mention, message
 from .conftest import open_subject

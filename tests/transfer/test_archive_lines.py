@@ -17,12 +17,13 @@ from pathlib import Path
 import pytest
 
 from memory_core import open_backend
-from memory_core.transfer import archive, export_memory
-from memory_core.transfer.archive import CHUNK, numbered_lines, replacing
+from memory_core.archive import files as archive
+from memory_core.archive.errors import ArchiveError
+from memory_core.archive.files import CHUNK, numbered_lines, replacing
+from memory_core.archive.hooks import NOT_CARRIED, ImportState
+from memory_core.archive.report import TransferReport
+from memory_core.transfer import export_memory
 from memory_core.transfer.checkpoint import Checkpoint, Progress
-from memory_core.transfer.errors import ArchiveError
-from memory_core.transfer.hooks import NOT_CARRIED, ImportState
-from memory_core.transfer.report import TransferReport
 
 
 def _read(source: object, max_bytes: int) -> list[tuple[int, str]]:

@@ -11,8 +11,8 @@ import io
 import pytest
 
 from memory_core import MemoryBackend, open_backend
+from memory_core.archive.files import CHUNK, numbered_lines
 from memory_core.transfer import ArchiveError, export_memory, import_memory
-from memory_core.transfer.archive import CHUNK, numbered_lines
 from tests.transfer.sample import MESSAGES, export_lines, of_kind, populate
 
 pytestmark = pytest.mark.anyio

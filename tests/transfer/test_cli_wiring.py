@@ -15,11 +15,11 @@ import anyio
 import pytest
 
 from memory_core import open_backend
+from memory_core.archive.report import counted
 from memory_core.cli import main
 from memory_core.settings import redact_url
 from memory_core.transfer import TransferReport, cli
 from memory_core.transfer.progress import Progress
-from memory_core.transfer.report import counted
 from tests.transfer.sample import MESSAGES, populate
 
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from memory_core.archive.records import check_record
 from memory_core.transfer import ArchiveError
-from memory_core.transfer.records import check_record
 
 MESSAGE = {
     "record": "message",

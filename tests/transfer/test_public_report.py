@@ -19,8 +19,8 @@ from memory_core import (
     open_backend,
     register_backend,
 )
+from memory_core.archive.hooks import TENANT_LOST
 from memory_core.transfer import export_memory, import_memory
-from memory_core.transfer.hooks import TENANT_LOST
 from tests.transfer.sample import MENTIONS, MESSAGES, populate
 
 pytestmark = pytest.mark.anyio

@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
+from memory_core.archive import records
+from memory_core.archive.records import FORMAT, check_record
 from memory_core.capabilities import Capabilities
 from memory_core.limits import Limits
-from memory_core.transfer import ArchiveError, records
-from memory_core.transfer.records import FORMAT, check_record
+from memory_core.transfer import ArchiveError
 from tests.transfer.test_embedding_values import MESSAGE as EMBEDDED_MESSAGE
 
 ENTITY = {

@@ -370,7 +370,7 @@ class _Importer:
 
     Tenancy (multi-tenant): every id is looked up with its tenant. A record whose id
     another tenant holds is never written over, deleted or linked to: it gets an id of
-    its own tenant (:func:`~memory_core.transfer.hooks.own_id`), and a derived
+    its own tenant (:func:`~memory_core.archive.hooks.own_id`), and a derived
     (version-5) conversation id that is not the record's own is replaced by the target's
     own for the tenant and session."""
 

@@ -469,7 +469,7 @@ def _conversation_id(
 ) -> tuple[str | None, str | None]:
     """The id an archive conversation takes in ``tenant``, and why it is not the archive's
     (``None`` when it is). A derived (version-5) id is kept only when it is the record's
-    own (:func:`~memory_core.transfer.hooks.keeps_id`), else the target's own id of the
+    own (:func:`~memory_core.archive.hooks.keeps_id`), else the target's own id of the
     tenant and session is used, so no archive can take the id of another tenant's
     session. An id another tenant holds is not taken either (the session's own id then);
     ``(None, ...)`` when even that is another tenant's."""

@@ -2,7 +2,7 @@
 
 The rules are the embedded hook's (ids, ``seq``, timestamps, metadata text, idempotency
 keys, titles, entities and the order of mentions kept; tenancy as
-:mod:`memory_core.transfer.hooks` says). Entities and conversations are written one by
+:mod:`memory_core.archive.hooks` says). Entities and conversations are written one by
 one (few); the messages of a conversation and their mentions are looked up with one
 query per kind and written with multi-row inserts (one statement per 500 rows).
 
@@ -475,7 +475,7 @@ async def _conversation(tx: Tx, where: str, *params: object) -> tuple[Any, ...] 
 async def _conversation_id(tx: Tx, record: Record, tenant: str) -> tuple[str | None, str | None]:
     """The id an archive conversation takes in ``tenant``, and why it is not the archive's
     (``None`` when it is). A derived (version-5) id is kept only when it is the record's
-    own (:func:`~memory_core.transfer.hooks.keeps_id`), else the target's own id of the
+    own (:func:`~memory_core.archive.hooks.keeps_id`), else the target's own id of the
     tenant and session is used, so no archive can take the id of another tenant's
     session. An id another tenant holds is not taken either (the session's own id then);
     ``(None, ...)`` when even that is another tenant's."""

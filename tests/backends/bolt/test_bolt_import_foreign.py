@@ -11,9 +11,9 @@ from uuid import uuid4
 import pytest
 
 from memory_core import MemoryBackend
+from memory_core.archive.hooks import FOREIGN_ID, NOT_CARRIED
 from memory_core.backends.bolt.records import session_uuid
 from memory_core.transfer import import_memory
-from memory_core.transfer.hooks import FOREIGN_ID, NOT_CARRIED
 from tests.reliability.archives import archive, conversation, message
 
 from .helpers import Graph
