@@ -38,6 +38,7 @@ MAX_CURSOR_DEPTH = 4
 """The deepest JSON a cursor may hold (stores put a flat list or a string in one)."""
 
 _KIND = re.compile(r"[a-z][a-z0-9-]{0,31}")
+_PAYLOAD = re.compile(r"[A-Za-z0-9_-]*")
 
 
 def cursor_error(message: str = "is not a cursor this backend made") -> InvalidRequestError:
@@ -65,6 +66,8 @@ def decode_cursor(kind: str, cursor: str, *, max_chars: int = MAX_CURSOR_CHARS) 
     prefix, dot, payload = cursor.partition(".")
     if not dot or prefix != kind:
         raise cursor_error(f"is not a cursor of the {kind} backend")
+    if not _PAYLOAD.fullmatch(payload):  # URL-safe base64 without padding, as made
+        raise cursor_error()
     try:
         padded = payload + "=" * (-len(payload) % 4)
         text = base64.b64decode(padded, altchars=b"-_", validate=True).decode("ascii")

@@ -33,9 +33,10 @@ def open_backend(
     if backend is not None:
         if scheme in ("http", "https"):
             scheme = f"{backend.lower()}+{scheme}"
-        elif scheme and not scheme.startswith(backend.lower()):
+        elif scheme and store_class(scheme).name != backend.lower():
             raise ConfigurationError(
-                f"backend={backend!r} does not match the URL scheme {scheme!r}"
+                f"backend={backend!r} does not match the URL scheme {scheme!r} (a "
+                f"{store_class(scheme).name} URL)"
             )
     if scheme in ("http", "https"):
         raise ConfigurationError(

@@ -48,7 +48,8 @@ def extractive_summary(messages: Sequence[Message], max_sentences: int = 3) -> s
     best = sorted(sentences, key=lambda s: (-s[0], s[1]))[:max_sentences]
     chosen = [text for _, _, text in sorted(best, key=lambda s: s[1])]
     roles = Counter(m.role.value for m in messages)
-    head = f"{len(messages)} messages (" + ", ".join(f"{n} {r}" for r, n in sorted(roles.items()))
+    count = f"{len(messages)} message{'' if len(messages) == 1 else 's'}"
+    head = f"{count} (" + ", ".join(f"{n} {r}" for r, n in sorted(roles.items()))
     return head + "). " + " ".join(chosen)
 
 
