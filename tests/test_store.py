@@ -18,9 +18,15 @@ from memory_core import store
 
 BACKENDS = Path(memory_core.__file__).parent / "backends"
 
-# name in memory_core.store -> (home module, name there; None: the module itself); the
-# transfer names are left to the generic check below (their home modules are moving)
+# name in memory_core.store -> (home module, name there; None: the module itself)
 HOMES: dict[str, tuple[str, str | None]] = {
+    "transfer_records": ("memory_core.archive.records", None),
+    "Record": ("memory_core.archive.records", "Record"),
+    "parse_stamp": ("memory_core.archive.records", "parse_stamp"),
+    "TransferReport": ("memory_core.archive.report", "TransferReport"),
+    "ImportState": ("memory_core.archive.hooks", "ImportState"),
+    "BulkTransfer": ("memory_core.archive.hooks", "BulkTransfer"),
+    "own_id": ("memory_core.archive.hooks", "own_id"),
     "Store": ("memory_core.interface", "Store"),
     "DEFAULTED_HOOKS": ("memory_core.interface", "DEFAULTED_HOOKS"),
     "requests": ("memory_core.requests", None),
