@@ -1,6 +1,6 @@
-"""The interface a backend implements: :class:`Store`.
+"""The interface a store implements: :class:`Store`.
 
-A backend author writes one :class:`Store` subclass: it declares ``name`` and
+A store author writes one :class:`Store` subclass: it declares ``name`` and
 ``capabilities`` and implements the hooks below, storage logic only. It never sees the
 public API's argument checks, aliases, defaults or capability rules: those live in
 :mod:`memory_core.policy` and run in :class:`memory_core.MemoryBackend`, the class
@@ -48,7 +48,7 @@ __all__ = ["DEFAULTED_HOOKS", "HOOKS_FOR_FLAG", "Store"]
 
 
 class Store(ABC):
-    """Storage behind :class:`memory_core.MemoryBackend`: what a backend implements.
+    """Storage behind :class:`memory_core.MemoryBackend`: what a store author implements.
 
     Subclasses declare ``name`` and ``capabilities`` (once per class; a store whose flags
     depend on an option sets ``self.capabilities`` in ``__init__`` before calling this

@@ -110,6 +110,6 @@ def store_class(scheme: str) -> type[Store]:
     cls = getattr(module, attr, None)
     if not (isinstance(cls, type) and issubclass(cls, Store)):
         raise ConfigurationError(
-            f"{spec.path} is not a memory_core.interface.Store subclass (a backend's store)"
+            f"{spec.path} is not a memory_core.interface.Store subclass (a store)"
         )
     return cls

@@ -1,8 +1,8 @@
-"""Validated requests the contract hands to a backend's hooks.
+"""Validated requests the contract hands to a store's hooks.
 
 :class:`~memory_core.backend.MemoryBackend` checks every argument, resolves aliases,
 applies defaults and capability rules, then calls the backend's ``_hook`` with one of
-these frozen, keyword-only objects. A backend author implements the hooks and never
+these frozen, keyword-only objects. A store author implements the hooks and never
 re-validates.
 """
 

@@ -183,7 +183,7 @@ class Instruments:
 
 
 class Operation:
-    """The public operation running now: what the backend hooks attach their spans to."""
+    """The public operation running now: what the store's hooks attach their spans to."""
 
     def __init__(
         self, instruments: Instruments, name: str, batch: int | None, capture: bool
