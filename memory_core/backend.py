@@ -964,10 +964,7 @@ class MemoryBackend:
             )
         size = check_int(batch_size, "batch_size", minimum=1)
         size = min(size, self.capabilities.max_page_size or size)
-        if archive is not None and not isinstance(archive, str | PathLike):
-            raise InvalidArgumentTypeError(
-                f"must be a path, got {type(archive).__name__}", argument="archive"
-            )
+        retention.check_archive(archive)
         check_bool(dry_run, "dry_run")
         await self._ready()
         return await retention.expire(self, cutoff, user, size, archive, dry_run)

@@ -11,10 +11,12 @@ conversation per call, so no store is locked for long. One audit record per run.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from os import PathLike
+from pathlib import Path
 from typing import Any, Protocol
 from uuid import UUID
 
@@ -22,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .capabilities import Capabilities
 from .erasure import audit
-from .errors import InvalidArgumentTypeError, InvalidRequestError
+from .errors import InvalidArgumentTypeError, InvalidRequestError, StoreError
 from .models import Conversation, ConversationPage, Entity, EntityRef, EntityType
 
 _ALL = 10**9
@@ -97,15 +99,44 @@ def cutoff_of(older_than: object, now: datetime | None = None) -> datetime:
     if isinstance(older_than, timedelta):
         if older_than <= timedelta(0):
             raise InvalidRequestError("must be a positive duration", argument="older_than")
-        return moment - older_than
+        try:
+            return moment - older_than
+        except OverflowError:
+            raise InvalidRequestError(
+                "is longer than the calendar goes back (the cut-off would be before year 1)",
+                argument="older_than",
+            ) from None
     if isinstance(older_than, datetime):
         if older_than.tzinfo is None:
             raise InvalidRequestError("needs a UTC offset", argument="older_than")
-        return older_than.astimezone(UTC)
+        try:
+            return older_than.astimezone(UTC)
+        except OverflowError:
+            raise InvalidRequestError(
+                "is outside the calendar in UTC", argument="older_than"
+            ) from None
     raise InvalidArgumentTypeError(
         f"must be a timedelta or datetime, got {type(older_than).__name__}",
         argument="older_than",
     )
+
+
+def check_archive(archive: object) -> None:
+    """An archive path a run may write: never a file that exists (an archive is never
+    replaced: it may be the only copy of what an earlier run deleted). A path that exists
+    and is not a regular file (``/dev/stdout``, a pipe) is written in place."""
+    if archive is None:
+        return
+    if not isinstance(archive, str | PathLike):
+        raise InvalidArgumentTypeError(
+            f"must be a path, got {type(archive).__name__}", argument="archive"
+        )
+    if Path(archive).is_file():
+        raise InvalidRequestError(
+            f"{os.fspath(archive)!r} exists: an archive is never replaced (it may hold the "
+            "only copy of what an earlier run deleted); name a new file, with the date say",
+            argument="archive",
+        )
 
 
 def last_active(conversation: Conversation) -> datetime:
@@ -142,7 +173,9 @@ async def expire(
     started = time.perf_counter()
     doomed = await expired(backend, cutoff, user, batch_size)
     messages = None
-    if archive is not None:
+    written = archive is not None and not dry_run and bool(doomed)
+    if written:
+        assert archive is not None
         messages = await archive_conversations(backend, archive, doomed, user)
     if not dry_run:
         scoped = user if backend.capabilities.user_scoped_calls else None
@@ -156,7 +189,7 @@ async def expire(
         dry_run=dry_run,
         conversations=len(doomed),
         messages=messages,
-        archive=None if archive is None else str(archive),
+        archive=str(archive) if written else None,
         session_ids=[c.session_id for c in doomed],
         duration_seconds=round(time.perf_counter() - started, 6),
     )
@@ -184,14 +217,31 @@ async def archive_conversations(
 ) -> int:
     """Write ``conversations`` (with their messages, mentions and mentioned entities) to
     the archive at ``path`` in the transfer format, replacing it only once complete;
-    return how many messages it holds."""
+    return how many messages it holds. It never replaces a file: one that appeared since
+    :func:`check_archive` looked is an error, as is a write that fails (a full disk);
+    either way nothing was deleted yet."""
+    try:
+        return await _write_archive(backend, path, conversations, user)
+    except OSError as exc:
+        reason = "it exists" if isinstance(exc, FileExistsError) else exc.strerror or str(exc)
+        raise StoreError(
+            f"the archive {os.fspath(path)!r} could not be written ({reason}): nothing was deleted"
+        ) from None
+
+
+async def _write_archive(
+    backend: Expiring,
+    path: str | PathLike[str],
+    conversations: list[Conversation],
+    user: str | None,
+) -> int:
     from .archive import records as rec
     from .archive.files import dump_line, replacing
 
     counts = dict.fromkeys(("entity", "conversation", "message", "mention"), 0)
     truncated: list[dict[str, object]] = []
     seen: set[str] = set()
-    with replacing(path) as out:
+    with replacing(path, replace=False) as out:
         header = rec.header(
             backend.name,
             backend.describe(),

@@ -27,7 +27,12 @@ def parse_duration(text: str) -> timedelta:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a duration: a whole number and a unit (s, m, h, d, w), e.g. 30d"
         )
-    return timedelta(**{_UNITS[found.group(2)]: int(found.group(1))})
+    try:
+        return timedelta(**{_UNITS[found.group(2)]: int(found.group(1))})
+    except OverflowError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is longer than a duration can be (at most 999999999 days)"
+        ) from None
 
 
 def add_command(subs: Any) -> None:

@@ -120,7 +120,19 @@ def test_user_limits_the_run_to_that_users_conversations(
     assert _sessions(url) == ["a1", "a2"]
 
 
-def test_archive_counts_the_messages_it_wrote_first(
+def test_archive_counts_the_messages_it_wrote(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], two_days_ahead: datetime
+) -> None:
+    url = _store(tmp_path)
+    archive = tmp_path / "expired.jsonl"
+    report = _expire(capsys, url, "--older-than", "1d", "--user", "u1", "--archive", str(archive))
+    assert report["messages"] == 3 and report["archive"] == str(archive)
+    records = [json.loads(line)["record"] for line in archive.read_text().splitlines()]
+    assert records.count("conversation") == 2 and records.count("message") == 3
+    assert _sessions(url) == ["b1"]
+
+
+def test_a_dry_run_writes_no_archive(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], two_days_ahead: datetime
 ) -> None:
     url = _store(tmp_path)
@@ -128,10 +140,9 @@ def test_archive_counts_the_messages_it_wrote_first(
     report = _expire(
         capsys, url, "--older-than", "1d", "--user", "u1", "--archive", str(archive), "--dry-run"
     )
-    assert report["messages"] == 3 and report["archive"] == str(archive)
-    records = [json.loads(line)["record"] for line in archive.read_text().splitlines()]
-    assert records.count("conversation") == 2 and records.count("message") == 3
-    assert _sessions(url) == ["a1", "a2", "b1"]  # a dry run archives but deletes nothing
+    assert report["conversations"] == 2 and report["messages"] is None
+    assert report["archive"] is None and not archive.exists()
+    assert _sessions(url) == ["a1", "a2", "b1"]
 
 
 @pytest.mark.parametrize("age", ["thirty days", "0d", "-1d", "1y", "1.5h"])

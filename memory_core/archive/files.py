@@ -75,7 +75,7 @@ def dump_line(record: Record) -> str:
 
 
 @contextlib.contextmanager
-def replacing(path: PathLike) -> Iterator[IO[str]]:
+def replacing(path: PathLike, *, replace: bool = True) -> Iterator[IO[str]]:
     """A text stream whose content replaces ``path`` only once the block succeeds.
 
     It writes ``.<name>.<random>.partial`` beside the target (gzip when the target's name
@@ -84,7 +84,10 @@ def replacing(path: PathLike) -> Iterator[IO[str]]:
     Ctrl-C) the temporary file is removed and the target is left as it was. A killed
     process leaves the temporary file behind, never a cut-short target. A target that
     exists and is not a regular file (``/dev/stdout``, a pipe) is written in place. The
-    new file gets the mode of the one it replaces (else the umask's).
+    new file gets the mode of the one it replaces (else the umask's). With
+    ``replace=False`` the finished file takes the target's name only if no file has it
+    (a hard link, then the temporary name removed): :class:`FileExistsError` otherwise,
+    also when one appeared while the block ran.
     """
     target = Path(path)
     with contextlib.suppress(OSError):
@@ -127,7 +130,11 @@ def replacing(path: PathLike) -> Iterator[IO[str]]:
                     with contextlib.suppress(Exception):
                         packed.close()
                 raise
-        os.replace(temporary, target)
+        if replace:
+            os.replace(temporary, target)
+        else:
+            os.link(temporary, target)  # fails if the name is taken: nothing is replaced
+            temporary.unlink()
     except BaseException as exc:
         with contextlib.suppress(OSError):
             temporary.unlink()
