@@ -33,10 +33,10 @@ def open_backend(
     if backend is not None:
         if scheme in ("http", "https"):
             scheme = f"{backend.lower()}+{scheme}"
-        elif scheme and store_class(scheme).name != backend.lower():
+        elif scheme and backend.lower() not in _names_of(scheme):
             raise ConfigurationError(
-                f"backend={backend!r} does not match the URL scheme {scheme!r} (a "
-                f"{store_class(scheme).name} URL)"
+                f"backend={backend!r} does not match the URL scheme {scheme!r} (the "
+                f"{store_class(scheme).name} backend's)"
             )
     if scheme in ("http", "https"):
         raise ConfigurationError(
@@ -46,3 +46,9 @@ def open_backend(
     if not scheme:
         raise ConfigurationError(f"{redact_url(url)!r} has no scheme (e.g. memory://, bolt://)")
     return MemoryBackend.over(store_class(scheme), url, **options)
+
+
+def _names_of(scheme: str) -> set[str]:
+    """What ``backend=`` may say for a URL: its store's name, or the scheme's first word
+    (``memory`` for ``memory://``, ``neo4j`` for ``neo4j+s://``)."""
+    return {store_class(scheme).name, scheme.partition("+")[0]}

@@ -83,6 +83,8 @@ def test_a_backend_matching_the_scheme_is_accepted() -> None:
     assert open_backend("memory://", backend="embedded").name == "embedded"
     assert open_backend("sqlite:///x.db", backend="Embedded").name == "embedded"
     assert open_backend("bolt+s://db.example.invalid", backend="bolt").name == "bolt"
+    assert open_backend("memory://", backend="memory").name == "embedded"
+    assert open_backend("neo4j+s://db.example.invalid", backend="neo4j").name == "bolt"
 
 
 @pytest.mark.parametrize(("url", "backend"), [("bolt://h", "bo"), ("nams://h/v1", "nam")])

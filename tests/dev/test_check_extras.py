@@ -55,7 +55,8 @@ def test_the_package_declares_every_import() -> None:
 
     checker = _checker()
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert checker.problems(ROOT, project, packages_distributions()) == []
+    owners = checker.registered_owners()
+    assert checker.problems(ROOT, project, packages_distributions(), owners) == []
 
 
 def test_an_import_only_another_extra_installs_is_caught(tmp_path: Path) -> None:

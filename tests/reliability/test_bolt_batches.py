@@ -113,7 +113,7 @@ async def test_neo4j_restart_during_batch_ingest(neo4j_server: Neo4jHandle) -> N
 def three_per_statement(monkeypatch: pytest.MonkeyPatch) -> None:
     """Batch statements of 3 messages, so that small calls take the several-statement
     path a call of more than 1,000 messages takes."""
-    from memory_core.backends.bolt import backend as bolt_backend
+    from memory_core.backends.bolt import store as bolt_backend
 
     monkeypatch.setattr(bolt_backend, "STATEMENT_ROWS", 3)
 
@@ -162,7 +162,7 @@ async def test_a_call_too_large_for_the_transaction_memory_fails_at_once(
     from neo4j import exceptions as neo
 
     from memory_core import StoreError
-    from memory_core.backends.bolt import backend as bolt_backend
+    from memory_core.backends.bolt import store as bolt_backend
 
     statements = 0
     real_rows = bolt_backend.rows

@@ -15,7 +15,7 @@ import pytest
 
 from bench.postgres import RoundTrips
 from memory_core import MemoryBackend, open_backend
-from memory_core.backends.postgres import backend as pg_backend
+from memory_core.backends.postgres import store as pg_backend
 from memory_core_dev.postgres_server import PostgresHandle
 
 pytestmark = pytest.mark.anyio
