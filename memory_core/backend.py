@@ -13,7 +13,7 @@ import dataclasses
 from datetime import datetime, timedelta
 from os import PathLike
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, Self
 from uuid import UUID
 
 import anyio
@@ -263,6 +263,15 @@ class MemoryBackend:
         _tb: TracebackType | None,
     ) -> None:
         await self.close()
+
+    def __enter__(self) -> NoReturn:
+        raise TypeError(
+            f"{type(self).__name__} is async: use 'async with open_backend(...)' inside an "
+            "async function, or memory_core.sync.open_backend(...) with a plain 'with'"
+        )
+
+    def __exit__(self, *_exc: object) -> None:
+        """Never reached: :meth:`__enter__` refuses the plain ``with``."""
 
     async def _ready(self) -> None:
         if self._state != "open":
@@ -925,6 +934,9 @@ class MemoryBackend:
         only those messages referenced (an entity another message mentions loses only
         the links). Idempotent: a re-run reports zeros, and a re-run after a crash
         finishes the erasure. ``batch_size`` bounds the messages one transaction deletes.
+        Returns even while the user's writers keep writing: what the user had when it
+        started is erased, and ``writes_continued`` in the report says whether records
+        they wrote meanwhile remain (stop them and call again to erase those).
         Logs one audit record on ``memory_core.audit`` (counts, no content)."""
         self._policy.require(
             "user_erasure",

@@ -138,3 +138,11 @@ def test_no_url_and_no_variable_is_the_embedded_store_in_the_data_directory(
     assert backend.name == "embedded"
     assert str(tmp_path / "memory-core" / "memory.db") in backend.describe()
     assert not (tmp_path / "memory-core" / "memory.db").exists()
+
+
+def test_a_plain_with_says_to_use_async_with_or_the_blocking_api() -> None:
+    memory = open_backend("memory://")
+    with pytest.raises(TypeError, match="async with open_backend") as refused, memory:
+        pass  # the mistake a new user makes: a plain with
+    assert "memory_core.sync.open_backend" in str(refused.value)
+    assert repr(memory).endswith(" new>")  # nothing was opened
