@@ -12,8 +12,14 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
+try:
+    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+    from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
+except ImportError:
+    sys.exit(
+        "this example prints spans with the OpenTelemetry SDK, which is not installed: "
+        'pip install "memory-core[otel]" opentelemetry-sdk'
+    )
 
 from memory_core import open_backend
 from memory_core.telemetry import Telemetry

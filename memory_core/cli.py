@@ -13,8 +13,11 @@ install 'memory-core[EXTRA]'`` (exit 1).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
+import logging
+import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -29,6 +32,8 @@ from .errors import ConfigurationError, MemoryCoreError
 from .open import open_backend
 from .settings import default_url, redact_url
 
+SIGPIPE_EXIT = 141  # 128 + SIGPIPE: what a shell reports for a tool the signal ended
+
 # name -> (dotted "module:function" taking (args) -> int, which installs its arguments
 # via "module:add_arguments", help line)
 EXTERNAL_COMMANDS: dict[str, tuple[str, str]] = {
@@ -40,7 +45,7 @@ EXTERNAL_COMMANDS: dict[str, tuple[str, str]] = {
     "mcp": ("memory_core.integrations.mcp_server", "serve a backend over MCP (stdio or HTTP)"),
     "postgres-schema": (
         "memory_core.backends.postgres.cli",
-        "print or apply the PostgreSQL backend's schema migrations",
+        "print or apply the PostgreSQL backend's schema migrations, or purge deleted rows",
     ),
 }
 EXTRA_FOR = {
@@ -190,7 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="memory-core",
         description="Agent conversation memory, one API.",
         epilog="exit codes: 0 success; 1 failure, one line on stderr (a port in use and a "
-        "missing extra included); 2 usage error; 130 interrupted",
+        "missing extra included); 2 usage error; 130 interrupted; 141 the reader of the "
+        "output went away (| head)",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on failure")
     parser.add_argument("--version", action="version", version=f"memory-core {__version__}")
@@ -213,7 +219,12 @@ def build_parser() -> argparse.ArgumentParser:
     caps.set_defaults(handler=_capabilities)
 
     demo = subs.add_parser("demo", help="store, read and search a few messages")
-    demo.add_argument("url", nargs="?", help="backend URL (default as for capabilities)")
+    demo.add_argument(
+        "url",
+        nargs="?",
+        help="backend URL (default: MEMORY_BACKEND_URL or "
+        "the embedded store in your data directory)",
+    )
     demo.set_defaults(handler=_demo)
 
     _add_transfer_commands(subs)
@@ -231,6 +242,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     debug = "--debug" in args_list
+    if not debug:
+        _quiet_driver_logs()
     try:
         head = 1 if args_list[:1] == ["--debug"] else 0
         if args_list[head : head + 1] and args_list[head] in EXTERNAL_COMMANDS:
@@ -248,6 +261,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(exc, file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        return _reader_left()
     except (MemoryCoreError, OSError) as exc:
         if debug:
             traceback.print_exc()
@@ -255,6 +270,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+def _quiet_driver_logs() -> None:
+    """The Neo4j driver logs a failed connection at ERROR, which Python prints to stderr
+    when the program set up no logging: a stray line before our one-line error. A
+    handler on its logger keeps its records off stderr (``--debug`` shows them)."""
+    driver = logging.getLogger("neo4j")
+    if not any(isinstance(h, logging.NullHandler) for h in driver.handlers):
+        driver.addHandler(logging.NullHandler())
+
+
+def _reader_left() -> int:
+    """The program reading our output stopped (``| head``): end quietly, as a tool killed
+    by SIGPIPE does, and keep Python's final flush from complaining about the pipe."""
+    with contextlib.suppress(OSError, ValueError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+    return SIGPIPE_EXIT
 
 
 if __name__ == "__main__":

@@ -58,7 +58,13 @@ class NotSupportedError(MemoryCoreError):
         self.method = method
         self.message = message
         self.workaround = workaround
-        super().__init__(f"{backend}.{method}: {message} Workaround: {workaround}")
+        super().__init__(f"{backend}.{method}: {_sentence(message)} Workaround: {workaround}")
+
+
+def _sentence(text: str) -> str:
+    """``text`` ending as a sentence does, so the next one does not run into it."""
+    text = text.rstrip()
+    return text if text.endswith((".", "!", "?", ":")) else text + "."
 
 
 class InvalidRequestError(MemoryCoreError, ValueError):

@@ -38,10 +38,12 @@ def _metric(row: dict[str, Any]) -> str | None:
 
 
 def _title(backend: str, subjects: list[str]) -> str:
-    others = [s for s in subjects if s not in SUBJECTS]
-    if not others:
-        return f"{backend}: memory-core, the floor and the peer (neo4j-agent-memory)"
-    return f"{backend}: memory-core, the floor and its peers ({', '.join(others)})"
+    """Names only the subjects the figure draws (no peer runs on some backends)."""
+    spoken = {"floor": "the floor", "peer": "the peer (neo4j-agent-memory)"}
+    names = [spoken.get(s, s) for s in subjects]
+    if len(names) > 1:
+        names[-2:] = [f"{names[-2]} and {names[-1]}"]
+    return f"{backend}: {', '.join(names)}"
 
 
 def plot(backend: str, rows: list[dict[str, Any]]) -> str:

@@ -30,6 +30,20 @@ def test_unknown_scheme_is_one_line_and_exit_1() -> None:
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("scheme", ["neo4j", "bolt"])
+def test_neo4j_with_nothing_listening_is_one_line(scheme: str) -> None:
+    """The driver logs the failed routing at ERROR; without --debug that record must not
+    reach stderr beside our own line (with --debug it may)."""
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = run("demo", f"{scheme}://127.0.0.1:{port}")
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("memory-core: error: bolt backend at ")
+    assert "unreachable" in result.stderr
+
+
 def test_debug_shows_the_traceback() -> None:
     result = run("--debug", "capabilities", "nosuch://x")
     assert result.returncode == 1
@@ -163,6 +177,28 @@ def test_demo_leaves_the_store_as_it_found_it(tmp_path: Path) -> None:
         assert sessions == {"demo-session": 1, "notes": 1}
         kept = memory.get_conversation("demo-session").messages
         assert [m.content for m in kept] == ["the user's own words"]
+
+
+@pytest.mark.parametrize("command", ["demo", "capabilities"])
+def test_a_reader_that_stops_early_ends_the_command_quietly(tmp_path: Path, command: str) -> None:
+    """``memory-core demo | head -1``: the reader is gone before the command writes. No
+    error line, the exit status a tool ended by SIGPIPE has, and the demo still deletes
+    its session."""
+    from memory_core.sync import open_backend
+
+    url = f"sqlite:///{tmp_path / 'piped.db'}"
+    with subprocess.Popen(
+        [sys.executable, "-m", "memory_core.cli", command, url],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as process:
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.close()  # the reader leaves before the first line
+        err = process.stderr.read().decode()
+        code = process.wait(timeout=60)
+    assert (code, err) == (141, "")
+    with open_backend(url) as memory:
+        assert memory.list_sessions() == []
 
 
 # ---------------------------------------------------------------- ports

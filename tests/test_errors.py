@@ -89,3 +89,20 @@ def test_a_404_from_the_nams_service_is_worded_alike(sync_store: SyncStore) -> N
         error = info.value
         assert (error.backend, error.kind, error.argument) == ("nams", "conversation", argument)
         assert str(error) == f"{argument}: no conversation {unknown} on the nams backend"
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("deleting one message is not supported by the nams backend", "nams backend. Workaround"),
+        ("no such route.", "no such route. Workaround"),
+        ("is it supported?  ", "supported? Workaround"),
+    ],
+)
+def test_not_supported_reads_as_two_sentences(message: str, expected: str) -> None:
+    from memory_core import NotSupportedError
+
+    error = NotSupportedError("nams", "delete_message", message, "clear the session")
+    assert expected in str(error)
+    assert str(error).endswith("Workaround: clear the session")
+    assert error.message == message  # the attribute keeps the backend's own words

@@ -37,7 +37,8 @@ CHECKPOINT_HELP = (
     "checkpoint file of a target written through the public API (NAMS, third-party "
     "backends, --on-conflict new-ids), read on a re-run to resume and kept afterwards; "
     "default: .memory-core-transfer-<hash>.checkpoint in the current directory, <hash> "
-    "from the source and target (embedded and Bolt targets need none: they resume by id)"
+    "from the source and target (embedded, Bolt and PostgreSQL targets need none: they "
+    "resume by id)"
 )
 
 

@@ -50,3 +50,17 @@ def test_the_example_prints_http_spans_on_nams(nams_server: NamsTestServer) -> N
         line.startswith("  POST [CLIENT]") and "http.response.status_code=201" in line
         for line in lines
     )
+
+
+def test_without_the_sdk_the_example_says_what_to_install() -> None:
+    hide_sdk = (
+        "import runpy, sys; sys.modules['opentelemetry.sdk'] = None; "
+        f"sys.argv = [{str(EXAMPLE)!r}, 'memory://']; "
+        f"runpy.run_path({str(EXAMPLE)!r}, run_name='__main__')"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", hide_sdk], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert "pip install" in done.stderr and "opentelemetry-sdk" in done.stderr

@@ -271,3 +271,23 @@ def test_ctrl_c_without_json_prints_the_plain_summary(
     assert code == cli.INTERRUPTED
     assert out.startswith("copied: ") and counted(seen.calls[-1], "message") in out
     assert "memory-core: interrupted: run the same command again to resume" in err
+
+
+def test_the_checkpoint_help_names_every_built_in_store_that_resumes_by_id() -> None:
+    """``--checkpoint``'s help says which targets need no checkpoint: every built-in store
+    with bulk-transfer hooks, and no other."""
+    import importlib
+    import re
+
+    from memory_core.interface import Store
+    from memory_core.registry import built_in
+    from memory_core.transfer.cli import CHECKPOINT_HELP
+
+    named = re.search(r"\(([^()]*) targets need none", CHECKPOINT_HELP)
+    assert named is not None
+    said = named.group(1).lower()
+    for spec in built_in().values():
+        module, _, name = spec.path.partition(":")
+        store = getattr(importlib.import_module(module), name)
+        hooks = store.bulk_transfer is not Store.bulk_transfer
+        assert (store.name in said) == hooks, (store.name, said)
