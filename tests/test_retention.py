@@ -166,3 +166,52 @@ async def test_a_conversation_created_before_the_cutoff_and_written_after_it_is_
         report = await memory.expire_conversations(cutoff)
         assert report.session_ids == ["idle"]
         assert await _sessions(memory) == ["busy"]
+
+
+async def test_expiry_deletes_a_few_conversations_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Up to DELETING_AT_ONCE deletes run at once (a store's per-delete tidying is shared
+    between them), never more; every expired conversation is deleted once."""
+    import anyio
+
+    from memory_core import retention
+
+    async with open_backend("memory://") as memory:
+        for i in range(20):
+            await memory.add_message(f"old-{i:02}", "user", "words")
+        cutoff = datetime.now(UTC) + timedelta(seconds=1)
+        real = memory.clear_session
+        flying, most, cleared = 0, 0, []
+
+        async def watched(**target: object) -> bool:
+            nonlocal flying, most
+            flying += 1
+            most = max(most, flying)
+            await anyio.sleep(0.01)
+            flying -= 1
+            cleared.append(target["conversation_id"])
+            return await real(**target)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(memory, "clear_session", watched)
+        report = await memory.expire_conversations(cutoff)
+        assert report.conversations == 20 and len(set(cleared)) == 20 == len(cleared)
+        assert most == retention.DELETING_AT_ONCE
+        assert await _sessions(memory) == []
+
+
+async def test_a_failing_delete_reaches_the_caller_as_the_store_raised_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memory_core import TransportError
+
+    async with open_backend("memory://") as memory:
+        await memory.add_message("old", "user", "words")
+        cutoff = datetime.now(UTC) + timedelta(seconds=1)
+
+        async def broken(**_target: object) -> bool:
+            raise TransportError("the store went away")
+
+        monkeypatch.setattr(memory, "clear_session", broken)
+        with pytest.raises(TransportError, match="went away"):
+            await memory.expire_conversations(cutoff)
