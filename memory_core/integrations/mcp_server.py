@@ -69,6 +69,8 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_PORT = 8766
 """``--http``'s port: not ``memory-core serve``'s 8765, so both can run side by side."""
+#: Where the streamable HTTP transport answers (the MCP SDK's usual path).
+MCP_PATH = "/mcp"
 # Loggers that log every HTTP request the backend makes (the NAMS client) at INFO.
 HTTP_CLIENT_LOGGERS = ("httpx", "httpcore")
 TOKEN_ENV = "MEMORY_CORE_MCP_TOKEN"
@@ -559,12 +561,26 @@ async def _serve_http(
     import uvicorn
 
     app: ASGIApp = server.streamable_http_app(
-        host=host, transport_security=_transport_security(host, sock)
+        streamable_http_path=MCP_PATH,
+        host=host,
+        transport_security=_transport_security(host, sock),
     )
     if token is not None:
         app = _RequireToken(app, token)
     config = uvicorn.Config(app, log_level=server.settings.log_level.lower())
     await uvicorn.Server(config).serve(sockets=[sock])
+
+
+def _announce(sock: socket.socket, url: str, token: bool) -> None:
+    """Print where the MCP endpoint listens (the URL a client is configured with)."""
+    address, port = sock.getsockname()[:2]
+    host = f"[{address}]" if ":" in address else address
+    access = "a bearer token required" if token else "no token"
+    print(
+        f"memory-core mcp: MCP (streamable HTTP) on http://{host}:{port}{MCP_PATH} over "
+        f"{redact_url(url)}, {access}",
+        flush=True,
+    )
 
 
 def _quiet_http_client_logs(verbose: bool) -> None:
@@ -598,6 +614,7 @@ def main(argv: Sequence[str], *, debug: bool = False) -> int:
         anyio.run(serve_stdio, server)
         return 0
     sock = _listen(args.host, args.port)
+    _announce(sock, url, token is not None)
     try:
         anyio.run(_serve_http, server, sock, args.host, token)
     except SystemExit as exc:  # uvicorn's start-up failure (its code 3): logged above

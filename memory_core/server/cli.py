@@ -3,8 +3,8 @@
 Examples::
 
     memory-core serve                                   # memory://, 127.0.0.1:8765, no keys
-    memory-core serve --backend-url sqlite:///mem.db --api-key s3cret=team-a
-    memory-core serve --backend-url bolt://localhost:7687 --host 0.0.0.0 --api-key k1
+    memory-core serve sqlite:///mem.db --api-key s3cret=team-a
+    memory-core serve bolt://localhost:7687 --host 0.0.0.0 --api-key k1
 
 Keys also come from ``NAMS_SERVER_API_KEYS`` (comma-separated ``KEY`` or
 ``KEY=WORKSPACE``): the recommended way, since a ``--api-key`` value is visible to every
@@ -78,10 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_listening(p: argparse.ArgumentParser) -> None:
     """Adds the store served and the address and port the server listens on."""
     p.add_argument(
-        "--backend-url",
-        default=DEFAULT_BACKEND_URL,
-        help="store to serve over (default memory://: in memory, gone on exit)",
+        "url",
+        nargs="?",
+        help="store to serve over, as in every other command (default memory://: in "
+        "memory, gone on exit)",
     )
+    p.add_argument("--backend-url", help="the same as URL (kept for existing scripts)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     p.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help=f"port ({DEFAULT_PORT}; 0 picks a free one)"
@@ -326,6 +328,13 @@ def main(argv: Sequence[str], *, debug: bool = False) -> int:
         return 2
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
+    if args.url and args.backend_url and args.url != args.backend_url:
+        print(
+            "memory-core serve: error: two store URLs: give URL or --backend-url, not both",
+            file=sys.stderr,
+        )
+        return 2
+    args.backend_url = args.url or args.backend_url or DEFAULT_BACKEND_URL
     debug = debug or args.debug
     if args.api_key:
         _warn_key_flags()

@@ -202,3 +202,32 @@ async def test_user_option_scopes_every_call(tmp_path: Path) -> None:
         for user in ("ana", "bo"):
             conversation = await memory.get_conversation("shared", user_identifier=user)
             assert [m.content for m in conversation.messages] == [f"{user}'s"]
+
+
+async def test_the_documented_client_configuration_starts_a_working_server(
+    tmp_path: Path,
+) -> None:
+    """docs/mcp.md's ``mcpServers`` entry, run as a client runs it: the command it names
+    (the console script beside this Python), its arguments with the store moved to a
+    temporary file, started in another folder."""
+    import re
+    import shutil
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "mcp.md").read_text()
+    found = re.search(r"```json\n(.*?)```", docs, re.S)
+    assert found is not None
+    entry = json.loads(found.group(1))["mcpServers"]["memory"]
+    command = shutil.which(entry["command"], path=str(Path(sys.executable).parent))
+    assert command is not None, f"{entry['command']} is not installed beside {sys.executable}"
+    store = tmp_path / "client.db"
+    args = [re.sub(r"^sqlite:////.*", f"sqlite:///{store}", a) for a in entry["args"]]
+    assert args == ["mcp", f"sqlite:///{store}"]
+    params = StdioServerParameters(command=command, args=args, env=dict(os.environ), cwd="/")
+    async with (
+        stdio_client(params, errlog=sys.stderr) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        await call(session, "add_message", session_id="s", role="user", content="hello")
+    async with open_backend(f"sqlite:///{store}") as memory:
+        assert [m.content for m in (await memory.get_conversation("s")).messages] == ["hello"]

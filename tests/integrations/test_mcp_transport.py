@@ -622,7 +622,7 @@ class _Served:
 
 
 def test_main_over_http_binds_first_and_hands_everything_on(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     served = _Served()
     monkeypatch.setattr(mcp_server, "_serve_http", served)
@@ -635,6 +635,11 @@ def test_main_over_http_binds_first_and_hands_everything_on(
     [(server, bound, open_then, host, token)] = served.calls
     assert (bound, open_then, host, token) == (("127.0.0.1", port), True, "127.0.0.1", TOKEN)
     assert server.name == "memory-core (memory://)"
+    said = capsys.readouterr().out
+    assert said == (
+        f"memory-core mcp: MCP (streamable HTTP) on http://127.0.0.1:{port}/mcp over "
+        "memory://, a bearer token required\n"
+    )
 
 
 async def _no_stdio(server: Any) -> None:
@@ -678,6 +683,7 @@ def test_main_takes_the_token_flag_and_serves_loopback_without_one(
     assert mcp_server.main(["memory://", "--http", "--port", "0", "--token", TOKEN]) == 0
     assert mcp_server.main(["memory://", "--http", "--port", "0"]) == 0  # loopback: no token
     assert [call[-1] for call in served.calls] == [TOKEN, None]
+    capsys.readouterr()  # the two "MCP on …" lines
     with pytest.raises(SystemExit):
         mcp_server.main(["--help"])
     assert capsys.readouterr().out.startswith("usage: memory-core mcp ")

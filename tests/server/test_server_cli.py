@@ -44,6 +44,21 @@ def test_bad_backend_url_is_one_line_error(capsys: pytest.CaptureFixture[str]) -
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("flag", [False, True])
+def test_the_store_url_is_an_argument_as_in_every_command(
+    capsys: pytest.CaptureFixture[str], flag: bool
+) -> None:
+    url_args = ["--backend-url", "nosuchscheme://x"] if flag else ["nosuchscheme://x"]
+    assert main(["serve", *url_args, "--port", "0", "--api-key", "k"]) == 1
+    assert "unknown backend scheme 'nosuchscheme'" in capsys.readouterr().err
+
+
+def test_two_different_store_urls_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "memory://", "--backend-url", "sqlite:///x.db", "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "URL or --backend-url" in err
+
+
 def test_serves_requests_and_logs_one_line_each() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NAMS_SERVER_API_KEYS": ""}
     process = subprocess.Popen(
