@@ -173,3 +173,16 @@ def test_plugin_leaves_other_test_runs_alone(tmp_path: Path) -> None:
     result = _python("-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path), cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed" in result.stdout
+
+
+def test_responsiveness_takes_time_the_machine_gave_to_others_off_the_stall() -> None:
+    """runtime.responsive on a loaded machine: a stall spent waiting for a CPU is not the
+    backend blocking the loop; the same stall with no such wait is."""
+    from memory_core.conformance.suite.runtime import _run_queue_wait, _verdict
+
+    assert _verdict("get", took=1.0, stall=0.7, cpu=0.1) is not None  # idle 0.6 s
+    assert _verdict("get", took=1.0, stall=0.7, cpu=0.1, waited=0.5) is None
+    assert "never yielded" in (_verdict("get", took=1.0, stall=0.95, cpu=0.9) or "")
+    assert _verdict("get", took=1.0, stall=0.95, cpu=0.9, waited=0.2) is None
+    before = _run_queue_wait()
+    assert 0.0 <= before <= _run_queue_wait()

@@ -63,14 +63,27 @@ class _Heartbeat:
         return max(stalls, default=0.0)
 
 
-def _verdict(name: str, took: float, stall: float, cpu: float) -> str | None:
+def _run_queue_wait() -> float:
+    """Seconds the calling thread has spent ready to run but waiting for a CPU (Linux's
+    ``/proc/thread-self/schedstat``; 0.0 where there is none)."""
+    try:
+        with open("/proc/thread-self/schedstat", encoding="ascii") as stats:
+            return int(stats.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _verdict(name: str, took: float, stall: float, cpu: float, waited: float = 0.0) -> str | None:
     """Why one call counts as blocking the loop, or None.
 
     ``stall`` is its longest stretch without a heartbeat, ``cpu`` the loop thread's CPU
-    time during the call. Blocking I/O leaves the loop thread idle without yielding: a
-    stall that the thread's own CPU work does not explain. Any work that never lets the
-    loop run for nearly the whole call (here 90%) blocks it too, whatever it does.
+    time during the call, ``waited`` the time the thread was ready but other processes
+    had the CPUs (a loaded machine: no backend's doing, so it is taken off the stall).
+    Blocking I/O leaves the loop thread idle without yielding: a stall that the thread's
+    own CPU work does not explain. Any work that never lets the loop run for nearly the
+    whole call (here 90%) blocks it too, whatever it does.
     """
+    stall = max(0.0, stall - waited)
     idle = stall - cpu
     if idle > max(RESPONSIVE_FLOOR, RESPONSIVE_IDLE_SHARE * took):
         why = f"sat idle {idle * 1000:.0f} ms without yielding"
@@ -100,21 +113,22 @@ async def _blocked_calls(harness: Harness) -> list[str]:
         ("add_message", lambda: backend.add_message(handle, "user", LARGE_TEXT)),
     ]
     beat = _Heartbeat()
-    spans: list[tuple[str, float, float, float]] = []
+    spans: list[tuple[str, float, float, float, float]] = []
     async with anyio.create_task_group() as group:
         group.start_soon(beat.run)
         await anyio.sleep(HEARTBEAT * 5)
         for name, call in calls:
-            start, cpu = anyio.current_time(), time.thread_time()
+            start, cpu, queued = anyio.current_time(), time.thread_time(), _run_queue_wait()
             await call()
-            spans.append((name, start, anyio.current_time(), time.thread_time() - cpu))
+            used, waited = time.thread_time() - cpu, _run_queue_wait() - queued
+            spans.append((name, start, anyio.current_time(), used, waited))
         await anyio.sleep(HEARTBEAT * 5)
         beat.running = False
     await backend.clear_session(handle)
     harness.forget(handle)
     blocked = []
-    for name, start, end, cpu in spans:
-        verdict = _verdict(name, end - start, beat.worst_stall(start, end), cpu)
+    for name, start, end, cpu, waited in spans:
+        verdict = _verdict(name, end - start, beat.worst_stall(start, end), cpu, waited)
         if verdict is not None:
             blocked.append(verdict)
     return blocked
