@@ -4,14 +4,23 @@ A store's ``forget_user`` hook returns :class:`Erased` (counts per kind of recor
 what it could not reach); the public method adds the scope and the duration, logs one
 audit record on the ``memory_core.audit`` logger and returns an :class:`ErasureReport`.
 The record holds counts, the scope, the backend's name and the duration: never content,
-never a user identifier in clear (its SHA-256 prefix names the run), never a secret.
+never a user identifier in clear, never a secret. It names the user by an HMAC-SHA256
+keyed with ``MEMORY_CORE_AUDIT_KEY`` (a plain hash of a user id is reversed by hashing a
+list of likely ids); without that key it does not name the user.
+
+A hook call erases what the user has when it starts and says whether the user still has
+records when it ends (:attr:`Erased.remaining`: the user's writers added them meanwhile).
+:func:`forget` calls the hook again while that is so, :data:`PASSES` calls at most, so
+an erasure returns even while those writers keep writing.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
@@ -24,6 +33,9 @@ audit_log = logging.getLogger("memory_core.audit")
 
 # Kinds every store counts (0 when it keeps no such record), in report order.
 KINDS = ("conversations", "messages", "mentions", "entities", "idempotency_keys")
+PASSES = 3
+"""Most calls of a store's ``forget_user`` hook in one erasure (see the module docstring)."""
+AUDIT_KEY_ENV = "MEMORY_CORE_AUDIT_KEY"
 
 
 @dataclass
@@ -34,6 +46,9 @@ class Erased:
 
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     not_reached: list[str] = field(default_factory=list)
+    remaining: bool = False
+    """Records of the user were still there when the hook ended (written while it ran):
+    the hook is called again (see :data:`PASSES`)."""
 
     def add(self, kind: str, count: int) -> None:
         """Count ``count`` more records of ``kind``."""
@@ -49,7 +64,9 @@ class ErasureReport(BaseModel):
     backend's service keeps for the user that the library cannot delete (empty when
     everything was reached). ``scope`` is ``"tenant"`` on a multi-tenant backend (every
     record of that tenant) and ``"user"`` otherwise (the conversations recorded for that
-    user, and the entities only they referenced).
+    user, and the entities only they referenced). ``writes_continued`` is true when the
+    user's records kept appearing while the erasure ran and some were still there at its
+    end: stop the user's writers and call ``forget_user`` again.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -59,6 +76,7 @@ class ErasureReport(BaseModel):
     counts: dict[str, int]
     not_reached: list[str] = []
     duration_seconds: float
+    writes_continued: bool = False
 
     @property
     def total(self) -> int:
@@ -66,17 +84,27 @@ class ErasureReport(BaseModel):
         return sum(self.counts.values())
 
 
-def user_digest(user_identifier: str) -> str:
-    """A short, stable name for a user in logs: the first 16 hex digits of its SHA-256."""
-    return hashlib.sha256(user_identifier.encode("utf-8")).hexdigest()[:16]
+def audit_key() -> bytes | None:
+    """The key of the user names in audit records: ``MEMORY_CORE_AUDIT_KEY`` as UTF-8, or
+    None when it is unset or empty. Read on each record, never kept or logged."""
+    value = os.environ.get(AUDIT_KEY_ENV)
+    return value.encode("utf-8") if value else None
+
+
+def user_digest(user_identifier: str, key: bytes) -> str:
+    """A stable name for a user in logs that only the key's holder can recompute: the
+    first 32 hex digits of the HMAC-SHA256 of the identifier under ``key``."""
+    return hmac.new(key, user_identifier.encode("utf-8"), hashlib.sha256).hexdigest()[:32]
 
 
 def audit(operation: str, user_identifier: str | None, fields: dict[str, object]) -> None:
     """Log one structured record (a JSON object) of an erasure or expiry run at INFO on
-    ``memory_core.audit``. ``fields`` hold counts, scope and durations only."""
+    ``memory_core.audit``. ``fields`` hold counts, scope and durations only. The user is
+    named by ``user_hmac`` when :func:`audit_key` has a key, else not at all."""
     record: dict[str, object] = {"event": operation}
-    if user_identifier is not None:
-        record["user_sha256"] = user_digest(user_identifier)
+    key = audit_key()
+    if user_identifier is not None and key is not None:
+        record["user_hmac"] = user_digest(user_identifier, key)
     record.update(fields)
     audit_log.info(json.dumps(record, sort_keys=True), extra={"memory_core_audit": record})
 
@@ -100,13 +128,14 @@ async def forget(store: Forgetting, user_identifier: str, batch_size: int) -> Er
         scope=rq.Scope(user_identifier=user_identifier, tenant=tenant), batch_size=batch_size
     )
     started = time.perf_counter()
-    erased = await store.forget_user(request)
+    erased = await _passes(store, request)
     report = ErasureReport(
         backend=store.name,
         scope=scope,
         counts=dict(erased.counts),
         not_reached=list(erased.not_reached),
         duration_seconds=round(time.perf_counter() - started, 6),
+        writes_continued=erased.remaining,
     )
     audit(
         "forget_user",
@@ -117,6 +146,22 @@ async def forget(store: Forgetting, user_identifier: str, batch_size: int) -> Er
             "counts": report.counts,
             "not_reached": len(report.not_reached),
             "duration_seconds": report.duration_seconds,
+            "writes_continued": report.writes_continued,
         },
     )
     return report
+
+
+async def _passes(store: Forgetting, request: rq.ForgetUser) -> Erased:
+    """The store's hook, called again while the user's writers left records behind
+    (:data:`PASSES` calls at most); the counts of every call summed."""
+    total = Erased(counts={})
+    for _ in range(PASSES):
+        erased = await store.forget_user(request)
+        for kind, count in erased.counts.items():
+            total.add(kind, count)
+        total.not_reached += [n for n in erased.not_reached if n not in total.not_reached]
+        total.remaining = erased.remaining
+        if not erased.remaining:
+            break
+    return total

@@ -283,7 +283,10 @@ class Store(ABC):
         time in transactions of at most ``req.batch_size`` messages, so a re-run finds
         what is left and finishes it; entities go last. An entity another user's message
         still mentions stays (only the links go). List in ``not_reached`` what the store
-        keeps for the user that cannot be deleted."""
+        keeps for the user that cannot be deleted. Return while the user's writers keep
+        writing: erase what the user has when the call starts, and set ``remaining`` when
+        records of the user are there at the end (the caller calls again, a few times at
+        most)."""
         raise self.unimplemented("forget_user")
 
     # ------------------------------------------------------------------ transfer

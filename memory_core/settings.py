@@ -9,7 +9,25 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-SECRET_QUERY_KEYS = frozenset({"password", "api_key", "apikey", "key", "token", "secret"})
+SECRET_QUERY_KEYS = frozenset(
+    {
+        "password",
+        "api_key",
+        "apikey",
+        "key",
+        "token",
+        "secret",
+        # libpq's secret connection parameters besides password: those its PQconndefaults
+        # marks as a password ("*") or as keys (the SCRAM keys of a passed-through login)
+        "sslpassword",
+        "oauth_client_secret",
+        "scram_client_key",
+        "scram_server_key",
+    }
+)
+"""The URL query parameters whose values :func:`redact_url` hides (compared in lower case):
+every URL the library shows (``describe()``, ``repr()``, telemetry, archive headers, logs
+and errors) goes through it."""
 
 
 def default_store_path() -> Path:

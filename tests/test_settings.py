@@ -15,6 +15,15 @@ def test_redact_url_hides_password_and_secret_query_values() -> None:
     assert "alice" in shown and "database=mem" in shown
 
 
+@pytest.mark.parametrize(
+    "parameter",
+    ["sslpassword", "oauth_client_secret", "scram_client_key", "scram_server_key", "PASSWORD"],
+)
+def test_redact_url_hides_libpq_secret_parameters(parameter: str) -> None:
+    shown = redact_url(f"postgresql://u@h/db?{parameter}=v4lue&sslmode=require")
+    assert "v4lue" not in shown and f"{parameter}=" in shown and "sslmode=require" in shown
+
+
 def test_settings_repr_hides_secret_options() -> None:
     settings = Settings("bolt://u:pw123@h:7687", {"password": "pw123", "api_key": "abc", "x": 1})
     text = repr(settings)

@@ -466,7 +466,10 @@ def create_app(
     when it stops. ``summarizer`` (``list[Message] -> str``) enables observations (one per
     ``observation_window`` messages) and reflections. ``extraction_delay`` (test mode)
     keeps each message's extraction pending for that many seconds. ``admin`` adds the test-only
-    ``/_admin`` routes; ``faults`` and ``traffic`` are also on ``app.state``.
+    ``/_admin`` routes; ``faults`` and ``traffic`` are also on ``app.state``. The request
+    record (:class:`~.traffic.Traffic`: the last 10,000 requests with their paths, read by
+    ``/_admin/traffic``) is kept only with ``admin`` or a ``traffic`` given; otherwise
+    ``app.state.traffic`` is None and nothing is recorded.
     ``limits`` (default: :meth:`ServerLimits.from_env`) bounds request bodies and fields;
     the backing store is opened with matching library limits.
     ``telemetry`` (see :mod:`memory_core.telemetry`; default: the global OpenTelemetry
@@ -499,7 +502,7 @@ def create_app(
     app.state.keys = keys
     app.state.limits = limits
     app.state.faults = faults or Faults()
-    app.state.traffic = traffic or Traffic()
+    app.state.traffic = traffic if traffic is not None else Traffic() if admin else None
     app.state.hosted = None
     app.state.startup_error = None
     app.include_router(_api_router())

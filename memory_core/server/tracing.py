@@ -8,7 +8,7 @@ The spans themselves are made in :mod:`memory_core.telemetry.runtime`.
 from __future__ import annotations
 
 from memory_core.telemetry import Telemetry
-from memory_core.telemetry.runtime import ServerRequest
+from memory_core.telemetry.runtime import ServerRequest, known_methods
 
 from .faults import ASGIApp, Message, Receive, Scope, Send
 
@@ -19,12 +19,13 @@ class TracingMiddleware:
     def __init__(self, app: ASGIApp, telemetry: Telemetry) -> None:
         self.app = app
         self.instruments = telemetry.instruments
+        self.known_methods = known_methods()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not self.instruments.live():
             await self.app(scope, receive, send)
             return
-        request = ServerRequest(self.instruments, scope)
+        request = ServerRequest(self.instruments, scope, self.known_methods)
         status: list[int] = []
 
         async def watch(message: Message) -> None:

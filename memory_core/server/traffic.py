@@ -4,7 +4,8 @@ The log line names the method, path, status, duration and workspace — never th
 a header value or any message content — with control characters escaped (a client's
 ``%0D%0A`` cannot forge a line). Tests read :class:`Traffic` (``app.state.traffic``
 or ``GET /_admin/traffic``) to count requests and TCP connections (the client address of
-a request identifies its connection).
+a request identifies its connection). The record is kept only when the test admin routes
+are on (or a test hands its own in): it holds up to 10,000 paths, which a client chooses.
 """
 
 from __future__ import annotations
@@ -79,7 +80,8 @@ class Traffic:
 
 
 class RequestLogMiddleware:
-    """Times each request, logs it and records it (outermost but for the server span).
+    """Times each request, logs it and records it in ``traffic`` unless that is None
+    (outermost but for the server span).
 
     ``json_lines``: log each request as one JSON object (``time``, ``method``, ``path``,
     ``status``, ``duration_ms``, ``workspace``, and ``trace_id``/``span_id`` while a span
@@ -88,7 +90,7 @@ class RequestLogMiddleware:
     ``%(message)s`` alone to get JSON lines.
     """
 
-    def __init__(self, app: ASGIApp, traffic: Traffic, json_lines: bool = False) -> None:
+    def __init__(self, app: ASGIApp, traffic: Traffic | None, json_lines: bool = False) -> None:
         self.app = app
         self.traffic = traffic
         self.json_lines = json_lines
@@ -129,7 +131,8 @@ class RequestLogMiddleware:
             workspace=workspace if isinstance(workspace, str) else None,
             duration_ms=round(duration, 3),
         )
-        self.traffic.add(record)
+        if self.traffic is not None:
+            self.traffic.add(record)
         if self.json_lines:
             access_log.info(_json_line(record, duration))
             return

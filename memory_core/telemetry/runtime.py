@@ -7,6 +7,7 @@ backends reach it through :mod:`.hooks`, the server through :mod:`memory_core.se
 
 from __future__ import annotations
 
+import os
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
@@ -33,6 +34,12 @@ LOOK_EVERY = 1.0
 """Seconds between two looks for a global provider while there is none (each look reads
 the environment: too slow for every call)."""
 _BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+KNOWN_METHODS = frozenset(
+    {"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "QUERY", "TRACE"}
+)
+"""HTTP methods a server span and metric record as sent (RFC 9110's, PATCH and QUERY, as
+the HTTP semantic conventions list them); any other is recorded as ``_OTHER``."""
+KNOWN_METHODS_ENV = "OTEL_INSTRUMENTATION_HTTP_KNOWN_METHODS"
 
 
 def _api_default(provider: object) -> bool:
@@ -318,26 +325,45 @@ class HttpCall:
         self.span.end()
 
 
+def known_methods(environ: Mapping[str, str] = os.environ) -> frozenset[str]:
+    """The methods recorded as sent: :data:`KNOWN_METHODS`, or the comma-separated list
+    of ``OTEL_INSTRUMENTATION_HTTP_KNOWN_METHODS`` (case-sensitive; it replaces the
+    default list, as the conventions say) when that is set."""
+    value = environ.get(KNOWN_METHODS_ENV)
+    if value is None:
+        return KNOWN_METHODS
+    return frozenset(m.strip() for m in value.split(",") if m.strip())
+
+
 class ServerRequest:
     """An HTTP server span (kind SERVER) for one request, continuing the caller's trace
-    from its ``traceparent`` header; no header value is recorded."""
+    from its ``traceparent`` header; no header value is recorded.
 
-    def __init__(self, instruments: Instruments, scope: Mapping[str, Any]) -> None:
+    A method not in ``known`` is recorded as ``_OTHER`` (the span's name says ``HTTP``,
+    and ``http.request.method_original`` on the span keeps what was sent): every made-up
+    method would otherwise be a metric series and a span name of its own."""
+
+    def __init__(
+        self, instruments: Instruments, scope: Mapping[str, Any], known: frozenset[str]
+    ) -> None:
         self.instruments = instruments
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         parent = propagate.extract(headers)
-        self.method = str(scope["method"])
+        sent = str(scope["method"])
+        self.method = sent if sent in known else "_OTHER"
+        self.name = sent if sent in known else "HTTP"
         self.attributes: dict[str, Any] = {
             "http.request.method": self.method,
             "url.scheme": str(scope.get("scheme", "http")),
         }
         server = scope.get("server")
         self.span = instruments.tracer.start_span(
-            self.method,
+            self.name,
             context=parent,
             kind=SpanKind.SERVER,
             attributes={
                 **self.attributes,
+                **({} if sent in known else {"http.request.method_original": sent}),
                 "url.path": str(scope["path"]),
                 **({"server.address": server[0], "server.port": server[1]} if server else {}),
             },
@@ -352,7 +378,7 @@ class ServerRequest:
             route = getattr(scope.get("route"), "path", None)
             if isinstance(route, str):
                 self.attributes["http.route"] = route
-                self.span.update_name(f"{self.method} {route}")
+                self.span.update_name(f"{self.name} {route}")
             workspace = (scope.get("state") or {}).get("workspace")
             if isinstance(workspace, str):
                 self.span.set_attribute("memory_core.workspace", workspace)

@@ -195,3 +195,55 @@ async def test_a_name_shaped_like_a_server_id_is_first_looked_up_as_one(
     assert str(first["url.full"]).endswith(f"/v1/conversations/{name}")
     assert first["http.response.status_code"] == 404
     assert [s.name for s in http[1:3]] == ["GET", "POST"]  # then the listing, the create
+
+
+async def _server_spans(otel: Recorded, count: int) -> list[Any]:
+    """The server spans once ``count`` of them ended (each ends a moment after its answer)."""
+    with anyio.fail_after(10):
+        while len(found := [s for s in otel.spans() if s.kind is SpanKind.SERVER]) < count:
+            await anyio.sleep(0.01)
+    return found
+
+
+async def test_made_up_methods_are_one_series_and_one_span_name(
+    otel: Recorded, traced_server: NamsTestServer
+) -> None:
+    """Each method a keyless client makes up was a metric series and a span name of its
+    own (4,000 requests, 3,999 series): the conventions record it as ``_OTHER``."""
+    import httpx
+
+    made_up = [f"MADEUP{n}" for n in range(40)]
+    async with httpx.AsyncClient(base_url=traced_server.base_url, trust_env=False) as http:
+        for method in [*made_up, "DELETE"]:
+            assert (await http.request(method, "/conversations")).status_code == 401
+    spans = await _server_spans(otel, len(made_up) + 1)
+    assert sorted({s.name for s in spans}) == ["DELETE", "HTTP"]
+    originals = [s.attributes.get("http.request.method_original") for s in spans]
+    assert sorted(filter(None, originals)) == sorted(made_up)
+    series = {
+        (p.attributes["http.request.method"], p.attributes["http.response.status_code"]): p.count
+        for p in otel.points("http.server.request.duration")
+    }
+    assert series == {("_OTHER", 401): len(made_up), ("DELETE", 401): 1}
+
+
+async def test_a_matched_route_keeps_http_as_the_method_of_its_span_name(
+    otel: Recorded, traced_server: NamsTestServer
+) -> None:
+    import httpx
+
+    async with httpx.AsyncClient(base_url=traced_server.base_url, trust_env=False) as http:
+        headers = traced_server.headers(traced_server.workspace("otel-method"))
+        answer = await http.request("BREW", "/conversations", headers=headers)
+        assert answer.status_code == 405
+    [span] = await _server_spans(otel, 1)
+    assert span.name == "HTTP /v1/conversations"
+    assert span.attributes["http.request.method"] == "_OTHER"
+    assert span.attributes["http.request.method_original"] == "BREW"
+
+
+def test_the_known_methods_can_be_replaced_by_the_environment() -> None:
+    from memory_core.telemetry.runtime import KNOWN_METHODS, KNOWN_METHODS_ENV, known_methods
+
+    assert known_methods({}) == KNOWN_METHODS and "PATCH" in KNOWN_METHODS
+    assert known_methods({KNOWN_METHODS_ENV: "GET, PROPFIND,,"}) == {"GET", "PROPFIND"}

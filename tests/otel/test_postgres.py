@@ -58,3 +58,17 @@ async def test_statement_text_is_captured_only_when_asked(
     texts = [s.attributes.get("db.query.text", "") for s in otel.children(memory)]
     assert any("INSERT" in text.upper() for text in texts)
     assert not any(SECRET in text for text in texts)  # parameters are never in the text
+
+
+async def test_the_pool_metric_name_hides_an_sslpassword(
+    otel: Recorded, postgres_server: PostgresHandle
+) -> None:
+    separator = "&" if "?" in postgres_server.url else "?"
+    url = f"{postgres_server.url}{separator}sslpassword=canary-metric"
+    async with open_backend(url, telemetry=otel.telemetry()) as backend:
+        await backend.add_message(f"otel-{uuid.uuid4().hex}", "user", "hello")
+        maxima = otel.points("db.client.connection.max")
+        counts = otel.points("db.client.connection.count")
+    names = {p.attributes["db.client.connection.pool.name"] for p in [*maxima, *counts]}
+    assert names and all("sslpassword=" in name for name in names)
+    assert not [name for name in names if "canary-metric" in name]

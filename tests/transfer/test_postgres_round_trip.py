@@ -8,7 +8,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from memory_core import HashingEmbedder, InvalidRequestError, TransportError, open_backend
+from memory_core import HashingEmbedder, MemoryBackend, TransportError, open_backend
 from memory_core.backends.postgres import transfer as pg_transfer
 from memory_core.backends.postgres import transfer_import
 from memory_core.transfer import (
@@ -237,25 +237,66 @@ async def test_a_failed_batch_writes_nothing_and_leaves_the_state_as_it_was(
         assert await export_lines(pg) == first
 
 
-async def test_an_idempotency_key_with_nul_is_refused_or_reported(
-    pg_url: str, tmp_path: Path
-) -> None:
-    """PostgreSQL text cannot hold NUL: ``add_message`` refuses such a key with a typed
-    error naming it, nothing written; an import carries the message without the key and
-    the report says so (it was a ``StoreError`` that stopped the import)."""
-    cid = "0b7e7c1a-8f0e-4a52-9a57-3c2d6b1e0a01"
-    keyed = message("1c0de000-0000-4000-8000-000000000001", cid, "keyed")
-    keyed["idempotency_key"] = "key\x00with nul"
+async def _nul_everywhere(memory: MemoryBackend) -> None:
+    """A store with a NUL in every string a record holds that the contract lets through."""
+    entity = await memory.add_entity("Nul\x00Name", "PERSON", description="about\x00it")
+    await memory.create_conversation(
+        "s", title="a\x00title\x01", metadata={"k\x00": "v\x00", "plain": "\x01"}
+    )
+    await memory.add_message(
+        "s",
+        "user",
+        "hi\x00there",
+        metadata={"n\x00": ["\x00", {"\x01": 1}]},
+        idempotency_key="key\x00with nul",
+        extraction_mode="explicit",
+        explicit_mentions=[{"id": entity.id}],
+    )
+
+
+async def test_nul_in_every_string_survives_a_copy_to_postgres(pg_url: str) -> None:
+    """Issue 48 (E5): titles, entity names and descriptions, idempotency keys and metadata
+    with a NUL character are copied exactly (a title stopped the copy with a StoreError
+    that named no record; a key was dropped) and come back out exactly."""
+    async with (
+        open_backend("memory://") as source,
+        open_backend(pg_url) as pg,
+        open_backend("memory://") as back,
+    ):
+        await _nul_everywhere(source)
+        first = await export_lines(source)
+        report = await copy_memory(source, pg)
+        assert report.copied == {"entity": 1, "conversation": 1, "message": 1, "mention": 1}
+        assert not report.not_carried and not report.skipped, report.summary()
+        assert await export_lines(pg) == first
+        await copy_memory(pg, back)
+        assert await export_lines(back) == first
+        again = await pg.add_message("s", "user", "other", idempotency_key="key\x00with nul")
+        assert again.content == "hi\x00there"
+        [found] = await pg.find_entities("nul\x00name")
+        assert (found.name, found.description) == ("Nul\x00Name", "about\x00it")
+
+
+async def test_an_entity_id_with_nul_gets_an_id_of_its_own(pg_url: str, tmp_path: Path) -> None:
+    """An archive's entity id with a NUL (which no PostgreSQL id can hold) is carried
+    under a derived id, its mention with it, and the report says so; a second import
+    finds it again."""
+    cid, mid = "0b7e7c1a-8f0e-4a52-9a57-3c2d6b1e0a01", "1c0de000-0000-4000-8000-000000000001"
+    lines = archive(
+        entity("odd\x00id", None, "Odd"),
+        conversation(cid, "s", None),
+        message(mid, cid, "hi"),
+        mention(mid, "odd\x00id"),
+    )
     path = tmp_path / "nul.jsonl"
-    path.write_text("".join(archive(conversation(cid, "s", None), keyed)), encoding="utf-8")
+    path.write_text("".join(lines), encoding="utf-8")
     async with open_backend(pg_url) as pg:
-        with pytest.raises(InvalidRequestError) as raised:
-            await pg.add_message("s", "user", "hi", idempotency_key="k\x00")
-        assert raised.value.argument == "idempotency_key"
-        assert await pg.list_sessions() == []
         report = await import_memory(pg, path)
-        assert report.copied["message"] == 1
-        reason = "PostgreSQL text cannot hold a NUL character"
-        assert report.not_carried == {("message.idempotency_key", reason): 1}
+        assert report.copied == {"entity": 1, "conversation": 1, "message": 1, "mention": 1}
+        assert report.not_carried == {("entity.id", transfer_import.NUL_ID): 1}
         [stored] = (await pg.get_conversation("s")).messages
-        assert (stored.content, stored.idempotency_key) == ("keyed", None)
+        [entity_] = await pg.find_entities("odd")
+        assert [m.id for m in stored.mentions] == [entity_.id] != ["odd\x00id"]
+        again = await import_memory(pg, path)
+        assert again.copied == {}
+        assert [e.id for e in await pg.find_entities("odd")] == [entity_.id]

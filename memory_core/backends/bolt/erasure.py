@@ -8,6 +8,12 @@ relationship at all in that transaction goes too (single-tenant entities are sha
 another message still mentions stays). Then the tenant's entities (multi-tenant) and the
 ``(:User)`` node once nothing is attached to it. Each statement is a managed transaction
 the driver may retry, so counts come from the committed attempt.
+
+One call erases what the user has when it starts: the conversations then listed, their
+messages numbered below their ``next_seq`` of then (and those another library wrote
+without a ``seq``, in as many batches as the conversation had messages), the tenant's
+entities created by then. What the user's writers add meanwhile is left to the next call
+(``Erased.remaining``), so a call ends even while they keep writing.
 """
 
 from __future__ import annotations
@@ -21,14 +27,14 @@ from memory_core.store import requests as rq
 
 from .session import Connection
 
-NEXT_CONVERSATION = """
+CONVERSATIONS = """
 MATCH (c:Conversation {user_identifier: $user})
-RETURN c.id AS id
-LIMIT 1
+RETURN c.id AS id, coalesce(c.next_seq, 0) AS cut, COUNT { (c)-[:HAS_MESSAGE]->() } AS messages
 """
 
 DELETE_MESSAGES = """
 MATCH (:Conversation {id: $conversation})-[:HAS_MESSAGE]->(m:Message)
+WHERE m.seq IS NULL OR m.seq < $cut
 WITH m LIMIT $batch
 OPTIONAL MATCH (m)-[r:MENTIONS]->(e:Entity)
 WITH m, count(r) AS links, collect(e) AS entities
@@ -63,11 +69,21 @@ DETACH DELETE c
 RETURN count(*) AS deleted
 """
 
+TENANT_ENTITIES = """
+RETURN COUNT { MATCH (:Entity {tenant: $user}) } AS entities, datetime.realtime() AS now
+"""
+
 DELETE_TENANT_ENTITIES = """
 MATCH (e:Entity {tenant: $user})
+WHERE e.created_at IS NULL OR e.created_at <= $cut
 WITH e LIMIT $batch
 DETACH DELETE e
 RETURN count(*) AS deleted
+"""
+
+REMAINING = """
+RETURN EXISTS { MATCH (:Conversation {user_identifier: $user}) }
+    OR ($tenant AND EXISTS { MATCH (:Entity {tenant: $user}) }) AS remaining
 """
 
 DELETE_USER_NODE = """
@@ -82,43 +98,61 @@ async def forget_user(conn: Connection, req: rq.ForgetUser) -> Erased:
     """Erase ``req``'s user (see the module docstring)."""
     erased = Erased()
     user = req.user_identifier
-    while True:
+    for row in await conn.run_read(CONVERSATIONS, user=user):
+        await _conversation(conn, row["id"], row["cut"], row["messages"], req, erased)
+    if req.tenant is not None:
+        await _tenant_entities(conn, req, erased)
+    await conn.run_write(DELETE_USER_NODE, user=user)
+    rows = await conn.run_read(REMAINING, user=user, tenant=req.tenant is not None)
+    erased.remaining = bool(rows and rows[0]["remaining"])
+    return erased
+
+
+async def _conversation(
+    conn: Connection, conversation: str, cut: int, messages: int, req: rq.ForgetUser, erased: Erased
+) -> None:
+    """The conversation's messages numbered below ``cut`` (at most ``messages`` of them),
+    in batches, then the conversation if it holds no message."""
+    for _ in range(-(-messages // req.batch_size)):
 
         async def step(tx: AsyncManagedTransaction) -> dict[str, int] | None:
-            return await _step(tx, user, req.batch_size)
+            return await _step(tx, conversation, cut, req.batch_size)
 
         counts = await conn.write(step)
         if counts is None:
             break
         for kind, count in counts.items():
             erased.add(kind, count)
-    if req.tenant is not None:
-        while rows := await conn.run_write(
-            DELETE_TENANT_ENTITIES, user=req.tenant, batch=req.batch_size
-        ):
-            if not rows[0]["deleted"]:
-                break
-            erased.add("entities", rows[0]["deleted"])
-    await conn.run_write(DELETE_USER_NODE, user=user)
-    return erased
+    done = await conn.run_write(DELETE_CONVERSATION, conversation=conversation)
+    erased.add("conversations", done[0]["deleted"] if done else 0)
 
 
-async def _step(tx: AsyncManagedTransaction, user: str | None, batch: int) -> dict[str, int] | None:
-    """One transaction: a batch of one conversation's messages, or the conversation once
-    it has none. ``None`` when the user has no conversation left."""
-    found = await (await tx.run(NEXT_CONVERSATION, user=user)).single()
-    if found is None:
-        return None
-    conversation = found["id"]
+async def _step(
+    tx: AsyncManagedTransaction, conversation: str, cut: int, batch: int
+) -> dict[str, int] | None:
+    """One transaction: a batch of the conversation's messages numbered below ``cut``.
+    ``None`` when none is left."""
     row: Any = await (
-        await tx.run(DELETE_MESSAGES, conversation=conversation, batch=batch)
+        await tx.run(DELETE_MESSAGES, conversation=conversation, cut=cut, batch=batch)
     ).single()
     if row is None or not row["messages"]:
-        done: Any = await (await tx.run(DELETE_CONVERSATION, conversation=conversation)).single()
-        return {"conversations": done["deleted"] if done is not None else 0}
+        return None
     return {
         "messages": row["messages"],
         "mentions": row["mentions"],
         "idempotency_keys": row["keys"],
         "entities": row["orphans"],
     }
+
+
+async def _tenant_entities(conn: Connection, req: rq.ForgetUser, erased: Erased) -> None:
+    """The tenant's entities created by the time this starts, in batches: as many as
+    there were entities then, at most."""
+    [row] = await conn.run_read(TENANT_ENTITIES, user=req.tenant)
+    for _ in range(-(-row["entities"] // req.batch_size)):
+        rows = await conn.run_write(
+            DELETE_TENANT_ENTITIES, user=req.tenant, cut=row["now"], batch=req.batch_size
+        )
+        if not rows or not rows[0]["deleted"]:
+            return
+        erased.add("entities", rows[0]["deleted"])

@@ -28,6 +28,7 @@ from memory_core.store import (
 from memory_core.store import requests as rq
 
 from .codec import SQL_INT_MAX, dump_json, now_micros, sql_int
+from .fts_purge import mark_pending
 from .rows import to_conversation, to_conversations, to_session
 
 NAMESPACE = UUID("76d6accc-5703-50c3-bfc3-6639b22e80f8")
@@ -285,7 +286,8 @@ def list_sessions(conn: sqlite3.Connection, req: rq.ListSessions) -> list[Sessio
 
 
 def clear(conn: sqlite3.Connection, target: rq.Target) -> bool:
-    """Delete the conversation with its messages, mentions and index entries."""
+    """Delete the conversation with its messages, mentions and index entries (their
+    tokens stay in the index's segments until the caller's :func:`.fts_purge.purge`)."""
     row = find(conn, target)
     if row is None:
         return False
@@ -296,7 +298,9 @@ def clear(conn: sqlite3.Connection, target: rq.Target) -> bool:
         "(SELECT id FROM messages WHERE conversation_id = ?)",
         (row["id"],),
     )
-    conn.execute("DELETE FROM messages WHERE conversation_id = ?", (row["id"],))
+    gone = conn.execute("DELETE FROM messages WHERE conversation_id = ?", (row["id"],))
+    if gone.rowcount:
+        mark_pending(conn)  # the caller purges the index of their words
     conn.execute("DELETE FROM conversations WHERE id = ?", (row["id"],))
     return True
 

@@ -102,6 +102,11 @@ CHECKPOINT_EVERY = 75
 # Seconds between two looks at whether the path still names the file the store opened:
 # one stat per millisecond at most, whatever the call rate (see Database._check_file).
 FILE_CHECK_EVERY = 0.001
+# Emptying the write-ahead log waits for readers of an older snapshot: at most this long
+# per try, holding the write lock, then the lock is let go for this pause, until
+# busy_timeout has passed (see Database.truncate_log).
+TRUNCATE_WAIT = 0.05
+TRUNCATE_PAUSE = 0.05
 
 
 def _on_asyncio() -> bool:
@@ -294,6 +299,41 @@ class Database:
             pass  # the next one will try again; SQLite checkpoints on close too
         finally:
             self._checkpointing = False
+
+    async def truncate_log(self) -> bool:
+        """Copy the write-ahead log into the database file and empty it (the ``-wal``
+        file is cut to nothing): after an erasure, the log's old page images hold what
+        was deleted. A reader still on a snapshot older than the log's end stops this;
+        it is tried again, holding the write lock at most :data:`TRUNCATE_WAIT` a time,
+        until ``busy_timeout`` has passed. True once the log is empty (``memory://``:
+        there is none); False when readers kept it."""
+        if self.location.in_memory:
+            return True
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            with round_trip("sqlite", namespace=self.namespace):
+                self._queued_writes += 1  # inline writes wait their turn meanwhile
+                try:
+                    emptied = await self._in_thread(self._truncate, write=True)
+                finally:
+                    self._queued_writes -= 1
+            if emptied or time.monotonic() >= deadline:
+                return emptied
+            await anyio.sleep(TRUNCATE_PAUSE)
+
+    def _truncate(self) -> bool:
+        self._check_file()
+        with self._lock:
+            conn = self._writer()
+            try:
+                conn.execute(f"PRAGMA busy_timeout = {int(TRUNCATE_WAIT * 1000)}")
+                try:
+                    busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+                finally:
+                    conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            except sqlite3.Error as exc:
+                raise self._translate(exc) from exc
+            return not busy
 
     def _inline_transaction(
         self, conn: sqlite3.Connection, work: Work[T], *, write: bool

@@ -3,7 +3,11 @@ bounded steps.
 
 Each transaction deletes at most ``batch_size`` messages of one of the user's conversations
 (with their mentions; the FTS delete trigger removes their index entries), or the
-conversation once it is empty. On a single-tenant store an entity whose last mention went
+conversation once it is empty. One call erases what the user has when it starts: the
+conversations then listed, each one's messages numbered below its ``next_seq`` of then,
+and a multi-tenant store's entities up to the last ``rowid`` of then. What the user's
+writers add meanwhile is left to the next call (``Erased.remaining``), so a call ends
+even while they keep writing. On a single-tenant store an entity whose last mention went
 in that transaction goes in it too, so a crash never leaves an entity that nothing marks as
 the user's. A multi-tenant store's entities belong to the tenant: they go last.
 
@@ -13,58 +17,103 @@ messages sets ``fts_purge_pending`` in ``schema_info``; the run ends with a merg
 index in short steps, each its own write transaction (see :mod:`.fts_purge`), the last of
 which clears it, so a re-run after a crash still purges. ``secure_delete`` overwrites
 freed pages with zeros.
+
+Last, the write-ahead log is copied into the file and emptied (``Database.truncate_log``):
+until then its old page images hold the user's words, and a checkpoint alone leaves them
+in the ``-wal`` file, whose frames are overwritten only as later writes reach them. A
+reader that keeps an older snapshot beyond ``busy_timeout`` stops it; the report then
+says so in ``not_reached``, and running ``forget_user`` again tries once more.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from functools import partial
 
 from memory_core.store import Erased
 from memory_core.store import requests as rq
 
 from .database import Database
-from .fts_purge import PURGE_KEY, purge_step
+from .fts_purge import mark_pending, purge
+
+LOG_BLOCKED = (
+    "SQLite's write-ahead log (the -wal file beside the database): a reader kept an older "
+    "snapshot, so the log, whose old pages may hold this user's data, was not emptied; "
+    "run forget_user again once long reads have ended, or close every connection to the "
+    "file (the last one removes the log)"
+)
 
 
 async def forget_user(db: Database, req: rq.ForgetUser) -> Erased:
-    """Erase ``req``'s user, one bounded transaction at a time, then purge the index."""
+    """Erase ``req``'s user, one bounded transaction at a time, then purge the index and
+    empty the write-ahead log."""
     erased = Erased()
-    while await db.call(lambda conn: _step(conn, req, erased), write=True):
-        pass
-    while await db.call(lambda conn: _entities(conn, req, erased), write=True):
-        pass
-    while await db.call(purge_step, write=True):
-        pass  # other writers run between two steps
+    for conversation, cut in await db.call(partial(_conversations, req=req), write=False):
+        await _conversation(db, req, conversation, cut, erased)
+    await _entities(db, req, erased)
+    await purge(db)
+    if not await db.truncate_log():
+        erased.not_reached.append(LOG_BLOCKED)
+    erased.remaining = await db.call(partial(_remaining, req=req), write=False)
     return erased
 
 
-def _step(conn: sqlite3.Connection, req: rq.ForgetUser, erased: Erased) -> bool:
-    """One transaction: a batch of messages of one conversation, or that conversation
-    once empty. False when the user has no conversation left."""
-    conn.execute("PRAGMA secure_delete = ON")
+def _conversations(conn: sqlite3.Connection, req: rq.ForgetUser) -> list[tuple[str, int]]:
+    """The user's conversations now, each with the ``seq`` its next message will get."""
     if req.tenant is not None:
-        row = conn.execute(
-            "SELECT id FROM conversations WHERE tenant = ? LIMIT 1", (req.tenant,)
-        ).fetchone()
+        rows = conn.execute(
+            "SELECT id, next_seq FROM conversations WHERE tenant = ?", (req.tenant,)
+        )
     else:
-        row = conn.execute(
-            "SELECT id FROM conversations WHERE tenant = '' AND user_identifier = ? LIMIT 1",
+        rows = conn.execute(
+            "SELECT id, next_seq FROM conversations WHERE tenant = '' AND user_identifier = ?",
             (req.user_identifier,),
-        ).fetchone()
-    if row is None:
-        return False
-    conversation = row[0]
+        )
+    return [(row[0], row[1]) for row in rows]
+
+
+def _remaining(conn: sqlite3.Connection, req: rq.ForgetUser) -> bool:
+    """Whether the user has a conversation (or, multi-tenant, an entity) now."""
+    if req.tenant is not None:
+        query = (
+            "SELECT EXISTS (SELECT 1 FROM conversations WHERE tenant = ?1) "
+            "OR EXISTS (SELECT 1 FROM entities WHERE tenant = ?1)"
+        )
+        return bool(conn.execute(query, (req.tenant,)).fetchone()[0])
+    query = "SELECT EXISTS (SELECT 1 FROM conversations WHERE tenant = '' AND user_identifier = ?)"
+    return bool(conn.execute(query, (req.user_identifier,)).fetchone()[0])
+
+
+async def _conversation(
+    db: Database, req: rq.ForgetUser, conversation: str, cut: int, erased: Erased
+) -> None:
+    """Erase one conversation's messages numbered below ``cut``, then the conversation."""
+    while await db.call(lambda conn: _step(conn, req, conversation, cut, erased), write=True):
+        pass
+
+
+def _step(
+    conn: sqlite3.Connection, req: rq.ForgetUser, conversation: str, cut: int, erased: Erased
+) -> bool:
+    """One transaction: a batch of ``conversation``'s messages numbered below ``cut``, or,
+    once none is left, the conversation if it holds no message (one written since keeps
+    it for the next call). False when this conversation is done."""
+    conn.execute("PRAGMA secure_delete = ON")
     batch = conn.execute(
-        "SELECT num, id, idempotency_key FROM messages WHERE conversation_id = ? "
+        "SELECT num, id, idempotency_key FROM messages WHERE conversation_id = ? AND seq < ? "
         "ORDER BY seq DESC LIMIT ?",
-        (conversation, req.batch_size),
+        (conversation, cut, req.batch_size),
     ).fetchall()
-    if not batch:
-        conn.execute("DELETE FROM conversations WHERE id = ?", (conversation,))
-        erased.add("conversations", 1)
+    if batch:
+        _delete_messages(conn, batch, shared_entities=req.tenant is None, erased=erased)
         return True
-    _delete_messages(conn, batch, shared_entities=req.tenant is None, erased=erased)
-    return True
+    gone = conn.execute(
+        "DELETE FROM conversations WHERE id = ?1 "
+        "AND NOT EXISTS (SELECT 1 FROM messages WHERE conversation_id = ?1)",
+        (conversation,),
+    ).rowcount
+    erased.add("conversations", gone)
+    return False
 
 
 def _delete_messages(
@@ -82,7 +131,7 @@ def _delete_messages(
     conn.execute(
         f"DELETE FROM messages WHERE num IN ({marks})", [row[0] for row in batch]
     )  # the FTS delete trigger drops each row's index entries
-    conn.execute("INSERT OR REPLACE INTO schema_info (key, value) VALUES (?, '1')", (PURGE_KEY,))
+    mark_pending(conn)
     erased.add("messages", len(batch))
     erased.add("mentions", mentions)
     erased.add("idempotency_keys", sum(1 for row in batch if row[2] is not None))
@@ -96,15 +145,29 @@ def _delete_messages(
         erased.add("entities", orphans)
 
 
-def _entities(conn: sqlite3.Connection, req: rq.ForgetUser, erased: Erased) -> bool:
-    """A multi-tenant store: one batch of the tenant's entities (their mentions went with
-    the messages). False when none is left."""
+async def _entities(db: Database, req: rq.ForgetUser, erased: Erased) -> None:
+    """A multi-tenant store: the tenant's entities (their mentions went with the
+    messages), oldest first, in batches; as many batches as the entities there were."""
     if req.tenant is None:
-        return False
+        return
+    count, cut = await db.call(
+        lambda conn: conn.execute(
+            "SELECT count(*), max(rowid) FROM entities WHERE tenant = ?", (req.tenant,)
+        ).fetchone(),
+        write=False,
+    )
+    for _ in range(-(-count // req.batch_size)):
+        if not await db.call(partial(_entity_batch, req=req, cut=cut, erased=erased), write=True):
+            return
+
+
+def _entity_batch(conn: sqlite3.Connection, req: rq.ForgetUser, cut: int, erased: Erased) -> int:
+    """One batch of the tenant's entities up to ``rowid`` ``cut``; how many went."""
     conn.execute("PRAGMA secure_delete = ON")
-    gone = conn.execute(
-        "DELETE FROM entities WHERE id IN (SELECT id FROM entities WHERE tenant = ? LIMIT ?)",
-        (req.tenant, req.batch_size),
+    gone: int = conn.execute(
+        "DELETE FROM entities WHERE rowid IN (SELECT rowid FROM entities "
+        "WHERE tenant = ? AND rowid <= ? ORDER BY rowid LIMIT ?)",
+        (req.tenant, cut, req.batch_size),
     ).rowcount
     erased.add("entities", gone)
-    return gone > 0
+    return gone

@@ -21,10 +21,13 @@ which on a store of a million messages kept other writers waiting for seconds. I
    holds every token that was in the index when the deletion ended, without the deleted
    rows' entries or their markers. Segments written since hold only later writes.
 
-Whether step 1 has run since the last deletion is kept in ``schema_info``: a deletion
-sets ``fts_purge_pending`` to ``1`` (in its own transaction), step 1 sets it to
-``merging``, the last step removes it, so a purge interrupted by a crash carries on
-(or starts again after a later deletion) at the next erasure.
+Every call that deletes messages (``forget_user``, ``clear_session`` and so expiry,
+``delete_message``, an import that replaces a conversation) runs :func:`purge` before it
+returns. Whether step 1 has run since the last deletion is kept in ``schema_info``: a
+deletion sets ``fts_purge_pending`` to ``1`` (in its own transaction, see
+:func:`mark_pending`), step 1 sets it to ``merging``, the last step removes it, so a purge
+interrupted by a crash carries on (or starts again after a later deletion) at the next
+call that deletes. Calls deleting at the same time drive one purge between them.
 
 The index's structure record is read to see whether the merge is done. If it cannot be
 read (an FTS5 version with another layout), the purge falls back to one ``optimize``.
@@ -43,6 +46,8 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
+
+from .database import Database
 
 PURGE_KEY = "fts_purge_pending"
 #: Leaf pages (4 kB each) one step writes: tens of milliseconds. FTS5 stops only between
@@ -65,6 +70,19 @@ class Level:
     segments: tuple[int, ...]
 
 
+def mark_pending(conn: sqlite3.Connection) -> None:
+    """Note, inside the transaction that deleted messages, that their tokens wait for a
+    purge (a merge already under way starts again, so it covers them too)."""
+    conn.execute("INSERT OR REPLACE INTO schema_info (key, value) VALUES (?, '1')", (PURGE_KEY,))
+
+
+async def purge(db: Database) -> None:
+    """Run :func:`purge_step` until no deleted row's token is left in the index: one
+    cheap transaction when nothing is pending."""
+    while await db.call(purge_step, write=True):
+        pass  # other writers run between two steps
+
+
 def purge_step(conn: sqlite3.Connection) -> bool:
     """One bounded merge step inside the caller's write transaction; False once no
     deleted row's token is left in the index (nothing was pending, or this step
@@ -75,9 +93,13 @@ def purge_step(conn: sqlite3.Connection) -> bool:
     conn.execute("PRAGMA secure_delete = ON")
     _set_usermerge(conn)
     started = row[0] == _MERGING
-    if not started and len(read_levels(conn) or ()) > MAX_LEVELS:
-        conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')")
-        return _done(conn)
+    if not started:
+        before = read_levels(conn)
+        if before is not None and (len(before) > MAX_LEVELS or not _writes_oldest(before)):
+            conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')")
+            return _done(conn)
+        if before is not None and _merged(before):
+            return _done(conn)
     pages = MERGE_PAGES if started else -MERGE_PAGES
     conn.execute("INSERT INTO messages_fts (messages_fts, rank) VALUES ('merge', ?)", (pages,))
     levels = read_levels(conn)
@@ -93,6 +115,33 @@ def purge_step(conn: sqlite3.Connection) -> bool:
 def _done(conn: sqlite3.Connection) -> bool:
     conn.execute("DELETE FROM schema_info WHERE key = ?", (PURGE_KEY,))
     return False
+
+
+def _writes_oldest(levels: list[Level]) -> bool:
+    """Whether a negative ``merge`` of this index writes its oldest segment, the only
+    merge that drops delete markers: FTS5 decides so when the merge's output level is the
+    last level and was empty. Segments on two levels or more all move to a new last level
+    first; segments on a single level are merged into the next one, which FTS5 leaves
+    short of the last when empty levels follow (a small oldest segment moved down to a
+    newer one's level does that); and a merge under way that takes every segment but its
+    output is carried on as it is."""
+    last = len(levels) - 1
+    filled = [i for i, level in enumerate(levels) if level.segments]
+    total = sum(len(level.segments) for level in levels)
+    for i in filled:
+        merging, count = levels[i].merging, len(levels[i].segments)
+        if merging and merging == count and total == count + 1:
+            return i + 1 == last
+    if len(filled) == 1:
+        return filled[0] >= last - (total > 1)
+    return True
+
+
+def _merged(levels: list[Level]) -> bool:
+    """An empty index, or one segment on the last level (written by a merge that dropped
+    the markers): nothing to merge."""
+    total = sum(len(level.segments) for level in levels)
+    return total == 0 or (total == 1 and bool(levels[-1].segments))
 
 
 def _merging_into_top(levels: list[Level]) -> bool:

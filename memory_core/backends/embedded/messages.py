@@ -27,6 +27,7 @@ from .codec import (
     stored_uuid,
     to_micros,
 )
+from .fts_purge import mark_pending
 from .rows import (
     HAS_MENTIONS,
     ID,
@@ -235,4 +236,5 @@ def delete_message(conn: sqlite3.Connection, req: rq.DeleteMessage) -> bool:
         return False
     conn.execute("DELETE FROM mentions WHERE message_id = ?", (row["id"],))
     conn.execute("DELETE FROM messages WHERE id = ?", (row["id"],))
+    mark_pending(conn)  # the caller purges the index of its words
     return True

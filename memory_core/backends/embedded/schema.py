@@ -27,6 +27,9 @@ conversation id (without dashes: one token), so a search in one conversation is 
 ``AND`` of that token and the words, and FTS5 skips through the words' doclists to the
 conversation's entries instead of reading every match in the store."""
 
+# Characters of an unreadable schema version quoted in the error.
+_SHOWN = 60
+
 # Version 1's index, replaced by :func:`_migrate_fts` (its triggers go with it).
 _V1_FTS = ("messages_fts_insert", "messages_fts_delete", "messages_fts_update")
 
@@ -121,8 +124,8 @@ def create_schema(conn: sqlite3.Connection) -> None:
     found = _version(conn)
     if found is not None and found > SCHEMA_VERSION:
         raise ConfigurationError(
-            f"this store has schema version {found}, newer than this memory-core supports "
-            f"({SCHEMA_VERSION}); upgrade memory-core"
+            f"the database file {_file(conn)} has schema version {found}, newer than this "
+            f"memory-core supports ({SCHEMA_VERSION}); upgrade memory-core"
         )
     if found == 1:
         _migrate_fts(conn)
@@ -145,7 +148,39 @@ def _version(conn: sqlite3.Connection) -> int | None:
     if exists is None:
         return None
     row = conn.execute("SELECT value FROM schema_info WHERE key = 'version'").fetchone()
-    return None if row is None else int(row[0])
+    if row is None:
+        return None
+    value = row[0]
+    if _is_version(value):
+        return int(value)
+    shown = repr(value)
+    if len(shown) > _SHOWN:
+        shown = shown[:_SHOWN] + "..."
+    raise ConfigurationError(
+        f"the database file {_file(conn)} has schema version {shown} in its schema_info "
+        f"table, which is not a version memory-core writes (a whole number from 1; this "
+        f"memory-core writes {SCHEMA_VERSION}): the file was changed by something else, or "
+        "is not a memory-core store"
+    )
+
+
+def _is_version(value: object) -> bool:
+    """A version memory-core writes: a whole number from 1 in ASCII digits."""
+    return (
+        isinstance(value, str)
+        and len(value) <= _SHOWN
+        and value.isascii()
+        and value.isdigit()
+        and int(value) >= 1
+    )
+
+
+def _file(conn: sqlite3.Connection) -> str:
+    """The path of the connection's main database file."""
+    for row in conn.execute("PRAGMA database_list"):
+        if row[1] == "main":
+            return str(row[2]) or ":memory:"
+    return "?"
 
 
 def _migrate_fts(conn: sqlite3.Connection) -> None:

@@ -19,6 +19,7 @@ from memory_core.store import requests as rq
 
 from . import conversations, entities, erasure, messages, search
 from .database import Database
+from .fts_purge import purge
 from .location import parse_location
 from .transfer import EmbeddedTransfer
 
@@ -163,10 +164,18 @@ class EmbeddedStore(Store):
         return await self._store.call(lambda conn: search.search(conn, req), write=False)
 
     async def clear_session(self, target: rq.Target) -> bool:
-        return await self._store.call(lambda conn: conversations.clear(conn, target), write=True)
+        cleared = await self._store.call(lambda conn: conversations.clear(conn, target), write=True)
+        # No deleted word stays in the full-text index. Run even when nothing was found:
+        # a retry after a purge that failed finishes it.
+        await purge(self._store)
+        return cleared
 
     async def delete_message(self, req: rq.DeleteMessage) -> bool:
-        return await self._store.call(lambda conn: messages.delete_message(conn, req), write=True)
+        deleted = await self._store.call(
+            lambda conn: messages.delete_message(conn, req), write=True
+        )
+        await purge(self._store)
+        return deleted
 
     async def add_entity(self, req: rq.AddEntity) -> Entity:
         return await self._store.call(lambda conn: entities.add_entity(conn, req), write=True)

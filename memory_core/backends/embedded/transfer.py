@@ -34,6 +34,7 @@ from memory_core.store import transfer_records as rec
 from .codec import dump_json, now_micros, pack_vector, to_micros
 from .conversations import session_uuid
 from .database import Database
+from .fts_purge import mark_pending, purge
 from .rows import MESSAGE_COLUMNS, read_messages, to_conversation, to_entity
 
 PAGE = 1000
@@ -160,6 +161,7 @@ class EmbeddedTransfer:
         tally = TransferReport()
         writer = _Importer(state, tally, self.multi_tenant)
         await self.store.call(lambda conn: writer.run(conn, records), write=True)
+        await purge(self.store)  # a replaced conversation's words leave the index
         state.report.merge(tally)
 
 
@@ -380,6 +382,7 @@ class _Importer:
             # The same tenant's message in another conversation: moved here.
             conn.execute("DELETE FROM mentions WHERE message_id = ?", (message_id,))
             conn.execute("DELETE FROM messages WHERE id = ?", (message_id,))
+            mark_pending(conn)
         key = record.get("idempotency_key")
         if (
             key is not None
@@ -524,5 +527,6 @@ def _delete_conversation(conn: sqlite3.Connection, conversation_id: str) -> None
         "(SELECT id FROM messages WHERE conversation_id = ?)",
         (conversation_id,),
     )
-    conn.execute("DELETE FROM messages WHERE conversation_id = ?", (conversation_id,))
+    if conn.execute("DELETE FROM messages WHERE conversation_id = ?", (conversation_id,)).rowcount:
+        mark_pending(conn)
     conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))

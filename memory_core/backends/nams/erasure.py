@@ -1,11 +1,15 @@
 """``forget_user`` on NAMS: what the wire allows.
 
 The hosted contract has one delete that reaches a user's data: ``DELETE
-/conversations/{id}``. The adapter lists the user's conversations (``GET /conversations
-?userId=…``, first page again after each round of deletes, so it works in both session
-name modes) and deletes each, then drops the user's names from the portable-name cache
-and the optional SQLite index. What the service keeps that no request can reach is
-reported in ``not_reached``.
+/conversations/{id}``. The adapter reads the whole listing of the user's conversations
+(``GET /conversations?userId=…``, page by page, before deleting anything) and deletes
+each, then drops the user's names from the portable-name cache and the optional SQLite
+index. What the service keeps that no request can reach is reported in ``not_reached``.
+
+One call deletes what the listing held when it was read. If the first page then lists a
+conversation this call did not delete (the user's writers made it meanwhile), the call
+says so (``Erased.remaining``) and is called again; a service that still lists a
+conversation it deleted does not count.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ NOT_REACHED = [
     "not say how many there were",
 ]
 
-ROUNDS = 100_000  # a service that keeps listing deleted conversations stops the run
+PAGES = 100_000  # a listing whose cursors never end stops the run
 
 
 async def forget_user(
@@ -42,31 +46,39 @@ async def forget_user(
     user = req.user_identifier
     assert user is not None
     erased = Erased(counts={"conversations": 0, "session_names": 0}, not_reached=NOT_REACHED)
-    seen: set[str] = set()
-    for _ in range(ROUNDS):
-        headers = await _page(http, user)
-        fresh = [h for h in headers if h["id"] not in seen]
-        if not fresh:
-            break
-        for header in fresh:
-            seen.add(header["id"])
-            if await _delete(http, header["id"]):
-                erased.add("conversations", 1)
-            erased.add("session_names", _forget_name(names, header, user))
-    else:
-        raise StoreError("nams: the service kept listing deleted conversations")
+    deleted: set[str] = set()
+    for header in await _listing(http, user):
+        deleted.add(header["id"])
+        if await _delete(http, header["id"]):
+            erased.add("conversations", 1)
+        erased.add("session_names", _forget_name(names, header, user))
     if names is not None:
         erased.add("session_names", names.forget_user(user))
+    first = (await _page(http, user, None)).get("conversations", [])
+    erased.remaining = any(h["id"] not in deleted for h in first)
     return erased
 
 
-async def _page(http: NamsTransport, user: str) -> list[dict[str, Any]]:
+async def _listing(http: NamsTransport, user: str) -> list[dict[str, Any]]:
+    """Every conversation the service lists for ``user``, each once, page by page."""
+    found: dict[str, dict[str, Any]] = {}
+    cursor: str | None = None
+    for _ in range(PAGES):
+        page = await _page(http, user, cursor)
+        for header in page.get("conversations", []):
+            found.setdefault(header["id"], header)
+        cursor = page.get("next_cursor")
+        if not cursor or not page.get("conversations"):
+            return list(found.values())
+    raise StoreError("nams: the service's listing of the user's conversations did not end")
+
+
+async def _page(http: NamsTransport, user: str, cursor: str | None) -> dict[str, Any]:
     params: dict[str, Any] = {"limit": wire.MAX_PAGE, "userId": user}
+    if cursor:
+        params["cursor"] = cursor
     body = await http.send("GET", wire.CONVERSATIONS, operation="forget_user", params=params)
-    headers: list[dict[str, Any]] = parse_page(body, "GET", wire.CONVERSATIONS).get(
-        "conversations", []
-    )
-    return headers
+    return parse_page(body, "GET", wire.CONVERSATIONS)
 
 
 async def _delete(http: NamsTransport, server_id: str) -> bool:

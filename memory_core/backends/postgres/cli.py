@@ -1,4 +1,5 @@
-"""``memory-core postgres-schema``: print or apply the PostgreSQL backend's migrations.
+"""``memory-core postgres-schema``: print or apply the PostgreSQL backend's migrations,
+or purge what deleted rows left in the files and statistics.
 
 For teams that run DDL separately from the application::
 
@@ -7,6 +8,13 @@ For teams that run DDL separately from the application::
     memory-core postgres-schema --schema team_memory  # the same, in another schema
     memory-core postgres-schema postgresql://…        # only what that database still lacks
     memory-core postgres-schema postgresql://… --apply  # apply it (advisory lock held)
+    memory-core postgres-schema postgresql://… --purge  # rewrite the tables after an erasure
+
+``--purge`` runs :func:`.residue.purge` (``VACUUM (FULL, ANALYZE)`` of each table, each
+locked against reads and writes while it is rewritten) and prints the seconds each took
+and what it could not reach. A session with a transaction open since before the purge
+may have kept deleted rows in the new files: the command then names it and fails; run it
+again once that transaction has ended.
 
 Exit codes as for ``memory-core``: 0 success, 1 failure (one line), 2 usage error.
 """
@@ -21,27 +29,37 @@ from typing import Any
 import anyio
 import psycopg
 
-from memory_core.store import ConfigurationError, MemoryCoreError
+from memory_core.store import ConfigurationError, MemoryCoreError, StoreError
 
-from . import vector
-from .config import check_schema, parse_settings
+from . import residue, vector
+from .config import Settings, check_schema, parse_settings
 from .errors import translate
 from .schema import LATEST, applied_version, migrate, migration_sql
+from .tx import Tx
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memory-core postgres-schema",
-        description="Print (default) or apply the PostgreSQL backend's schema migrations.",
+        description=(
+            "Print (default) or apply the PostgreSQL backend's schema migrations, or purge "
+            "what deleted rows left in the tables' files and statistics."
+        ),
     )
     parser.add_argument("url", nargs="?", help="database URL: print only what it lacks")
     parser.add_argument("--schema", default=None, help="PostgreSQL schema (default memory_core)")
-    parser.add_argument("--apply", action="store_true", help="apply the missing migrations")
+    action = parser.add_mutually_exclusive_group()
+    action.add_argument("--apply", action="store_true", help="apply the missing migrations")
+    action.add_argument(
+        "--purge",
+        action="store_true",
+        help="rewrite every table (VACUUM FULL, ANALYZE): nothing deleted stays in its files",
+    )
     return parser
 
 
-async def _pending(url: str, schema: str | None, apply: bool) -> str:
-    settings = parse_settings(
+def _settings(url: str, schema: str | None) -> Settings:
+    return parse_settings(
         url,
         schema=schema,
         min_size=1,
@@ -51,6 +69,35 @@ async def _pending(url: str, schema: str | None, apply: bool) -> str:
         statement_timeout=None,
         prepared_statements=False,
     )
+
+
+async def _purge(url: str, schema: str | None) -> str:
+    """Purge the schema on one connection of its own; the report's lines. ``StoreError``
+    when something may have kept deleted rows in the new files."""
+    settings = _settings(url, schema)
+    try:
+        async with await psycopg.AsyncConnection.connect(
+            settings.conninfo, autocommit=True, connect_timeout=10
+        ) as conn:
+            run = lambda work: work(Tx(conn.cursor(), settings.schema))  # noqa: E731
+            purged = await residue.purge(run, settings.schema)
+    except psycopg.Error as exc:
+        raise translate(exc, write=True, sent=True) from None
+    took = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in purged.tables.items())
+    lines = [f"-- schema {settings.schema}: rewritten {took}"]
+    lines += [f"-- not reached: {sentence}" for sentence in purged.not_reached]
+    if purged.held_back:
+        sys.stdout.write("\n".join(lines) + "\n")
+        raise StoreError(
+            "postgres: what was open since before the purge may have kept deleted rows in "
+            f"the rewritten files ({'; '.join(purged.held_back)}): run the purge again "
+            "once it has ended"
+        )
+    return "\n".join(lines) + "\n"
+
+
+async def _pending(url: str, schema: str | None, apply: bool) -> str:
+    settings = _settings(url, schema)
     try:
         async with await psycopg.AsyncConnection.connect(
             settings.conninfo, autocommit=True, connect_timeout=10
@@ -88,10 +135,13 @@ def main(argv: Sequence[str], *, debug: bool = False) -> int:
         return int(exc.code or 0)
     try:
         if args.url is None:
-            if args.apply:
-                raise ConfigurationError("--apply needs the database URL")
+            if args.apply or args.purge:
+                option = "--apply" if args.apply else "--purge"
+                raise ConfigurationError(f"{option} needs the database URL")
             schema = check_schema(args.schema or "memory_core")
             text = migration_sql(schema) + vector.enable_sql(schema)
+        elif args.purge:
+            text = anyio.run(_purge, args.url, args.schema)
         else:
             text = anyio.run(_pending, args.url, args.schema, args.apply)
     except MemoryCoreError as exc:

@@ -8,7 +8,7 @@ the ``schema`` query parameter, which is ours and is taken out.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from memory_core.store import ConfigurationError, redact_url
@@ -21,7 +21,7 @@ _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 class Settings:
     """What :class:`~.backend.PostgresStore` needs to connect."""
 
-    conninfo: str
+    conninfo: str = field(repr=False)  # may hold a password: shown only as safe_url
     schema: str
     min_size: int
     max_size: int

@@ -26,7 +26,7 @@ from memory_core.store import (
 )
 from memory_core.store import requests as rq
 
-from .codec import SQL_INT_MAX, sql_int, store_metadata
+from .codec import SQL_INT_MAX, sql_int, store_metadata, store_optional
 from .rows import CONVERSATION_COLUMNS, to_conversation, to_session
 from .tx import Tx
 
@@ -174,7 +174,7 @@ async def create(tx: Tx, req: rq.CreateConversation, now: datetime) -> Conversat
                 conversation_id,
                 tenant_key(target.tenant),
                 session_id,
-                req.title,
+                store_optional(req.title),
                 store_metadata(req.metadata)[0],
                 target.user_identifier,
                 now,
@@ -200,7 +200,7 @@ async def create(tx: Tx, req: rq.CreateConversation, now: datetime) -> Conversat
             "updated_at = greatest(updated_at, %s) WHERE c.id = %s "
             f"RETURNING {CONVERSATION_COLUMNS}",
             (
-                req.title if fill_title else row[2],
+                store_optional(req.title) if fill_title else row[2],
                 store_metadata(req.metadata)[0] if fill_meta else row[3],
                 target.user_identifier if fill_user else row[4],
                 now,
@@ -316,7 +316,10 @@ def _days_in(month: int, year: int) -> int:
 
 
 async def list_sessions(tx: Tx, req: rq.ListSessions) -> list[SessionInfo]:
-    """One row per session with its message count and first/last previews."""
+    """One row per session with its message count and first/last previews. A prefix with
+    a NUL finds none: no session id holds one (the contract refuses it)."""
+    if "\x00" in (req.prefix or ""):
+        return []
     sql = (
         f"SELECT {CONVERSATION_COLUMNS}, "
         "(SELECT count(*) FROM {s}.messages m WHERE m.conversation_id = c.id) AS message_count, "

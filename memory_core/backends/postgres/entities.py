@@ -1,7 +1,9 @@
 """Entities and the mentions that link messages to them.
 
 Names match ignoring case with ``str.casefold`` (stored as ``name_key``). An entity is
-unique per (tenant, name_key, type): adding it again returns the existing one.
+unique per (tenant, name_key, type): adding it again returns the existing one. Names,
+name keys and descriptions are stored as :func:`~.codec.store_text` escapes them (so a
+NUL is kept); ids are never escaped: one with a NUL names no stored entity.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from uuid import UUID, uuid4
 from memory_core.store import Entity, EntityRef, NotFoundError
 from memory_core.store import requests as rq
 
-from .codec import sql_int
+from .codec import load_text, sql_int, store_optional, store_text
 from .conversations import BACKEND, tenant_key
 from .rows import ENTITY_COLUMNS, to_entity
 from .tx import Tx
@@ -27,7 +29,6 @@ async def merge(
 ) -> Row:
     """Get-or-create on (tenant, name ignoring case, type); a missing description is
     filled in, the name and an existing description are kept."""
-    key = name.casefold()
     row = await tx.row(
         "INSERT INTO {s}.entities AS e (id, tenant, name, name_key, type, description, "
         "created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
@@ -36,7 +37,16 @@ async def merge(
         "updated_at = CASE WHEN e.description IS NULL AND excluded.description IS NOT NULL "
         "THEN greatest(e.updated_at, excluded.updated_at) ELSE e.updated_at END "
         f"RETURNING {ENTITY_COLUMNS}",
-        (str(uuid4()), tenant, name, key, kind, description, now, now),
+        (
+            str(uuid4()),
+            tenant,
+            store_text(name),
+            name_key(name),
+            kind,
+            store_optional(description),
+            now,
+            now,
+        ),
     )
     assert row is not None
     return row
@@ -56,12 +66,13 @@ async def find_entities(tx: Tx, req: rq.FindEntities) -> list[Entity]:
         f"SELECT {ENTITY_COLUMNS} FROM {{s}}.entities e "
         "WHERE e.tenant = %s AND (e.id = %s OR e.name_key = %s)"
     )
-    params: list[object] = [tenant_key(req.tenant), req.identifier, req.identifier.casefold()]
+    entity_id = _id(req.identifier)
+    params: list[object] = [tenant_key(req.tenant), entity_id, name_key(req.identifier)]
     if req.type is not None:
         sql += " AND e.type = %s"
         params.append(req.type)
     sql += " ORDER BY (e.id = %s) DESC, e.created_at, e.id LIMIT %s"
-    params += [req.identifier, sql_int(req.limit)]
+    params += [entity_id, sql_int(req.limit)]
     return [to_entity(row) for row in await tx.rows(sql, params)]
 
 
@@ -91,12 +102,24 @@ async def _resolve_one(tx: Tx, tenant: str, ref: EntityRef, now: datetime) -> Ro
     rows = await tx.rows(
         f"SELECT {ENTITY_COLUMNS} FROM {{s}}.entities e "
         "WHERE e.tenant = %s AND e.name_key = %s LIMIT 2",
-        (tenant, ref.name.casefold()),
+        (tenant, name_key(ref.name)),
     )
     return rows[0] if len(rows) == 1 else None
 
 
+def name_key(name: str) -> str:
+    """The stored key a name matches by: case-folded, then escaped."""
+    return store_text(name.casefold())
+
+
+def _id(identifier: str) -> str | None:
+    """``identifier`` as an id to compare, or None when no stored id can equal it."""
+    return None if "\x00" in identifier else identifier
+
+
 async def _by_id(tx: Tx, tenant: str, entity_id: str) -> Row | None:
+    if _id(entity_id) is None:
+        return None
     return await tx.row(
         f"SELECT {ENTITY_COLUMNS} FROM {{s}}.entities e WHERE e.tenant = %s AND e.id = %s",
         (tenant, entity_id),
@@ -116,11 +139,13 @@ async def link(tx: Tx, message_id: UUID, entities: Sequence[Row]) -> None:
 
 def refs(entities: Sequence[Row]) -> list[EntityRef]:
     """Entity rows as ``Message.mentions``."""
-    return [EntityRef(id=row[0], name=row[1], type=row[2]) for row in entities]
+    return [EntityRef(id=row[0], name=load_text(row[1]), type=row[2]) for row in entities]
 
 
 async def delete_entity(tx: Tx, req: rq.DeleteEntity) -> bool:
     """The ``delete_entity`` hook: its mentions go with it."""
+    if _id(req.entity_id) is None:
+        return False
     deleted = await tx.run(
         "DELETE FROM {s}.entities WHERE id = %s AND tenant = %s",
         (req.entity_id, tenant_key(req.tenant)),

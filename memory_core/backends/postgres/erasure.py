@@ -1,17 +1,27 @@
 """``forget_user`` on PostgreSQL: bounded transactions, one conversation at a time.
 
 The same plan as the embedded backend's: each transaction deletes at most
-``batch_size`` messages of one of the user's conversations (with their mentions; the
-GIN index on ``words`` loses their entries with the rows), or the conversation once it
-is empty. On a single-tenant store an entity whose last mention went in that transaction
-goes in it too; a multi-tenant store's entities belong to the tenant and go last.
-Deleted row versions stay on disk until the table is vacuumed (autovacuum does it; run
-``VACUUM`` to make it happen now).
+``batch_size`` messages of one of the user's conversations (with their mentions), or
+the conversation once it is empty. On a single-tenant store an entity whose last mention
+went in that transaction goes in it too; a multi-tenant store's entities belong to the
+tenant and go last.
+One call erases what the user has when it starts (the conversations then listed, their
+messages numbered below their ``next_seq`` of then, the tenant's entities created by
+then): what the user's writers add meanwhile is left to the next call
+(``Erased.remaining``), so a call ends even while they keep writing.
+A delete removes rows from every query, not from the files: the row versions stay in the
+table's file after ``VACUUM`` too (until a later write reuses their space), and the GIN
+index on ``words`` keeps every word it ever held. The store's ``forget_user`` ends by
+rebuilding the planner statistics, which hold sampled values
+(:func:`.residue.refresh_statistics`); :func:`.residue.purge` (``memory-core
+postgres-schema URL --purge``) rewrites the files.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from memory_core.store import Erased
@@ -25,40 +35,73 @@ Run = Callable[[Callable[[Tx], Awaitable[Any]]], Awaitable[Any]]
 async def forget_user(run: Run, req: rq.ForgetUser) -> Erased:
     """Erase ``req``'s user; ``run(work)`` runs ``work`` in one write transaction."""
     erased = Erased()
-    while True:
-        counts: dict[str, int] | None = await run(lambda tx: _step(tx, req))
-        if counts is None:
-            break
-        for kind, count in counts.items():
-            erased.add(kind, count)
+    started = datetime.now(UTC)
+    for conversation, cut in await run(partial(_conversations, req=req)):
+        step = partial(_step, req=req, conversation=conversation, cut=cut)
+        while True:
+            counts: dict[str, int] = await run(step)
+            for kind, count in counts.items():
+                erased.add(kind, count)
+            if "conversations" in counts:
+                break
     if req.tenant is not None:
-        while gone := await run(lambda tx: _entities(tx, req)):
-            erased.add("entities", gone)
+        await _tenant_entities(run, req, started, erased)
+    erased.remaining = await run(partial(_remaining, req=req))
     return erased
 
 
-async def _step(tx: Tx, req: rq.ForgetUser) -> dict[str, int] | None:
-    """One transaction: a batch of one conversation's messages, or the conversation once
-    empty. ``None`` when the user has no conversation left."""
+async def _tenant_entities(run: Run, req: rq.ForgetUser, cut: datetime, erased: Erased) -> None:
+    """The tenant's entities created by ``cut``, in batches: as many as there were
+    entities when it started, at most."""
+    total: int = await run(partial(_count_entities, req=req))
+    for _ in range(-(-total // req.batch_size)):
+        gone: int = await run(partial(_entities, req=req, cut=cut))
+        erased.add("entities", gone)
+        if not gone:
+            return
+
+
+def _owned(req: rq.ForgetUser) -> tuple[str, tuple[str | None, ...]]:
+    """The condition (on ``conversations``) and parameters that select the user's."""
     if req.tenant is not None:
-        row = await tx.row(
-            "SELECT id FROM {s}.conversations WHERE tenant = %s LIMIT 1", (req.tenant,)
-        )
-    else:
-        row = await tx.row(
-            "SELECT id FROM {s}.conversations WHERE tenant = '' AND user_identifier = %s LIMIT 1",
-            (req.user_identifier,),
-        )
-    if row is None:
-        return None
+        return "tenant = %s", (req.tenant,)
+    return "tenant = '' AND user_identifier = %s", (req.user_identifier,)
+
+
+async def _conversations(tx: Tx, req: rq.ForgetUser) -> list[tuple[Any, int]]:
+    """The user's conversations now, each with the ``seq`` its next message will get."""
+    where, params = _owned(req)
+    rows = await tx.rows(f"SELECT id, next_seq FROM {{s}}.conversations WHERE {where}", params)
+    return [(row[0], row[1]) for row in rows]
+
+
+async def _remaining(tx: Tx, req: rq.ForgetUser) -> bool:
+    """Whether the user has a conversation (or, multi-tenant, an entity) now."""
+    where, params = _owned(req)
+    query = f"SELECT EXISTS (SELECT 1 FROM {{s}}.conversations WHERE {where})"
+    if req.tenant is not None:
+        query += " OR EXISTS (SELECT 1 FROM {s}.entities WHERE tenant = %s)"
+        params = (req.tenant, req.tenant)
+    row = await tx.row(query, params)
+    return bool(row and row[0])
+
+
+async def _step(tx: Tx, req: rq.ForgetUser, conversation: Any, cut: int) -> dict[str, int]:
+    """One transaction: a batch of ``conversation``'s messages numbered below ``cut``,
+    or, once none is left, the conversation if it holds no message (one written since
+    keeps it for the next call; the counts then hold ``conversations``)."""
     batch = await tx.rows(
         "SELECT id, idempotency_key IS NOT NULL FROM {s}.messages WHERE conversation_id = %s "
-        "ORDER BY seq DESC LIMIT %s FOR UPDATE",
-        (row[0], req.batch_size),
+        "AND seq < %s ORDER BY seq DESC LIMIT %s FOR UPDATE",
+        (conversation, cut, req.batch_size),
     )
     if not batch:
-        await tx.run("DELETE FROM {s}.conversations WHERE id = %s", (row[0],))
-        return {"conversations": 1}
+        gone = await tx.run(
+            "DELETE FROM {s}.conversations c WHERE c.id = %s "
+            "AND NOT EXISTS (SELECT 1 FROM {s}.messages m WHERE m.conversation_id = c.id)",
+            (conversation,),
+        )
+        return {"conversations": gone}
     ids = [r[0] for r in batch]
     linked = [
         r[0]
@@ -83,10 +126,16 @@ async def _step(tx: Tx, req: rq.ForgetUser) -> dict[str, int] | None:
     }
 
 
-async def _entities(tx: Tx, req: rq.ForgetUser) -> int:
-    """One batch of a multi-tenant store's entities of the tenant; how many went."""
+async def _count_entities(tx: Tx, req: rq.ForgetUser) -> int:
+    row = await tx.row("SELECT count(*) FROM {s}.entities WHERE tenant = %s", (req.tenant,))
+    return int(row[0]) if row else 0
+
+
+async def _entities(tx: Tx, req: rq.ForgetUser, cut: datetime) -> int:
+    """One batch of a multi-tenant store's entities of the tenant created by ``cut``; how
+    many went."""
     return await tx.run(
-        "DELETE FROM {s}.entities WHERE id IN "
-        "(SELECT id FROM {s}.entities WHERE tenant = %s LIMIT %s)",
-        (req.tenant, req.batch_size),
+        "DELETE FROM {s}.entities WHERE id IN (SELECT id FROM {s}.entities "
+        "WHERE tenant = %s AND created_at <= %s LIMIT %s)",
+        (req.tenant, cut, req.batch_size),
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg_pool import PoolTimeout
@@ -19,6 +21,11 @@ from . import times
 _AUTH_STATES = ("28000", "28P01")  # invalid authorization, invalid password
 # libpq reports a login the server refused with no SQLSTATE: known by its (English) text
 _LOGIN_REFUSED = ("authentication failed", "no pg_hba.conf entry", "password must be")
+# ... and a database the server (or PgBouncer) does not have, the same way
+_NO_DATABASE = re.compile(r'database "(.*)" does not exist|no such database: (\S+)')
+# Prepared statements psycopg made on one server connection, missing (or another's by
+# that name) on the next: a pooler in transaction mode moved the session.
+_PREPARED = (pg_errors.InvalidSqlStatementName, pg_errors.DuplicatePreparedStatement)
 
 
 def translate(exc: BaseException, *, write: bool, sent: bool) -> MemoryCoreError:
@@ -50,6 +57,19 @@ def translate(exc: BaseException, *, write: bool, sent: bool) -> MemoryCoreError
             retryable=True,
             maybe_applied=False,
         )
+    if _prepared_elsewhere(exc):
+        return ConfigurationError(
+            f"postgres: a prepared statement did not match the server connection "
+            f"({type(exc).__name__}): a pooler in transaction mode (PgBouncer) hands each "
+            "transaction to any server connection, and prepared statements do not follow; "
+            "open the backend with prepared_statements=False"
+        )
+    missing = _missing_database(exc)
+    if missing is not None:
+        return ConfigurationError(
+            f"postgres: the server has no database {missing!r}: create it, or correct the "
+            "database name in the URL (or PGDATABASE)"
+        )
     if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
         return TransportError(
             f"postgres: the connection failed ({type(exc).__name__})",
@@ -66,6 +86,22 @@ def translate(exc: BaseException, *, write: bool, sent: bool) -> MemoryCoreError
             "postgres: the memory-core tables are missing (was the schema dropped?)"
         )
     return StoreError(f"postgres: the server failed the operation ({type(exc).__name__})")
+
+
+def _prepared_elsewhere(exc: BaseException) -> bool:
+    """A prepared statement missing on the server connection, or another one there under
+    its name (a bind with the wrong number of parameters)."""
+    if isinstance(exc, _PREPARED):
+        return True
+    return isinstance(exc, pg_errors.ProtocolViolation) and 'prepared statement "' in str(exc)
+
+
+def _missing_database(exc: BaseException) -> str | None:
+    """The name of the database a connection attempt found missing, else None."""
+    if not isinstance(exc, psycopg.OperationalError):
+        return None
+    found = _NO_DATABASE.search(str(exc))
+    return None if found is None else (found[1] or found[2])
 
 
 def _login_refused(exc: BaseException) -> bool:

@@ -16,7 +16,15 @@ from memory_core.store import Conversation, EntityRef, Message, MessageRole, ran
 from memory_core.store import requests as rq
 
 from . import conversations, entities
-from .codec import load_metadata, sql_int, store_content, store_metadata, words
+from .codec import (
+    load_metadata,
+    load_optional,
+    sql_int,
+    store_content,
+    store_metadata,
+    store_optional,
+    word_parts,
+)
 from .rows import MESSAGE_COLUMNS, read_messages, to_conversation, to_message
 from .tx import Tx
 
@@ -83,9 +91,13 @@ async def _write(
     first = next_seq - len(items)
     ids = random_ids(len(items))
     params = []
+    more: list[tuple[UUID, list[list[str]]]] = []
     for offset, (item, message_id) in enumerate(zip(items, ids, strict=True)):
         text, exact = store_content(item.content)
         meta_text, doc = store_metadata(item.metadata)
+        parts = word_parts(item.content)
+        if len(parts) > 1:
+            more.append((message_id, parts))
         params.append(
             {
                 "id": message_id,
@@ -99,8 +111,8 @@ async def _write(
                 "stamp": item.timestamp,
                 "now": now,
                 "embedding": item.embedding,
-                "key": key,
-                "words": words(item.content),
+                "key": store_optional(key),
+                "words": parts[0],
             }
         )
     sql = _INSERT
@@ -123,7 +135,24 @@ async def _write(
         if found:
             await entities.link(tx, p["id"], found)
         built.append(_built(p, stamp, session_id, item, entities.refs(found)))
+    written = {p["id"] for p, stamp in zip(params, stamps, strict=True) if stamp is not None}
+    await add_more_words(tx, [(mid, parts) for mid, parts in more if mid in written])
     return built
+
+
+async def add_more_words(tx: Tx, messages: list[tuple[Any, list[list[str]]]]) -> None:
+    """The rows of ``message_words`` for messages whose words (from
+    :func:`~.codec.word_parts`) fill more than one tsvector: every part after the first,
+    which is the message's own ``words``."""
+    rows = [(mid, n, part) for mid, parts in messages for n, part in enumerate(parts) if n]
+    if rows:
+        await tx.cursor.executemany(
+            tx.sql(
+                "INSERT INTO {s}.message_words (message_id, part, words) "
+                "VALUES (%s::uuid, %s, array_to_tsvector(%s::text[]))"
+            ),
+            rows,
+        )
 
 
 def _built(
@@ -150,7 +179,7 @@ def _built(
             "session_id": session_id,
             "tool_calls": None,
             "score": None,
-            "idempotency_key": params["key"],
+            "idempotency_key": load_optional(params["key"]),
             "mentions": mentions,
         },
     )
@@ -159,7 +188,7 @@ def _built(
 async def _by_key(tx: Tx, conversation_id: UUID, key: str) -> Message | None:
     row = await tx.row(
         f"SELECT {MESSAGE_COLUMNS} {FROM} WHERE m.conversation_id = %s AND m.idempotency_key = %s",
-        (conversation_id, key),
+        (conversation_id, store_optional(key)),
     )
     return None if row is None else to_message(row)
 

@@ -20,7 +20,7 @@ from memory_core.store import (
     trusted_many,
 )
 
-from .codec import load_content, load_metadata, utc
+from .codec import load_content, load_metadata, load_optional, load_text, utc
 
 # The message columns every read selects, in this order (see to_message).
 MESSAGE_COLUMNS = (
@@ -135,7 +135,7 @@ def _newest(
                 "session_id": session_id,
                 "tool_calls": None,
                 "score": None,
-                "idempotency_key": key,
+                "idempotency_key": key if key is None else load_text(key),
                 "mentions": refs(mentions) if mentions else [],
             }
             for seq, mid, _, role, text, exact, metadata, stamp, vector, key, _, _, mentions in (
@@ -162,7 +162,7 @@ def _message_fields(row: tuple[Any, ...], score: float | None) -> dict[str, Any]
         "session_id": row[9],
         "tool_calls": None,
         "score": score,
-        "idempotency_key": row[8],
+        "idempotency_key": load_optional(row[8]),
         "mentions": refs(mentions) if mentions else [],
     }
 
@@ -171,16 +171,16 @@ def refs(found: list[list[str]] | None) -> list[EntityRef]:
     """The aggregated (id, name, type) triples of a message's mentions."""
     if not found:
         return []
-    return [EntityRef(id=i, name=n, type=t) for i, n, t in found]
+    return [EntityRef(id=i, name=load_text(n), type=t) for i, n, t in found]
 
 
 def to_entity(row: tuple[Any, ...]) -> Entity:
     """A row of :data:`ENTITY_COLUMNS`."""
     return Entity(
         id=row[0],
-        name=row[1],
+        name=load_text(row[1]),
         type=row[2],
-        description=row[3],
+        description=load_optional(row[3]),
         created_at=utc(row[4]),
         updated_at=utc(row[5]),
     )
@@ -196,7 +196,7 @@ def to_conversation(row: tuple[Any, ...], messages: list[Message] | None = None)
         {
             "id": row[0],
             "session_id": row[1],
-            "title": row[2],
+            "title": load_optional(row[2]),
             "messages": messages or [],
             "created_at": utc(row[5]),
             "updated_at": utc(row[6]),
@@ -214,7 +214,7 @@ def to_session(row: tuple[Any, ...]) -> SessionInfo:
     return SessionInfo(
         session_id=row[1],
         conversation_id=conversation_id,
-        title=row[2],
+        title=load_optional(row[2]),
         message_count=row[7],
         first_message_preview=None if first is None else preview(first),
         last_message_preview=None if last is None else preview(last),

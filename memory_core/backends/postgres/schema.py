@@ -19,13 +19,22 @@ Tables (version 1):
     conversation. ``content`` is the text (NUL characters, which PostgreSQL text cannot
     hold, removed); ``content_exact`` holds the UTF-8 of the exact content only when it
     had one. ``metadata`` is the exact JSON text, ``metadata_doc`` the same as JSONB for
-    filters (NULL when it holds a NUL). ``words`` is the tsvector of the content's words
-    as :mod:`memory_core.scoring` splits them (GIN index ``messages_words``).
+    filters (version 1 left it NULL when it held a NUL; see version 2). ``words`` is the
+    tsvector of the content's words as :mod:`memory_core.scoring` splits them (GIN index
+    ``messages_words``).
 ``entities``
     unique per (``tenant``, ``name_key`` = the name case-folded, ``type``).
 ``mentions``
     (message, entity, position): the entities a message mentions, in order; removed with
     either side (``ON DELETE CASCADE``; index ``mentions_by_entity``).
+
+Version 2: ``message_words`` (message, part, words), the words of a message beyond what
+its own tsvector holds (GIN index ``message_words_words``; removed with the message).
+Strings that may hold a NUL are stored escaped from then on (see :mod:`.codec`): the
+migration escapes the titles, entity names, name keys and descriptions and idempotency
+keys that already hold U+0001, and gives ``metadata_doc`` to the messages version 1 left
+without one (another program's text that is not JSON keeps NULL). It reads ``messages``
+twice.
 
 Not a numbered migration, since it depends on the server: where the pgvector extension is
 installed or may be created, ``messages.embedding_vector`` (see :mod:`.vector`) is added
@@ -100,6 +109,50 @@ CREATE TABLE {schema}.mentions (
     PRIMARY KEY (message_id, entity_id)
 );
 CREATE INDEX mentions_by_entity ON {schema}.mentions (entity_id);
+""",
+    ),
+    (
+        2,
+        """
+CREATE TABLE {schema}.message_words (
+    message_id uuid NOT NULL REFERENCES {schema}.messages (id) ON DELETE CASCADE,
+    part       integer NOT NULL,
+    words      tsvector NOT NULL,
+    PRIMARY KEY (message_id, part)
+);
+CREATE INDEX message_words_words ON {schema}.message_words USING gin (words);
+UPDATE {schema}.conversations SET title = replace(title, chr(1), chr(1) || '1')
+    WHERE strpos(title, chr(1)) > 0;
+UPDATE {schema}.entities SET description = replace(description, chr(1), chr(1) || '1')
+    WHERE strpos(description, chr(1)) > 0;
+DO $$
+DECLARE
+    r record;
+BEGIN
+    -- Longest first: an escaped key is longer than the key, so it never meets a key that
+    -- is still to be escaped in a unique index.
+    FOR r IN SELECT id FROM {schema}.entities WHERE strpos(name, chr(1)) > 0
+            OR strpos(name_key, chr(1)) > 0 ORDER BY length(name_key) DESC LOOP
+        UPDATE {schema}.entities SET name = replace(name, chr(1), chr(1) || '1'),
+            name_key = replace(name_key, chr(1), chr(1) || '1') WHERE id = r.id;
+    END LOOP;
+    FOR r IN SELECT num FROM {schema}.messages WHERE strpos(idempotency_key, chr(1)) > 0
+            ORDER BY length(idempotency_key) DESC LOOP
+        UPDATE {schema}.messages SET idempotency_key = replace(idempotency_key, chr(1),
+            chr(1) || '1') WHERE num = r.num;
+    END LOOP;
+    FOR r IN SELECT num FROM {schema}.messages WHERE metadata_doc IS NULL LOOP
+        BEGIN
+            UPDATE {schema}.messages SET metadata_doc = ('[' || array_to_string(ARRAY(
+                SELECT replace(replace(p, '\\u0001', '\\u00011'), '\\u0000', '\\u00010')
+                FROM unnest(string_to_array(metadata, '\\\\')) WITH ORDINALITY AS u (p, n)
+                ORDER BY n), '\\\\') || ']')::jsonb WHERE num = r.num;
+        EXCEPTION WHEN others THEN
+            NULL;  -- another program's text, not JSON: it matches no filter, as before
+        END;
+    END LOOP;
+END
+$$;
 """,
     ),
 ]

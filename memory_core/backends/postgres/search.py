@@ -13,8 +13,16 @@ stored values. Where the store has the pgvector column (see :mod:`.vector`), pgv
 ``<=>`` picks the nearest :func:`~memory_core.scoring.candidate_pool` of them in SQL;
 otherwise every embedding in scope is read and compared here (brute force).
 
+A message whose words fill more than one tsvector keeps the rest in ``message_words``
+(see :func:`~.codec.word_parts`): those rows find it too, after the messages the main
+index ranks.
+
 Metadata filters are applied in SQL on the JSONB column, key by key with JSONB equality
 (which is the library's type-exact rule), and checked again on the exact stored metadata.
+A document with a NUL is stored escaped in a one-element array (see
+:func:`~.codec.store_metadata`): a filter compares it with its key and value escaped the
+same way, so every message is filtered in SQL and no candidate is taken only to be
+dropped after it.
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ from memory_core.store import requests as rq
 
 from . import conversations
 from . import vector as vector_module
-from .codec import load_metadata, sql_int, tsquery
+from .codec import holds_nul, load_metadata, sql_int, store_json, store_text, tsquery
 from .messages import FROM
 from .rows import MESSAGE_COLUMNS, read_messages, safe_content
 from .tx import Tx
@@ -47,10 +55,10 @@ async def search(tx: Tx, req: rq.SearchMessages) -> list[Message]:
     scored: dict[int, tuple[float, tuple[Any, ...]]] = {}
     order: dict[int, int] = {}
     if terms:
+        query = tsquery(terms)
         rows = await tx.rows(
-            f"SELECT {MESSAGE_COLUMNS} {FROM} WHERE m.words @@ %s::tsquery AND {where} "
-            "ORDER BY ts_rank(m.words, %s::tsquery) DESC, m.num ASC LIMIT %s",
-            [tsquery(terms), *params, tsquery(terms), sql_int(pool)],
+            _TEXT.replace("{where}", where),
+            [query, query, *params, sql_int(pool), query, query, *params, sql_int(pool)],
         )
         for position, row in enumerate(rows):
             score = text_score(terms, safe_content(row[3], row[4]))
@@ -76,6 +84,16 @@ def _kept(row: tuple[Any, ...], req: rq.SearchMessages) -> bool:
     return matches(metadata, req.metadata_filters)
 
 
+# The best of the main index by rank, then those only message_words finds.
+_TEXT = (
+    f"(SELECT {MESSAGE_COLUMNS}, 0 AS arm, ts_rank(m.words, %s::tsquery) AS rank {FROM} "
+    "WHERE m.words @@ %s::tsquery AND {where} ORDER BY rank DESC, m.num ASC LIMIT %s) "
+    f"UNION ALL (SELECT {MESSAGE_COLUMNS}, 1, 0 {FROM} WHERE m.id IN (SELECT w.message_id "
+    "FROM {s}.message_words w WHERE w.words @@ %s::tsquery) AND NOT m.words @@ %s::tsquery "
+    "AND {where} ORDER BY m.num ASC LIMIT %s) ORDER BY arm, rank DESC, num"
+)
+
+
 async def _scope(tx: Tx, req: rq.SearchMessages) -> tuple[str, list[object]] | None:
     where = "c.tenant = %s"
     params: list[object] = [conversations.tenant_key(req.tenant)]
@@ -86,9 +104,13 @@ async def _scope(tx: Tx, req: rq.SearchMessages) -> tuple[str, list[object]] | N
         where += " AND m.conversation_id = %s"
         params.append(row[0])
     for key, value in req.metadata_filters.items():
-        # Rows whose metadata JSONB cannot hold (a NUL inside) are checked in Python.
-        where += " AND (m.metadata_doc IS NULL OR m.metadata_doc -> %s = %s)"
-        params += [key, Jsonb(value)]
+        escaped = [store_text(key), Jsonb(store_json(value))]
+        if holds_nul(key) or holds_nul(value):  # only an escaped document holds one
+            where += " AND m.metadata_doc -> 0 -> %s = %s"
+            params += escaped
+        else:
+            where += " AND (m.metadata_doc -> %s = %s OR m.metadata_doc -> 0 -> %s = %s)"
+            params += [key, Jsonb(value), *escaped]
     return where, params
 
 

@@ -36,7 +36,16 @@ from memory_core.store import Message, random_ids, trusted, trusted_many
 from memory_core.store import requests as rq
 
 from . import conversations
-from .codec import load_metadata, store_content, store_metadata, utc, words
+from .codec import (
+    SAFE_CHARS,
+    load_metadata,
+    load_optional,
+    store_content,
+    store_metadata,
+    store_optional,
+    utc,
+    word_parts,
+)
 from .messages import FROM
 from .rows import MESSAGE_COLUMNS, read_messages, to_message
 from .tx import Tx
@@ -159,13 +168,18 @@ def covers(target: rq.Target) -> bool:
 
 
 def add_covers(req: rq.AddMessage) -> bool:
-    """Whether ``add_message`` can be one statement."""
-    return not req.mentions and covers(req.target)
+    """Whether ``add_message`` can be one statement (not for content whose words may need
+    rows of ``message_words``: see :data:`~.codec.SAFE_CHARS`)."""
+    return not req.mentions and len(req.content) <= SAFE_CHARS and covers(req.target)
 
 
 def batch_covers(req: rq.AddMessages) -> bool:
     """Whether ``add_messages`` can be one statement."""
-    return bool(req.messages) and covers(req.target) and not any(m.mentions for m in req.messages)
+    return (
+        bool(req.messages)
+        and covers(req.target)
+        and not any(m.mentions or len(m.content) > SAFE_CHARS for m in req.messages)
+    )
 
 
 def _conversation(target: rq.Target, count: int, now: datetime) -> dict[str, Any]:
@@ -194,8 +208,8 @@ def _item(item: rq.AddMessage | rq.NewMessage) -> dict[str, Any]:
         "doc": doc,
         "embedding": item.embedding,
         # joined: words never hold a space, and psycopg adapts a str in a third of the
-        # time it takes for a list
-        "words": " ".join(words(item.content)),
+        # time it takes for a list (one part: the content is at most SAFE_CHARS long)
+        "words": " ".join(word_parts(item.content)[0]),
     }
 
 
@@ -237,7 +251,7 @@ class AddOne(_Write):
         super().__init__(req.target, now, 1)
         self.req = req
         self.key = req.idempotency_key
-        self.params.update(_item(req), id=self.ids[0], ikey=self.key)
+        self.params.update(_item(req), id=self.ids[0], ikey=store_optional(self.key))
         self.sql = _ONE_SQL if self.key is None else _KEYED_SQL
 
     async def statement(self, tx: Tx, create: bool = False) -> list[tuple[Any, ...]]:
@@ -269,7 +283,7 @@ class AddOne(_Write):
         stored = await tx.row(
             f"SELECT {MESSAGE_COLUMNS} {FROM} "
             "WHERE m.conversation_id = %s AND m.idempotency_key = %s",
-            (row[3], self.key),
+            (row[3], store_optional(self.key)),
         )
         assert stored is not None  # the key's unique index refused the write
         return to_message(stored)
@@ -362,7 +376,7 @@ def _fields(
         "session_id": session_id,
         "tool_calls": None,
         "score": None,
-        "idempotency_key": params.get("ikey"),
+        "idempotency_key": load_optional(params.get("ikey")),
         "mentions": [],
     }
 

@@ -22,8 +22,17 @@ from memory_core.store import (
 )
 from memory_core.store import requests as rq
 
-from . import conversations, entities, erasure, messages, reads, search, single, vector
-from .codec import check_key
+from . import (
+    conversations,
+    entities,
+    erasure,
+    messages,
+    reads,
+    residue,
+    search,
+    single,
+    vector,
+)
 from .config import Settings, parse_settings
 from .errors import translate
 from .schema import migrate
@@ -230,7 +239,6 @@ class PostgresStore(Store):
             return result
 
     async def add_message(self, req: rq.AddMessage) -> Message:
-        check_key(req.idempotency_key)
         now = datetime.now(UTC)
         if single.add_covers(req):
             return await self._run(single.AddOne(req, now), write=True, autocommit=True)
@@ -281,7 +289,22 @@ class PostgresStore(Store):
         return await self._run(lambda tx: entities.delete_entity(tx, req), write=True)
 
     async def forget_user(self, req: rq.ForgetUser) -> Erased:
-        return await erasure.forget_user(lambda work: self._run(work, write=True), req)
+        run = lambda work: self._run(work, write=True)  # noqa: E731
+        erased = await erasure.forget_user(run, req)
+        erased.not_reached += await residue.refresh_statistics(run, self.settings.schema)
+        return erased
+
+    async def purge(self) -> residue.Purged:
+        """Rewrite every table of the store's schema so that nothing deleted stays in its
+        files or statistics (``VACUUM (FULL, ANALYZE)``: each table is locked against
+        reads and writes while it is rewritten), then ``pg_statistic`` where this role
+        may. PostgreSQL only; what ``memory-core postgres-schema URL --purge`` runs (see
+        :mod:`memory_core.backends.postgres.residue` and docs/erasure.md). Needs the
+        tables' owner: ``ConfigurationError`` otherwise, before anything is done. Check
+        the result's ``held_back``: when it names anything, run the purge again once that
+        has ended."""
+        run = lambda work: self._run(work, write=True, autocommit=True)  # noqa: E731
+        return await residue.purge(run, self.settings.schema)
 
     def bulk_transfer(self) -> PostgresTransfer:
         """The fast, lossless path of :mod:`memory_core.transfer`."""

@@ -31,11 +31,13 @@ from memory_core.store import (
     parse_stamp,
 )
 
-from .codec import store_content, store_metadata, words
+from .codec import load_text, store_content, store_metadata, store_optional, store_text, word_parts
 from .conversations import session_uuid
+from .entities import name_key
+from .messages import add_more_words
 from .tx import Tx
 
-NUL_KEY = "PostgreSQL text cannot hold a NUL character"
+NUL_ID = "PostgreSQL cannot hold an id with a NUL character: it got an id of its own"
 
 # Rows per multi-row INSERT.
 CHUNK = 500
@@ -134,6 +136,8 @@ class Importer:
             state.entities[archive_id] = None
             return
         entity_id = archive_id
+        if "\x00" in archive_id:  # derived, so a re-run finds it
+            entity_id = own_id(tenant, "entity", archive_id)
         holder = await _entity_tenant(tx, entity_id)
         if holder is not None and holder != tenant:
             # Another tenant's entity is never written over nor linked to: this one gets
@@ -146,10 +150,10 @@ class Importer:
                 return
         created = _when(record.get("created_at")) or datetime.now(UTC)
         values = (
-            record["name"],
-            record["name"].casefold(),
+            store_text(record["name"]),
+            name_key(record["name"]),
             record["type"],
-            record.get("description"),
+            store_optional(record.get("description")),
             created,
             _when(record.get("updated_at")) or created,
         )
@@ -181,7 +185,7 @@ class Importer:
         )
         state.entities[archive_id] = entity_id
         if entity_id != archive_id:
-            tally.lose("entity.id", RENAMED)
+            tally.lose("entity.id", NUL_ID if "\x00" in archive_id else RENAMED)
         self.copied_entity(record)
 
     def copied_entity(self, record: Record) -> None:
@@ -244,7 +248,7 @@ class Importer:
                 target_id,
                 tenant,
                 record["session_id"],
-                record.get("title"),
+                store_optional(record.get("title")),
                 store_metadata(record["metadata"])[0],
                 record["user_identifier"],
                 created,
@@ -354,7 +358,7 @@ class _Messages:
         if renamed:
             places.update(await self.places(renamed, tenant))
         taken = await self.keys(conversation_id, group)
-        rows: list[list[Any]] = []
+        rows: list[tuple[list[Any], list[list[str]]]] = []
         written: set[str] = set()
         latest: datetime | None = None
         for record in group:
@@ -380,12 +384,6 @@ class _Messages:
                 # The same tenant's message in another conversation: moved here.
                 await tx.run("DELETE FROM {s}.messages WHERE id = %s::uuid", (message_id,))
             key = record.get("idempotency_key")
-            if key is not None and "\x00" in key:
-                # PostgreSQL text cannot hold it (see codec.check_key): the message
-                # comes without it, and the report says so.
-                record = {**record, "idempotency_key": None}
-                key = None
-                tally.lose("message.idempotency_key", NUL_KEY)
             if key is not None and key in taken:
                 tally.skip("message", "its idempotency key is already in the conversation")
                 continue
@@ -412,7 +410,7 @@ class _Messages:
     async def keys(self, conversation_id: str, group: list[Record]) -> set[str]:
         """The idempotency keys of ``group`` the conversation already holds."""
         keys = (r.get("idempotency_key") for r in group)
-        wanted = sorted({k for k in keys if k is not None and "\x00" not in k})
+        wanted = sorted({store_text(k) for k in keys if k is not None})
         if not wanted:
             return set()
         rows = await self.tx.rows(
@@ -420,21 +418,26 @@ class _Messages:
             "AND idempotency_key = ANY(%s::text[])",
             (conversation_id, wanted),
         )
-        return {r[0] for r in rows}
+        return {load_text(r[0]) for r in rows}
 
-    async def insert(self, rows: list[list[Any]]) -> None:
+    async def insert(self, rows: list[tuple[list[Any], list[list[str]]]]) -> None:
+        """Insert the rows of :func:`_message_row`, then the words of each beyond one
+        tsvector's worth (see :func:`~.codec.word_parts`)."""
         for start in range(0, len(rows), CHUNK):
-            chunk = json.dumps(rows[start : start + CHUNK], ensure_ascii=False)
+            chunk = json.dumps([row for row, _ in rows[start : start + CHUNK]], ensure_ascii=False)
             await self.tx.run(_INSERT_MESSAGES, (chunk,))
+        await add_more_words(self.tx, [(row[0], parts) for row, parts in rows if len(parts) > 1])
 
 
 def _message_row(
     record: Record, message_id: str, conversation_id: str, seq: int, created: datetime
-) -> list[Any]:
-    """A row of :data:`_INSERT_MESSAGES`, as JSON values."""
+) -> tuple[list[Any], list[list[str]]]:
+    """A row of :data:`_INSERT_MESSAGES`, as JSON values, and the content's word parts
+    (:func:`~.codec.word_parts`: the first is the row's)."""
     text, exact = store_content(record["content"])
     metadata, doc = store_metadata(record["metadata"])
-    return [
+    parts = word_parts(record["content"])
+    row = [
         message_id,
         conversation_id,
         seq,
@@ -445,9 +448,10 @@ def _message_row(
         doc,
         created.isoformat(),
         _vector(record.get("embedding")),
-        record.get("idempotency_key"),
-        " ".join(words(record["content"])),
+        store_optional(record.get("idempotency_key")),
+        " ".join(parts[0]),
     ]
+    return row, parts
 
 
 def _vector(values: list[float] | None) -> str | None:

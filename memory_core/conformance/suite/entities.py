@@ -168,6 +168,40 @@ class EntitiesSuite(SuiteBase):
         assert await harness.contents(handle) == [], "a message with an unknown mention was written"
 
     @scenario(
+        "entities.nul_in_names",
+        "a NUL character in an entity's name or description is stored and read back exactly, "
+        "on every backend: find_entities finds the name (any case) and tells it from the "
+        "name without the NUL, adding it again and a typed mention of it return the same "
+        "entity; an identifier with a NUL that names nothing finds nothing and deletes nothing",
+        requires="entities",
+    )
+    async def test_entities_nul_in_names(self, harness: Harness) -> None:
+        harness.allow_entities()
+        base = _name()
+        name = f"{base}\x00Nul"
+        entity = await harness.add_entity(name, "PERSON", description="one\x00two")
+        assert (entity.name, entity.description) == (name, "one\x00two")
+        plain = await harness.add_entity(f"{base}Nul", "PERSON")
+        assert plain.id != entity.id, "names that differ by a NUL were taken as one"
+        found = await harness.backend.find_entities(name.upper())
+        assert found and found[0].id == entity.id, "the exact match is not first"
+        assert (found[0].name, found[0].description) == (name, "one\x00two")
+        assert (await harness.add_entity(name, "person")).id == entity.id
+        missing = f"{base}\x00Other"
+        assert missing not in [e.name for e in await harness.backend.find_entities(missing)]
+        if harness.caps.delete_entity:
+            assert await harness.backend.delete_entity(f"no\x00such-{word()}") is False
+        if harness.caps.explicit_mentions:
+            handle = await harness.new_session()
+            ref = EntityRef(name=name, type="PERSON")
+            stored = await harness.backend.add_message(
+                handle, "user", "met", extraction_mode="explicit", explicit_mentions=[ref]
+            )
+            assert [(r.id, r.name) for r in stored.mentions] == [(entity.id, name)]
+            [read] = await harness.messages(handle)
+            assert [(r.id, r.name) for r in read.mentions] == [(entity.id, name)]
+
+    @scenario(
         "entities.delete",
         "delete_entity removes the entity and its mentions, keeps the messages, and a second "
         "delete returns False",

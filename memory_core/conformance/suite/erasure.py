@@ -6,7 +6,15 @@ import io
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory_core import EntityRef, InvalidRequestError, MemoryBackend, NotFoundError
+import anyio
+
+from memory_core import (
+    EntityRef,
+    InvalidRequestError,
+    MemoryBackend,
+    MemoryCoreError,
+    NotFoundError,
+)
 from memory_core.transfer import export_memory
 from memory_core.turns import TurnMemory
 
@@ -18,6 +26,40 @@ from .base import SuiteBase
 
 MEANING = "we need a reservation for supper tonight"
 QUERY = "dinner booking"  # no word in common with MEANING (see search.vector)
+RETURNS_WITHIN = 120.0
+"""Seconds a forget_user racing with the user's writers gets: a check that it returns at
+all (it did not while they wrote), far above what it takes."""
+
+
+@dataclass
+class _Writer:
+    """A task that writes for one user into a session of its own, back to back, until
+    stopped; a session the erasure deleted under it is made again."""
+
+    harness: Harness
+    user: str
+    label: str
+    before: list[str] = field(default_factory=list)
+    """What it wrote before ``started`` was set."""
+    started: bool = False
+    stop: anyio.Event = field(default_factory=anyio.Event)
+
+    async def run(self) -> None:
+        scope = _scope(self.harness, self.user)
+        handle = await self.harness.new_session(user=self.user, create=True)
+        count = 0
+        while not self.stop.is_set():
+            text = f"{self.label}-{count}"
+            count += 1
+            try:
+                await self.harness.backend.add_message(handle, "user", text, user_identifier=scope)
+            except NotFoundError:
+                handle = await self.harness.new_session(user=self.user, create=True)
+                continue
+            except MemoryCoreError:
+                continue  # a write that collided with the delete (see docs/erasure.md)
+            if not self.started:
+                self.before.append(text)
 
 
 @dataclass
@@ -225,3 +267,47 @@ class ErasureSuite(SuiteBase):
             else:
                 raise AssertionError(f"forget_user({bad!r}) was accepted")
         assert await harness.contents(handle) == ["m0", "m1"]
+
+    @scenario(
+        "erasure.returns_under_writes",
+        "forget_user returns while the user's writers keep writing into two sessions; "
+        "nothing written before it started is left, and once the writers stop a second "
+        "forget_user leaves nothing and reports writes_continued false",
+        requires="user_erasure",
+    )
+    async def test_erasure_returns_under_writes(self, harness: Harness) -> None:
+        user = harness.new_user()
+        old = await harness.new_session(user=user, create=True)
+        await harness.fill(old, 3, user=_scope(harness, user))
+        writers = [_Writer(harness, user, word()) for _ in range(2)]
+        async with anyio.create_task_group() as group:
+            for writer in writers:
+                group.start_soon(writer.run)
+            with anyio.fail_after(RETURNS_WITHIN):
+                while not all(w.before for w in writers):
+                    await anyio.sleep(0.01)
+                for writer in writers:
+                    writer.started = True
+                report = await harness.backend.forget_user(user)
+            for writer in writers:
+                writer.stop.set()
+        assert isinstance(report.writes_continued, bool)
+        before = {text for w in writers for text in w.before}
+        left = await _all_contents(harness, user)
+        assert not before & left, f"written before forget_user, still there: {before & left}"
+        again = await harness.backend.forget_user(user)
+        assert again.writes_continued is False
+        assert await _all_contents(harness, user) == set()
+
+
+async def _all_contents(harness: Harness, user: str) -> set[str]:
+    """Every message content of the user's conversations."""
+    scope = _scope(harness, user)
+    found: set[str] = set()
+    for conversation in await harness.backend.list_conversations(user_identifier=user):
+        handle = conversation.session_id if harness.caps.client_chosen_ids else conversation.id
+        try:
+            found.update(await harness.contents(str(handle), user=scope))
+        except NotFoundError:
+            continue
+    return found

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..checks import same_json, word
+from ..checks import invalid, same_json, word
 from ..harness import Harness
 from ..scenarios import scenario
 from .base import SuiteBase
@@ -162,3 +162,76 @@ class FidelitySuite(SuiteBase):
         same_json(read[0].metadata, {"n": 1, "flag": True})
         same_json(read[1].metadata, {})
         same_json(read[2].metadata, METADATA)
+
+    @scenario(
+        "fidelity.nul_in_strings",
+        "a NUL character behaves alike on every backend: in a title or an idempotency key it "
+        "is stored and read back exactly, in a metadata filter's key or value it matches "
+        "exactly, a list_sessions prefix holding one finds no session; in session_id and "
+        "user_identifier it is refused naming the argument, nothing written",
+    )
+    async def test_fidelity_nul_in_strings(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        with invalid("session_id"):
+            await harness.backend.add_message(f"{handle}\x00", "user", "x")
+        with invalid("user_identifier"):
+            await harness.backend.add_message(handle, "user", "x", user_identifier="u\x00")
+        assert await harness.contents(handle) == [], "refused input was written"
+        caps = harness.caps
+        if caps.conversation_titles:
+            await _nul_title(harness)
+        if caps.idempotency_keys:
+            await _nul_key(harness, handle)
+        if caps.search_metadata_filters and caps.message_metadata:
+            await _nul_filters(harness, await harness.new_session())
+        if caps.list_sessions:
+            assert await harness.backend.list_sessions(prefix=f"{handle}\x00") == []
+
+
+NUL_TITLE = "title\x00with nul\x01"
+
+
+async def _nul_title(harness: Harness) -> None:
+    label = harness.unique()
+    made = await harness.backend.create_conversation(session_id=label, title=NUL_TITLE)
+    handle = label if harness.caps.client_chosen_ids else str(made.id)
+    harness.track(handle)
+    assert made.title == NUL_TITLE
+    assert (await harness.backend.get_conversation(handle)).title == NUL_TITLE
+    if harness.caps.list_sessions and harness.caps.client_chosen_ids:
+        [listed] = await harness.backend.list_sessions(prefix=label)
+        assert listed.title == NUL_TITLE
+
+
+async def _nul_key(harness: Harness, handle: str) -> None:
+    backend = harness.backend
+    first = await backend.add_message(handle, "user", "once", idempotency_key="key\x00nul")
+    assert first.idempotency_key == "key\x00nul"
+    again = await backend.add_message(handle, "user", "twice", idempotency_key="key\x00nul")
+    assert again.id == first.id, "a replayed key with a NUL wrote a second message"
+    other = await backend.add_message(handle, "user", "other", idempotency_key="key")
+    assert other.id != first.id, "keys that differ by a NUL were taken as one"
+    read = await harness.messages(handle)
+    assert [(m.content, m.idempotency_key) for m in read] == [
+        ("once", "key\x00nul"),
+        ("other", "key"),
+    ]
+
+
+async def _nul_filters(harness: Harness, handle: str) -> None:
+    term = word()
+    wanted: dict[str, Any] = {"k\x00": "v\x00", "deep": {"\x01": ["\x00", 1]}}
+    others: list[dict[str, Any]] = [{"k\x00": "v"}, {"k": "v\x00"}, {"deep": {"\x01": [""]}}]
+    hit = await harness.backend.add_message(handle, "user", term, metadata=wanted)
+    for metadata in others:
+        await harness.backend.add_message(handle, "user", term, metadata=metadata)
+    for filters in ({"k\x00": "v\x00"}, {"deep": wanted["deep"]}, wanted):
+        found = await harness.backend.search_messages(
+            term, session_id=handle, metadata_filters=filters
+        )
+        assert [m.id for m in found] == [hit.id], f"filter {filters!r} found {len(found)}"
+        same_json(found[0].metadata, wanted)
+    none = await harness.backend.search_messages(
+        term, session_id=handle, metadata_filters={"k\x00": "v\x01"}
+    )
+    assert none == []

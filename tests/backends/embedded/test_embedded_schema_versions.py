@@ -1,6 +1,7 @@
 """Schema versions of the embedded store: a version 1 store (one-column text index) is
 upgraded when opened, in the opening transaction (an interrupted upgrade leaves it as it
-was); a newer store is refused and left as it was."""
+was); a newer store, or one whose version is not a number memory-core writes, is refused
+and left as it was."""
 
 from __future__ import annotations
 
@@ -125,4 +126,26 @@ async def test_a_newer_store_is_refused_and_left_as_it_was(tmp_path: Path) -> No
     before = _shape(path)
     with pytest.raises(ConfigurationError, match="version 3, newer"):
         await open_backend(f"sqlite:///{path}").connect()
+    assert _shape(path) == before
+
+
+@pytest.mark.parametrize("value", ["two", "", "2.0", " 2", "0", "-1", "9" * 5000])
+async def test_a_version_that_is_not_a_number_is_refused_by_name(
+    tmp_path: Path, value: str
+) -> None:
+    """Not a raw ValueError, and never "upgraded" (0 and -1 were rewritten to 2 before):
+    a ConfigurationError naming the file and the value found."""
+    path = tmp_path / "store.db"
+    async with open_backend(f"sqlite:///{path}") as backend:
+        await backend.add_message("s", "user", "x")
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("UPDATE schema_info SET value = ? WHERE key = 'version'", (value,))
+    conn.close()
+    before = _shape(path)
+    with pytest.raises(ConfigurationError) as caught:
+        await open_backend(f"sqlite:///{path}").connect()
+    message = str(caught.value)
+    assert str(path) in message and repr(value)[:40] in message
+    assert "not a version memory-core writes" in message
     assert _shape(path) == before

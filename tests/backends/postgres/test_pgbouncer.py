@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import anyio
 import pytest
 
-from memory_core import MemoryBackend, open_backend
+from memory_core import ConfigurationError, MemoryBackend, MemoryCoreError, open_backend
 from memory_core.conformance import ConformanceSuite
 from memory_core_dev.postgres_server import PostgresHandle
 
@@ -76,6 +76,56 @@ async def test_list_conversations_pages_through_pgbouncer(store: MemoryBackend) 
         if cursor is None:
             break
     assert sorted(seen) == [f"p{task}" for task in range(TASKS)]
+
+
+async def _until_refused(store: MemoryBackend, task: int) -> MemoryCoreError | None:
+    for n in range(WRITES_PER_TASK):
+        try:
+            await store.add_message(f"s{task}", "user", f"note {n}")
+            await store.search_messages("note", session_id=f"s{task}")
+        except MemoryCoreError as exc:
+            return exc
+    return None
+
+
+@pytest.mark.anyio
+async def test_prepared_statements_behind_pgbouncer_are_named_in_the_error(
+    pgbouncer_server: PostgresHandle,
+) -> None:
+    """Issue 48: the error said only that the server failed the operation. Calls on more
+    client connections than PgBouncer has server connections move a prepared statement's
+    connection within a few rounds."""
+    url = _url(pgbouncer_server, f"bouncer_{uuid.uuid4().hex[:12]}")
+    found: list[MemoryCoreError | None] = []
+
+    async def run(task: int) -> None:
+        found.append(await _until_refused(store, task))
+
+    async with open_backend(url, prepared_statements=True, max_size=TASKS) as store:
+        for _ in range(5):
+            async with anyio.create_task_group() as group:
+                for task in range(TASKS):
+                    group.start_soon(run, task)
+            if any(found):
+                break
+    errors = [exc for exc in found if exc is not None]
+    assert errors, "no call failed: PgBouncer kept every prepared statement's connection"
+    for exc in errors:
+        assert isinstance(exc, ConfigurationError), repr(exc)
+        assert "prepared_statements=False" in str(exc)
+
+
+@pytest.mark.anyio
+async def test_a_database_pgbouncer_does_not_have_is_a_configuration_error(
+    pgbouncer_server: PostgresHandle,
+) -> None:
+    """Issue 48: it was a retryable TransportError."""
+    url = pgbouncer_server.url.rsplit("/", 1)[0] + "/no_such_database_48"
+    with pytest.raises(ConfigurationError) as caught:
+        async with open_backend(url, **OPTIONS):
+            pass
+    assert not caught.value.retryable
+    assert "'no_such_database_48'" in str(caught.value)
 
 
 class TestPgBouncerConformance(ConformanceSuite):

@@ -4,8 +4,12 @@ PostgreSQL of the run (``postgres_server``)."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 import psycopg
@@ -20,6 +24,7 @@ from memory_core import (
 )
 from memory_core.backends.postgres.schema import LATEST, migration_sql
 from memory_core.cli import main as cli_main
+from memory_core.transfer import export_memory
 from memory_core_dev.postgres_server import PostgresHandle
 
 pytestmark = pytest.mark.anyio
@@ -126,6 +131,37 @@ def test_the_password_never_shows(postgres_server: PostgresHandle) -> None:
     assert "s3cret-pw" not in backend.describe()
 
 
+@pytest.mark.parametrize(
+    "parameter",
+    ["password", "sslpassword", "oauth_client_secret", "scram_client_key", "scram_server_key"],
+)
+def test_no_secret_connection_parameter_shows(parameter: str) -> None:
+    backend = open_backend(
+        f"postgresql://alice@127.0.0.1:1/db?{parameter}=canary-7q&sslmode=prefer"
+    )
+    shown = [repr(backend), backend.describe(), repr(backend.store.settings)]  # type: ignore[attr-defined]
+    assert not [text for text in shown if "canary-7q" in text]
+    assert f"{parameter}=" in backend.describe() and "sslmode=prefer" in backend.describe()
+
+
+async def test_an_sslpassword_stays_out_of_archive_headers(
+    postgres_server: PostgresHandle, tmp_path: Path
+) -> None:
+    url = f"{_url(postgres_server, _schema())}&sslpassword=canary-archive"
+    async with open_backend(url) as backend:
+        await backend.add_message("old", "user", "kept in the archives")
+        await export_memory(backend, tmp_path / "export.jsonl")
+        expired = await backend.expire_conversations(
+            timedelta(microseconds=1), archive=tmp_path / "expired.jsonl"
+        )
+    assert expired.conversations == 1
+    for name in ("export.jsonl", "expired.jsonl"):
+        text = (tmp_path / name).read_text()
+        header = json.loads(text.splitlines()[0])
+        assert "sslpassword=" in header["source"]["location"]
+        assert "canary-archive" not in text
+
+
 async def test_an_unreachable_server_is_a_typed_error() -> None:
     with socket_port() as port:
         backend = open_backend(
@@ -135,6 +171,19 @@ async def test_an_unreachable_server_is_a_typed_error() -> None:
             await backend.connect()
     assert caught.value.retryable
     assert not isinstance(caught.value, psycopg.Error)
+
+
+async def test_a_database_that_does_not_exist_is_a_configuration_error(
+    postgres_server: PostgresHandle,
+) -> None:
+    """Issue 48: it was a retryable TransportError, so callers retried a wrong URL."""
+    parts = urlsplit(postgres_server.url)
+    url = urlunsplit(parts._replace(path="/no_such_database_48"))
+    with pytest.raises(ConfigurationError) as caught:
+        async with open_backend(url, connect_timeout=2):
+            pass
+    assert not caught.value.retryable
+    assert "'no_such_database_48'" in str(caught.value)
 
 
 def _kill_clients(url: str) -> None:
