@@ -33,7 +33,7 @@ from memory_core.store import ConfigurationError, MemoryCoreError, StoreError
 
 from . import residue, vector
 from .config import Settings, check_schema, parse_settings
-from .errors import translate
+from .errors import open_connection, translate
 from .schema import LATEST, applied_version, migrate, migration_sql
 from .tx import Tx
 
@@ -76,7 +76,7 @@ async def _purge(url: str, schema: str | None) -> str:
     when something may have kept deleted rows in the new files."""
     settings = _settings(url, schema)
     try:
-        async with await psycopg.AsyncConnection.connect(
+        async with await open_connection(
             settings.conninfo, autocommit=True, connect_timeout=10
         ) as conn:
             run = lambda work: work(Tx(conn.cursor(), settings.schema))  # noqa: E731
@@ -99,7 +99,7 @@ async def _purge(url: str, schema: str | None) -> str:
 async def _pending(url: str, schema: str | None, apply: bool) -> str:
     settings = _settings(url, schema)
     try:
-        async with await psycopg.AsyncConnection.connect(
+        async with await open_connection(
             settings.conninfo, autocommit=True, connect_timeout=10
         ) as conn:
             if apply:

@@ -2,19 +2,31 @@
 
 The URL is handed to libpq as it is (so the usual ``PG*`` environment variables fill in
 what it leaves out: ``PGHOST``, ``PGUSER``, ``PGPASSWORD``, ``PGDATABASE`` …), except for
-the ``schema`` query parameter, which is ours and is taken out.
+the ``schema`` query parameter, which is ours and is taken out. Every other query
+parameter must be one of libpq's connection parameters: anything else is a
+``ConfigurationError`` naming it, before anything connects.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from functools import cache
+from urllib.parse import quote, unquote, urlsplit
+
+import psycopg
+from psycopg import pq
+from psycopg.conninfo import conninfo_to_dict
 
 from memory_core.store import ConfigurationError, redact_url
 
 SCHEMES = ("postgresql", "postgres")
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+# What the backend takes as keyword arguments, not in the URL.
+_BACKEND_OPTIONS = frozenset(
+    {"min_size", "max_size", "pool_timeout", "statement_timeout", "prepared_statements"}
+)
 
 
 @dataclass(frozen=True)
@@ -69,16 +81,9 @@ def parse_settings(
     """Check the URL and options; ``ConfigurationError`` naming what is wrong."""
     if not isinstance(url, str):
         raise ConfigurationError(f"postgres backend URL must be a str, got {type(url).__name__}")
-    parts = urlsplit(url.strip())
-    if parts.scheme.lower() not in SCHEMES:
-        raise ConfigurationError(
-            f"{redact_url(url)!r} is not a PostgreSQL URL; use postgresql://user@host/db"
-        )
-    query = parse_qsl(parts.query, keep_blank_values=True)
-    from_url = [v for k, v in query if k == "schema"]
-    rest = [(k, v) for k, v in query if k != "schema"]
-    chosen = schema if schema is not None else (from_url[-1] if from_url else "memory_core")
-    conninfo = urlunsplit(("postgresql", parts.netloc, parts.path, urlencode(rest), ""))
+    conninfo, from_url = _conninfo(url)
+    chosen = schema if schema is not None else from_url
+    chosen = "memory_core" if chosen is None else chosen
     _number("min_size", min_size, minimum=0, integer=True)
     _number("max_size", max_size, minimum=1, integer=True)
     if max_size < min_size:
@@ -97,3 +102,101 @@ def parse_settings(
         statement_timeout=statement_timeout,
         prepared_statements=prepared_statements,
     )
+
+
+def _conninfo(url: str) -> tuple[str, str | None]:
+    """The libpq connection URI for ``url`` (scheme ``postgresql``, ``schema`` taken out)
+    and the ``schema`` it named, if any. The rest of the query is passed on byte for byte:
+    libpq decodes it (``%20`` is a space, ``+`` stays a plus)."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme.lower() not in SCHEMES:
+        raise ConfigurationError(
+            f"{redact_url(url)!r} is not a PostgreSQL URL; use postgresql://user@host/db"
+        )
+    kept: list[str] = []
+    schema: str | None = None
+    for piece in filter(None, parts.query.split("&")):  # libpq allows a trailing "&"
+        key, _, value = piece.partition("=")
+        if unquote(key) == "schema":
+            schema = unquote(value)
+        else:
+            _check_option(unquote(key))
+            kept.append(piece)
+    # built by hand: urlunsplit drops the "//" of an empty host ("postgresql:///db")
+    conninfo = f"postgresql://{parts.netloc}{parts.path}"
+    conninfo += f"?{'&'.join(kept)}" if kept else ""
+    _check_syntax(url, conninfo)
+    return conninfo, schema
+
+
+@cache
+def url_options() -> tuple[str, ...]:
+    """The query parameters a URL may carry: ``schema`` and the connection parameters of
+    the libpq psycopg runs on (``ssl`` too: libpq reads ``ssl=true`` as
+    ``sslmode=require``)."""
+    names = {item.keyword.decode() for item in pq.Conninfo.get_defaults()}
+    return tuple(sorted(names | {"schema", "ssl"}))
+
+
+def _check_option(name: str) -> None:
+    """``ConfigurationError`` for a query parameter neither libpq nor we know, naming it
+    and the closest known one."""
+    known = url_options()
+    if name in known:
+        return
+    if name in _BACKEND_OPTIONS:
+        raise ConfigurationError(
+            f"{name!r} is an option of the postgres backend, not of its URL: pass it as a "
+            f"keyword argument (open_backend(url, {name}=...))"
+        )
+    close = difflib.get_close_matches(name, known, n=1)
+    guess = f"did you mean {close[0]!r}? " if close else ""
+    raise ConfigurationError(
+        f"the PostgreSQL URL has an unknown option {name!r}: {guess}"
+        f"the URL's options are schema and libpq's connection parameters: {', '.join(known)}"
+    )
+
+
+def _check_syntax(url: str, conninfo: str) -> None:
+    """``ConfigurationError`` when libpq cannot parse the URI (its reason, with any secret
+    of the URL hidden: libpq quotes a badly percent-encoded value whole)."""
+    try:
+        conninfo_to_dict(conninfo)
+    except psycopg.Error as exc:
+        reason = " ".join(hide_secrets(str(exc), conninfo).split())
+        raise ConfigurationError(
+            f"{redact_url(url)!r} is not a valid PostgreSQL URL: {reason}"
+        ) from None  # the driver's text may quote a secret
+
+
+def _secrets_of(conninfo: str) -> set[str]:
+    """The secret values ``conninfo`` carries (its password, ``sslpassword`` …), raw and
+    decoded."""
+    found: set[str] = set()
+    parts = urlsplit(conninfo)
+    userinfo = parts.netloc.rpartition("@")[0]
+    if ":" in userinfo:
+        found.add(userinfo.split(":", 1)[1])
+    for piece in parts.query.split("&") if parts.query else ():
+        key, _, value = piece.partition("=")
+        if _is_secret(unquote(key)):
+            found.add(value)
+    return found | {unquote(value) for value in found}
+
+
+def _is_secret(key: str) -> bool:
+    """Whether :func:`redact_url` hides the value of query parameter ``key``."""
+    probe = f"postgresql://h/?{quote(key)}=v"
+    return redact_url(probe) != probe
+
+
+def hide_secrets(text: str, conninfo: str, *more: str) -> str:
+    """``text`` with every secret value of ``conninfo`` (and each of ``more``) replaced
+    by ``***``."""
+    secrets = _secrets_of(conninfo) | set(more)
+    for secret in sorted(filter(None, secrets), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text

@@ -34,7 +34,7 @@ from . import (
     vector,
 )
 from .config import Settings, parse_settings
-from .errors import translate
+from .errors import open_connection, translate
 from .schema import migrate
 from .transfer import PostgresTransfer
 from .tx import Tx
@@ -176,7 +176,7 @@ class PostgresStore(Store):
         try:
             # One connection of our own first: the pool would report a refused password
             # or an unreachable server only as a timeout, after connect_timeout.
-            async with await psycopg.AsyncConnection.connect(
+            async with await open_connection(
                 self.settings.conninfo, **self._connection_options()
             ) as conn:
                 await migrate(conn, self.settings.schema)
