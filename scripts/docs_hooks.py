@@ -9,6 +9,11 @@
   into the site's name.
 - A list that starts right after a paragraph line gets the blank line Python-Markdown
   needs to see a list there (GitHub needs none, so the sources do without).
+- In a table cell, a code span of several words gets each word in a span of its own, so
+  that it breaks only between words (``docs/assets/stylesheets/site.css`` keeps every
+  code span in a cell from breaking inside a word).
+- ``404.html`` links relatively, like every other page, so it is styled when opened
+  from disk or from a copy of the site in any folder.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ INCLUDE = re.compile(r"^<!-- include: (\S+) -->$", re.M)
 LINK = re.compile(r"\[([^\]\n]+)\]\(([^)\s]+)\)")
 VERSION = "<!-- version -->"
 LIST_ITEM = re.compile(r"^(?:[-*+]|\d+\.) ")
+CELL = re.compile(r"<(td|th)\b[^>]*>.*?</\1>", re.S)
+PLAIN_CODE = re.compile(r"<code>([^<]*\s[^<]*)</code>")
 
 # repository file -> the docs page that publishes it
 PUBLISHED = {
@@ -41,6 +48,27 @@ def on_config(config: Any) -> Any:
     """Show the version in the site's header."""
     config.site_name = f"memory-core {memory_core.__version__}"
     return config
+
+
+def on_template_context(context: Any, template_name: str, **_: Any) -> Any:
+    """Relative links in ``404.html``. Without a ``site_url`` MkDocs links an error page
+    from ``/``, the server's root, so a copy opened from disk or served from a sub-folder
+    loads none of its stylesheets or scripts. Relative to the site's root folder instead,
+    it works wherever the site is, when opened directly or served for a missing page there
+    (a server that serves it for a missing page in a sub-folder shows it unstyled)."""
+    if template_name == "404.html":
+        context["base_url"] = "."
+    return context
+
+
+def on_page_content(html: str, **_: Any) -> str:
+    """Code spans of several words in table cells, one span per word."""
+    return CELL.sub(lambda cell: PLAIN_CODE.sub(_words, cell.group(0)), html)
+
+
+def _words(code: re.Match[str]) -> str:
+    words = re.sub(r"\S+", r"<span>\g<0></span>", code.group(1))
+    return f'<code class="words">{words}</code>'
 
 
 def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:

@@ -3,7 +3,7 @@
 - the capability table (docs/capabilities.md) from each backend's declared flags;
 - the hook table (docs/writing-a-backend.md) from the docstrings of the store interface;
 - the benchmark tables and plots (docs/benchmarks.md, docs/assets/bench-*.svg) from
-  bench/results/*.json;
+  bench/results/*.json (scripts/bench_docs.py, scripts/bench_plots.py);
 - the scenario catalogue (memory_core/conformance/SCENARIOS.md) from the scenarios.
 
 python scripts/gen_docs.py --write   # rewrite them
@@ -18,16 +18,17 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # bench/ is a folder of the repository, not installed
 
-from bench.report import markdown as bench_markdown  # noqa: E402
 from memory_core import Capabilities, store_class  # noqa: E402
 from memory_core.capabilities import FLAG_DOCS, LIMIT_DOCS  # noqa: E402
 from memory_core.conformance import catalog  # noqa: E402
 from memory_core.interface import DEFAULTED_HOOKS, HOOKS_FOR_FLAG, Store  # noqa: E402
 from memory_core.registry import built_in  # noqa: E402
+from scripts import bench_docs  # noqa: E402
 from scripts.bench_plots import plots as bench_plots  # noqa: E402
 
 DOCS = ROOT / "docs"
@@ -87,30 +88,55 @@ def _one_line(doc: str) -> str:
     return text.replace("``", "`").replace("|", "/")
 
 
-def _reports() -> list[Path]:
-    """The bench/results/*.json files that ``python -m bench`` wrote (other scripts keep
-    results of another shape there too)."""
-    found = []
-    for path in sorted(RESULTS.glob("*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(data, dict) and {"meta", "workloads"} <= set(data):
-            found.append(path)
-    return found
+def _speed_runs() -> dict[str, dict[str, Any]]:
+    return {name: bench_docs.load(name) for name in bench_docs.SPEED_RUNS}
 
 
-def bench_tables() -> str:
-    """Every bench report (see _reports) as the bench writes it, one section each."""
-    parts = []
-    for path in _reports():
-        report = bench_markdown(json.loads(path.read_text(encoding="utf-8")))
-        body = report.split("\n", 1)[1].strip()  # without the report's own title
-        figures = "\n\n".join(
-            f"![{backend}: time per workload, memory-core beside the floor and the peer]"
-            f"(assets/{_plot_name(path, backend)})"
-            for backend in _backends(path)
-        )
-        parts.append(f"### `bench/results/{path.name}`\n\n{figures}\n\n{body}")
-    return "\n\n".join(parts)
+def bench_speed() -> str:
+    """How fast each backend is at each call (scripts/bench_docs.py)."""
+    return bench_docs.speed_table(list(_speed_runs().values()))
+
+
+def bench_neo4j() -> str:
+    """memory-core on Neo4j beside neo4j-agent-memory."""
+    runs = list(_speed_runs().values())
+    return bench_docs.versus_table(runs, "bolt", bench_docs.NEO4J_ROWS, bench_docs.NEO4J_PEERS)
+
+
+def bench_postgres() -> str:
+    """memory-core on PostgreSQL beside langchain-postgres and LangGraph's store."""
+    runs = list(_speed_runs().values())
+    rows, peers = bench_docs.POSTGRES_ROWS, bench_docs.POSTGRES_PEERS
+    return bench_docs.versus_table(runs, "postgres", rows, peers)
+
+
+def bench_growth() -> str:
+    """Each store as it grows (the scale run)."""
+    return bench_docs.growth_table(bench_docs.load(bench_docs.SCALE_RUN))
+
+
+def bench_agents() -> str:
+    """Each store under concurrent agents (the scale run)."""
+    return bench_docs.agents_table(bench_docs.load(bench_docs.SCALE_RUN))
+
+
+def bench_runs() -> str:
+    """The results files the page reports: when, at which sizes, with what software."""
+    return bench_docs.runs_table(_speed_runs(), bench_docs.load(bench_docs.SCALE_RUN))
+
+
+def bench_plot_images() -> str:
+    """One figure per backend of the speed runs, every workload with its spread."""
+    images = []
+    for name in bench_docs.SPEED_RUNS:
+        path = RESULTS / name
+        for backend in _backends(path):
+            label = bench_docs.BACKENDS.get(backend, backend)
+            images.append(
+                f"![{label}: the time of each workload, memory-core beside what else ran]"
+                f"(assets/{_plot_name(path, backend)})"
+            )
+    return "\n\n".join(images)
 
 
 def _backends(path: Path) -> list[str]:
@@ -123,9 +149,10 @@ def _plot_name(path: Path, backend: str) -> str:
 
 
 def bench_figures() -> dict[Path, str]:
-    """Every bench report's figures (one SVG per backend) under docs/assets/."""
+    """The speed runs' figures (one SVG per backend) under docs/assets/."""
     files = {}
-    for path in _reports():
+    for name in bench_docs.SPEED_RUNS:
+        path = RESULTS / name
         for backend, svg in bench_plots(json.loads(path.read_text(encoding="utf-8"))).items():
             files[ASSETS / _plot_name(path, backend)] = svg
     return files
@@ -135,7 +162,15 @@ def bench_figures() -> dict[Path, str]:
 BLOCKS: dict[str, list[tuple[str, Callable[[], str]]]] = {
     "capabilities.md": [("capability-table", capability_table)],
     "writing-a-backend.md": [("hook-table", hook_table)],
-    "benchmarks.md": [("bench-tables", bench_tables)],
+    "benchmarks.md": [
+        ("bench-speed", bench_speed),
+        ("bench-plots", bench_plot_images),
+        ("bench-growth", bench_growth),
+        ("bench-agents", bench_agents),
+        ("bench-neo4j", bench_neo4j),
+        ("bench-postgres", bench_postgres),
+        ("bench-runs", bench_runs),
+    ],
 }
 
 
