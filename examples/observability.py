@@ -48,9 +48,12 @@ async def main(url: str) -> None:
     # Your own provider here; with none, the global one (set by your SDK setup) is used.
     async with open_backend(url, telemetry=Telemetry(tracer_provider=provider)) as memory:
         conversation = await memory.create_conversation("observability-demo")
-        await memory.add_message(conversation.id, "user", "I work at Acme Corp.")
-        await memory.search_messages("Acme", session_id=conversation.id)
-        await memory.get_conversation(conversation.id)
+        try:
+            await memory.add_message(conversation.id, "user", "I work at Acme Corp.")
+            await memory.search_messages("Acme", session_id=conversation.id)
+            await memory.get_conversation(conversation.id)
+        finally:  # a demo: leave the store as it was (a re-run starts afresh)
+            await memory.clear_session(conversation.id)
     provider.shutdown()
 
 

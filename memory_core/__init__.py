@@ -38,14 +38,18 @@ from .models import (
     EntityRef,
     EntityType,
     ExtractionStatus,
+    Fact,
     Message,
     MessageRole,
+    Preference,
+    Relationship,
     SessionInfo,
 )
 from .open import open_backend
 from .registry import known_schemes, register_backend, store_class
 from .retention import ExpiryReport
 from .settings import Settings
+from .stats import StoreStats, UserStats
 from .turns import (
     MemoryAgent,
     OpenedTurn,
@@ -79,6 +83,7 @@ __all__ = [
     "ExpiryReport",
     "ExtractionStatus",
     "Extractor",
+    "Fact",
     "ForeignDataWarning",
     "HashingEmbedder",
     "InvalidArgumentTypeError",
@@ -93,12 +98,15 @@ __all__ = [
     "NotFoundError",
     "NotSupportedError",
     "OpenedTurn",
+    "Preference",
     "RateLimitedError",
+    "Relationship",
     "Reply",
     "SessionInfo",
     "SessionRequiredError",
     "Settings",
     "StoreError",
+    "StoreStats",
     "TransportError",
     "TurnConflictError",
     "TurnContext",
@@ -106,6 +114,7 @@ __all__ = [
     "TurnMemory",
     "TurnNotOpenError",
     "TurnResult",
+    "UserStats",
     "__version__",
     "known_schemes",
     "open_backend",

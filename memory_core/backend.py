@@ -18,7 +18,7 @@ from uuid import UUID
 
 import anyio
 
-from . import erasure, retention
+from . import erasure, long_term_context, retention
 from . import requests as rq
 from .capabilities import Capabilities
 from .cursors import MAX_CURSOR_CHARS
@@ -29,10 +29,12 @@ from .errors import (
     InvalidArgumentTypeError,
     InvalidRequestError,
     MemoryCoreError,
+    NotFoundError,
     SessionRequiredError,
     TransportError,
 )
 from .limits import Limits
+from .long_term import LongTermMethods
 from .models import (
     Conversation,
     ConversationPage,
@@ -45,6 +47,7 @@ from .models import (
     SessionInfo,
 )
 from .retention import ExpiryReport
+from .stats import StoreStats
 from .summary import extractive_summary, key_terms, run_summarizer
 from .telemetry import Telemetry, instrument, resolve
 from .validation import (
@@ -101,7 +104,7 @@ def _build_store(store_class: type[Store], url: Any, options: dict[str, Any]) ->
         raise ConfigurationError(f"{store_class.name} backend: {exc}") from None
 
 
-class MemoryBackend:
+class MemoryBackend(LongTermMethods):
     """Conversation memory behind one async API, over a :class:`~memory_core.interface.Store`.
 
     Open one with :func:`memory_core.open_backend` and use it as an async context manager
@@ -744,9 +747,13 @@ class MemoryBackend:
         conversation_id: Any = None,
         max_messages: int = 10,
         max_hits: int = 5,
+        long_term_chars: int = 2_000,
         user_identifier: str | None = None,
     ) -> str:
-        """Text to put in a prompt: recent messages plus, with a ``query``, relevant ones.
+        """Text to put in a prompt: recent messages plus, with a ``query``, relevant ones,
+        after a long-term section (the user's preferences, the facts about the entities the
+        recent messages mention) of at most ``long_term_chars`` characters (0: none) where
+        the backend keeps them (:mod:`memory_core.long_term_context`).
 
         The format is :func:`memory_core.summary.format_context`. Raises a ``ValueError``
         (:class:`~memory_core.errors.MissingIdentifierError`) without a session.
@@ -759,10 +766,22 @@ class MemoryBackend:
         )
         recent = check_limit(max_messages, "max_messages")
         hits = check_limit(max_hits, "max_hits")
+        room = check_int(long_term_chars, "long_term_chars", minimum=0)
         await self._ready()
-        return await self.store.get_context(
+        found = await self.store.get_context(
             rq.GetContext(target=target, query=text or None, max_messages=recent, max_hits=hits)
         )
+        caps = self.capabilities
+        if room == 0 or not (caps.preferences or caps.facts):
+            return found
+        try:
+            conversation = await self.store.get_conversation(
+                rq.GetConversation(target=target, limit=recent, since=None)
+            )
+        except NotFoundError:
+            return found
+        extra = await long_term_context.section(self.store, conversation, target.scope, room)
+        return "\n\n".join(part for part in (extra, found) if part)
 
     @instrument("get_conversation_summary")
     async def get_conversation_summary(
@@ -925,7 +944,9 @@ class MemoryBackend:
         return await self.store.clear_session(target)
 
     @instrument("forget_user")
-    async def forget_user(self, user_identifier: str, *, batch_size: int = 500) -> ErasureReport:
+    async def forget_user(
+        self, user_identifier: str, *, batch_size: int = 500, dry_run: bool = False
+    ) -> ErasureReport:
         """Erase everything the store holds for ``user_identifier`` (capability
         ``user_erasure``) and return the counts per kind (see the "Erasure and retention" page).
 
@@ -937,7 +958,11 @@ class MemoryBackend:
         Returns even while the user's writers keep writing: what the user had when it
         started is erased, and ``writes_continued`` in the report says whether records
         they wrote meanwhile remain (stop them and call again to erase those).
-        Logs one audit record on ``memory_core.audit`` (counts, no content)."""
+        Logs one audit record on ``memory_core.audit`` (counts, no content).
+
+        ``dry_run=True`` deletes nothing and reports what would go: the user's
+        conversations, messages and entities as :meth:`stats` counts them (the backend
+        needs ``store_stats`` as well); the report's ``dry_run`` is true."""
         self._policy.require(
             "user_erasure",
             "forget_user",
@@ -946,8 +971,37 @@ class MemoryBackend:
         )
         user = check_identifier(user_identifier, "user_identifier", self.limits, plain=True)
         size = check_int(batch_size, "batch_size", minimum=1)
+        if check_bool(dry_run, "dry_run"):
+            self._policy.require(
+                "store_stats",
+                "forget_user",
+                "list the user's conversations with list_conversations(user_identifier=...) "
+                "to see what an erasure would delete",
+            )
+            await self._ready()
+            return await erasure.preview(self.store, user)
         await self._ready()
         return await erasure.forget(self.store, user, size)
+
+    @instrument("stats")
+    async def stats(self, *, user_identifier: str | None = None) -> StoreStats:
+        """What the store holds: conversations, messages and entities per user (the
+        tenant on a multi-tenant backend), the totals, and the store's size where the
+        backend can tell (capability ``store_stats``; see :class:`StoreStats`). The
+        store counts with aggregate queries: nothing is read whole. ``user_identifier``:
+        that user's row only (zeros when the user has nothing), without totals; it may be
+        left out on a multi-tenant backend too (every tenant is counted: an operator's
+        view)."""
+        self._policy.require(
+            "store_stats",
+            "stats",
+            "walk list_conversations_page and count the conversations yourself",
+        )
+        user = check_optional_identifier(
+            user_identifier, "user_identifier", self.limits, plain=True
+        )
+        await self._ready()
+        return await self.store.stats(rq.Stats(user=user))
 
     @instrument("expire_conversations")
     async def expire_conversations(
@@ -958,13 +1012,17 @@ class MemoryBackend:
         batch_size: int = 100,
         archive: str | PathLike[str] | None = None,
         dry_run: bool = False,
+        by: str = "updated_at",
     ) -> ExpiryReport:
         """Delete the conversations whose last activity is before the cut-off (``now -
         older_than`` for a ``timedelta``, or an aware ``datetime``), of one user or of
         everyone (a multi-tenant backend needs ``user_identifier``), one conversation per
         delete, listing ``batch_size`` at a time (see the "Erasure and retention" page).
         ``archive``: a path to write them to first, in the transfer format. ``dry_run``:
-        report what would go and delete nothing. Logs one audit record on
+        report what would go and delete nothing. ``by``: last activity is the
+        conversation's ``updated_at`` (``"updated_at"``, the default) or the time of its
+        newest message (``"last_message"``: for conversations loaded with the times of
+        old messages; one read of one message per conversation). Logs one audit record on
         ``memory_core.audit``."""
         cutoff = retention.cutoff_of(older_than)
         user = check_optional_identifier(
@@ -978,8 +1036,9 @@ class MemoryBackend:
         size = min(size, self.capabilities.max_page_size or size)
         retention.check_archive(archive)
         check_bool(dry_run, "dry_run")
+        basis = retention.check_by(by)
         await self._ready()
-        return await retention.expire(self, cutoff, user, size, archive, dry_run)
+        return await retention.expire(self, cutoff, user, size, archive, dry_run, basis)
 
     # ------------------------------------------------------------------ entities
 

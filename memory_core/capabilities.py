@@ -66,6 +66,33 @@ class Capabilities:
     )
     entities: bool = flag("add_entity / find_entities", hooks=("add_entity", "find_entities"))
     delete_entity: bool = flag("delete an entity and its mentions", hooks=("delete_entity",))
+    entity_search: bool = flag(
+        "search_entities scores entities by words of their name and description",
+        hooks=("search_entities",),
+    )
+    preferences: bool = flag(
+        "store, search, list, supersede and delete a user's preferences",
+        hooks=(
+            "add_preference",
+            "search_preferences",
+            "list_preferences",
+            "supersede_preference",
+            "delete_preference",
+        ),
+    )
+    facts: bool = flag(
+        "store, search and delete subject-predicate-object facts with validity",
+        hooks=("add_fact", "search_facts", "facts_about", "delete_fact"),
+    )
+    relationships: bool = flag(
+        "typed relationships between entities, listed and traversed to depth 3",
+        hooks=(
+            "add_relationship",
+            "list_relationships",
+            "related_entities",
+            "delete_relationship",
+        ),
+    )
     multi_tenant: bool = flag("multi_tenant=True scopes every call to user_identifier")
     user_scoped_calls: bool = flag(
         "calls naming a session take user_identifier (implied by multi_tenant)"
@@ -74,6 +101,10 @@ class Capabilities:
     user_erasure: bool = flag(
         "forget_user erases what the store holds for a user (not_reached: the rest)",
         hooks=("forget_user",),
+    )
+    store_stats: bool = flag(
+        "stats counts conversations, messages and entities per user in the store",
+        hooks=("stats",),
     )
     max_messages_per_read: int | None = limit(
         "most messages one get_conversation returns (None: no cap)", None

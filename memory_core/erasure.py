@@ -12,6 +12,9 @@ A hook call erases what the user has when it starts and says whether the user st
 records when it ends (:attr:`Erased.remaining`: the user's writers added them meanwhile).
 :func:`forget` calls the hook again while that is so, :data:`PASSES` calls at most, so
 an erasure returns even while those writers keep writing.
+
+A dry run (:func:`preview`) deletes nothing: it counts the user's records with the
+store's ``stats`` hook (see :mod:`memory_core.stats`).
 """
 
 from __future__ import annotations
@@ -28,11 +31,21 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from . import requests as rq
+from .stats import StoreStats
 
 audit_log = logging.getLogger("memory_core.audit")
 
 # Kinds every store counts (0 when it keeps no such record), in report order.
-KINDS = ("conversations", "messages", "mentions", "entities", "idempotency_keys")
+KINDS = (
+    "conversations",
+    "messages",
+    "mentions",
+    "entities",
+    "idempotency_keys",
+    "preferences",
+    "facts",
+    "relationships",
+)
 PASSES = 3
 """Most calls of a store's ``forget_user`` hook in one erasure (see the module docstring)."""
 AUDIT_KEY_ENV = "MEMORY_CORE_AUDIT_KEY"
@@ -66,7 +79,10 @@ class ErasureReport(BaseModel):
     record of that tenant) and ``"user"`` otherwise (the conversations recorded for that
     user, and the entities only they referenced). ``writes_continued`` is true when the
     user's records kept appearing while the erasure ran and some were still there at its
-    end: stop the user's writers and call ``forget_user`` again.
+    end: stop the user's writers and call ``forget_user`` again. ``dry_run`` is true for
+    ``forget_user(dry_run=True)``: nothing was deleted, and ``counts`` says what would go
+    (``conversations``, ``messages`` and ``entities``, each where the backend can count
+    it; mentions and idempotency keys go with their messages and are not counted).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -77,6 +93,7 @@ class ErasureReport(BaseModel):
     not_reached: list[str] = []
     duration_seconds: float
     writes_continued: bool = False
+    dry_run: bool = False
 
     @property
     def total(self) -> int:
@@ -118,6 +135,7 @@ class Forgetting(Protocol):
     @property
     def multi_tenant(self) -> bool: ...
     async def forget_user(self, req: rq.ForgetUser) -> Erased: ...
+    async def stats(self, req: rq.Stats) -> StoreStats: ...
 
 
 async def forget(store: Forgetting, user_identifier: str, batch_size: int) -> ErasureReport:
@@ -147,6 +165,43 @@ async def forget(store: Forgetting, user_identifier: str, batch_size: int) -> Er
             "not_reached": len(report.not_reached),
             "duration_seconds": report.duration_seconds,
             "writes_continued": report.writes_continued,
+        },
+    )
+    return report
+
+
+async def preview(store: Forgetting, user_identifier: str) -> ErasureReport:
+    """What :func:`forget` would delete for one checked user, counted by the store's
+    ``stats`` hook: nothing is deleted. The audit record says ``dry_run``."""
+    scope: Literal["tenant", "user"] = "tenant" if store.multi_tenant else "user"
+    started = time.perf_counter()
+    found = await store.stats(rq.Stats(user=user_identifier))
+    row = found.users[0] if found.users else None
+    counts = {
+        kind: value
+        for kind, value in (
+            ("conversations", row.conversations if row else 0),
+            ("messages", row.messages if row else 0),
+            ("entities", row.entities if row else 0),
+        )
+        if value is not None
+    }
+    report = ErasureReport(
+        backend=store.name,
+        scope=scope,
+        counts=counts,
+        duration_seconds=round(time.perf_counter() - started, 6),
+        dry_run=True,
+    )
+    audit(
+        "forget_user",
+        user_identifier,
+        {
+            "backend": report.backend,
+            "scope": report.scope,
+            "counts": report.counts,
+            "duration_seconds": report.duration_seconds,
+            "dry_run": True,
         },
     )
     return report

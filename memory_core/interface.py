@@ -32,9 +32,13 @@ from .models import (
     ConversationPage,
     Entity,
     ExtractionStatus,
+    Fact,
     Message,
+    Preference,
+    Relationship,
     SessionInfo,
 )
+from .stats import StoreStats
 from .summary import format_context
 from .validation import check_bool
 
@@ -275,6 +279,83 @@ class Store(ABC):
         messages to it (the messages stay). False when there is no such entity."""
         raise self.unimplemented("delete_entity")
 
+    async def search_entities(self, req: rq.SearchEntities) -> list[Entity]:
+        """``entity_search``: at most ``req.limit`` entities of ``req.scope`` (of
+        ``req.type`` when set) containing a word of ``req.query`` in their name or
+        description, each with ``score`` (:func:`memory_core.scoring.text_score` of the
+        query over ``name + " " + description``), best first, then newest."""
+        raise self.unimplemented("search_entities")
+
+    # ------------------------------------------------------------------ long-term
+    #
+    # Preferences and facts record ``req.scope.user_identifier``; a read whose scope has a
+    # user returns only that user's records (on every store, multi-tenant or not).
+
+    async def add_preference(self, req: rq.AddPreference) -> Preference:
+        """``preferences``: store a new preference (never merged with another). Every id
+        of ``req.linked_entities`` names an entity of the scope, else ``NotFoundError``
+        naming ``linked_entities``, and nothing is written."""
+        raise self.unimplemented("add_preference")
+
+    async def search_preferences(self, req: rq.SearchPreferences) -> list[Preference]:
+        """``preferences``: at most ``req.limit`` preferences with a word of the query in
+        their category, statement or context (and, with ``req.query_embedding``, those of
+        positive cosine), each with ``score``, best first; superseded ones only when
+        ``req.include_superseded``."""
+        raise self.unimplemented("search_preferences")
+
+    async def list_preferences(self, req: rq.ListPreferences) -> list[Preference]:
+        """``preferences``: the newest ``req.limit`` preferences (of ``req.category``)."""
+        raise self.unimplemented("list_preferences")
+
+    async def supersede_preference(self, req: rq.SupersedePreference) -> Preference:
+        """``preferences``: mark ``req.old_id`` replaced by ``req.new_id`` (both of the
+        scope, else ``NotFoundError`` naming ``old_id`` or ``new_id``) and return the old
+        one. Its ``superseded_at`` is set once: a second call changes nothing."""
+        raise self.unimplemented("supersede_preference")
+
+    async def delete_preference(self, req: rq.DeleteRecord) -> bool:
+        """``preferences``: delete it; a preference it superseded points nowhere after.
+        False when the scope has no preference with this id."""
+        raise self.unimplemented("delete_preference")
+
+    async def add_fact(self, req: rq.AddFact) -> Fact:
+        """``facts``: store a new fact. ``req.source_message_id`` is recorded as given."""
+        raise self.unimplemented("add_fact")
+
+    async def search_facts(self, req: rq.SearchFacts) -> list[Fact]:
+        """``facts``: at most ``req.limit`` facts with a word of the query in subject,
+        predicate or object, valid at ``req.as_of`` when set, each with ``score``."""
+        raise self.unimplemented("search_facts")
+
+    async def facts_about(self, req: rq.FactsAbout) -> list[Fact]:
+        """``facts``: see :class:`~memory_core.requests.FactsAbout`."""
+        raise self.unimplemented("facts_about")
+
+    async def delete_fact(self, req: rq.DeleteRecord) -> bool:
+        """``facts``: delete it; False when the scope has no fact with this id."""
+        raise self.unimplemented("delete_fact")
+
+    async def add_relationship(self, req: rq.AddRelationship) -> Relationship:
+        """``relationships``: create the relationship, or return the existing one with the
+        same source, type and target (unchanged). Both entities are of the scope, else
+        ``NotFoundError`` naming ``source_id`` or ``target_id``."""
+        raise self.unimplemented("add_relationship")
+
+    async def list_relationships(self, req: rq.ListRelationships) -> list[Relationship]:
+        """``relationships``: see :class:`~memory_core.requests.ListRelationships`; an
+        entity the scope does not have raises ``NotFoundError`` naming ``entity_id``."""
+        raise self.unimplemented("list_relationships")
+
+    async def related_entities(self, req: rq.RelatedEntities) -> list[Entity]:
+        """``relationships``: see :class:`~memory_core.requests.RelatedEntities`; an
+        entity the scope does not have raises ``NotFoundError`` naming ``entity_id``."""
+        raise self.unimplemented("related_entities")
+
+    async def delete_relationship(self, req: rq.DeleteRecord) -> bool:
+        """``relationships``: False when the scope has no relationship with this id."""
+        raise self.unimplemented("delete_relationship")
+
     async def forget_user(self, req: rq.ForgetUser) -> Erased:
         """``user_erasure``: delete every record of ``req.scope``'s user (see
         :class:`~memory_core.requests.ForgetUser`) and count what went, per kind.
@@ -288,6 +369,15 @@ class Store(ABC):
         records of the user are there at the end (the caller calls again, a few times at
         most)."""
         raise self.unimplemented("forget_user")
+
+    async def stats(self, req: rq.Stats) -> StoreStats:
+        """``store_stats``: count conversations, messages and entities per user (the
+        tenant on a multi-tenant store; see :class:`~memory_core.stats.UserStats` for
+        which entities are a user's), in the store (aggregate queries: never read every
+        record into the program); ``req.user``: that user's row only (zeros when the
+        user has nothing) and no total. ``size_bytes``: the store's size where it can
+        tell; ``None`` for a count or a size the store cannot make."""
+        raise self.unimplemented("stats")
 
     # ------------------------------------------------------------------ transfer
 

@@ -180,6 +180,67 @@ class Entity(_Model):
     confidence: float | None = None
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime | None = None
+    score: float | None = None
+
+
+class Preference(_Model):
+    """A preference of a user: a statement in a category (``"food"``: ``"likes spicy
+    dishes"``), with when it applies (``context``) and how sure the agent is.
+
+    ``superseded_at`` and ``superseded_by`` are set once a newer preference replaced it
+    (:meth:`~memory_core.MemoryBackend.supersede_preference`); it stays readable.
+    """
+
+    id: str
+    category: str
+    preference: str
+    context: str | None = None
+    confidence: float = 1.0
+    linked_entities: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    user_identifier: str | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+    superseded_at: datetime | None = None
+    superseded_by: str | None = None
+    score: float | None = None
+
+
+class Fact(_Model):
+    """A subject-predicate-object statement (``Alice`` ``WORKS_AT`` ``Acme``), true from
+    ``valid_from`` until ``valid_until`` (``None``: unbounded on that side)."""
+
+    id: str
+    subject: str
+    predicate: str
+    object: str
+    confidence: float = 1.0
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    source_message_id: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    user_identifier: str | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+    score: float | None = None
+
+    @property
+    def as_triple(self) -> tuple[str, str, str]:
+        """``(subject, predicate, object)``."""
+        return (self.subject, self.predicate, self.object)
+
+
+class Relationship(_Model):
+    """A typed, directed link between two entities (``source_id`` ``WORKS_AT``
+    ``target_id``), with properties and an optional validity window."""
+
+    id: str
+    source_id: str
+    target_id: str
+    type: str
+    properties: dict[str, Any] = Field(default_factory=dict)
+    confidence: float = 1.0
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    created_at: datetime = Field(default_factory=utcnow)
 
 
 def trusted(cls: type[ModelT], values: dict[str, Any]) -> ModelT:
@@ -261,8 +322,11 @@ __all__ = [
     "EntityRef",
     "EntityType",
     "ExtractionStatus",
+    "Fact",
     "Message",
     "MessageRole",
+    "Preference",
+    "Relationship",
     "SessionInfo",
     "random_ids",
     "trusted",

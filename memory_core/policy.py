@@ -43,14 +43,38 @@ ExtractionMode = Literal["auto", "skip", "explicit"]
 # Calls that take a user_identifier on every backend: creating a conversation records it,
 # listing conversations filters by it. Elsewhere it needs ``user_scoped_calls``.
 USER_FILTER_METHODS = frozenset(
-    {"create_conversation", "list_conversations", "list_conversations_page"}
+    {
+        "create_conversation",
+        "list_conversations",
+        "list_conversations_page",
+        "add_preference",
+        "search_preferences",
+        "list_preferences",
+        "supersede_preference",
+        "delete_preference",
+        "add_fact",
+        "search_facts",
+        "facts_about",
+        "delete_fact",
+    }
 )
 UNSCOPED_WORKAROUND = (
     "this backend scopes data by conversation, not by user; pass user_identifier to "
     "create_conversation (it is recorded there) or list_conversations (it filters by it)"
 )
 # Entities belong to a tenant only when the backend is opened multi-tenant.
-ENTITY_METHODS = frozenset({"add_entity", "find_entities", "delete_entity"})
+ENTITY_METHODS = frozenset(
+    {
+        "add_entity",
+        "find_entities",
+        "delete_entity",
+        "search_entities",
+        "add_relationship",
+        "list_relationships",
+        "related_entities",
+        "delete_relationship",
+    }
+)
 SHARED_ENTITIES = (
     "entities are shared by every user of this store; open it with multi_tenant=True "
     "(where the backend has it) to keep them per user"

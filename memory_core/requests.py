@@ -216,3 +216,154 @@ class ForgetUser(_Scoped):
 
     scope: Scope
     batch_size: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stats:
+    """Count what the store holds, per user (the tenant on a multi-tenant store).
+    ``user``: only that user's counts, and no totals; ``None``: every user's and the
+    totals."""
+
+    user: str | None
+
+
+# ---------------------------------------------------------------- long-term memory
+#
+# Preferences and facts record ``scope.user_identifier`` (the caller's user, when given)
+# and reads given a user return only that user's records, on every store; a multi-tenant
+# store partitions them by ``scope.tenant`` as well. Relationships belong to entities and
+# follow their scope (``scope.tenant``).
+
+
+@dataclass(frozen=True, kw_only=True)
+class AddPreference(_Scoped):
+    category: str
+    preference: str
+    context: str | None
+    confidence: float
+    linked_entities: list[str]
+    metadata: dict[str, Any]
+    embedding: list[float] | None
+    scope: Scope
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchPreferences(_Scoped):
+    """``query`` scored by :mod:`memory_core.scoring` over the category, statement and
+    context; with ``query_embedding``, also by cosine over stored embeddings."""
+
+    query: str
+    category: str | None
+    limit: int
+    include_superseded: bool
+    query_embedding: list[float] | None
+    scope: Scope
+
+
+@dataclass(frozen=True, kw_only=True)
+class ListPreferences(_Scoped):
+    """Newest first; ``category`` ``None`` means every category."""
+
+    category: str | None
+    include_superseded: bool
+    limit: int
+    scope: Scope
+
+
+@dataclass(frozen=True, kw_only=True)
+class SupersedePreference(_Scoped):
+    old_id: str
+    new_id: str
+    scope: Scope
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeleteRecord(_Scoped):
+    """Delete one preference, fact or relationship (the hook says which) by id."""
+
+    record_id: str
+    scope: Scope
+
+
+@dataclass(frozen=True, kw_only=True)
+class AddFact(_Scoped):
+    subject: str
+    predicate: str
+    object: str
+    confidence: float
+    valid_from: datetime | None
+    valid_until: datetime | None
+    source_message_id: str | None
+    metadata: dict[str, Any]
+    embedding: list[float] | None
+    scope: Scope
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchFacts(_Scoped):
+    """``query`` scored over subject, predicate and object; ``as_of`` keeps the facts
+    valid at that instant (``valid_from <= as_of < valid_until``, a missing bound open)."""
+
+    query: str
+    as_of: datetime | None
+    limit: int
+    query_embedding: list[float] | None
+    scope: Scope
+
+
+@dataclass(frozen=True, kw_only=True)
+class FactsAbout(_Scoped):
+    """Facts whose subject equals ``subject`` ignoring case, newest first."""
+
+    subject: str
+    predicate: str | None
+    as_of: datetime | None
+    limit: int
+    scope: Scope
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchEntities(_Scoped):
+    """``query`` scored over name and description, best first."""
+
+    query: str
+    type: str | None
+    limit: int
+    scope: Scope
+
+
+@dataclass(frozen=True, kw_only=True)
+class AddRelationship(_Scoped):
+    source_id: str
+    target_id: str
+    type: str
+    properties: dict[str, Any]
+    confidence: float
+    valid_from: datetime | None
+    valid_until: datetime | None
+    scope: Scope
+
+
+@dataclass(frozen=True, kw_only=True)
+class ListRelationships(_Scoped):
+    """The relationships of ``entity_id`` in ``direction`` (``"out"``: it is the source,
+    ``"in"``: the target, ``"both"``), optionally of one ``type``, oldest first."""
+
+    entity_id: str
+    direction: Literal["out", "in", "both"]
+    type: str | None
+    limit: int
+    scope: Scope
+
+
+@dataclass(frozen=True, kw_only=True)
+class RelatedEntities(_Scoped):
+    """Entities reachable from ``entity_id`` over at most ``depth`` relationships of the
+    ``types`` given (every type when empty), either direction, each once, nearest first,
+    never ``entity_id`` itself."""
+
+    entity_id: str
+    depth: int
+    types: tuple[str, ...]
+    limit: int
+    scope: Scope

@@ -2,11 +2,14 @@
 
 Built on the public contract only (``list_conversations_page``, ``get_conversation``,
 ``clear_session``), so it works on every backend. A run walks the conversations in
-scope one page of ``batch_size`` at a time; those whose last activity (``updated_at``,
-else ``created_at``) is before the cut-off are expired. With an archive, every expired
-conversation is first written to it in the transfer format (the archive is complete and
-on disk before anything is deleted); then each is deleted with ``clear_session``, one
-conversation per call, so no store is locked for long. One audit record per run.
+scope one page of ``batch_size`` at a time; those whose last activity is before the
+cut-off are expired. Last activity is ``updated_at`` (else ``created_at``) by default, or
+with ``by="last_message"`` the time of the conversation's newest message (one read of one
+message per conversation; an empty conversation goes by ``updated_at``). With an
+archive, every expired conversation is first written to it in the transfer format (the
+archive is complete and on disk before anything is deleted); then each is deleted with
+``clear_session``, one conversation per call, so no store is locked for long. One audit
+record per run.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from os import PathLike
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 from uuid import UUID
 
 import anyio
@@ -25,12 +28,15 @@ from pydantic import BaseModel, ConfigDict
 
 from .capabilities import Capabilities
 from .erasure import audit
-from .errors import InvalidArgumentTypeError, InvalidRequestError, StoreError
+from .errors import InvalidArgumentTypeError, InvalidRequestError, NotFoundError, StoreError
 from .models import Conversation, ConversationPage, Entity, EntityRef, EntityType
 
 _ALL = 10**9
 #: Conversations an expiry deletes at once.
 DELETING_AT_ONCE = 8
+#: What "last active" means: the conversation's ``updated_at``, or its newest message.
+EXPIRE_BY = ("updated_at", "last_message")
+ExpireBy = Literal["updated_at", "last_message"]
 
 
 class Expiring(Protocol):
@@ -80,6 +86,7 @@ class ExpiryReport(BaseModel):
     how many were deleted (or, with ``dry_run``, would be). ``messages``: how many
     messages they held where the run read them (with an archive), else ``None``.
     ``archive``: the archive written, if any. ``session_ids``: the expired sessions.
+    ``by``: what last activity was read from (``updated_at`` or ``last_message``).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -93,6 +100,7 @@ class ExpiryReport(BaseModel):
     archive: str | None
     session_ids: list[str]
     duration_seconds: float
+    by: ExpireBy = "updated_at"
 
 
 def cutoff_of(older_than: object, now: datetime | None = None) -> datetime:
@@ -142,13 +150,24 @@ def check_archive(archive: object) -> None:
         )
 
 
+def check_by(by: object) -> ExpireBy:
+    """``by`` as given when it is one of :data:`EXPIRE_BY`."""
+    if not isinstance(by, str):
+        raise InvalidArgumentTypeError(f"must be a str, got {type(by).__name__}", argument="by")
+    if by == "updated_at":
+        return "updated_at"
+    if by == "last_message":
+        return "last_message"
+    raise InvalidRequestError(f"must be one of {', '.join(EXPIRE_BY)}, got {by!r}", argument="by")
+
+
 def last_active(conversation: Conversation) -> datetime:
     """When the conversation was last written to."""
     return conversation.updated_at or conversation.created_at
 
 
 async def expired(
-    backend: Expiring, cutoff: datetime, user: str | None, batch_size: int
+    backend: Expiring, cutoff: datetime, user: str | None, batch_size: int, by: ExpireBy
 ) -> list[Conversation]:
     """Every conversation in scope last active before ``cutoff`` (headers only), read one
     page of ``batch_size`` at a time."""
@@ -158,10 +177,44 @@ async def expired(
         page = await backend.list_conversations_page(
             limit=batch_size, cursor=cursor, user_identifier=user
         )
-        found += [c for c in page.conversations if last_active(c) < cutoff]
+        if by == "last_message":
+            found += await _by_last_message(backend, page.conversations, cutoff, user)
+        else:
+            found += [c for c in page.conversations if last_active(c) < cutoff]
         cursor = page.next_cursor
         if cursor is None or not page.conversations:
             return found
+
+
+async def _by_last_message(
+    backend: Expiring, conversations: list[Conversation], cutoff: datetime, user: str | None
+) -> list[Conversation]:
+    """Those of ``conversations`` whose newest message is before ``cutoff`` (an empty one:
+    its ``updated_at``), reading the newest message of up to :data:`DELETING_AT_ONCE` at
+    once. One deleted meanwhile is not expired (there is nothing left to expire)."""
+    scoped = user if backend.capabilities.user_scoped_calls else None
+    limiter = anyio.CapacityLimiter(DELETING_AT_ONCE)
+    newest: dict[UUID, datetime] = {}
+
+    async def read(conversation: Conversation) -> None:
+        owner = scoped or (conversation.user_identifier if backend.multi_tenant else None)
+        async with limiter:
+            try:
+                found = await backend.get_conversation(
+                    conversation_id=conversation.id, limit=1, user_identifier=owner
+                )
+            except NotFoundError:
+                return
+        messages = found.messages
+        newest[conversation.id] = messages[-1].created_at if messages else last_active(found)
+
+    try:
+        async with anyio.create_task_group() as group:
+            for conversation in conversations:
+                group.start_soon(read, conversation)
+    except ExceptionGroup as failed:
+        raise _first(failed) from None
+    return [c for c in conversations if c.id in newest and newest[c.id] < cutoff]
 
 
 async def expire(
@@ -171,10 +224,11 @@ async def expire(
     batch_size: int,
     archive: str | PathLike[str] | None,
     dry_run: bool,
+    by: ExpireBy = "updated_at",
 ) -> ExpiryReport:
     """Run one expiry (arguments already checked); see the module docstring."""
     started = time.perf_counter()
-    doomed = await expired(backend, cutoff, user, batch_size)
+    doomed = await expired(backend, cutoff, user, batch_size, by)
     messages = None
     written = archive is not None and not dry_run and bool(doomed)
     if written:
@@ -192,6 +246,7 @@ async def expire(
         archive=str(archive) if written else None,
         session_ids=[c.session_id for c in doomed],
         duration_seconds=round(time.perf_counter() - started, 6),
+        by=by,
     )
     audit(
         "expire_conversations",
@@ -201,6 +256,7 @@ async def expire(
             "scope": "user" if user is not None else "all",
             "cutoff": report.cutoff.isoformat(),
             "dry_run": dry_run,
+            "by": by,
             "counts": {"conversations": report.conversations, "messages": messages},
             "archived": written,
             "duration_seconds": report.duration_seconds,

@@ -1,5 +1,6 @@
 """The ``expire`` subcommand of ``memory-core``:
-``memory-core expire URL --older-than 30d [--user U] [--archive FILE] [--dry-run]``.
+``memory-core expire URL --older-than 30d [--user U] [--archive FILE] [--dry-run]
+[--by last-message]``.
 
 Prints one JSON object (the :class:`~memory_core.retention.ExpiryReport`) on stdout.
 Exit codes as for every command: 0 done, 1 failed (one line on stderr), 2 usage.
@@ -64,6 +65,13 @@ def add_command(subs: Any) -> None:
     expire.add_argument(
         "--batch-size", type=int, default=100, help="conversations listed per page (default 100)"
     )
+    expire.add_argument(
+        "--by",
+        choices=("updated-at", "last-message"),
+        default="updated-at",
+        help="last activity is the conversation's updated_at (default) or the time of its "
+        "newest message (for conversations loaded with old message times)",
+    )
     expire.set_defaults(handler=run)
 
 
@@ -79,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
                 batch_size=args.batch_size,
                 archive=args.archive,
                 dry_run=args.dry_run,
+                by=args.by.replace("-", "_"),
             )
         return report.model_dump_json()
 

@@ -16,7 +16,8 @@ names, by what they are for:
   :class:`Embedder`;
 * what hooks return: the models (:class:`Message`, :class:`Conversation` …), and
   :func:`trusted` / :func:`trusted_many` / :func:`random_ids` to build them from values a
-  store knows are valid (no validation pass), :class:`Erased`;
+  store knows are valid (no validation pass), :class:`Erased`, :class:`StoreStats` (with
+  :class:`UserStats`, :class:`StatsTotal` and :func:`merge_counts`);
 * errors a store raises: :class:`StoreError`, :class:`TransportError`,
   :class:`NotFoundError` … (every one a :class:`MemoryCoreError`);
 * codecs every store shares, so that stores agree: listing cursors
@@ -79,8 +80,11 @@ from .models import (
     EntityRef,
     EntityType,
     ExtractionStatus,
+    Fact,
     Message,
     MessageRole,
+    Preference,
+    Relationship,
     SessionInfo,
     random_ids,
     trusted,
@@ -90,6 +94,7 @@ from .models import (
 from .requests import canonical_uuid
 from .scoring import candidate_pool, query_terms, text_score
 from .settings import default_store_path, redact_url
+from .stats import StatsTotal, StoreStats, UserStats, merge_counts
 from .summary import format_context, preview
 from .telemetry import http_call, round_trip
 from .validation import metadata_json, parse_uuid
@@ -119,6 +124,7 @@ __all__ = [
     "EntityType",
     "Erased",
     "ExtractionStatus",
+    "Fact",
     "ImportState",
     "InvalidRequestError",
     "Limits",
@@ -127,13 +133,18 @@ __all__ = [
     "MessageRole",
     "NotFoundError",
     "NotSupportedError",
+    "Preference",
     "RateLimitedError",
     "Record",
+    "Relationship",
     "SessionInfo",
+    "StatsTotal",
     "Store",
     "StoreError",
+    "StoreStats",
     "TransferReport",
     "TransportError",
+    "UserStats",
     "candidate_pool",
     "canonical_uuid",
     "cursor_error",
@@ -145,6 +156,7 @@ __all__ = [
     "http_call",
     "keeps_id",
     "matches",
+    "merge_counts",
     "metadata_json",
     "nams_wire",
     "own_id",

@@ -38,12 +38,12 @@ import inspect
 import sys
 import threading
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import ExitStack, suppress
 from datetime import datetime, timedelta
 from os import PathLike
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, Literal, Self, TypeVar
 from uuid import UUID
 
 import anyio.from_thread
@@ -60,13 +60,17 @@ from .models import (
     ConversationSummary,
     Entity,
     ExtractionStatus,
+    Fact,
     Message,
     MessageRole,
+    Preference,
+    Relationship,
     SessionInfo,
 )
 from .open import open_backend as _open_async
 from .retention import ExpiryReport
 from .settings import Settings
+from .stats import StoreStats
 
 __all__ = ["SyncCallInEventLoopError", "SyncMemoryBackend", "open_backend", "sync_method_names"]
 
@@ -429,6 +433,7 @@ class SyncMemoryBackend:
         conversation_id: Any = None,
         max_messages: int = 10,
         max_hits: int = 5,
+        long_term_chars: int = 2_000,
         user_identifier: str | None = None,
     ) -> str:
         """Blocking :meth:`MemoryBackend.get_context`."""
@@ -505,9 +510,15 @@ class SyncMemoryBackend:
         """Blocking :meth:`MemoryBackend.clear_session`."""
         return self._blocking(self._backend.clear_session, locals())
 
-    def forget_user(self, user_identifier: str, *, batch_size: int = 500) -> ErasureReport:
+    def forget_user(
+        self, user_identifier: str, *, batch_size: int = 500, dry_run: bool = False
+    ) -> ErasureReport:
         """Blocking :meth:`MemoryBackend.forget_user`."""
         return self._blocking(self._backend.forget_user, locals())
+
+    def stats(self, *, user_identifier: str | None = None) -> StoreStats:
+        """Blocking :meth:`MemoryBackend.stats`."""
+        return self._blocking(self._backend.stats, locals())
 
     def expire_conversations(
         self,
@@ -517,6 +528,7 @@ class SyncMemoryBackend:
         batch_size: int = 100,
         archive: str | PathLike[str] | None = None,
         dry_run: bool = False,
+        by: str = "updated_at",
     ) -> ExpiryReport:
         """Blocking :meth:`MemoryBackend.expire_conversations`."""
         return self._blocking(self._backend.expire_conversations, locals())
@@ -548,6 +560,156 @@ class SyncMemoryBackend:
     def delete_entity(self, entity_id: str, *, user_identifier: str | None = None) -> bool:
         """Blocking :meth:`MemoryBackend.delete_entity`."""
         return self._blocking(self._backend.delete_entity, locals())
+
+    # ------------------------------------------------------------ long-term memory
+
+    def add_preference(
+        self,
+        category: str,
+        preference: str,
+        *,
+        context: str | None = None,
+        confidence: float = 1.0,
+        linked_entities: Sequence[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        user_identifier: str | None = None,
+        generate_embedding: bool = True,
+    ) -> Preference:
+        """Blocking :meth:`MemoryBackend.add_preference`."""
+        return self._blocking(self._backend.add_preference, locals())
+
+    def search_preferences(
+        self,
+        query: str,
+        *,
+        category: str | None = None,
+        limit: int = 10,
+        include_superseded: bool = False,
+        user_identifier: str | None = None,
+    ) -> list[Preference]:
+        """Blocking :meth:`MemoryBackend.search_preferences`."""
+        return self._blocking(self._backend.search_preferences, locals())
+
+    def list_preferences(
+        self,
+        category: str | None = None,
+        *,
+        limit: int = 100,
+        include_superseded: bool = False,
+        user_identifier: str | None = None,
+    ) -> list[Preference]:
+        """Blocking :meth:`MemoryBackend.list_preferences`."""
+        return self._blocking(self._backend.list_preferences, locals())
+
+    def supersede_preference(
+        self, old_id: str, new_id: str, *, user_identifier: str | None = None
+    ) -> Preference:
+        """Blocking :meth:`MemoryBackend.supersede_preference`."""
+        return self._blocking(self._backend.supersede_preference, locals())
+
+    def delete_preference(self, preference_id: str, *, user_identifier: str | None = None) -> bool:
+        """Blocking :meth:`MemoryBackend.delete_preference`."""
+        return self._blocking(self._backend.delete_preference, locals())
+
+    def add_fact(
+        self,
+        subject: str,
+        predicate: str,
+        object: str,
+        *,
+        confidence: float = 1.0,
+        valid_from: datetime | str | None = None,
+        valid_until: datetime | str | None = None,
+        source_message_id: str | UUID | None = None,
+        metadata: dict[str, Any] | None = None,
+        user_identifier: str | None = None,
+        generate_embedding: bool = True,
+    ) -> Fact:
+        """Blocking :meth:`MemoryBackend.add_fact`."""
+        return self._blocking(self._backend.add_fact, locals())
+
+    def search_facts(
+        self,
+        query: str,
+        *,
+        as_of: datetime | str | None = None,
+        limit: int = 10,
+        user_identifier: str | None = None,
+    ) -> list[Fact]:
+        """Blocking :meth:`MemoryBackend.search_facts`."""
+        return self._blocking(self._backend.search_facts, locals())
+
+    def facts_about(
+        self,
+        subject: str,
+        *,
+        predicate: str | None = None,
+        as_of: datetime | str | None = None,
+        limit: int = 100,
+        user_identifier: str | None = None,
+    ) -> list[Fact]:
+        """Blocking :meth:`MemoryBackend.facts_about`."""
+        return self._blocking(self._backend.facts_about, locals())
+
+    def delete_fact(self, fact_id: str, *, user_identifier: str | None = None) -> bool:
+        """Blocking :meth:`MemoryBackend.delete_fact`."""
+        return self._blocking(self._backend.delete_fact, locals())
+
+    def search_entities(
+        self,
+        query: str,
+        *,
+        type: str | None = None,
+        limit: int = 10,
+        user_identifier: str | None = None,
+    ) -> list[Entity]:
+        """Blocking :meth:`MemoryBackend.search_entities`."""
+        return self._blocking(self._backend.search_entities, locals())
+
+    def add_relationship(
+        self,
+        source_id: str,
+        target_id: str,
+        type: str,
+        *,
+        properties: dict[str, Any] | None = None,
+        confidence: float = 1.0,
+        valid_from: datetime | str | None = None,
+        valid_until: datetime | str | None = None,
+        user_identifier: str | None = None,
+    ) -> Relationship:
+        """Blocking :meth:`MemoryBackend.add_relationship`."""
+        return self._blocking(self._backend.add_relationship, locals())
+
+    def list_relationships(
+        self,
+        entity_id: str,
+        *,
+        direction: Literal["out", "in", "both"] = "both",
+        type: str | None = None,
+        limit: int = 100,
+        user_identifier: str | None = None,
+    ) -> list[Relationship]:
+        """Blocking :meth:`MemoryBackend.list_relationships`."""
+        return self._blocking(self._backend.list_relationships, locals())
+
+    def related_entities(
+        self,
+        entity_id: str,
+        *,
+        depth: int = 1,
+        types: Sequence[str] | str | None = None,
+        limit: int = 100,
+        user_identifier: str | None = None,
+    ) -> list[Entity]:
+        """Blocking :meth:`MemoryBackend.related_entities`."""
+        return self._blocking(self._backend.related_entities, locals())
+
+    def delete_relationship(
+        self, relationship_id: str, *, user_identifier: str | None = None
+    ) -> bool:
+        """Blocking :meth:`MemoryBackend.delete_relationship`."""
+        return self._blocking(self._backend.delete_relationship, locals())
 
 
 # help() shows the async method's full docstring; editors show the pointer written above.

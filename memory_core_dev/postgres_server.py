@@ -278,6 +278,9 @@ class PostgresServer:
             "full_page_writes": "off",
             "max_connections": "200",
             "shared_buffers": "64MB",
+            # initdb takes the zone of the process that runs it, which may be a test's
+            # (the new_york fixture): times before year 1 in a zone behind UTC read as BC
+            "timezone": "UTC",
             **self.overrides,
         }
         args = [str(self.bindir / "postgres"), "-D", str(self.data)]

@@ -44,7 +44,22 @@ POSITIONAL = {
     "list_conversations_page": [],
     "list_sessions": [],
     "search_messages": ["query"],
+    "stats": [],
     "wait_for_extraction": ["session_id"],
+    "search_entities": ["query"],
+    "add_preference": ["category", "preference"],
+    "search_preferences": ["query"],
+    "list_preferences": ["category"],
+    "supersede_preference": ["old_id", "new_id"],
+    "delete_preference": ["preference_id"],
+    "add_fact": ["subject", "predicate", "object"],
+    "search_facts": ["query"],
+    "facts_about": ["subject"],
+    "delete_fact": ["fact_id"],
+    "add_relationship": ["source_id", "target_id", "type"],
+    "list_relationships": ["entity_id"],
+    "related_entities": ["entity_id"],
+    "delete_relationship": ["relationship_id"],
 }
 
 

@@ -10,5 +10,8 @@ from memory_core.sync import open_backend
 
 with open_backend(sys.argv[1] if len(sys.argv) > 1 else "memory://") as memory:
     history = MemoryChatMessageHistory(memory, start_session(memory, "langchain-demo"))
-    history.add_messages([HumanMessage("I am Ana."), AIMessage("Hello Ana.")])
-    print([f"{m.type}: {m.text}" for m in history.messages])
+    try:
+        history.add_messages([HumanMessage("I am Ana."), AIMessage("Hello Ana.")])
+        print([f"{m.type}: {m.text}" for m in history.messages])
+    finally:
+        history.clear()  # a demo: leave the store as it was (a re-run starts afresh)

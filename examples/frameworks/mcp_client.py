@@ -24,8 +24,11 @@ async def main():
         session = "mcp-demo"
         if "start_session" in tools:  # stores that issue session ids (NAMS)
             session = (await call(mcp, "start_session", name=session))["session_id"]
-        await call(mcp, "add_message", session_id=session, role="user", content="I am Ana.")
-        print(tools, await call(mcp, "recent_messages", session_id=session))
+        try:
+            await call(mcp, "add_message", session_id=session, role="user", content="I am Ana.")
+            print(tools, await call(mcp, "recent_messages", session_id=session))
+        finally:  # a demo: leave the store as it was (a re-run starts afresh)
+            await call(mcp, "clear_session", session_id=session)
 
 
 anyio.run(main)

@@ -10,8 +10,11 @@ from memory_core.sync import open_backend
 
 async def main(memory):  # pass session=... to agents.Runner.run in a real app
     session = MemorySession(memory, await astart_session(memory, "agents-demo"))
-    await session.add_items([{"role": "user", "content": "I am Ana."}])
-    print(await session.get_items(limit=10))
+    try:
+        await session.add_items([{"role": "user", "content": "I am Ana."}])
+        print(await session.get_items(limit=10))
+    finally:
+        await session.clear_session()  # a demo: leave the store as it was (a re-run starts afresh)
 
 
 with open_backend(sys.argv[1] if len(sys.argv) > 1 else "memory://") as memory:

@@ -27,7 +27,7 @@ from typing import IO, Any
 
 from ..limits import DEFAULT_LIMITS, Limits
 from .errors import ArchiveError
-from .records import Record, check_record
+from .records import Record, check_kind_in_version, check_record
 
 PathLike = str | os.PathLike[str]
 
@@ -289,7 +289,8 @@ def read_records(
     and none may follow the ``end`` record. Blank lines are skipped.
 
     ``lines`` is an iterable of lines, or a text or binary stream (read in chunks).
-    Records are checked against ``limits`` (:func:`~.records.check_record`); a line
+    Records are checked against ``limits`` (:func:`~.records.check_record`), and must be
+    of a kind the header's format version has (no preference in a version-1 archive); a line
     longer than ``max_bytes`` (default :func:`max_line_bytes` of ``limits``) is refused
     without being read whole. A line that is not a valid record raises
     :class:`ArchiveError` with its number, or, with ``skip_bad``, is counted in ``bad``
@@ -298,6 +299,7 @@ def read_records(
     """
     bound = max_line_bytes(limits) if max_bytes is None else max_bytes
     seen_header = ended = False
+    version = 0
     numbered = numbered_lines(lines, bound)
     while True:
         try:
@@ -320,6 +322,9 @@ def read_records(
                 raise ArchiveError("the archive does not start with a header record", line=number)
             record = check_record(value, number, limits)
             _check_place(record["record"], seen_header, ended, number)
+            if record["record"] == "header":
+                version = record["version"]
+            check_kind_in_version(record["record"], version, number)
         except ArchiveError as exc:
             if not skip_bad or not seen_header:
                 raise exc from None

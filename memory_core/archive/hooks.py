@@ -59,6 +59,7 @@ FOREIGN_ID = "its id belongs to another tenant in the target"
 FOREIGN_ENTITY = "its entity belongs to another tenant than its message"
 RENAMED = "its id belongs to another tenant in the target: it got an id of its own tenant"
 DERIVED_ID = "a derived (version-5) id not of its own tenant and session: it got the target's"
+LINK_LOST = "its entity was not carried"
 
 
 # The namespace of the ids :func:`own_id` derives.
@@ -93,15 +94,24 @@ class BulkTransfer(Protocol):
     def export_records(
         self, users: list[str] | None, session_prefix: str | None, report: TransferReport
     ) -> AsyncIterator[Record]:
-        """Every entity, conversation, message and mention in scope, in archive order:
-        per tenant, entities first, then each conversation followed by its messages (seq
-        order), each message followed by its mentions. Bounded memory: read in pages."""
+        """Every record in scope, in archive order: per tenant, entities first (by id),
+        then each conversation (by session id) followed by its messages (seq order), each
+        message followed by its mentions (position order); then, where the store has
+        them and no ``session_prefix`` is given, the tenant's relationships, preferences
+        (superseded ones too, each with its ``linked_entities`` in order) and facts, each
+        kind by id, every stored field kept (embeddings too). On a single-tenant store
+        narrowed to ``users``: those users' preferences and facts, the entities they
+        link, and the relationships between exported entities. Bounded memory: read in
+        pages."""
         ...
 
     async def import_records(self, records: list[Record], state: ImportState) -> None:
-        """Write a batch of records in one transaction, keeping ids, sequence numbers and
-        timestamps. Records already present (same id) are skipped under ``skip``, replaced
-        under ``overwrite``; every outcome is counted in ``state.report``. The records
+        """Write a batch of records in one transaction, keeping ids, sequence numbers,
+        timestamps, supersede links and embeddings, and indexing what the store searches
+        (a search finds an imported entity, preference or fact). Records already present
+        (same id) are skipped under ``skip``, replaced under ``overwrite``; every outcome
+        is counted in ``state.report`` (each relationship, preference and fact once, as
+        copied or skipped: the importer names any it did not see counted). The records
         were checked (:func:`~memory_core.transfer.check_record`) against the target's
         limits. In a multi-tenant store a record touches only the tenant it names: every
         id is looked up with it, another tenant's record is never written over, deleted or

@@ -1,10 +1,11 @@
 """The archive records: building them from models and checking them when read.
 
 An archive is JSON Lines. Every line is one object whose ``"record"`` key names its kind:
-``header`` (first), ``entity``, ``conversation``, ``message``, ``mention`` and ``end``
-(last; its absence means the archive was cut short). The JSON Schema of every kind ships
-as ``memory_core/transfer/schema.json``; :func:`check_record` applies the same rules
-without needing ``jsonschema`` at run time.
+``header`` (first), ``entity``, ``conversation``, ``message``, ``mention``, since format
+version 2 ``relationship``, ``preference`` and ``fact``, and ``end`` (last; its absence
+means the archive was cut short). The JSON Schema of every kind ships as
+``memory_core/transfer/schema.json``; :func:`check_record` applies the same rules without
+needing ``jsonschema`` at run time.
 """
 
 from __future__ import annotations
@@ -18,24 +19,43 @@ from typing import Any
 from ..capabilities import Capabilities
 from ..errors import InvalidRequestError
 from ..limits import DEFAULT_LIMITS, Limits
-from ..models import Conversation, Entity, Message, MessageRole
+from ..models import Conversation, Entity, Fact, Message, MessageRole, Preference, Relationship
 from ..validation import (
     check_entity_type,
     check_identifier,
     check_metadata,
     check_str,
+    check_threshold,
 )
 from .errors import ArchiveError
 
 FORMAT = "memory-core-archive"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 # The versions this code reads (a reader of version N refuses N + 1 and anything below 1).
 READS_VERSIONS = range(1, FORMAT_VERSION + 1)
 # The largest seq, position or count an archive may carry: exact in every JSON reader
 # (an IEEE double), and far enough below the 64-bit integers of SQLite and Neo4j that a
 # conversation imported at the top of the range still takes 2**63 - 2**53 appends.
 MAX_ORDINAL = 2**53 - 1
-KINDS = ("header", "entity", "conversation", "message", "mention", "end")
+KINDS = (
+    "header",
+    "entity",
+    "conversation",
+    "message",
+    "mention",
+    "relationship",
+    "preference",
+    "fact",
+    "end",
+)
+# The long-term kinds, added in format version 2 (a version-1 archive holds none), in
+# the order they follow a tenant's conversations.
+LONG_TERM = ("relationship", "preference", "fact")
+SINCE_VERSION = dict.fromkeys(LONG_TERM, 2)
+# As the public API takes them (memory_core.long_term, which this package may not import:
+# it would close a circle through the store interface; a test holds the two equal).
+MAX_LINKED_ENTITIES = 100
+RELATION_TYPE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,99}")
 ROLES = frozenset(r.value for r in MessageRole)
 
 Record = dict[str, Any]
@@ -71,9 +91,12 @@ def header(
     multi_tenant: bool,
     users: list[str] | None,
     session_prefix: str | None,
+    not_exported: Mapping[str, str] | None = None,
 ) -> Record:
-    """The first record: format, version, and what the source could do."""
-    return {
+    """The first record: format, version, and what the source could do.
+    ``not_exported`` names the long-term kinds the source holds but the export cannot
+    read, each with the reason (``{"fact": "the public API cannot list every fact"}``)."""
+    record: Record = {
         "record": "header",
         "format": FORMAT,
         "version": FORMAT_VERSION,
@@ -86,6 +109,11 @@ def header(
         },
         "scope": {"users": users, "session_prefix": session_prefix},
     }
+    if not_exported:
+        record["not_exported"] = [
+            {"kind": kind, "reason": reason} for kind, reason in not_exported.items()
+        ]
+    return record
 
 
 def conversation(
@@ -146,6 +174,62 @@ def mention(message_id: str, entity_id: str, position: int) -> Record:
     }
 
 
+def relationship(rel: Relationship, user: str | None) -> Record:
+    """A relationship record; ``user_identifier`` is the tenant of its entities (or null)."""
+    return {
+        "record": "relationship",
+        "id": rel.id,
+        "user_identifier": user,
+        "source_id": rel.source_id,
+        "target_id": rel.target_id,
+        "type": rel.type,
+        "properties": rel.properties,
+        "confidence": rel.confidence,
+        "valid_from": stamp(rel.valid_from),
+        "valid_until": stamp(rel.valid_until),
+        "created_at": stamp(rel.created_at),
+    }
+
+
+def preference(pref: Preference, embedding: list[float] | None = None) -> Record:
+    """A preference record, superseded or not; ``embedding`` is the stored vector (the
+    model does not carry it)."""
+    return {
+        "record": "preference",
+        "id": pref.id,
+        "user_identifier": pref.user_identifier,
+        "category": pref.category,
+        "preference": pref.preference,
+        "context": pref.context,
+        "confidence": pref.confidence,
+        "linked_entities": list(pref.linked_entities),
+        "metadata": pref.metadata,
+        "created_at": stamp(pref.created_at),
+        "superseded_at": stamp(pref.superseded_at),
+        "superseded_by": pref.superseded_by,
+        "embedding": embedding,
+    }
+
+
+def fact(item: Fact, embedding: list[float] | None = None) -> Record:
+    """A fact record; ``embedding`` is the stored vector (the model does not carry it)."""
+    return {
+        "record": "fact",
+        "id": item.id,
+        "user_identifier": item.user_identifier,
+        "subject": item.subject,
+        "predicate": item.predicate,
+        "object": item.object,
+        "confidence": item.confidence,
+        "valid_from": stamp(item.valid_from),
+        "valid_until": stamp(item.valid_until),
+        "source_message_id": item.source_message_id,
+        "metadata": item.metadata,
+        "created_at": stamp(item.created_at),
+        "embedding": embedding,
+    }
+
+
 def end(counts: Mapping[str, int], truncated: list[Record], unreadable: list[str]) -> Record:
     """The last record: totals, truncated conversations, what could not be read."""
     return {
@@ -163,6 +247,8 @@ _OPT_STR = (str, type(None))
 _INT = (int,)
 _DICT = (dict,)
 _LIST_OR_NONE = (list, type(None))
+_NUMBER = (int, float)
+_OPT_STAMP = _OPT_STR
 
 # kind -> field -> (allowed types, required)
 FIELDS: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
@@ -172,6 +258,7 @@ FIELDS: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
         "created_at": (_STR, True),
         "source": (_DICT, True),
         "scope": (_DICT, False),
+        "not_exported": ((list,), False),
     },
     "entity": {
         "id": (_STR, True),
@@ -209,13 +296,53 @@ FIELDS: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
         "entity_id": (_STR, True),
         "position": (_INT, True),
     },
+    "relationship": {
+        "id": (_STR, True),
+        "user_identifier": (_OPT_STR, True),
+        "source_id": (_STR, True),
+        "target_id": (_STR, True),
+        "type": (_STR, True),
+        "properties": (_DICT, True),
+        "confidence": (_NUMBER, True),
+        "valid_from": (_OPT_STAMP, False),
+        "valid_until": (_OPT_STAMP, False),
+        "created_at": (_STR, True),
+    },
+    "preference": {
+        "id": (_STR, True),
+        "user_identifier": (_OPT_STR, True),
+        "category": (_STR, True),
+        "preference": (_STR, True),
+        "context": (_OPT_STR, False),
+        "confidence": (_NUMBER, True),
+        "linked_entities": ((list,), True),
+        "metadata": (_DICT, True),
+        "created_at": (_STR, True),
+        "superseded_at": (_OPT_STAMP, False),
+        "superseded_by": (_OPT_STR, False),
+        "embedding": (_LIST_OR_NONE, False),
+    },
+    "fact": {
+        "id": (_STR, True),
+        "user_identifier": (_OPT_STR, True),
+        "subject": (_STR, True),
+        "predicate": (_STR, True),
+        "object": (_STR, True),
+        "confidence": (_NUMBER, True),
+        "valid_from": (_OPT_STAMP, False),
+        "valid_until": (_OPT_STAMP, False),
+        "source_message_id": (_OPT_STR, False),
+        "metadata": (_DICT, True),
+        "created_at": (_STR, True),
+        "embedding": (_LIST_OR_NONE, False),
+    },
     "end": {
         "counts": (_DICT, True),
         "truncated": ((list,), False),
         "unreadable": ((list,), False),
     },
 }
-STAMPS = {"created_at", "updated_at"}
+STAMPS = {"created_at", "updated_at", "superseded_at", "valid_from", "valid_until"}
 UUID_FIELDS = {
     "conversation": ("id",),
     "message": ("id", "conversation_id"),
@@ -295,6 +422,28 @@ def _check_header(value: Record, line: int | None) -> None:
             f"version {', '.join(str(v) for v in READS_VERSIONS)})",
             line=line,
         )
+    for item in value.get("not_exported", ()):
+        if not (
+            isinstance(item, dict)
+            and item.get("kind") in LONG_TERM
+            and isinstance(item.get("reason"), str)
+        ):
+            raise ArchiveError(
+                "header.not_exported: each item is {kind, reason} of a long-term kind "
+                f"({', '.join(LONG_TERM)})",
+                line=line,
+            )
+
+
+def check_kind_in_version(kind: str, version: int, line: int | None) -> None:
+    """A record of a kind that came after the archive's format version (a preference in
+    a version-1 archive) is not a record of that archive."""
+    since = SINCE_VERSION.get(kind, 1)
+    if version < since:
+        raise ArchiveError(
+            f"a {kind} record is not part of format version {version} (it came in version {since})",
+            line=line,
+        )
 
 
 def _short(value: Any) -> str:
@@ -336,9 +485,7 @@ def _check_message(record: Record, limits: Limits) -> None:
             allow_empty=False,
             max_chars=limits.max_content_chars,
         )
-    vector = record.get("embedding")
-    if vector is not None and not all(_finite(x) for x in vector):
-        raise InvalidRequestError("must be a list of finite numbers", argument="embedding")
+    _vector(record)
 
 
 def _finite(value: Any) -> bool:
@@ -354,6 +501,83 @@ def _check_mention(record: Record, limits: Limits) -> None:
     check_identifier(record["entity_id"], "entity_id", limits)
 
 
+def _check_relationship(record: Record, limits: Limits) -> None:
+    check_identifier(record["id"], "id", limits, plain=True)
+    _user(record, limits)
+    check_identifier(record["source_id"], "source_id", limits)
+    check_identifier(record["target_id"], "target_id", limits)
+    if not RELATION_TYPE.fullmatch(record["type"]):
+        raise InvalidRequestError(
+            f"{_short(record['type'])} is not a relationship type (a letter, then letters, "
+            "digits or _; at most 100)",
+            argument="type",
+        )
+    record["type"] = record["type"].upper()
+    record["properties"] = check_metadata(record["properties"], "properties", limits)
+    _long_term_common(record)
+
+
+def _check_preference(record: Record, limits: Limits) -> None:
+    check_identifier(record["id"], "id", limits, plain=True)
+    _user(record, limits)
+    check_identifier(record["category"], "category", limits)
+    _text(record, "preference", limits)
+    _text(record, "context", limits)
+    linked = record["linked_entities"]
+    if len(linked) > MAX_LINKED_ENTITIES:
+        raise InvalidRequestError(
+            f"must hold at most {MAX_LINKED_ENTITIES} ids, got {len(linked)}",
+            argument="linked_entities",
+        )
+    for ident in linked:
+        check_identifier(ident, "linked_entities", limits)
+    if len(set(linked)) != len(linked):
+        raise InvalidRequestError("names an entity twice", argument="linked_entities")
+    record["metadata"] = check_metadata(record["metadata"], "metadata", limits)
+    successor = record.get("superseded_by")
+    if successor is not None:
+        check_identifier(successor, "superseded_by", limits, plain=True)
+        if successor == record["id"]:
+            raise InvalidRequestError("names the preference itself", argument="superseded_by")
+        if record.get("superseded_at") is None:
+            raise InvalidRequestError("is set without superseded_at", argument="superseded_by")
+    _long_term_common(record)
+
+
+def _check_fact(record: Record, limits: Limits) -> None:
+    check_identifier(record["id"], "id", limits, plain=True)
+    _user(record, limits)
+    check_identifier(record["subject"], "subject", limits)
+    check_identifier(record["predicate"], "predicate", limits)
+    _text(record, "object", limits)
+    if record.get("source_message_id") is not None:
+        check_identifier(record["source_message_id"], "source_message_id", limits, plain=True)
+    record["metadata"] = check_metadata(record["metadata"], "metadata", limits)
+    _long_term_common(record)
+
+
+def _text(record: Record, name: str, limits: Limits) -> None:
+    """A non-empty text within ``max_content_chars`` (an optional one may be null)."""
+    if record.get(name) is not None:
+        check_str(record[name], name, allow_empty=False, max_chars=limits.max_content_chars)
+
+
+def _long_term_common(record: Record) -> None:
+    """Confidence within 0..1 (stored as a float), a validity window that ends after it
+    starts, a finite embedding."""
+    record["confidence"] = check_threshold(record["confidence"], "confidence")
+    start, until = record.get("valid_from"), record.get("valid_until")
+    if start is not None and until is not None and parse_stamp(until) <= parse_stamp(start):
+        raise InvalidRequestError("must be later than valid_from", argument="valid_until")
+    _vector(record)
+
+
+def _vector(record: Record) -> None:
+    vector = record.get("embedding")
+    if vector is not None and not all(_finite(x) for x in vector):
+        raise InvalidRequestError("must be a list of finite numbers", argument="embedding")
+
+
 def _user(record: Record, limits: Limits) -> None:
     if record["user_identifier"] is not None:
         check_identifier(record["user_identifier"], "user_identifier", limits, plain=True)
@@ -364,4 +588,7 @@ _CONTENT_CHECKS: dict[str, Callable[[Record, Limits], None]] = {
     "conversation": _check_conversation,
     "message": _check_message,
     "mention": _check_mention,
+    "relationship": _check_relationship,
+    "preference": _check_preference,
+    "fact": _check_fact,
 }

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-KIND_ORDER = ("conversation", "message", "entity", "mention")
+KIND_ORDER = ("conversation", "message", "entity", "mention", "relationship", "preference", "fact")
 
 
 def counted(count: int, kind: str) -> str:

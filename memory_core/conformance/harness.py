@@ -21,9 +21,11 @@ import pytest
 from memory_core import (
     Capabilities,
     Entity,
+    Fact,
     MemoryBackend,
     Message,
     NotFoundError,
+    Preference,
     open_backend,
 )
 
@@ -69,6 +71,8 @@ class Harness:
         self._backends: list[MemoryBackend] = []
         self._made: list[_Made] = []
         self._entities: list[tuple[MemoryBackend, str, str | None]] = []
+        # (backend, delete method, record id, user): preferences and facts made here.
+        self._records: list[tuple[MemoryBackend, str, str, str | None]] = []
         self._tenant_backend: MemoryBackend | None = None
         self.backend: MemoryBackend
         self.caps: Capabilities
@@ -180,6 +184,38 @@ class Harness:
         self._entities.append((target, entity.id, user_identifier))
         return entity
 
+    async def add_preference(
+        self,
+        category: str,
+        preference: str,
+        *,
+        backend: MemoryBackend | None = None,
+        user: str | None = None,
+        **options: Any,
+    ) -> Preference:
+        """``add_preference`` on ``backend`` (default: the one under test), deleted at
+        clean-up."""
+        target = backend or self.backend
+        made = await target.add_preference(category, preference, user_identifier=user, **options)
+        self._records.append((target, "delete_preference", made.id, user))
+        return made
+
+    async def add_fact(
+        self,
+        subject: str,
+        predicate: str,
+        obj: str,
+        *,
+        backend: MemoryBackend | None = None,
+        user: str | None = None,
+        **options: Any,
+    ) -> Fact:
+        """``add_fact`` on ``backend`` (default: the one under test), deleted at clean-up."""
+        target = backend or self.backend
+        made = await target.add_fact(subject, predicate, obj, user_identifier=user, **options)
+        self._records.append((target, "delete_fact", made.id, user))
+        return made
+
     def forget(self, handle: str) -> None:
         """Stop tracking ``handle`` (a scenario cleared it itself)."""
         self._made = [m for m in self._made if m.handle != handle]
@@ -263,6 +299,7 @@ class Harness:
     async def cleanup(self) -> None:
         """Clear every session made here, then close every instance opened here."""
         problems: list[str] = []
+        await self._delete_records(problems)
         await self._delete_entities(problems)
         for made in reversed(self._made):
             try:
@@ -280,6 +317,15 @@ class Harness:
         self._backends.clear()
         if problems:
             raise AssertionError("clean-up failed: " + "; ".join(problems))
+
+    async def _delete_records(self, problems: list[str]) -> None:
+        """Delete the preferences and facts this scenario added (gone already is fine)."""
+        for backend, method, record_id, user in reversed(self._records):
+            try:
+                await getattr(backend, method)(record_id, user_identifier=user)
+            except Exception as exc:
+                problems.append(f"{method}({record_id!r}): {exc!r}")
+        self._records.clear()
 
     async def _delete_entities(self, problems: list[str]) -> None:
         """Delete the entities this scenario added, and those its messages mention (made

@@ -254,9 +254,59 @@ async def _probe_delete_entity(h: Harness) -> None:
         await h.backend.delete_entity(word())
 
 
+async def _probe_entity_search(h: Harness) -> None:
+    with refused(h.backend, "search_entities"):
+        await h.backend.search_entities(word())
+
+
+async def _probe_preferences(h: Harness) -> None:
+    user = h.new_user()
+    with refused(h.backend, "add_preference"):
+        await h.backend.add_preference("food", word(), user_identifier=user)
+    with refused(h.backend, "search_preferences"):
+        await h.backend.search_preferences(word(), user_identifier=user)
+    with refused(h.backend, "list_preferences"):
+        await h.backend.list_preferences(user_identifier=user)
+    with refused(h.backend, "supersede_preference"):
+        await h.backend.supersede_preference(word(), word(), user_identifier=user)
+    with refused(h.backend, "delete_preference"):
+        await h.backend.delete_preference(word(), user_identifier=user)
+
+
+async def _probe_facts(h: Harness) -> None:
+    user = h.new_user()
+    with refused(h.backend, "add_fact"):
+        await h.backend.add_fact(word(), "KNOWS", word(), user_identifier=user)
+    with refused(h.backend, "search_facts"):
+        await h.backend.search_facts(word(), user_identifier=user)
+    with refused(h.backend, "facts_about"):
+        await h.backend.facts_about(word(), user_identifier=user)
+    with refused(h.backend, "delete_fact"):
+        await h.backend.delete_fact(word(), user_identifier=user)
+
+
+async def _probe_relationships(h: Harness) -> None:
+    with refused(h.backend, "add_relationship"):
+        await h.backend.add_relationship(word(), word(), "KNOWS")
+    with refused(h.backend, "list_relationships"):
+        await h.backend.list_relationships(word())
+    with refused(h.backend, "related_entities"):
+        await h.backend.related_entities(word())
+    with refused(h.backend, "delete_relationship"):
+        await h.backend.delete_relationship(word())
+
+
 async def _probe_erasure(h: Harness) -> None:
     with refused(h.backend, "forget_user"):
         await h.backend.forget_user(h.new_user())
+
+
+async def _probe_stats(h: Harness) -> None:
+    with refused(h.backend, "stats"):
+        await h.backend.stats()
+    if h.caps.user_erasure:
+        with refused(h.backend, "forget_user"):
+            await h.backend.forget_user(h.new_user(), dry_run=True)
 
 
 async def _probe_multi_tenant(h: Harness) -> None:
@@ -349,6 +399,10 @@ REQUIREMENTS: dict[str, Requirement] = {
         ),
         Requirement("entities", "add_entity / find_entities work", _NSE, _probe_entities),
         Requirement("delete_entity", "delete_entity removes an entity", _NSE, _probe_delete_entity),
+        Requirement("entity_search", "search_entities finds by words", _NSE, _probe_entity_search),
+        Requirement("preferences", "a user's preferences round-trip", _NSE, _probe_preferences),
+        Requirement("facts", "facts round-trip with their validity", _NSE, _probe_facts),
+        Requirement("relationships", "relationships link and traverse", _NSE, _probe_relationships),
         Requirement(
             "multi_tenant",
             "multi_tenant=True isolates users",
@@ -367,6 +421,13 @@ REQUIREMENTS: dict[str, Requirement] = {
             "forget_user erases a user and nothing of theirs is readable",
             _NSE,
             _probe_erasure,
+        ),
+        Requirement(
+            "store_stats",
+            "stats counts each user's conversations, messages and entities exactly, and "
+            "forget_user(dry_run=True) reports them and deletes nothing",
+            _NSE + "; so does forget_user(dry_run=True)",
+            _probe_stats,
         ),
         Requirement(
             "trio",

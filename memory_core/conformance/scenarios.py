@@ -45,6 +45,10 @@ AREAS: dict[str, str] = {
     "summary": "summary",
     "tenancy": "tenancy",
     "entities": "entities and mentions",
+    "entity_search": "entity search",
+    "preferences": "long-term memory: preferences",
+    "facts": "long-term memory: facts",
+    "relationships": "long-term memory: relationships between entities",
     "nams": "NAMS-only features",
     "errors": "errors and bad input",
     "aliasing": "id aliasing",
@@ -52,6 +56,7 @@ AREAS: dict[str, str] = {
     "faults": "faults on the wire (network backends with fault knobs)",
     "portability": "portability: one application, compared with the embedded reference",
     "erasure": "erasure: forget_user",
+    "stats": "stats: what a store holds",
 }
 
 NOT_APPLICABLE = "n/a: "

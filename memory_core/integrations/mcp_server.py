@@ -11,7 +11,10 @@ backend's capability flags allow it; descriptions state the backend's limits):
 
 ``add_message``, ``recent_messages``, ``search_messages``, ``get_context``,
 ``list_sessions`` (needs ``list_sessions``), ``clear_session``, and ``start_session`` where
-the backend does not create sessions on first write (NAMS in its reference mode).
+the backend does not create sessions on first write (NAMS in its reference mode); for
+long-term memory ``add_preference`` and ``search_preferences`` (needs ``preferences``),
+``add_fact`` and ``facts_about`` (``facts``), ``search_entities`` (``entity_search``) and
+``related_entities`` (``relationships``).
 
 Tool errors (bad input, a missing capability, an unknown session) come back as MCP tool
 errors carrying memory-core's message. Over stdio, a line that is not a JSON-RPC message
@@ -54,7 +57,7 @@ from pydantic import ValidationError
 
 from ..backend import MemoryBackend
 from ..errors import ConfigurationError, MemoryCoreError, NotSupportedError
-from ..models import Message
+from ..models import Message, utcnow
 from ..open import open_backend
 from ..settings import default_url, redact_url
 from ..warning_channel import add_framework
@@ -108,6 +111,14 @@ def tool_names(backend: MemoryBackend) -> list[str]:
     names.append("clear_session")
     if not caps.auto_create_conversation:
         names.append("start_session")
+    if caps.preferences:
+        names += ["add_preference", "search_preferences"]
+    if caps.facts:
+        names += ["add_fact", "facts_about"]
+    if caps.entity_search:
+        names.append("search_entities")
+    if caps.relationships:
+        names.append("related_entities")
     return names
 
 
@@ -157,7 +168,11 @@ def _reported(tool: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[An
 def _tools(backend: MemoryBackend, user: str | None) -> dict[Any, str]:
     """Every tool over ``backend`` for ``user``, with its description, in the order offered."""
     descriptions = _descriptions(backend)
-    tools = _message_tools(backend, user) + _session_tools(backend, user)
+    tools = (
+        _message_tools(backend, user)
+        + _session_tools(backend, user)
+        + _long_term_tools(backend, user)
+    )
     return {tool: descriptions[tool.__name__] for tool in tools}
 
 
@@ -219,6 +234,63 @@ def _session_tools(backend: MemoryBackend, user: str | None) -> list[ToolFunctio
     return [list_sessions, clear_session, start_session]
 
 
+def _long_term_tools(backend: MemoryBackend, user: str | None) -> list[ToolFunction]:
+    """The tools that keep and recall preferences and facts, and search entities."""
+
+    async def add_preference(
+        category: str, preference: str, context: str | None = None
+    ) -> dict[str, Any]:
+        made = await backend.add_preference(
+            category, preference, context=context, user_identifier=user
+        )
+        return made.model_dump(mode="json", exclude={"score"})
+
+    async def search_preferences(
+        query: str, category: str | None = None, limit: int = 10
+    ) -> dict[str, Any]:
+        hits = await backend.search_preferences(
+            query, category=category, limit=limit, user_identifier=user
+        )
+        return {"preferences": [h.model_dump(mode="json") for h in hits]}
+
+    async def add_fact(subject: str, predicate: str, object: str) -> dict[str, Any]:
+        made = await backend.add_fact(subject, predicate, object, user_identifier=user)
+        return made.model_dump(mode="json", exclude={"score"})
+
+    async def facts_about(subject: str, limit: int = 20) -> dict[str, Any]:
+        found = await backend.facts_about(
+            subject, as_of=utcnow(), limit=limit, user_identifier=user
+        )
+        return {"facts": [f.model_dump(mode="json", exclude={"score"}) for f in found]}
+
+    async def search_entities(query: str, limit: int = 10) -> dict[str, Any]:
+        hits = await backend.search_entities(
+            query, limit=limit, user_identifier=_owner(backend, user)
+        )
+        return {"entities": [h.model_dump(mode="json") for h in hits]}
+
+    async def related_entities(entity_id: str, depth: int = 1) -> dict[str, Any]:
+        found = await backend.related_entities(
+            entity_id, depth=depth, user_identifier=_owner(backend, user)
+        )
+        return {"entities": [e.model_dump(mode="json", exclude={"score"}) for e in found]}
+
+    return [
+        add_preference,
+        search_preferences,
+        add_fact,
+        facts_about,
+        search_entities,
+        related_entities,
+    ]
+
+
+def _owner(backend: MemoryBackend, user: str | None) -> str | None:
+    """The user entity calls are made for: entities are per user only when the backend
+    is multi-tenant (elsewhere passing one would warn that it is dropped)."""
+    return user if backend.multi_tenant else None
+
+
 def _descriptions(backend: MemoryBackend) -> dict[str, str]:
     """Each tool's description by tool name, stating this backend's limits."""
     caps = backend.capabilities
@@ -261,6 +333,24 @@ def _descriptions(backend: MemoryBackend) -> dict[str, str]:
         "start_session": (
             "Create a session and return its session_id (on this backend the store issues "
             "the id; `name` is only a label)."
+        ),
+        "add_preference": (
+            "Remember a preference of the user: a statement (`likes spicy food`) in a "
+            "category (`food`), with when it applies (`context`). Each call adds one."
+        ),
+        "search_preferences": (
+            "The user's preferences matching a text query, best first, each with a score in "
+            "0..1; `category` narrows it."
+        ),
+        "add_fact": ("Remember a fact as subject, predicate, object (`Ada`, `WORKS_AT`, `Acme`)."),
+        "facts_about": "The facts valid now whose subject is `subject` (any case), newest first.",
+        "search_entities": (
+            "Entities (people, organisations, places...) with a word of the query in their "
+            "name or description, best first."
+        ),
+        "related_entities": (
+            "Entities linked to an entity (by its id) through relationships, up to `depth` "
+            "(1 to 3) steps away, nearest first."
         ),
     }
 

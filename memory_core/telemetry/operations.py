@@ -33,18 +33,45 @@ OPERATIONS: Mapping[str, str] = {
     "add_entity": "upsert_memory",
     "find_entities": "search_memory",
     "delete_entity": "delete_memory",
+    "search_entities": "search_memory",
+    "add_preference": "create_memory",
+    "search_preferences": "search_memory",
+    "list_preferences": "search_memory",
+    "supersede_preference": "update_memory",
+    "delete_preference": "delete_memory",
+    "add_fact": "create_memory",
+    "search_facts": "search_memory",
+    "facts_about": "search_memory",
+    "delete_fact": "delete_memory",
+    "add_relationship": "upsert_memory",
+    "list_relationships": "search_memory",
+    "related_entities": "search_memory",
+    "delete_relationship": "delete_memory",
     "forget_user": "delete_memory",
     "expire_conversations": "delete_memory_store",
+    "stats": "list_memory_stores",
 }
 """Public method → ``gen_ai.operation.name`` (``list_memory_stores`` is memory-core's own
 value: the conventions name no operation for listing stores)."""
 
 # Operations whose argument names a single record.
-_RECORD_ARGUMENT = {"delete_message": "message_id", "delete_entity": "entity_id"}
+_RECORD_ARGUMENT = {
+    "delete_message": "message_id",
+    "delete_entity": "entity_id",
+    "delete_preference": "preference_id",
+    "supersede_preference": "old_id",
+    "delete_fact": "fact_id",
+    "delete_relationship": "relationship_id",
+    "list_relationships": "entity_id",
+    "related_entities": "entity_id",
+}
 _QUERY_ARGUMENT = {
     "search_messages": "query",
     "get_context": "query",
     "find_entities": "identifier",
+    "search_entities": "query",
+    "search_preferences": "query",
+    "search_facts": "query",
 }
 _BATCH = ("add_messages_batch",)
 

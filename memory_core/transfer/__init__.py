@@ -1,8 +1,9 @@
 """Move memory between backends: a portable archive, export, import and copy.
 
 The archive is JSON Lines (gzip when the file name ends in ``.gz``), one record per
-line — ``header``, ``entity``, ``conversation``, ``message``, ``mention``, ``end`` — as
-described by the JSON Schema shipped in ``schema.json`` (:func:`schema`). See the documentation
+line — ``header``, ``entity``, ``conversation``, ``message``, ``mention``,
+``relationship``, ``preference``, ``fact``, ``end`` (format version 2) — as described by
+the JSON Schema shipped in ``schema.json`` (:func:`schema`). See the documentation
 page "Moving memory between backends" (``docs/transfer.md``).
 """
 

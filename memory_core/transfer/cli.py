@@ -20,7 +20,7 @@ import anyio
 
 from ..archive.report import TransferReport
 from ..backend import MemoryBackend
-from ..errors import NotFoundError
+from ..errors import MemoryCoreError, NotFoundError
 from ..open import open_backend
 from ..settings import redact_url
 from .copy import copy_memory
@@ -158,6 +158,24 @@ async def _open_source(url: str, multi_tenant: bool) -> MemoryBackend:
     return backend
 
 
+async def _source_total(
+    source: MemoryBackend, users: list[str] | None, session_prefix: str | None
+) -> int | None:
+    """The messages a transfer from ``source`` will handle, counted by the store where it
+    can count (``store_stats``); ``None`` (shown as "of ?") when it cannot, or for a
+    ``--session-prefix``, which no store counts by."""
+    if session_prefix or not source.capabilities.store_stats:
+        return None
+    try:
+        if not users:
+            found = await source.stats()
+            return found.total.messages if found.total else None
+        counts = [(await source.stats(user_identifier=u)).users[0].messages for u in users]
+    except MemoryCoreError:
+        return None  # the count is only for the display: the transfer goes on without it
+    return None if any(c is None for c in counts) else sum(c for c in counts if c)
+
+
 def _resume_hint(target: MemoryBackend, args: argparse.Namespace, checkpoint: Path) -> str:
     if hooked(target, args):
         return (
@@ -201,6 +219,8 @@ def _export(args: argparse.Namespace) -> int:
             "run the same command again to write it"
         )
         async with await _open_source(args.url, args.multi_tenant) as backend:
+            if not run.quiet:
+                run.progress.total = await _source_total(backend, _users(args), args.session_prefix)
             return await export_memory(
                 backend,
                 args.file,
@@ -242,6 +262,8 @@ def _copy(args: argparse.Namespace) -> int:
             open_backend(args.dst_url, multi_tenant=args.dst_multi_tenant) as target,
         ):
             run.resume = _resume_hint(target, args, checkpoint)
+            if not run.quiet:
+                run.progress.total = await _source_total(source, _users(args), args.session_prefix)
             return await copy_memory(
                 source,
                 target,

@@ -46,5 +46,5 @@ async def copy_memory(
 
     await write_records(target, numbered(), mode, report, checkpoint)
     report.truncated.extend(read.truncated)
-    report.unreadable.extend(read.unreadable)
+    report.unreadable.extend(line for line in read.unreadable if line not in report.unreadable)
     return report

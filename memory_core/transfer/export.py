@@ -49,6 +49,9 @@ async def iter_records(
     prefix = check_optional_str(session_prefix, "session_prefix")
     report = report if report is not None else TransferReport()
     await backend.connect()
+    hook = backend.store.bulk_transfer()
+    omitted = {} if hook is not None or prefix is not None else _not_listable(backend)
+    report.unreadable.extend(unlisted(omitted))
     yield rec.header(
         backend.name,
         backend.describe(),
@@ -56,9 +59,9 @@ async def iter_records(
         backend.multi_tenant,
         chosen,
         prefix,
+        omitted,
     )
     counts: Counter[str] = Counter()
-    hook = backend.store.bulk_transfer()
     source = (
         hook.export_records(chosen, prefix, report)
         if hook is not None
@@ -69,7 +72,7 @@ async def iter_records(
         counts[kind] += 1
         report.copy(kind)
         yield record
-    for kind in ("entity", "conversation", "message", "mention"):
+    for kind in ("entity", "conversation", "message", "mention", *rec.LONG_TERM):
         counts.setdefault(kind, 0)
     yield rec.end(counts, report.truncated, report.unreadable)
 
@@ -91,8 +94,11 @@ async def export_memory(
     it was (a killed one may leave the temporary file behind).
     ``users`` limits the export to those users (required for a multi-tenant backend
     without a bulk hook: the public API cannot list users); ``session_prefix`` to
-    sessions whose name starts with it. Memory use is bounded by one page of records
-    (one conversation when reading through the public API).
+    sessions whose name starts with it (then no relationship, preference or fact is
+    exported: they belong to no session). Without a bulk hook, facts and relationships
+    cannot be listed: the header's ``not_exported`` and the report say so. Memory use is
+    bounded by one page of records (one conversation when reading through the public
+    API).
     """
     report = TransferReport(on_progress=on_progress)
     report.started()
@@ -116,6 +122,33 @@ async def _write(
 
 
 # ---------------------------------------------------------------------------- public path
+
+# What the public API cannot list whole: the long-term kinds a source without a bulk hook
+# holds but an export through the public API leaves out (named in the header and the
+# report, never silently).
+NOT_LISTABLE = {
+    "relationship": "the public API lists relationships only per entity, and cannot list "
+    "every entity",
+    "fact": "the public API cannot list every fact (only those about a subject, or "
+    "matching a query)",
+}
+
+
+# The capability flag a store needs to hold each long-term kind.
+FLAGS = {"relationship": "relationships", "preference": "preferences", "fact": "facts"}
+
+
+def _not_listable(backend: MemoryBackend) -> dict[str, str]:
+    return {
+        kind: reason
+        for kind, reason in NOT_LISTABLE.items()
+        if backend.capabilities.supports(FLAGS[kind])
+    }
+
+
+def unlisted(omitted: dict[str, str]) -> list[str]:
+    """The lines of a report's "not readable" for the kinds an archive leaves out."""
+    return [f"{kind} records: {reason}" for kind, reason in omitted.items()]
 
 
 async def _public_records(
@@ -141,6 +174,9 @@ async def _public_records(
             if scoped is None and caps.user_scoped_calls:
                 scoped = owner
             async for record in _conversation_records(backend, handle, user, scoped, seen, report):
+                yield record
+        if prefix is None and caps.preferences:
+            async for record in _preference_records(backend, user, seen):
                 yield record
 
 
@@ -223,6 +259,21 @@ async def _conversation_records(
         for position, ref in enumerate(message.mentions):
             if ref.id:
                 yield rec.mention(str(message.id), ref.id, position)
+
+
+async def _preference_records(
+    backend: MemoryBackend, user: str | None, seen: set[str]
+) -> AsyncIterator[Record]:
+    """The user's preferences (every one of the store without a user), superseded ones
+    too, oldest first, each after the entities it links that the archive does not hold
+    yet. The public API gives no embedding: the records carry none."""
+    found = await backend.list_preferences(limit=ALL, include_superseded=True, user_identifier=user)
+    for preference in reversed(found):
+        for entity_id in preference.linked_entities:
+            if entity_id not in seen:
+                seen.add(entity_id)
+                yield await _entity_record(backend, entity_id, None, None, user)
+        yield rec.preference(preference)
 
 
 async def _entity_record(

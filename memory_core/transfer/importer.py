@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from typing import IO, Any
 
@@ -14,6 +15,7 @@ from ..backend import MemoryBackend
 from ..errors import InvalidRequestError
 from ..limits import Limits
 from ..validation import check_int
+from .export import FLAGS, unlisted
 from .public_writer import PublicWriter
 
 ON_CONFLICT: tuple[OnConflict, ...] = ("skip", "overwrite", "new-ids")
@@ -132,6 +134,8 @@ class _References:
                     line=line,
                 )
             self.messages.add(record["id"])
+        elif kind in ("preference", "relationship"):
+            self._linked(record, line)
         elif kind == "mention":
             if record["message_id"] not in self.messages:
                 raise ArchiveError(
@@ -149,6 +153,21 @@ class _References:
                     line=line,
                 )
             self.mentions[record["message_id"]] = count + 1
+
+    def _linked(self, record: Record, line: int | None) -> None:
+        """A preference's linked entities and a relationship's ends come before it."""
+        kind = record["record"]
+        ends = (
+            record["linked_entities"]
+            if kind == "preference"
+            else [record["source_id"], record["target_id"]]
+        )
+        for entity_id in ends:
+            if entity_id not in self.entities:
+                raise ArchiveError(
+                    f"{kind} {record['id']} names entity {entity_id} before the entity",
+                    line=line,
+                )
 
 
 async def write_records(
@@ -176,6 +195,7 @@ async def write_records(
             async for line, record in records:
                 kind = record["record"]
                 if kind == "header":
+                    _note_omitted(record, report)
                     continue
                 if kind == "end":
                     ended = True
@@ -190,6 +210,9 @@ async def write_records(
                     else:
                         bad.add(exc)
                     continue
+                if kind in FLAGS and not backend.capabilities.supports(FLAGS[kind]):
+                    report.skip(kind, no_flag(backend, kind))
+                    continue
                 await writer.add(record)
         except ArchiveError:
             # What came before the bad line is written, nothing after it.
@@ -200,6 +223,22 @@ async def write_records(
         writer.close()
     if not ended:
         report.unreadable.append("the archive has no end record: it may have been cut short")
+
+
+UNHANDLED = "the target's bulk transfer did not write them"
+
+
+def no_flag(backend: MemoryBackend, kind: str) -> str:
+    """Why a record of ``kind`` is skipped: the target lacks the flag for it."""
+    return f"{backend.name} stores no {kind}s (capability {FLAGS[kind]!r} is False)"
+
+
+def _note_omitted(header: Record, report: TransferReport) -> None:
+    """The long-term kinds the archive's source held but could not export, in the report."""
+    omitted = {item["kind"]: item["reason"] for item in header.get("not_exported", ())}
+    for line in unlisted(omitted):
+        if line not in report.unreadable:
+            report.unreadable.append(line)
 
 
 class _HookWriter:
@@ -217,8 +256,22 @@ class _HookWriter:
 
     async def finish(self) -> None:
         batch, self.batch = self.batch, []
-        if batch:
-            await self.hook.import_records(batch, self.state)
+        if not batch:
+            return
+        handed = Counter(r["record"] for r in batch if r["record"] in FLAGS)
+        before = {kind: self._handled(kind) for kind in handed}
+        await self.hook.import_records(batch, self.state)
+        for kind, count in handed.items():
+            # A hook counts each of these once, copied or skipped: one that lets some
+            # pass unseen (it predates the kind) does not drop them silently.
+            missing = count - (self._handled(kind) - before[kind])
+            if missing > 0:
+                self.state.report.skip(kind, UNHANDLED, missing)
+
+    def _handled(self, kind: str) -> int:
+        report = self.state.report
+        skipped = sum(n for (name, _), n in report.skipped.items() if name == kind)
+        return report.copied[kind] + skipped
 
     def close(self) -> None:
         pass

@@ -27,9 +27,9 @@ from ..errors import InvalidRequestError, NotFoundError, NotSupportedError
 from ..models import EntityRef, Message
 from .checkpoint import Checkpoint, Progress
 from .export import SESSION_KEY
+from .public_long_term import NO_IDS, LongTermWriter
 
 MAX_CHUNK = 100
-NO_IDS = "the target issues ids (no bulk hook, or on_conflict='new-ids')"
 
 
 @dataclass
@@ -63,12 +63,14 @@ class PublicWriter:
         self.checkpoint = Checkpoint(checkpoint)
         self.chunk = min(self.caps.max_bulk_messages or MAX_CHUNK, MAX_CHUNK)
         self.current: _Current | None = None
+        self.long_term = LongTermWriter(backend, state, self.checkpoint)
 
     def close(self) -> None:
         self.checkpoint.close()
 
     async def finish(self) -> None:
         await self._flush()
+        await self.long_term.finish()
 
     async def add(self, record: Record) -> None:
         kind = record["record"]
@@ -81,6 +83,9 @@ class PublicWriter:
             self._mention(record)
         elif kind == "entity":
             await self._entity(record)
+        else:
+            await self._flush()  # the conversation before it is written whole first
+            await self.long_term.add(record)
 
     # ------------------------------------------------------------------ conversations
 

@@ -174,3 +174,38 @@ async def test_start_session_keeps_the_name_where_the_caller_names_sessions() ->
         assert (await _call(client, "start_session", name="trip"))["session_id"] == "trip"
         added = await _call(client, "add_message", session_id="trip", role="user", content="x")
         assert added["content"] == "x"
+
+
+async def test_the_long_term_tools_keep_and_recall_for_the_servers_user(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'lt.db'}"
+    alice = open_backend(url, multi_tenant=True)
+    async with Client(mcp_server.build_server(alice, user_identifier="alice")) as client:
+        made = await _call(
+            client, "add_preference", category="food", preference="likes figs", context="lunch"
+        )
+        assert (made["category"], made["preference"], made["context"]) == (
+            "food",
+            "likes figs",
+            "lunch",
+        )
+        assert made["user_identifier"] == "alice" and "score" not in made
+        [hit] = (await _call(client, "search_preferences", query="figs"))["preferences"]
+        assert hit["id"] == made["id"] and 0 < hit["score"] <= 1
+        fact = await _call(client, "add_fact", subject="Ada", predicate="WORKS_AT", object="Acme")
+        [about] = (await _call(client, "facts_about", subject="ada"))["facts"]
+        assert about == fact
+        ada = await alice.add_entity("Ada", "PERSON", user_identifier="alice")
+        acme = await alice.add_entity(
+            "Acme", "ORGANIZATION", description="anvils", user_identifier="alice"
+        )
+        await alice.add_relationship(ada.id, acme.id, "WORKS_AT", user_identifier="alice")
+        [found] = (await _call(client, "search_entities", query="anvils"))["entities"]
+        assert found["id"] == acme.id
+        [near] = (await _call(client, "related_entities", entity_id=ada.id))["entities"]
+        assert near["id"] == acme.id
+    bob = open_backend(url, multi_tenant=True)
+    async with Client(mcp_server.build_server(bob, user_identifier="bob")) as client:
+        assert (await _call(client, "search_preferences", query="figs"))["preferences"] == []
+        assert (await _call(client, "facts_about", subject="Ada"))["facts"] == []
+        refused = await client.call_tool("related_entities", {"entity_id": ada.id})
+        assert refused.is_error and "NotFoundError" in refused.content[0].text  # type: ignore[union-attr]

@@ -158,6 +158,70 @@ async def _check_start_session(alice: Alice) -> None:
     }
 
 
+async def _bobs_long_term(url: str) -> dict[str, str]:
+    """Bob's preference, fact and two linked entities (their ids by kind)."""
+    async with open_backend(url, multi_tenant=True) as memory:
+        pref = await memory.add_preference("food", "bob likes tram food", user_identifier="bob")
+        fact = await memory.add_fact("Tram", "RUNS_IN", "bob town", user_identifier="bob")
+        tram = await memory.add_entity("Tram", "OBJECT", description="bob's", user_identifier="bob")
+        town = await memory.add_entity("Town", "LOCATION", user_identifier="bob")
+        await memory.add_relationship(tram.id, town.id, "RUNS_IN", user_identifier="bob")
+        return {"preference": pref.id, "fact": fact.id, "entity": tram.id}
+
+
+async def _bob_unchanged(url: str, ids: dict[str, str]) -> None:
+    async with open_backend(url, multi_tenant=True) as memory:
+        assert [p.id for p in await memory.list_preferences(user_identifier="bob")] == [
+            ids["preference"]
+        ]
+        assert [f.id for f in await memory.facts_about("tram", user_identifier="bob")] == [
+            ids["fact"]
+        ]
+        assert len(await memory.related_entities(ids["entity"], user_identifier="bob")) == 1
+
+
+async def _check_add_preference(alice: Alice) -> None:
+    ids = await _bobs_long_term(alice.url)
+    made = await alice.call("add_preference", category="food", preference="likes tram food")
+    assert made["user_identifier"] == "alice"
+    await _bob_unchanged(alice.url, ids)
+
+
+async def _check_search_preferences(alice: Alice) -> None:
+    ids = await _bobs_long_term(alice.url)
+    assert (await alice.call("search_preferences", query="tram"))["preferences"] == []
+    await alice.call("add_preference", category="food", preference="alice tram pick")
+    [hit] = (await alice.call("search_preferences", query="tram"))["preferences"]
+    assert hit["preference"] == "alice tram pick"
+    await _bob_unchanged(alice.url, ids)
+
+
+async def _check_add_fact(alice: Alice) -> None:
+    ids = await _bobs_long_term(alice.url)
+    made = await alice.call("add_fact", subject="Tram", predicate="IS", object="alice's")
+    assert made["user_identifier"] == "alice"
+    await _bob_unchanged(alice.url, ids)
+
+
+async def _check_facts_about(alice: Alice) -> None:
+    ids = await _bobs_long_term(alice.url)
+    assert (await alice.call("facts_about", subject="Tram"))["facts"] == []
+    await _bob_unchanged(alice.url, ids)
+
+
+async def _check_search_entities(alice: Alice) -> None:
+    ids = await _bobs_long_term(alice.url)
+    assert (await alice.call("search_entities", query="tram"))["entities"] == []
+    await _bob_unchanged(alice.url, ids)
+
+
+async def _check_related_entities(alice: Alice) -> None:
+    ids = await _bobs_long_term(alice.url)
+    refused = await alice.client.call_tool("related_entities", {"entity_id": ids["entity"]})
+    assert refused.is_error and "NotFoundError" in refused.content[0].text  # type: ignore[union-attr]
+    await _bob_unchanged(alice.url, ids)
+
+
 CHECKS: dict[str, Callable[[Alice], Awaitable[None]]] = {
     "add_message": _check_add_message,
     "recent_messages": _check_recent_messages,
@@ -166,6 +230,12 @@ CHECKS: dict[str, Callable[[Alice], Awaitable[None]]] = {
     "list_sessions": _check_list_sessions,
     "clear_session": _check_clear_session,
     "start_session": _check_start_session,
+    "add_preference": _check_add_preference,
+    "search_preferences": _check_search_preferences,
+    "add_fact": _check_add_fact,
+    "facts_about": _check_facts_about,
+    "search_entities": _check_search_entities,
+    "related_entities": _check_related_entities,
 }
 """Each tool's check: what alice sees and writes through it."""
 NEEDS_ISSUED_IDS = {"start_session"}

@@ -30,14 +30,22 @@ def _run(url: str, **env: str) -> list[str]:
 def test_the_example_prints_memory_spans_over_sqlite_spans() -> None:
     lines = _run("memory://")
     roots = [line.split(" [")[0] for line in lines if not line.startswith(" ")]
-    assert roots == ["create_memory_store", "create_memory", "search_memory", "search_memory"]
+    assert roots == [
+        "create_memory_store",
+        "create_memory",
+        "search_memory",
+        "search_memory",
+        "delete_memory",  # the example deletes its conversation again
+    ]
     children = [line.strip().split(" [")[0] for line in lines if line.startswith(" ")]
-    assert children == [
+    assert children[:4] == [
         "create_conversation :memory:",
         "add_message :memory:",
         "search_messages :memory:",
         "get_conversation :memory:",
     ]
+    # the delete, then the full-text purge's steps (see the Erasure page)
+    assert children[4:] and set(children[4:]) == {"clear_session :memory:"}
     assert all("db.system.name=sqlite" in line for line in lines if line.startswith(" "))
 
 

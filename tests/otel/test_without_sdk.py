@@ -105,7 +105,8 @@ def test_every_public_operation_has_a_span() -> None:
 
     public = {
         name
-        for name, member in vars(MemoryBackend).items()
+        for cls in MemoryBackend.__mro__
+        for name, member in vars(cls).items()
         if inspect.iscoroutinefunction(member) and not name.startswith("_")
     }
     # Lifecycle, and the batch alias that calls add_messages_batch (its span).

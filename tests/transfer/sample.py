@@ -101,3 +101,71 @@ def records(lines: list[str]) -> list[dict[str, Any]]:
 
 def of_kind(lines: list[str], kind: str) -> list[dict[str, Any]]:
     return [r for r in records(lines) if r["record"] == kind]
+
+
+# What populate_long_term() writes (per user).
+LONG_TERM = {"relationship": 3, "preference": 4, "fact": 2}
+PROPERTIES: dict[str, Any] = {
+    "zeta": 1,
+    "alpha": 1.0,
+    "ratio": 0.1 + 0.2,
+    "ünïcødé": "✓",
+    "nested": {"z": [1, 1.0, True, None], "a": {}},
+}
+
+
+async def populate_long_term(
+    backend: MemoryBackend, user: str | None = None, tag: str = ""
+) -> None:
+    """After :func:`populate` (same ``user`` and ``tag``): relationships (typed, with
+    properties, confidence, a validity window, a cycle), preferences (linked entities in
+    a chosen order, context, metadata, one superseded, one whose successor was deleted)
+    and facts (a validity window, the message they came from), with awkward text."""
+    scoped = user if backend.multi_tenant else None
+    found = {}
+    for name in ("Acme Corp", "Ada", "Lisbon"):
+        found[name] = (await backend.find_entities(name, 1, user_identifier=scoped))[0].id
+    acme, ada, lisbon = found["Acme Corp"], found["Ada"], found["Lisbon"]
+    await backend.add_relationship(
+        ada,
+        acme,
+        "works_at",
+        properties=PROPERTIES,
+        confidence=0.75,
+        valid_from=BASE,
+        valid_until=BASE + timedelta(days=365, microseconds=1),
+        user_identifier=scoped,
+    )
+    await backend.add_relationship(acme, lisbon, "LOCATED_IN", user_identifier=scoped)
+    await backend.add_relationship(lisbon, ada, "Home_Of", confidence=0, user_identifier=scoped)
+    old = await backend.add_preference(
+        "food",
+        'likes spicy 🌶 food, tab\t quote" nul\x00 end',
+        context="at dinner",
+        confidence=0.9,
+        linked_entities=[lisbon, ada],
+        metadata={"b": 1, "a": [1.0, None]},
+        user_identifier=user,
+    )
+    new = await backend.add_preference(
+        "food", "likes mild food", linked_entities=[ada, lisbon], user_identifier=user
+    )
+    await backend.supersede_preference(old.id, new.id, user_identifier=user)
+    orphan = await backend.add_preference("travel", "window seat", user_identifier=user)
+    gone = await backend.add_preference("travel", "aisle seat", user_identifier=user)
+    await backend.supersede_preference(orphan.id, gone.id, user_identifier=user)
+    await backend.delete_preference(gone.id, user_identifier=user)
+    await backend.add_preference("travel", "trains over planes", user_identifier=user)
+    chat = await backend.get_conversation(f"{tag}chat-1", user_identifier=scoped)
+    await backend.add_fact(
+        "Ada",
+        "WORKS_AT",
+        "Acme Corp ✓",
+        confidence=0.5,
+        valid_from=BASE,
+        valid_until=BASE + timedelta(days=30),
+        source_message_id=str(chat.messages[3].id),
+        metadata={"source": "chat", "n": [1, 2.5]},
+        user_identifier=user,
+    )
+    await backend.add_fact("Lisbon", "IS_IN", "Portugal", user_identifier=user)

@@ -209,8 +209,14 @@ def _interrupted(run: Any, seen: _Seen, *args: str) -> tuple[dict[str, Any], str
     assert out == json.dumps(body, indent=2) + "\n"
     assert body["interrupted"] is True
     assert err.rstrip("\n").endswith(f"memory-core: interrupted: {body['resume']}")
-    last = counted(seen.calls[-1], "message")
-    assert f"\ninterrupted: {last}," in "\n" + err  # the display's last line
+    # the display's last line; export and copy count the source first, import cannot
+    done_so_far = seen.calls[-1]
+    last = (
+        counted(done_so_far, "message")
+        if args[0] == "import"
+        else f"{done_so_far:,} of {MESSAGES:,} messages"
+    )
+    assert f"\ninterrupted: {last}," in "\n" + err
     skipped = sum(item["count"] for item in body["skipped"] if item["kind"] == "message")
     done = body["copied"].get("message", 0) + skipped
     assert done == seen.calls[-1] > 0  # the report the display last saw, not an empty one

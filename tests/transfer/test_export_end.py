@@ -13,17 +13,18 @@ import pytest
 
 from memory_core import InvalidRequestError, open_backend
 from memory_core.transfer import export_memory
-from tests.transfer.sample import populate
+from tests.transfer.sample import populate, populate_long_term
 
 pytestmark = pytest.mark.anyio
 
-KINDS = ("entity", "conversation", "message", "mention")
+KINDS = ("entity", "conversation", "message", "mention", "relationship", "preference", "fact")
 
 
 async def _records(url: str = "memory://", fill: bool = True) -> list[dict[str, Any]]:
     async with open_backend(url) as source:
         if fill:
             await populate(source)
+            await populate_long_term(source)
         out = io.StringIO()
         await export_memory(source, out)
     return [json.loads(line) for line in out.getvalue().splitlines()]
@@ -50,7 +51,7 @@ async def test_a_kind_with_no_record_is_counted_as_zero() -> None:
         out = io.StringIO()
         await export_memory(source, out)
     end = json.loads(out.getvalue().splitlines()[-1])
-    assert end["counts"] == {"entity": 0, "conversation": 1, "message": 1, "mention": 0}
+    assert end["counts"] == {**dict.fromkeys(KINDS, 0), "conversation": 1, "message": 1}
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,7 @@
 """The transfer commands' progress display, on a clock the test moves: a plain line every
 ``every`` seconds when not a terminal, an activity bar that walks one step per update on a
-terminal (at most ten updates a second), and the final line."""
+terminal (at most ten updates a second), a bar that fills up with the percentage, rate and
+time left when the total is known, and the final line."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from memory_core.transfer import TransferReport
 from memory_core.transfer import progress as progress_module
 from memory_core.transfer.progress import BAR, Progress
+from memory_core.transfer.progress import clock as as_clock
 
 
 class Clock:
@@ -69,12 +71,14 @@ def test_the_terminal_bar_walks_one_step_per_update(clock: Clock) -> None:
     assert bars[BAR - 1] == "#" + "." * (BAR - 1)  # wrapped round
     assert bars[BAR] == bars[0]
     assert all(len(frame.split("]")[0]) == BAR + 1 for frame in frames)
-    assert frames[0].endswith("] 10 messages, 1 conversation (100 messages/s)")
+    assert frames[0].endswith("] 10 of ? messages, 1 conversation, 100 messages/s")
     clock.now += 0.05
     progress(report)  # too soon for another frame
     assert out.getvalue().count("\r") == BAR + 1
     progress.done(report, label="copied")
-    assert out.getvalue().endswith("\rcopied: 10 messages, 1 conversation (5 messages/s)\n")
+    last = out.getvalue().split("\r")[-1]
+    assert last.endswith("\n")  # over the longer bar line: padded with spaces
+    assert last[:-1].rstrip(" ") == "copied: 10 messages, 1 conversation (5 messages/s)"
 
 
 class _Terminal(io.StringIO):
@@ -102,3 +106,65 @@ def test_off_a_terminal_the_default_is_a_line_every_five_seconds(clock: Clock) -
     clock.now += 0.2  # 5.1 s after the start
     progress(_report(2, 1))
     assert out.getvalue().startswith("2 messages, 1 conversation")
+
+
+def test_with_a_total_the_terminal_bar_fills_with_percentage_rate_and_time_left(
+    clock: Clock,
+) -> None:
+    screen = _Terminal()
+    progress = Progress(screen, total=1000)  # the stream says it is a terminal
+    clock.now += 2.0
+    progress(_report(250, 2))
+    frame = screen.getvalue().split("\r")[-1]
+    assert frame == (
+        "[#####...............] 250 of 1,000 messages (25%), 2 conversations, "
+        "125 messages/s, ETA 0:06"
+    )
+    clock.now += 2.0
+    progress(_report(1000, 5))
+    frame = screen.getvalue().split("\r")[-1]
+    assert frame.startswith("[" + "#" * BAR + "] 1,000 of 1,000 messages (100%)")
+    assert frame.endswith("ETA 0:00")
+    progress.done(_report(1000, 5), label="copied")
+    last = screen.getvalue().split("\r")[-1]
+    # the final line covers the longer bar line before it, then ends it
+    assert last.endswith("\n") and len(last) - 1 >= len(frame)
+    assert last[:-1].rstrip(" ") == (
+        "copied: 1,000 of 1,000 messages, 5 conversations (250 messages/s)"
+    )
+
+
+def test_a_total_passed_is_shown_as_complete_never_beyond(clock: Clock) -> None:
+    screen = _Terminal()
+    progress = Progress(screen, total=10)
+    clock.now += 1.0
+    progress(_report(15, 1))  # the source grew after it was counted
+    frame = screen.getvalue().split("\r")[-1]
+    assert frame.startswith("[" + "#" * BAR + "] 15 of 10 messages (100%)")
+
+
+def test_off_a_terminal_nothing_draws_a_bar(clock: Clock) -> None:
+    log = io.StringIO()
+    progress = Progress(log, total=100)
+    for _ in range(3):
+        clock.now += 5.0
+        progress(_report(20, 1))
+    progress.done(_report(20, 1))
+    text = log.getvalue()
+    assert "\r" not in text and "[" not in text and "#" not in text
+    assert (
+        text.splitlines()[0] == "20 of 100 messages (20%), 1 conversation, 4 messages/s, ETA 0:20"
+    )
+    assert len(text.splitlines()) == 4  # a line every five seconds, then the final one
+
+
+def test_time_left_reads_as_a_clock() -> None:
+    assert [as_clock(s) for s in (0, 6.4, 59.6, 61, 3599, 3600, 36_061)] == [
+        "0:00",
+        "0:06",
+        "1:00",
+        "1:01",
+        "59:59",
+        "1:00:00",
+        "10:01:01",
+    ]

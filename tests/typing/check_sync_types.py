@@ -27,6 +27,7 @@ from memory_core import (
     MemoryBackend,
     Message,
     SessionInfo,
+    StoreStats,
 )
 from memory_core.sync import SyncMemoryBackend, open_backend
 
@@ -89,6 +90,9 @@ def check_methods(memory: SyncMemoryBackend, conversation_id: UUID) -> None:
     # erasure and retention
     assert_type(memory.forget_user("u", batch_size=10), ErasureReport)
     assert_type(memory.expire_conversations(timedelta(days=30), dry_run=True), ExpiryReport)
+    assert_type(memory.forget_user("u", dry_run=True), ErasureReport)
+    assert_type(memory.expire_conversations(timedelta(days=1), by="last_message"), ExpiryReport)
+    assert_type(memory.stats(user_identifier="u"), StoreStats)
 
 
 def check_properties(memory: SyncMemoryBackend) -> None:

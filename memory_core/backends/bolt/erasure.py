@@ -1,13 +1,16 @@
 """``forget_user`` on Neo4j: bounded write transactions, one conversation at a time.
 
 A conversation belongs to a user by its ``user_identifier`` property (the tenant of a
-multi-tenant backend, the recorded user otherwise). Each transaction deletes at most
-``batch_size`` of one conversation's messages (``DETACH DELETE``: their mentions and
-chain links go with them) or, once it has none, the conversation. An entity left with no
-relationship at all in that transaction goes too (single-tenant entities are shared: one
-another message still mentions stays). Then the tenant's entities (multi-tenant) and the
-``(:User)`` node once nothing is attached to it. Each statement is a managed transaction
-the driver may retry, so counts come from the committed attempt.
+multi-tenant backend, the recorded user otherwise). First go the user's preferences and
+facts (and, multi-tenant, the relationships of the tenant's entities). Then each
+transaction deletes at most ``batch_size`` of one conversation's messages (``DETACH
+DELETE``: their mentions and chain links go with them) or, once it has none, the
+conversation. An entity left with no relationship but ``RELATED_TO`` edges in that
+transaction goes too, with those edges (single-tenant entities are shared: one another
+message still mentions, or another user's preference links, stays). Then the tenant's
+entities (multi-tenant) and the ``(:User)`` node once nothing is attached to it. Each
+statement is a managed transaction the driver may retry, so counts come from the
+committed attempt.
 
 One call erases what the user has when it starts: the conversations then listed, their
 messages numbered below their ``next_seq`` of then (and those another library wrote
@@ -49,11 +52,20 @@ CALL (batch) {
 CALL (linked) {
     UNWIND linked AS e
     WITH DISTINCT e
-    WITH e WHERE NOT EXISTS { (e)--() }
-    DELETE e
-    RETURN count(*) AS orphans
+    WITH e WHERE NOT EXISTS { (e)-[x]-() WHERE type(x) <> 'RELATED_TO' }
+    WITH collect(e) AS orphans
+    WITH orphans, size(COLLECT {
+        UNWIND orphans AS e
+        MATCH (e)-[r:RELATED_TO]-()
+        RETURN DISTINCT r
+    }) AS relations
+    CALL (orphans) {
+        UNWIND orphans AS e
+        DETACH DELETE e
+    }
+    RETURN size(orphans) AS orphans, relations
 }
-RETURN size(batch) AS messages, mentions, keys, orphans
+RETURN size(batch) AS messages, mentions, keys, orphans, relations
 """
 
 # Only once it has no message, checked under the conversation's write lock (the lock an
@@ -83,8 +95,50 @@ RETURN count(*) AS deleted
 
 REMAINING = """
 RETURN EXISTS { MATCH (:Conversation {user_identifier: $user}) }
+    OR EXISTS { MATCH (:Preference {user_identifier: $user}) }
+    OR EXISTS { MATCH (:User {identifier: $user})-[:HAS_PREFERENCE]->(:Preference) }
+    OR EXISTS { MATCH (:Fact {user_identifier: $user}) }
     OR ($tenant AND EXISTS { MATCH (:Entity {tenant: $user}) }) AS remaining
 """
+
+# The user's long-term records (see :mod:`.preferences`: a preference another library
+# wrote is the user's through their ``(:User)`` link), and the relationships of a
+# tenant's entities. The counts bound the batches one call deletes.
+LONG_TERM = """
+RETURN COUNT { MATCH (:Preference {user_identifier: $user}) }
+       + COUNT { MATCH (:User {identifier: $user})-[:HAS_PREFERENCE]->(n:Preference)
+                 WHERE n.user_identifier IS NULL } AS preferences,
+       COUNT { MATCH (:Fact {user_identifier: $user}) } AS facts,
+       CASE WHEN $tenant THEN COUNT { MATCH (:Entity {tenant: $user})-[:RELATED_TO]-() }
+            ELSE 0 END AS relationships
+"""
+
+DELETE_LONG_TERM = {
+    "relationships": """
+MATCH (:Entity {tenant: $user})-[r:RELATED_TO]-()
+WITH DISTINCT r LIMIT $batch
+DELETE r
+RETURN count(*) AS deleted
+""",
+    "preferences": """
+CALL () {
+    MATCH (n:Preference {user_identifier: $user}) RETURN n
+  UNION
+    MATCH (:User {identifier: $user})-[:HAS_PREFERENCE]->(n:Preference)
+    WHERE n.user_identifier IS NULL
+    RETURN n
+}
+WITH n LIMIT $batch
+DETACH DELETE n
+RETURN count(*) AS deleted
+""",
+    "facts": """
+MATCH (n:Fact {user_identifier: $user})
+WITH n LIMIT $batch
+DETACH DELETE n
+RETURN count(*) AS deleted
+""",
+}
 
 DELETE_USER_NODE = """
 MATCH (u:User {identifier: $user})
@@ -98,6 +152,7 @@ async def forget_user(conn: Connection, req: rq.ForgetUser) -> Erased:
     """Erase ``req``'s user (see the module docstring)."""
     erased = Erased()
     user = req.user_identifier
+    await _long_term(conn, req, erased)
     for row in await conn.run_read(CONVERSATIONS, user=user):
         await _conversation(conn, row["id"], row["cut"], row["messages"], req, erased)
     if req.tenant is not None:
@@ -142,17 +197,48 @@ async def _step(
         "mentions": row["mentions"],
         "idempotency_keys": row["keys"],
         "entities": row["orphans"],
+        "relationships": row["relations"],
     }
 
 
+async def _long_term(conn: Connection, req: rq.ForgetUser, erased: Erased) -> None:
+    """The user's preferences and facts and (multi-tenant) the relationships of the
+    tenant's entities, first: an entity the user's preferences link is then one only
+    the user's messages hold when they go."""
+    tenant = req.tenant is not None
+    [row] = await conn.run_read(LONG_TERM, user=req.user_identifier, tenant=tenant)
+    for kind, statement in DELETE_LONG_TERM.items():
+        await _batches(conn, statement, row[kind], kind, req, erased, user=req.user_identifier)
+
+
 async def _tenant_entities(conn: Connection, req: rq.ForgetUser, erased: Erased) -> None:
-    """The tenant's entities created by the time this starts, in batches: as many as
-    there were entities then, at most."""
+    """The tenant's entities created by the time this starts."""
     [row] = await conn.run_read(TENANT_ENTITIES, user=req.tenant)
-    for _ in range(-(-row["entities"] // req.batch_size)):
-        rows = await conn.run_write(
-            DELETE_TENANT_ENTITIES, user=req.tenant, cut=row["now"], batch=req.batch_size
-        )
+    await _batches(
+        conn,
+        DELETE_TENANT_ENTITIES,
+        row["entities"],
+        "entities",
+        req,
+        erased,
+        user=req.tenant,
+        cut=row["now"],
+    )
+
+
+async def _batches(
+    conn: Connection,
+    statement: str,
+    count: int,
+    kind: str,
+    req: rq.ForgetUser,
+    erased: Erased,
+    **params: Any,
+) -> None:
+    """Run ``statement`` (deleting at most ``$batch`` records of ``kind``) until it
+    deletes nothing, or as many times as ``count`` records take, at most."""
+    for _ in range(-(-count // req.batch_size)):
+        rows = await conn.run_write(statement, batch=req.batch_size, **params)
         if not rows or not rows[0]["deleted"]:
             return
-        erased.add("entities", rows[0]["deleted"])
+        erased.add(kind, rows[0]["deleted"])

@@ -27,7 +27,14 @@ What each one is for:
   conversation's hits only (its cost then follows the conversation, not the database);
   ``memory_core_message_text`` (content only, from earlier versions) is dropped;
 * with an embedder, a cosine vector index on ``Message.embedding`` (named as the
-  reference names it).
+  reference names it);
+* long-term memory: unique ``id`` on Preference and Fact and ``Preference(category)``
+  (the reference's names); ``Preference(user_identifier)`` and ``Fact(user_identifier)``
+  for a user's records and their erasure; ``Fact(subject_key)`` for ``facts_about``, and
+  ``Fact(subject)`` for the facts another writer left without a key; ``RELATED_TO(id)``
+  to find a relationship by id; full-text indexes picking search candidates on
+  Preference ``category``, ``preference``, ``context``, on Fact ``subject``,
+  ``predicate``, ``object`` and on Entity ``name``, ``description``.
 """
 
 from __future__ import annotations
@@ -37,6 +44,9 @@ from typing import Any
 from memory_core.store import ConfigurationError
 
 FULLTEXT_INDEX = "memory_core_message_search"
+PREFERENCE_SEARCH = "memory_core_preference_search"
+FACT_SEARCH = "memory_core_fact_search"
+ENTITY_SEARCH = "memory_core_entity_search"
 # Indexes an earlier version created that this one replaces: dropped at set-up.
 RETIRED: dict[str, str] = {
     "memory_core_message_text": "DROP INDEX memory_core_message_text IF EXISTS",
@@ -75,6 +85,27 @@ STATEMENTS: dict[str, str] = {
     "IF NOT EXISTS FOR (n:Entity) ON (n.tenant, n.name_key)",
     FULLTEXT_INDEX: f"CREATE FULLTEXT INDEX {FULLTEXT_INDEX} IF NOT EXISTS "
     "FOR (n:Message) ON EACH [n.content, n.conversation_id]",
+    "preference_id": "CREATE CONSTRAINT preference_id IF NOT EXISTS "
+    "FOR (n:Preference) REQUIRE n.id IS UNIQUE",
+    "fact_id": "CREATE CONSTRAINT fact_id IF NOT EXISTS FOR (n:Fact) REQUIRE n.id IS UNIQUE",
+    "preference_category_idx": "CREATE INDEX preference_category_idx IF NOT EXISTS "
+    "FOR (n:Preference) ON (n.category)",
+    "memory_core_preference_user": "CREATE INDEX memory_core_preference_user IF NOT EXISTS "
+    "FOR (n:Preference) ON (n.user_identifier)",
+    "memory_core_fact_user": "CREATE INDEX memory_core_fact_user IF NOT EXISTS "
+    "FOR (n:Fact) ON (n.user_identifier)",
+    "memory_core_fact_subject_key": "CREATE INDEX memory_core_fact_subject_key IF NOT EXISTS "
+    "FOR (n:Fact) ON (n.subject_key)",
+    "memory_core_fact_subject": "CREATE INDEX memory_core_fact_subject IF NOT EXISTS "
+    "FOR (n:Fact) ON (n.subject)",
+    "memory_core_related_id": "CREATE INDEX memory_core_related_id IF NOT EXISTS "
+    "FOR ()-[r:RELATED_TO]-() ON (r.id)",
+    PREFERENCE_SEARCH: f"CREATE FULLTEXT INDEX {PREFERENCE_SEARCH} IF NOT EXISTS "
+    "FOR (n:Preference) ON EACH [n.category, n.preference, n.context]",
+    FACT_SEARCH: f"CREATE FULLTEXT INDEX {FACT_SEARCH} IF NOT EXISTS "
+    "FOR (n:Fact) ON EACH [n.subject, n.predicate, n.object]",
+    ENTITY_SEARCH: f"CREATE FULLTEXT INDEX {ENTITY_SEARCH} IF NOT EXISTS "
+    "FOR (n:Entity) ON EACH [n.name, n.description]",
 }
 
 SHOW_INDEX_NAMES = "SHOW INDEXES YIELD name RETURN collect(name) AS names"

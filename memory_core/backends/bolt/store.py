@@ -24,13 +24,15 @@ from memory_core.store import (
     SessionInfo,
     Store,
     StoreError,
+    StoreStats,
     random_ids,
 )
 from memory_core.store import requests as rq
 
-from . import cypher, erasure
+from . import cypher, erasure, stats
 from .config import POOL_OPTIONS, parse_config
 from .listing import list_page
+from .long_term import BoltLongTerm
 from .records import (
     batch_messages,
     dump_metadata,
@@ -53,7 +55,7 @@ STATEMENT_ROWS = 1000
 OUT_OF_TRANSACTION_MEMORY = "Neo.TransientError.General.MemoryPoolOutOfMemoryError"
 
 
-class BoltStore(Store):
+class BoltStore(BoltLongTerm, Store):
     """Conversation memory in Neo4j 5 (Community is enough), graph-compatible with
     neo4j-agent-memory 0.8.0.
 
@@ -109,6 +111,11 @@ class BoltStore(Store):
     * ``clear_session`` deletes the conversation and its messages, and a ``(:User)`` node
       linked to it once nothing else is attached to that User (one with other
       conversations, or any other relationship, stays).
+    * Preferences, facts and relationships between entities keep the reference's graph
+      too (see :mod:`~memory_core.backends.bolt.preferences`,
+      :mod:`~memory_core.backends.bolt.facts`,
+      :mod:`~memory_core.backends.bolt.relationships`); their searches score candidates
+      of full-text indexes as message search does.
     """
 
     name: ClassVar[str] = "bolt"
@@ -134,6 +141,10 @@ class BoltStore(Store):
         extraction_status=False,
         entities=True,
         delete_entity=True,
+        entity_search=True,
+        preferences=True,
+        facts=True,
+        relationships=True,
         multi_tenant=True,
         trio=False,
         max_messages_per_read=None,
@@ -144,6 +155,7 @@ class BoltStore(Store):
         max_indexed_bytes=3950,
         max_bulk_messages=None,
         user_erasure=True,
+        store_stats=True,
     )
 
     def __init__(
@@ -388,6 +400,9 @@ class BoltStore(Store):
 
     async def forget_user(self, req: rq.ForgetUser) -> Erased:
         return await erasure.forget_user(self._conn, req)
+
+    async def stats(self, req: rq.Stats) -> StoreStats:
+        return await stats.stats(self._conn, req, self.multi_tenant, self.name)
 
     def bulk_transfer(self) -> BoltTransfer:
         """The fast, lossless path of :mod:`memory_core.transfer`."""

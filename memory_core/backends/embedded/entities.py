@@ -11,9 +11,10 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from uuid import uuid4
 
-from memory_core.store import Entity, EntityRef, NotFoundError
+from memory_core.store import Entity, EntityRef, NotFoundError, candidate_pool, query_terms
 from memory_core.store import requests as rq
 
+from . import ranking, words
 from .codec import now_micros, sql_int
 from .conversations import tenant_key
 from .rows import to_entity, to_ref
@@ -38,6 +39,8 @@ def merge(
         "SELECT * FROM entities WHERE tenant = ? AND name_key = ? AND type = ?",
         (tenant, key, kind),
     ).fetchone()
+    if now in (row["created_at"], row["updated_at"]):  # created, or its description filled
+        words.index(conn, words.ENTITY, tenant, row["id"], (row["name"], row["description"]))
     return row
 
 
@@ -145,3 +148,29 @@ def delete_entity(conn: sqlite3.Connection, req: rq.DeleteEntity) -> bool:
         "DELETE FROM entities WHERE id = ? AND tenant = ?", (req.entity_id, tenant_key(req.tenant))
     )
     return cursor.rowcount > 0
+
+
+def search_entities(conn: sqlite3.Connection, req: rq.SearchEntities) -> list[Entity]:
+    """The ``search_entities`` hook."""
+    terms = query_terms(req.query)
+    if not terms:
+        return []
+    tenant = tenant_key(req.tenant)
+    where = "r.tenant = ?"
+    params: list[object] = [tenant]
+    if req.type is not None:
+        where += " AND r.type = ?"
+        params.append(req.type)
+    sql, args = words.matching(words.ENTITY, "entities", tenant, terms, where, params)
+    rows = conn.execute(sql, [*args, candidate_pool(req.limit)])
+    found = ranking.by_text(rows, terms, _text)
+    hits = []
+    for row, score in ranking.best(found, req.limit):
+        entity = to_entity(row)
+        entity.__dict__["score"] = score
+        hits.append(entity)
+    return hits
+
+
+def _text(row: sqlite3.Row) -> str:
+    return f"{row['name']} {row['description'] or ''}"

@@ -36,6 +36,8 @@ from memory_core.store import requests as rq
 from .database import Database
 from .fts_purge import mark_pending, purge
 
+# The user's long-term rows, deleted in batches before the entities.
+LONG_TERM = ("preferences", "facts", "relationships")
 LOG_BLOCKED = (
     "SQLite's write-ahead log (the -wal file beside the database): a reader kept an older "
     "snapshot, so the log, whose old pages may hold this user's data, was not emptied; "
@@ -50,12 +52,39 @@ async def forget_user(db: Database, req: rq.ForgetUser) -> Erased:
     erased = Erased()
     for conversation, cut in await db.call(partial(_conversations, req=req), write=False):
         await _conversation(db, req, conversation, cut, erased)
+    for table in LONG_TERM:
+        while await db.call(
+            partial(_long_term_batch, req=req, table=table, erased=erased), write=True
+        ):
+            pass
     await _entities(db, req, erased)
     await purge(db)
     if not await db.truncate_log():
         erased.not_reached.append(LOG_BLOCKED)
     erased.remaining = await db.call(partial(_remaining, req=req), write=False)
     return erased
+
+
+def _long_term_batch(
+    conn: sqlite3.Connection, req: rq.ForgetUser, table: str, erased: Erased
+) -> int:
+    """One batch of the user's rows of ``table`` (``preferences``, ``facts``, or a
+    multi-tenant store's ``relationships``); how many went. Their words and links go
+    with them (triggers, ``ON DELETE CASCADE``)."""
+    conn.execute("PRAGMA secure_delete = ON")
+    params: list[object]
+    if req.tenant is not None:
+        where, params = "tenant = ?", [req.tenant]
+    elif table == "relationships":
+        return 0  # single-tenant: they go with the user's entities
+    else:
+        where, params = "tenant = '' AND user_identifier = ?", [req.user_identifier]
+    gone: int = conn.execute(
+        f"DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM {table} WHERE {where} LIMIT ?)",
+        [*params, req.batch_size],
+    ).rowcount
+    erased.add(table, gone)
+    return gone
 
 
 def _conversations(conn: sqlite3.Connection, req: rq.ForgetUser) -> list[tuple[str, int]]:
@@ -75,13 +104,16 @@ def _conversations(conn: sqlite3.Connection, req: rq.ForgetUser) -> list[tuple[s
 def _remaining(conn: sqlite3.Connection, req: rq.ForgetUser) -> bool:
     """Whether the user has a conversation (or, multi-tenant, an entity) now."""
     if req.tenant is not None:
-        query = (
-            "SELECT EXISTS (SELECT 1 FROM conversations WHERE tenant = ?1) "
-            "OR EXISTS (SELECT 1 FROM entities WHERE tenant = ?1)"
+        query = " OR ".join(
+            f"EXISTS (SELECT 1 FROM {table} WHERE tenant = ?1)"
+            for table in ("conversations", "entities", "preferences", "facts")
         )
-        return bool(conn.execute(query, (req.tenant,)).fetchone()[0])
-    query = "SELECT EXISTS (SELECT 1 FROM conversations WHERE tenant = '' AND user_identifier = ?)"
-    return bool(conn.execute(query, (req.user_identifier,)).fetchone()[0])
+        return bool(conn.execute(f"SELECT {query}", (req.tenant,)).fetchone()[0])
+    query = " OR ".join(
+        f"EXISTS (SELECT 1 FROM {table} WHERE tenant = '' AND user_identifier = ?1)"
+        for table in ("conversations", "preferences", "facts")
+    )
+    return bool(conn.execute(f"SELECT {query}", (req.user_identifier,)).fetchone()[0])
 
 
 async def _conversation(
@@ -137,6 +169,16 @@ def _delete_messages(
     erased.add("idempotency_keys", sum(1 for row in batch if row[2] is not None))
     if shared_entities and linked:
         entity_marks = ",".join("?" * len(linked))
+        unmentioned = (
+            f"IN (SELECT id FROM entities WHERE tenant = '' AND id IN ({entity_marks}) "
+            "AND NOT EXISTS (SELECT 1 FROM mentions WHERE entity_id = entities.id))"
+        )
+        links = conn.execute(
+            f"SELECT count(*) FROM relationships WHERE source_id {unmentioned} "
+            f"OR target_id {unmentioned}",
+            [*linked, *linked],
+        ).fetchone()[0]
+        erased.add("relationships", links)  # they go with the entities (ON DELETE CASCADE)
         orphans = conn.execute(
             f"DELETE FROM entities WHERE tenant = '' AND id IN ({entity_marks}) "
             "AND NOT EXISTS (SELECT 1 FROM mentions WHERE entity_id = entities.id)",

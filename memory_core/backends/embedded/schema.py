@@ -21,11 +21,16 @@ import sqlite3
 
 from memory_core.store import ConfigurationError
 
-SCHEMA_VERSION = 2
+from .words import index_entities
+
+SCHEMA_VERSION = 3
 """1: the first. 2: the FTS5 index has a second column, ``scope``, holding each message's
 conversation id (without dashes: one token), so a search in one conversation is an FTS5
 ``AND`` of that token and the words, and FTS5 skips through the words' doclists to the
-conversation's entries instead of reading every match in the store."""
+conversation's entries instead of reading every match in the store. 3: long-term memory
+(preferences, facts, relationships) and the word index ``long_term_words`` of entities,
+preferences and facts; an upgrade indexes the entities a store already has. An older
+memory-core refuses a version 3 store (its erasure would not know these tables)."""
 
 # Characters of an unreadable schema version quoted in the error.
 _SHOWN = 60
@@ -88,6 +93,78 @@ CREATE TABLE IF NOT EXISTS mentions (
     PRIMARY KEY (message_id, entity_id)
 );
 CREATE INDEX IF NOT EXISTS mentions_by_entity ON mentions (entity_id);
+CREATE TABLE IF NOT EXISTS preferences (
+    id              TEXT PRIMARY KEY,
+    tenant          TEXT NOT NULL,
+    user_identifier TEXT,
+    category        TEXT NOT NULL,
+    preference      TEXT NOT NULL,
+    context         TEXT,
+    confidence      REAL NOT NULL,
+    metadata        TEXT NOT NULL DEFAULT '{}',
+    embedding       BLOB,
+    created_at      INTEGER NOT NULL,
+    superseded_at   INTEGER,
+    superseded_by   TEXT
+);
+CREATE INDEX IF NOT EXISTS preferences_by_user
+    ON preferences (tenant, user_identifier, created_at DESC);
+CREATE TABLE IF NOT EXISTS preference_entities (
+    preference_id TEXT NOT NULL REFERENCES preferences (id) ON DELETE CASCADE,
+    entity_id     TEXT NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+    position      INTEGER NOT NULL,
+    PRIMARY KEY (preference_id, entity_id)
+);
+CREATE INDEX IF NOT EXISTS preference_entities_by_entity ON preference_entities (entity_id);
+CREATE TABLE IF NOT EXISTS facts (
+    id                TEXT PRIMARY KEY,
+    tenant            TEXT NOT NULL,
+    user_identifier   TEXT,
+    subject           TEXT NOT NULL,
+    subject_key       TEXT NOT NULL,
+    predicate         TEXT NOT NULL,
+    object            TEXT NOT NULL,
+    confidence        REAL NOT NULL,
+    valid_from        INTEGER,
+    valid_until       INTEGER,
+    source_message_id TEXT,
+    metadata          TEXT NOT NULL DEFAULT '{}',
+    embedding         BLOB,
+    created_at        INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS facts_by_subject ON facts (tenant, subject_key, created_at DESC);
+CREATE INDEX IF NOT EXISTS facts_by_user ON facts (tenant, user_identifier, created_at DESC);
+CREATE TABLE IF NOT EXISTS relationships (
+    id          TEXT PRIMARY KEY,
+    tenant      TEXT NOT NULL,
+    source_id   TEXT NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+    target_id   TEXT NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+    type        TEXT NOT NULL,
+    properties  TEXT NOT NULL DEFAULT '{}',
+    confidence  REAL NOT NULL,
+    valid_from  INTEGER,
+    valid_until INTEGER,
+    created_at  INTEGER NOT NULL,
+    UNIQUE (source_id, type, target_id)
+);
+CREATE INDEX IF NOT EXISTS relationships_by_target ON relationships (target_id, type);
+CREATE TABLE IF NOT EXISTS long_term_words (
+    kind      TEXT NOT NULL,
+    tenant    TEXT NOT NULL,
+    word      TEXT NOT NULL,
+    record_id TEXT NOT NULL,
+    PRIMARY KEY (kind, tenant, word, record_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS long_term_words_by_record ON long_term_words (record_id);
+CREATE TRIGGER IF NOT EXISTS preferences_words_delete AFTER DELETE ON preferences BEGIN
+    DELETE FROM long_term_words WHERE record_id = old.id;
+END;
+CREATE TRIGGER IF NOT EXISTS facts_words_delete AFTER DELETE ON facts BEGIN
+    DELETE FROM long_term_words WHERE record_id = old.id;
+END;
+CREATE TRIGGER IF NOT EXISTS entities_words_delete AFTER DELETE ON entities BEGIN
+    DELETE FROM long_term_words WHERE record_id = old.id;
+END;
 CREATE VIEW IF NOT EXISTS messages_fts_source AS
     SELECT num, content, replace(conversation_id, '-', '') AS scope FROM messages;
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5 (
@@ -133,6 +210,8 @@ def create_schema(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
     if found == 1:
         conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')")
+    if found is not None and found < 3:
+        index_entities(conn)
     if found != SCHEMA_VERSION:
         conn.execute(
             "INSERT OR REPLACE INTO schema_info (key, value) VALUES ('version', ?)",

@@ -14,13 +14,15 @@ from memory_core.store import (
     Message,
     SessionInfo,
     Store,
+    StoreStats,
 )
 from memory_core.store import requests as rq
 
-from . import conversations, entities, erasure, messages, search
+from . import conversations, entities, erasure, messages, search, stats
 from .database import Database
 from .fts_purge import purge
 from .location import parse_location
+from .long_term import EmbeddedLongTerm
 from .transfer import EmbeddedTransfer
 
 # A newest-N read of at most this many messages tries the calling thread first (builds
@@ -28,7 +30,7 @@ from .transfer import EmbeddedTransfer
 INLINE_MESSAGES = 200
 
 
-class EmbeddedStore(Store):
+class EmbeddedStore(EmbeddedLongTerm, Store):
     """Conversation memory in SQLite: ``memory://`` or ``sqlite:///path/to/file.db``.
 
     ``memory://`` is a private in-process database: each backend object has its own,
@@ -86,9 +88,14 @@ class EmbeddedStore(Store):
         extraction_status=False,
         entities=True,
         delete_entity=True,
+        entity_search=True,
+        preferences=True,
+        facts=True,
+        relationships=True,
         multi_tenant=True,
         trio=True,
         user_erasure=True,
+        store_stats=True,
         max_messages_per_read=None,
         default_messages_per_read=1000,
         max_page_size=None,
@@ -188,6 +195,11 @@ class EmbeddedStore(Store):
 
     async def forget_user(self, req: rq.ForgetUser) -> Erased:
         return await erasure.forget_user(self._store, req)
+
+    async def stats(self, req: rq.Stats) -> StoreStats:
+        return await self._store.call(
+            lambda conn: stats.stats(conn, req, self.multi_tenant, self.name), write=False
+        )
 
     def bulk_transfer(self) -> EmbeddedTransfer:
         """The fast, lossless path of :mod:`memory_core.transfer`."""

@@ -1,10 +1,11 @@
 """The bulk transfer hook of the embedded backend (see :mod:`memory_core.transfer`).
 
-Export reads in pages (keyset on entity id, session id and ``seq``), each page in its
-own short read transaction, so memory stays bounded and writers are not blocked for
-long; it is not a snapshot of a store being written meanwhile. Import writes each batch
-of records in one transaction, keeping ids, sequence numbers, timestamps, embeddings,
-idempotency keys and mention order.
+Export reads in pages (keyset on entity id, session id and ``seq``; the long-term
+records of :mod:`.transfer_long_term` by id), each page in its own short read
+transaction, so memory stays bounded and writers are not blocked for long; it is not a
+snapshot of a store being written meanwhile. Import writes each batch of records in one
+transaction, keeping ids, sequence numbers, timestamps, embeddings, idempotency keys and
+mention order, and indexes the words of entities, preferences and facts for search.
 """
 
 from __future__ import annotations
@@ -36,6 +37,13 @@ from .conversations import session_uuid
 from .database import Database
 from .fts_purge import mark_pending, purge
 from .rows import MESSAGE_COLUMNS, read_messages, to_conversation, to_entity
+from .transfer_long_term import (
+    LongTermImporter,
+    conversation_scope,
+    entity_in_scope,
+    export_long_term,
+)
+from .words import ENTITY, index
 
 PAGE = 1000
 T = TypeVar("T")
@@ -43,20 +51,6 @@ T = TypeVar("T")
 
 def _micros(value: str | None) -> int | None:
     return None if value is None else to_micros(parse_stamp(value))
-
-
-def _scope(prefix: str | None, users: list[str] | None) -> tuple[str, list[object]]:
-    """The conditions (on conversations ``c``) of an export narrowed to sessions whose id
-    starts with ``prefix`` and to ``users``, and their parameters."""
-    sql = ""
-    params: list[object] = []
-    if prefix:
-        sql += " AND substr(c.session_id, 1, ?) = ?"
-        params += [len(prefix), prefix]
-    if users is not None:
-        sql += f" AND c.user_identifier IN ({','.join('?' * len(users))})"
-        params += users
-    return sql, params
 
 
 class EmbeddedTransfer:
@@ -81,6 +75,9 @@ class EmbeddedTransfer:
                 yield record
             async for record in self._conversations(tenant, session_prefix, only):
                 yield record
+            if not session_prefix:  # long-term records belong to no session
+                async for record in export_long_term(self._read, tenant, owner, only):
+                    yield record
 
     async def _tenants(self, users: list[str] | None) -> list[str]:
         if not self.multi_tenant:
@@ -90,7 +87,9 @@ class EmbeddedTransfer:
         rows = await self._read(
             lambda c: c.execute(
                 "SELECT tenant FROM conversations WHERE tenant <> '' UNION "
-                "SELECT tenant FROM entities WHERE tenant <> '' ORDER BY 1"
+                "SELECT tenant FROM entities WHERE tenant <> '' UNION "
+                "SELECT tenant FROM preferences WHERE tenant <> '' UNION "
+                "SELECT tenant FROM facts WHERE tenant <> '' ORDER BY 1"
             ).fetchall()
         )
         return [r[0] for r in rows]
@@ -100,17 +99,13 @@ class EmbeddedTransfer:
     ) -> AsyncIterator[Record]:
         """The tenant's entities in scope: all of them when the export is not narrowed
         to sessions (``prefix``) or users (``users``, single-tenant store: entities belong
-        to no user there); otherwise those a message of a conversation in scope mentions."""
+        to no user there); otherwise those a message of a conversation in scope mentions,
+        and (narrowed to users only) those their preferences link."""
         sql = "SELECT * FROM entities e WHERE e.tenant = ? AND e.id > ?"
         scope: list[object] = []
         if prefix or users is not None:
-            narrowed, params = _scope(prefix, users)
-            sql += (
-                " AND EXISTS (SELECT 1 FROM mentions x JOIN messages m ON m.id = x.message_id"
-                " JOIN conversations c ON c.id = m.conversation_id"
-                f" WHERE x.entity_id = e.id AND c.tenant = ?{narrowed})"
-            )
-            scope = [tenant, *params]
+            held, scope = entity_in_scope("e.id", tenant, prefix, users)
+            sql += f" AND {held}"
         sql += " ORDER BY e.id LIMIT ?"
         after = ""
         while True:
@@ -124,7 +119,7 @@ class EmbeddedTransfer:
     async def _conversations(
         self, tenant: str, prefix: str | None, users: list[str] | None
     ) -> AsyncIterator[Record]:
-        narrowed, scope = _scope(prefix, users)
+        narrowed, scope = conversation_scope(prefix, users)
         sql = (
             "SELECT c.*, (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS n "
             f"FROM conversations c WHERE c.tenant = ? AND c.session_id > ?{narrowed} "
@@ -200,6 +195,7 @@ class _Importer:
         self.multi_tenant = multi_tenant
         self.next_seq: dict[str, int] = {}
         self.latest: dict[str, int] = {}
+        self.long_term = LongTermImporter(state, tally, self.tenant, multi_tenant)
 
     def tenant(self, record: Record) -> str | None:
         """The stored tenant of a record, ``None`` when it cannot be placed."""
@@ -219,6 +215,8 @@ class _Importer:
                 self.message(conn, record)
             elif kind == "mention":
                 self.mention(conn, record)
+            else:
+                self.long_term.write(conn, record)
         for conversation_id, seq in self.next_seq.items():
             conn.execute(
                 "UPDATE conversations SET next_seq = MAX(next_seq, ?), "
@@ -263,6 +261,11 @@ class _Importer:
                     "created_at = ?, updated_at = ? WHERE id = ? AND tenant = ?",
                     (*values, entity_id, tenant),
                 )
+                conn.execute(
+                    "DELETE FROM long_term_words WHERE kind = ? AND record_id = ?",
+                    (ENTITY, entity_id),
+                )
+                index(conn, ENTITY, tenant, entity_id, (record["name"], record.get("description")))
                 self.copied_entity(record)
             else:
                 tally.skip("entity", "already in the target")
@@ -280,6 +283,7 @@ class _Importer:
             "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (entity_id, tenant, *values),
         )
+        index(conn, ENTITY, tenant, entity_id, (record["name"], record.get("description")))
         state.entities[archive_id] = entity_id
         if entity_id != archive_id:
             tally.lose("entity.id", RENAMED)

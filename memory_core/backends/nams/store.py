@@ -42,6 +42,7 @@ from memory_core.store import (
     MessageRole,
     NotFoundError,
     Store,
+    StoreStats,
     TransportError,
     cursor_error,
     decode_cursor,
@@ -57,7 +58,7 @@ from memory_core.store import (
 from memory_core.store import nams_wire as wire
 from memory_core.store import requests as rq
 
-from . import erasure
+from . import erasure, stats
 from .marker import load_secret
 from .sessions import (
     DEFAULT_CACHE_SIZE,
@@ -97,6 +98,7 @@ UNKNOWN_CONVERSATION = (
 
 SERVER_CAPABILITIES = Capabilities(
     user_erasure=True,
+    store_stats=True,
     observations=True,
     reflections=True,
     extraction_status=True,
@@ -822,6 +824,11 @@ class NamsStore(Store):
         """Deletes each conversation ``GET /conversations?userId=`` lists and the user's
         portable names; ``not_reached`` says what the service keeps."""
         return await erasure.forget_user(self._http, self._names, req)
+
+    async def stats(self, req: rq.Stats) -> StoreStats:
+        """Conversations per user from ``GET /conversations``; no message or entity
+        counts, no size (the service gives none)."""
+        return await stats.stats(self._http, req, self.name)
 
     # ------------------------------------------------------------------ entities
 

@@ -3,7 +3,8 @@
 Names match ignoring case with ``str.casefold`` (stored as ``name_key``). An entity is
 unique per (tenant, name_key, type): adding it again returns the existing one. Names,
 name keys and descriptions are stored as :func:`~.codec.store_text` escapes them (so a
-NUL is kept); ids are never escaped: one with a NUL names no stored entity.
+NUL is kept); ids are never escaped: one with a NUL names no stored entity. ``words``
+holds the words of the name and description (see :mod:`.words`).
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID, uuid4
 
-from memory_core.store import Entity, EntityRef, NotFoundError
+from memory_core.store import Entity, EntityRef, NotFoundError, candidate_pool, query_terms
 from memory_core.store import requests as rq
 
+from . import words
 from .codec import load_text, sql_int, store_optional, store_text
 from .conversations import BACKEND, tenant_key
 from .rows import ENTITY_COLUMNS, to_entity
@@ -31,11 +33,13 @@ async def merge(
     filled in, the name and an existing description are kept."""
     row = await tx.row(
         "INSERT INTO {s}.entities AS e (id, tenant, name, name_key, type, description, "
-        "created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+        "created_at, updated_at, words) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) "
         "ON CONFLICT (tenant, name_key, type) DO UPDATE SET "
         "description = coalesce(e.description, excluded.description), "
         "updated_at = CASE WHEN e.description IS NULL AND excluded.description IS NOT NULL "
-        "THEN greatest(e.updated_at, excluded.updated_at) ELSE e.updated_at END "
+        "THEN greatest(e.updated_at, excluded.updated_at) ELSE e.updated_at END, "
+        "words = CASE WHEN e.description IS NULL AND excluded.description IS NOT NULL "
+        "THEN excluded.words ELSE e.words END "
         f"RETURNING {ENTITY_COLUMNS}",
         (
             str(uuid4()),
@@ -46,6 +50,8 @@ async def merge(
             store_optional(description),
             now,
             now,
+            # the same name ignoring case has the same words: the kept name's
+            words.of(name, description),
         ),
     )
     assert row is not None
@@ -151,3 +157,31 @@ async def delete_entity(tx: Tx, req: rq.DeleteEntity) -> bool:
         (req.entity_id, tenant_key(req.tenant)),
     )
     return deleted > 0
+
+
+async def search_entities(tx: Tx, req: rq.SearchEntities) -> list[Entity]:
+    """The ``search_entities`` hook (see :mod:`.words`)."""
+    terms = query_terms(req.query)
+    if not terms:
+        return []
+    where = "e.tenant = %s"
+    params: list[object] = [tenant_key(req.tenant)]
+    if req.type is not None:
+        where += " AND e.type = %s"
+        params.append(req.type)
+    wanted = words.wanted(terms)
+    rows = await tx.rows(
+        words.matching(ENTITY_COLUMNS_BY_AGE, "entities", where, alias="e"),
+        [wanted, *params, wanted, sql_int(candidate_pool(req.limit))],
+    )
+    found = words.by_text(rows, terms, lambda row: words.joined(row[2], row[4]))
+    hits = []
+    for row, score in words.best(found, req.limit):
+        entity = to_entity((row[0], row[2], row[3], row[4], row[1], row[5]))
+        entity.__dict__["score"] = score
+        hits.append(entity)
+    return hits
+
+
+# ENTITY_COLUMNS with the creation time second, as words.best reads it.
+ENTITY_COLUMNS_BY_AGE = "e.id, e.created_at, e.name, e.type, e.description, e.updated_at"

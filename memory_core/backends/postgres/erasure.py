@@ -3,12 +3,14 @@
 The same plan as the embedded backend's: each transaction deletes at most
 ``batch_size`` messages of one of the user's conversations (with their mentions), or
 the conversation once it is empty. On a single-tenant store an entity whose last mention
-went in that transaction goes in it too; a multi-tenant store's entities belong to the
-tenant and go last.
+went in that transaction goes in it too, with its relationships. Then the user's
+preferences and facts (on a multi-tenant store every long-term record of the tenant,
+relationships too) in batches of ``batch_size``; a multi-tenant store's entities belong
+to the tenant and go last.
 One call erases what the user has when it starts (the conversations then listed, their
-messages numbered below their ``next_seq`` of then, the tenant's entities created by
-then): what the user's writers add meanwhile is left to the next call
-(``Erased.remaining``), so a call ends even while they keep writing.
+messages numbered below their ``next_seq`` of then, the long-term records and the
+tenant's entities created by then): what the user's writers add meanwhile is left to the
+next call (``Erased.remaining``), so a call ends even while they keep writing.
 A delete removes rows from every query, not from the files: the row versions stay in the
 table's file after ``VACUUM`` too (until a later write reuses their space), and the GIN
 index on ``words`` keeps every word it ever held. The store's ``forget_user`` ends by
@@ -30,6 +32,8 @@ from memory_core.store import requests as rq
 from .tx import Tx
 
 Run = Callable[[Callable[[Tx], Awaitable[Any]]], Awaitable[Any]]
+# The user's long-term rows, deleted in batches after the conversations.
+LONG_TERM = ("preferences", "facts", "relationships")
 
 
 async def forget_user(run: Run, req: rq.ForgetUser) -> Erased:
@@ -44,10 +48,45 @@ async def forget_user(run: Run, req: rq.ForgetUser) -> Erased:
                 erased.add(kind, count)
             if "conversations" in counts:
                 break
+    for table in LONG_TERM:
+        await _long_term(run, req, table, started, erased)
     if req.tenant is not None:
         await _tenant_entities(run, req, started, erased)
     erased.remaining = await run(partial(_remaining, req=req))
     return erased
+
+
+async def _long_term(
+    run: Run, req: rq.ForgetUser, table: str, cut: datetime, erased: Erased
+) -> None:
+    """The user's rows of ``table`` created by ``cut``, in batches: as many as there were
+    rows when it started, at most. A single-tenant store's relationships are not the
+    user's: they go with the user's entities (see :func:`_step`)."""
+    if table == "relationships" and req.tenant is None:
+        return
+    total: int = await run(partial(_count_long_term, req=req, table=table))
+    for _ in range(-(-total // req.batch_size)):
+        gone: int = await run(partial(_long_term_batch, req=req, table=table, cut=cut))
+        erased.add(table, gone)
+        if not gone:
+            return
+
+
+async def _count_long_term(tx: Tx, req: rq.ForgetUser, table: str) -> int:
+    where, params = _owned(req)
+    row = await tx.row(f"SELECT count(*) FROM {{s}}.{table} WHERE {where}", params)
+    return int(row[0]) if row else 0
+
+
+async def _long_term_batch(tx: Tx, req: rq.ForgetUser, table: str, cut: datetime) -> int:
+    """One batch of the user's rows of ``table`` created by ``cut``; how many went (their
+    links to entities go with them: ``ON DELETE CASCADE``)."""
+    where, params = _owned(req)
+    return await tx.run(
+        f"DELETE FROM {{s}}.{table} WHERE id IN (SELECT id FROM {{s}}.{table} "
+        f"WHERE {where} AND created_at <= %s LIMIT %s)",
+        (*params, cut, req.batch_size),
+    )
 
 
 async def _tenant_entities(run: Run, req: rq.ForgetUser, cut: datetime, erased: Erased) -> None:
@@ -55,14 +94,17 @@ async def _tenant_entities(run: Run, req: rq.ForgetUser, cut: datetime, erased: 
     entities when it started, at most."""
     total: int = await run(partial(_count_entities, req=req))
     for _ in range(-(-total // req.batch_size)):
-        gone: int = await run(partial(_entities, req=req, cut=cut))
+        gone, links = await run(partial(_entities, req=req, cut=cut))
         erased.add("entities", gone)
+        erased.add("relationships", links)
         if not gone:
             return
 
 
 def _owned(req: rq.ForgetUser) -> tuple[str, tuple[str | None, ...]]:
-    """The condition (on ``conversations``) and parameters that select the user's."""
+    """The condition (on ``conversations``, ``preferences`` or ``facts``, and on a
+    multi-tenant store ``relationships`` and ``entities``) and parameters that select the
+    user's."""
     if req.tenant is not None:
         return "tenant = %s", (req.tenant,)
     return "tenant = '' AND user_identifier = %s", (req.user_identifier,)
@@ -76,13 +118,14 @@ async def _conversations(tx: Tx, req: rq.ForgetUser) -> list[tuple[Any, int]]:
 
 
 async def _remaining(tx: Tx, req: rq.ForgetUser) -> bool:
-    """Whether the user has a conversation (or, multi-tenant, an entity) now."""
+    """Whether the user has a conversation, a preference or a fact (or, multi-tenant, an
+    entity) now."""
     where, params = _owned(req)
-    query = f"SELECT EXISTS (SELECT 1 FROM {{s}}.conversations WHERE {where})"
+    tables = ["conversations", "preferences", "facts"]
     if req.tenant is not None:
-        query += " OR EXISTS (SELECT 1 FROM {s}.entities WHERE tenant = %s)"
-        params = (req.tenant, req.tenant)
-    row = await tx.row(query, params)
+        tables.append("entities")
+    query = " OR ".join(f"EXISTS (SELECT 1 FROM {{s}}.{t} WHERE {where})" for t in tables)
+    row = await tx.row(f"SELECT {query}", params * len(tables))
     return bool(row and row[0])
 
 
@@ -111,19 +154,42 @@ async def _step(tx: Tx, req: rq.ForgetUser, conversation: Any, cut: int) -> dict
     ]
     mentions = await tx.run("DELETE FROM {s}.mentions WHERE message_id = ANY(%s)", (ids,))
     await tx.run("DELETE FROM {s}.messages WHERE id = ANY(%s)", (ids,))
-    orphans = 0
+    orphans = links = 0
     if req.tenant is None and linked:
-        orphans = await tx.run(
-            "DELETE FROM {s}.entities e WHERE e.tenant = '' AND e.id = ANY(%s) "
-            "AND NOT EXISTS (SELECT 1 FROM {s}.mentions m WHERE m.entity_id = e.id)",
-            (linked,),
-        )
+        orphans, links = await _orphans(tx, linked)
     return {
         "messages": len(batch),
         "mentions": mentions,
         "idempotency_keys": sum(1 for r in batch if r[1]),
         "entities": orphans,
+        "relationships": links,
     }
+
+
+async def _orphans(tx: Tx, linked: list[Any]) -> tuple[int, int]:
+    """Delete the single-tenant entities of ``linked`` no message mentions any more (see
+    :func:`_deleted_with_links`)."""
+    return await _deleted_with_links(
+        tx,
+        "DELETE FROM {s}.entities e WHERE e.tenant = '' AND e.id = ANY(%s) "
+        "AND NOT EXISTS (SELECT 1 FROM {s}.mentions m WHERE m.entity_id = e.id) "
+        "RETURNING e.id",
+        (linked,),
+    )
+
+
+async def _deleted_with_links(tx: Tx, delete: str, params: tuple[Any, ...]) -> tuple[int, int]:
+    """Run ``delete`` (of entities, returning their ids): how many entities went, and how
+    many relationships with them (``ON DELETE CASCADE``). The statement's query counts
+    them in its snapshot, from before its delete."""
+    row = await tx.row(
+        f"WITH gone AS ({delete}) SELECT (SELECT count(*) FROM gone), (SELECT count(*) "
+        "FROM {s}.relationships r WHERE r.source_id IN (SELECT id FROM gone) "
+        "OR r.target_id IN (SELECT id FROM gone))",
+        params,
+    )
+    assert row is not None
+    return int(row[0]), int(row[1])
 
 
 async def _count_entities(tx: Tx, req: rq.ForgetUser) -> int:
@@ -131,11 +197,12 @@ async def _count_entities(tx: Tx, req: rq.ForgetUser) -> int:
     return int(row[0]) if row else 0
 
 
-async def _entities(tx: Tx, req: rq.ForgetUser, cut: datetime) -> int:
+async def _entities(tx: Tx, req: rq.ForgetUser, cut: datetime) -> tuple[int, int]:
     """One batch of a multi-tenant store's entities of the tenant created by ``cut``; how
-    many went."""
-    return await tx.run(
+    many went, and the relationships written since the cut that went with them."""
+    return await _deleted_with_links(
+        tx,
         "DELETE FROM {s}.entities WHERE id IN (SELECT id FROM {s}.entities "
-        "WHERE tenant = %s AND created_at <= %s LIMIT %s)",
+        "WHERE tenant = %s AND created_at <= %s LIMIT %s) RETURNING id",
         (req.tenant, cut, req.batch_size),
     )

@@ -36,6 +36,21 @@ keys that already hold U+0001, and gives ``metadata_doc`` to the messages versio
 without one (another program's text that is not JSON keeps NULL). It reads ``messages``
 twice.
 
+Version 3: long-term memory. ``entities.words`` (GIN index ``entities_words``) and the
+same column of ``preferences`` and ``facts`` hold each record's distinct words as
+:func:`memory_core.scoring.query_terms` splits them (as lexemes: see :mod:`.words`), a
+``text[]``: unlike a tsvector (at most 1 MB of words) it holds every word of the longest
+record, and a query can count the words a record shares with it. A search takes the
+records sharing most words with the query as candidates and scores them in Python, as
+message search does. A deleted record's words go with its row. ``preferences`` (with
+the entities each links in ``preference_entities``), ``facts`` (``subject_key``: the
+subject case-folded, then escaped) and ``relationships`` (one per source, type and
+target; removed with either entity) are partitioned by ``tenant`` like ``entities``;
+strings that may hold a NUL are escaped as :mod:`.codec` does, metadata and properties
+are the exact JSON text. The entities a store already has get their words on connect
+(:func:`.words.index_entities`: every connect fills the words of any entity without
+them, so a schema applied as SQL, or rows another program wrote, become searchable too).
+
 Not a numbered migration, since it depends on the server: where the pgvector extension is
 installed or may be created, ``messages.embedding_vector`` (see :mod:`.vector`) is added
 in the same transaction.
@@ -51,6 +66,7 @@ from psycopg import AsyncConnection
 from memory_core.store import ConfigurationError
 
 from . import vector
+from .words import index_entities
 
 MIGRATIONS: list[tuple[int, str]] = [
     (
@@ -155,6 +171,76 @@ END
 $$;
 """,
     ),
+    (
+        3,
+        """
+ALTER TABLE {schema}.entities ADD COLUMN words text[];
+CREATE INDEX entities_words ON {schema}.entities USING gin (words);
+CREATE INDEX entities_unindexed ON {schema}.entities (id) WHERE words IS NULL;
+CREATE TABLE {schema}.preferences (
+    id              text PRIMARY KEY,
+    tenant          text NOT NULL,
+    user_identifier text,
+    category        text NOT NULL,
+    preference      text NOT NULL,
+    context         text,
+    confidence      float8 NOT NULL,
+    metadata        text NOT NULL DEFAULT '{{}}',
+    embedding       float8[],
+    words           text[] NOT NULL,
+    created_at      timestamptz NOT NULL,
+    superseded_at   timestamptz,
+    superseded_by   text
+);
+CREATE INDEX preferences_by_user
+    ON {schema}.preferences (tenant, user_identifier, created_at DESC);
+CREATE INDEX preferences_words ON {schema}.preferences USING gin (words);
+CREATE INDEX preferences_superseded_by ON {schema}.preferences (superseded_by)
+    WHERE superseded_by IS NOT NULL;
+CREATE TABLE {schema}.preference_entities (
+    preference_id text NOT NULL REFERENCES {schema}.preferences (id) ON DELETE CASCADE,
+    entity_id     text NOT NULL REFERENCES {schema}.entities (id) ON DELETE CASCADE,
+    position      integer NOT NULL,
+    PRIMARY KEY (preference_id, entity_id)
+);
+CREATE INDEX preference_entities_by_entity ON {schema}.preference_entities (entity_id);
+CREATE TABLE {schema}.facts (
+    id                text PRIMARY KEY,
+    tenant            text NOT NULL,
+    user_identifier   text,
+    subject           text NOT NULL,
+    subject_key       text NOT NULL,
+    predicate         text NOT NULL,
+    object            text NOT NULL,
+    confidence        float8 NOT NULL,
+    valid_from        timestamptz,
+    valid_until       timestamptz,
+    source_message_id text,
+    metadata          text NOT NULL DEFAULT '{{}}',
+    embedding         float8[],
+    words             text[] NOT NULL,
+    created_at        timestamptz NOT NULL
+);
+CREATE INDEX facts_by_subject ON {schema}.facts (tenant, subject_key, created_at DESC);
+CREATE INDEX facts_by_user ON {schema}.facts (tenant, user_identifier, created_at DESC);
+CREATE INDEX facts_words ON {schema}.facts USING gin (words);
+CREATE TABLE {schema}.relationships (
+    id          text PRIMARY KEY,
+    tenant      text NOT NULL,
+    source_id   text NOT NULL REFERENCES {schema}.entities (id) ON DELETE CASCADE,
+    target_id   text NOT NULL REFERENCES {schema}.entities (id) ON DELETE CASCADE,
+    type        text NOT NULL,
+    properties  text NOT NULL DEFAULT '{{}}',
+    confidence  float8 NOT NULL,
+    valid_from  timestamptz,
+    valid_until timestamptz,
+    created_at  timestamptz NOT NULL,
+    UNIQUE (source_id, type, target_id)
+);
+CREATE INDEX relationships_by_target ON {schema}.relationships (target_id, type);
+CREATE INDEX relationships_by_tenant ON {schema}.relationships (tenant, created_at);
+""",
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]
@@ -196,8 +282,9 @@ async def applied_version(conn: AsyncConnection[Any], schema: str) -> int:
 
 async def migrate(conn: AsyncConnection[Any], schema: str) -> int:
     """Apply every missing migration in one transaction under the advisory lock, then the
-    pgvector column where the extension allows it (:func:`.vector.enable`); the version
-    found before. A store newer than this code raises ``ConfigurationError``."""
+    pgvector column where the extension allows it (:func:`.vector.enable`), and the words
+    of entities that have none (:func:`.words.index_entities`); the version found before.
+    A store newer than this code raises ``ConfigurationError``."""
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(schema),))
         found = await applied_version(conn, schema)
@@ -209,4 +296,5 @@ async def migrate(conn: AsyncConnection[Any], schema: str) -> int:
         if found < LATEST:
             await conn.execute(migration_sql(schema, since=found).encode())
         await vector.enable(conn, schema)
+        await index_entities(conn, schema)
         return found

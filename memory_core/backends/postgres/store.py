@@ -18,6 +18,7 @@ from memory_core.store import (
     Message,
     SessionInfo,
     Store,
+    StoreStats,
     TransportError,
 )
 from memory_core.store import requests as rq
@@ -31,10 +32,12 @@ from . import (
     residue,
     search,
     single,
+    stats,
     vector,
 )
 from .config import Settings, parse_settings
 from .errors import open_connection, translate
+from .long_term import PostgresLongTerm
 from .schema import migrate
 from .transfer import PostgresTransfer
 from .tx import Tx
@@ -43,7 +46,7 @@ T = TypeVar("T")
 Work = Callable[[Tx], Awaitable[T]]
 
 
-class PostgresStore(Store):
+class PostgresStore(PostgresLongTerm, Store):
     """Conversation memory in PostgreSQL: ``postgresql://user:pass@host:5432/db``
     (``postgres://`` too). What the URL leaves out comes from the ``PG*`` environment
     variables, as with ``psql``. Each call is one transaction on a pooled connection.
@@ -91,6 +94,10 @@ class PostgresStore(Store):
         vector_search=True,
         entities=True,
         delete_entity=True,
+        entity_search=True,
+        preferences=True,
+        facts=True,
+        relationships=True,
         multi_tenant=True,
         trio=False,
         max_messages_per_read=None,
@@ -99,6 +106,7 @@ class PostgresStore(Store):
         max_bulk_messages=None,
         max_indexed_bytes=1024,
         user_erasure=True,
+        store_stats=True,
     )
 
     def __init__(
@@ -293,6 +301,10 @@ class PostgresStore(Store):
         erased = await erasure.forget_user(run, req)
         erased.not_reached += await residue.refresh_statistics(run, self.settings.schema)
         return erased
+
+    async def stats(self, req: rq.Stats) -> StoreStats:
+        work = lambda tx: stats.stats(tx, req, self.multi_tenant, self.name)  # noqa: E731
+        return await self._run(work, write=False)
 
     async def purge(self) -> residue.Purged:
         """Rewrite every table of the store's schema so that nothing deleted stays in its

@@ -1,10 +1,11 @@
 """The bulk transfer hook of the PostgreSQL backend (see :mod:`memory_core.transfer`).
 
 Export reads in keyset pages (entities by id, sessions by name, both in byte order as
-the embedded store sorts them, messages by ``seq``), each page in its own short
-transaction: memory stays bounded; it is not a snapshot of a store written meanwhile.
-Import writes each batch of records in one transaction (:mod:`.transfer_import`),
-messages and mentions as multi-row inserts.
+the embedded store sorts them, messages by ``seq``; the long-term records of
+:mod:`.transfer_long_term` by id), each page in its own short transaction: memory stays
+bounded; it is not a snapshot of a store written meanwhile. Import writes each batch of
+records in one transaction (:mod:`.transfer_import`), messages and mentions as
+multi-row inserts.
 """
 
 from __future__ import annotations
@@ -24,13 +25,8 @@ from .rows import (
     to_entity,
 )
 from .transfer_import import Importer
+from .transfer_long_term import BYTES, PAGE, conversation_scope, entity_in_scope, export_long_term
 from .tx import Tx
-
-PAGE = 1000
-
-# Byte order, as SQLite compares text (the embedded export's order), whatever the
-# database's collation.
-BYTES = 'COLLATE "C"'
 
 # MESSAGE_COLUMNS, then seq and the (entity id, position) pairs of the message's mentions.
 _MESSAGE_PAGE = (
@@ -41,20 +37,6 @@ _MESSAGE_PAGE = (
     "FROM {s}.messages m JOIN {s}.conversations c ON c.id = m.conversation_id "
     "WHERE m.conversation_id = %s AND m.seq > %s ORDER BY m.seq LIMIT %s"
 )
-
-
-def _scope(prefix: str | None, users: list[str] | None) -> tuple[str, list[object]]:
-    """The conditions (on conversations ``c``) of an export narrowed to sessions whose id
-    starts with ``prefix`` and to ``users``, and their parameters."""
-    sql = ""
-    params: list[object] = []
-    if prefix:
-        sql += " AND substr(c.session_id, 1, %s) = %s"
-        params += [len(prefix), prefix]
-    if users is not None:
-        sql += " AND c.user_identifier = ANY(%s::text[])"
-        params.append(users)
-    return sql, params
 
 
 class PostgresTransfer:
@@ -81,13 +63,17 @@ class PostgresTransfer:
         self, users: list[str] | None, session_prefix: str | None, report: TransferReport
     ) -> AsyncIterator[Record]:
         """Every record in scope, per tenant: entities, then each conversation followed
-        by its messages in ``seq`` order, each message followed by its mentions."""
+        by its messages in ``seq`` order, each message followed by its mentions; then,
+        without ``session_prefix``, the tenant's relationships, preferences and facts."""
         only = None if self.multi_tenant else users
         for tenant in await self._tenants(users):
             async for record in self._entities(tenant, session_prefix, only):
                 yield record
             async for record in self._conversations(tenant, session_prefix, only, report):
                 yield record
+            if not session_prefix:  # long-term records belong to no session
+                async for record in export_long_term(self._read, tenant, tenant or None, only):
+                    yield record
 
     async def _tenants(self, users: list[str] | None) -> list[str]:
         if not self.multi_tenant:
@@ -96,7 +82,9 @@ class PostgresTransfer:
             return list(users)
         rows = await self._read(
             "SELECT t FROM (SELECT tenant FROM {s}.conversations WHERE tenant <> '' UNION "
-            "SELECT tenant FROM {s}.entities WHERE tenant <> '') AS found (t) "
+            "SELECT tenant FROM {s}.entities WHERE tenant <> '' UNION "
+            "SELECT tenant FROM {s}.preferences WHERE tenant <> '' UNION "
+            "SELECT tenant FROM {s}.facts WHERE tenant <> '') AS found (t) "
             f"ORDER BY t {BYTES}",
             [],
         )
@@ -107,7 +95,8 @@ class PostgresTransfer:
     ) -> AsyncIterator[Record]:
         """The tenant's entities in scope: all of them when the export is not narrowed
         to sessions (``prefix``) or users (``users``, single-tenant store: entities belong
-        to no user there); otherwise those a message of a conversation in scope mentions."""
+        to no user there); otherwise those a message of a conversation in scope mentions,
+        and (narrowed to users only) those their preferences link."""
         owner = tenant or None
         sql = (
             f"SELECT {ENTITY_COLUMNS} FROM {{s}}.entities e WHERE e.tenant = %s "
@@ -115,13 +104,8 @@ class PostgresTransfer:
         )
         scope: list[object] = []
         if prefix or users is not None:
-            narrowed, params = _scope(prefix, users)
-            sql += (
-                " AND EXISTS (SELECT 1 FROM {s}.mentions x JOIN {s}.messages m "
-                "ON m.id = x.message_id JOIN {s}.conversations c ON c.id = m.conversation_id "
-                f"WHERE x.entity_id = e.id AND c.tenant = %s{narrowed})"
-            )
-            scope = [tenant, *params]
+            held, scope = entity_in_scope("e.id", tenant, prefix, users)
+            sql += f" AND {held}"
         sql += f" ORDER BY e.id {BYTES} LIMIT %s"
         after = ""
         while True:
@@ -135,7 +119,7 @@ class PostgresTransfer:
     async def _conversations(
         self, tenant: str, prefix: str | None, users: list[str] | None, report: TransferReport
     ) -> AsyncIterator[Record]:
-        narrowed, scope = _scope(prefix, users)
+        narrowed, scope = conversation_scope(prefix, users)
         sql = (
             f"SELECT {CONVERSATION_COLUMNS}, (SELECT count(*) FROM {{s}}.messages m "
             "WHERE m.conversation_id = c.id) FROM {s}.conversations c "

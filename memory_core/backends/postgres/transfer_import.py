@@ -31,10 +31,12 @@ from memory_core.store import (
     parse_stamp,
 )
 
+from . import words
 from .codec import load_text, store_content, store_metadata, store_optional, store_text, word_parts
 from .conversations import session_uuid
 from .entities import name_key
 from .messages import add_more_words
+from .transfer_long_term import LongTermImporter
 from .tx import Tx
 
 NUL_ID = "PostgreSQL cannot hold an id with a NUL character: it got an id of its own"
@@ -85,6 +87,7 @@ class Importer:
         self.multi_tenant = multi_tenant
         self.messages: list[Record] = []
         self.mentions: list[Record] = []
+        self.long_term = LongTermImporter(self.state, self.tally, self.tenant, multi_tenant)
 
     def publish(self, state: ImportState) -> None:
         """Hand what this batch did to the import's state."""
@@ -114,6 +117,8 @@ class Importer:
                     await self.entity(tx, record)
                 elif kind == "conversation":
                     await self.conversation(tx, record)
+                else:
+                    await self.long_term.write(tx, record)
         await self.flush(tx)
 
     async def flush(self, tx: Tx) -> None:
@@ -156,13 +161,14 @@ class Importer:
             store_optional(record.get("description")),
             created,
             _when(record.get("updated_at")) or created,
+            words.of(record["name"], record.get("description")),
         )
         if holder is not None:
             state.entities[archive_id] = entity_id
             if state.on_conflict == "overwrite":
                 await tx.run(
                     "UPDATE {s}.entities SET name = %s, name_key = %s, type = %s, "
-                    "description = %s, created_at = %s, updated_at = %s "
+                    "description = %s, created_at = %s, updated_at = %s, words = %s::text[] "
                     "WHERE id = %s AND tenant = %s",
                     (*values, entity_id, tenant),
                 )
@@ -180,7 +186,7 @@ class Importer:
             return
         await tx.run(
             "INSERT INTO {s}.entities (id, tenant, name, name_key, type, description, "
-            "created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            "created_at, updated_at, words) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::text[])",
             (entity_id, tenant, *values),
         )
         state.entities[archive_id] = entity_id

@@ -154,3 +154,26 @@ async def nearest(
         "ORDER BY d.distance ASC, m.num ASC LIMIT %s",
         [dims, query, *params, 1.0 + _SLACK, sql_int(pool)],
     )
+
+
+async def nearest_cast(
+    tx: Tx, columns: str, table: str, where: str, params: list[object], query: str, pool: int
+) -> list[tuple[Any, ...]]:
+    """Rows of ``columns`` (alias ``r``) for the ``pool`` rows of ``table`` in scope
+    nearest to ``query`` (a :func:`literal`) by cosine distance, nearest first, each
+    ``embedding`` cast to ``vector`` as it is read: the long-term tables have no stored
+    vector column (their searches scan every embedding in scope, as message search
+    does, and a column would tie their schema to the server's extensions)."""
+    ext = tx.vector_schema
+    dims = query.count(",") + 1
+    distance = (
+        "CASE WHEN cardinality(r.embedding) = %s AND NOT r.embedding && "
+        "ARRAY['NaN', 'Infinity', '-Infinity']::float8[] "
+        f"THEN r.embedding::{ext}.vector OPERATOR({ext}.<=>) %s::{ext}.vector END"
+    )
+    return await tx.rows(
+        f"SELECT {columns} FROM {{s}}.{table} r CROSS JOIN LATERAL (SELECT {distance} AS "
+        f"distance) d WHERE r.embedding IS NOT NULL AND {where} AND d.distance < %s "
+        "ORDER BY d.distance ASC, r.created_at DESC, r.id LIMIT %s",
+        [dims, query, *params, 1.0 + _SLACK, sql_int(pool)],
+    )

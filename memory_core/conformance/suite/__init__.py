@@ -18,6 +18,15 @@ from .fidelity import FidelitySuite
 from .guards import GuardsSuite
 from .idempotency import IdempotencySuite
 from .limits import LimitsSuite
+from .long_term import (
+    EntitySearchSuite,
+    FactsSuite,
+    LongTermContextSuite,
+    LongTermErasureSuite,
+    LongTermTenancySuite,
+    PreferencesSuite,
+    RelationshipsSuite,
+)
 from .nams import NamsSuite
 from .portability import PortabilitySuite
 from .reads import ReadsSuite
@@ -25,6 +34,7 @@ from .runtime import RuntimeSuite
 from .search import SearchSuite
 from .sessions import SessionsSuite
 from .since import SinceSuite
+from .stats import StatsSuite
 from .summary import SummarySuite
 from .tenancy import TenancySuite
 from .writes import WritesSuite
@@ -45,6 +55,10 @@ AREA_SUITES = (
     SummarySuite,
     TenancySuite,
     EntitiesSuite,
+    EntitySearchSuite,
+    PreferencesSuite,
+    FactsSuite,
+    RelationshipsSuite,
     NamsSuite,
     ErrorsSuite,
     AliasingSuite,
@@ -53,6 +67,10 @@ AREA_SUITES = (
     PortabilitySuite,
     GuardsSuite,
     ErasureSuite,
+    LongTermErasureSuite,
+    LongTermContextSuite,
+    LongTermTenancySuite,
+    StatsSuite,
 )
 
 

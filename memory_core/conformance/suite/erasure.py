@@ -211,6 +211,26 @@ class ErasureSuite(SuiteBase):
             assert [e.name for e in found] == [shared], "a shared entity was deleted"
 
     @scenario(
+        "erasure.dry_run_deletes_nothing",
+        "forget_user(dry_run=True) deletes nothing (the user's export is unchanged) and "
+        "reports the conversations, messages and entities the erasure that follows deletes",
+        requires=("user_erasure", "store_stats"),
+    )
+    async def test_erasure_dry_run_deletes_nothing(self, harness: Harness) -> None:
+        shared = f"Shared{word()}"
+        gone = await _write(harness, harness.backend, harness.new_user(), shared, False)
+        await _write(harness, harness.backend, harness.new_user(), shared, False)
+        before = await _export(harness.backend, gone.user)
+        preview = await harness.backend.forget_user(gone.user, dry_run=True)
+        assert preview.dry_run and preview.counts["conversations"] == 2, preview
+        assert set(preview.counts) <= {"conversations", "messages", "entities"}, preview
+        assert await _export(harness.backend, gone.user) == before, "a dry run changed data"
+        report = await harness.backend.forget_user(gone.user)
+        assert not report.dry_run
+        for kind, count in preview.counts.items():
+            assert report.counts.get(kind, count) == count, (kind, preview, report)
+
+    @scenario(
         "erasure.rerun_is_idempotent",
         "forget_user again finds nothing (every count 0) and a user with no data is no error",
         requires="user_erasure",

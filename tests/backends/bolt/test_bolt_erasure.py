@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from memory_core import HashingEmbedder, MemoryBackend, MemoryCoreError
-from tests.backends.erasure_data import write_user
+from tests.backends.erasure_data import SHARED_ENTITY, write_user
 
 pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
 
@@ -33,6 +33,50 @@ def _holding(graph: Graph, markers: list[str]) -> list[str]:
     return found
 
 
+async def _write_long_term(memory: MemoryBackend, user: str, tag: str) -> list[str]:
+    """Preferences (one superseding the other, both linking the user's own entity), a
+    fact and a relationship from the user's entity to the shared one, after
+    :func:`write_user`; return the strings unique to them."""
+    owner = user if memory.multi_tenant else None
+    [own] = await memory.find_entities(f"Entname{tag}", user_identifier=owner)
+    [shared] = await memory.find_entities(SHARED_ENTITY, user_identifier=owner)
+    old = await memory.add_preference(
+        "food",
+        f"prefword{tag}",
+        context=f"ctxword{tag}",
+        metadata={"k": f"prefmeta{tag}"},
+        linked_entities=[own.id],
+        user_identifier=user,
+    )
+    new = await memory.add_preference(
+        "food", f"newprefword{tag}", linked_entities=[own.id], user_identifier=user
+    )
+    await memory.supersede_preference(old.id, new.id, user_identifier=user)
+    fact = await memory.add_fact(
+        f"factsubj{tag}",
+        "LIKES",
+        f"factobj{tag}",
+        metadata={"k": f"factmeta{tag}"},
+        user_identifier=user,
+    )
+    link = await memory.add_relationship(
+        own.id, shared.id, "KNOWS", properties={"k": f"relword{tag}"}, user_identifier=owner
+    )
+    return [
+        f"prefword{tag}",
+        f"ctxword{tag}",
+        f"prefmeta{tag}",
+        f"factsubj{tag}",
+        f"factobj{tag}",
+        f"factmeta{tag}",
+        f"relword{tag}",
+        old.id,
+        new.id,
+        fact.id,
+        link.id,
+    ]
+
+
 @pytest.mark.parametrize("multi_tenant", [False, True], ids=["single-tenant", "multi-tenant"])
 async def test_forget_user_leaves_no_node_or_relationship(
     open_bolt: Callable[..., MemoryBackend],
@@ -44,6 +88,8 @@ async def test_forget_user_leaves_no_node_or_relationship(
     async with open_bolt(multi_tenant=multi_tenant, embedder=HashingEmbedder()) as memory:
         gone = await write_user(memory, gone_user, "A")
         kept = await write_user(memory, kept_user, "B")
+        gone += await _write_long_term(memory, gone_user, "A")
+        kept += await _write_long_term(memory, kept_user, "B")
         assert _holding(graph, gone), "the scan must find the user before"
         report = await memory.forget_user(gone_user, batch_size=1)
         assert report.counts == {
@@ -52,6 +98,9 @@ async def test_forget_user_leaves_no_node_or_relationship(
             "mentions": 4,
             "entities": 1 if not multi_tenant else 2,
             "idempotency_keys": 2,
+            "preferences": 2,
+            "facts": 1,
+            "relationships": 1,
         }
         assert _holding(graph, gone) == []
         still = " ".join(_holding(graph, kept))

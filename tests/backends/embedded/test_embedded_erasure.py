@@ -82,6 +82,9 @@ async def test_forget_user_leaves_no_residue(tmp_path: Path, multi_tenant: bool)
             # single-tenant: the shared entity stays (B mentions it); multi-tenant: A's own
             "entities": 1 if not multi_tenant else 2,
             "idempotency_keys": 2,
+            "preferences": 0,
+            "facts": 0,
+            "relationships": 0,
         }
         assert report.scope == ("tenant" if multi_tenant else "user")
     assert _rows_holding(path, gone) == {}

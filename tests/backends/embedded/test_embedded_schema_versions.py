@@ -68,7 +68,7 @@ async def test_a_version_1_store_is_upgraded_on_open(tmp_path: Path) -> None:
         assert len(await backend.search_messages("apple", limit=20)) == 13
     conn = sqlite3.connect(path)
     version = conn.execute("SELECT value FROM schema_info WHERE key = 'version'").fetchone()
-    assert version[0] == str(SCHEMA_VERSION) == "2"
+    assert version[0] == str(SCHEMA_VERSION) == "3"
     columns = [row[1] for row in conn.execute("PRAGMA table_info(messages_fts)")]
     assert columns == ["content", "scope"]
     conn.execute("INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)")
@@ -120,11 +120,11 @@ async def test_a_newer_store_is_refused_and_left_as_it_was(tmp_path: Path) -> No
         await backend.add_message("s", "user", "x")
     conn = sqlite3.connect(path)
     with conn:
-        conn.execute("UPDATE schema_info SET value = '3' WHERE key = 'version'")
-        conn.execute("DROP VIEW messages_fts_source")  # what a version 3 might change
+        conn.execute("UPDATE schema_info SET value = '4' WHERE key = 'version'")
+        conn.execute("DROP VIEW messages_fts_source")  # what a version 4 might change
     conn.close()
     before = _shape(path)
-    with pytest.raises(ConfigurationError, match="version 3, newer"):
+    with pytest.raises(ConfigurationError, match="version 4, newer"):
         await open_backend(f"sqlite:///{path}").connect()
     assert _shape(path) == before
 
@@ -149,3 +149,33 @@ async def test_a_version_that_is_not_a_number_is_refused_by_name(
     assert str(path) in message and repr(value)[:40] in message
     assert "not a version memory-core writes" in message
     assert _shape(path) == before
+
+
+def _to_version_2(path: Path) -> None:
+    """Turn a store into what version 2 wrote: no long-term tables, version 2."""
+    conn = sqlite3.connect(path)
+    with conn:
+        for trigger in ("preferences_words_delete", "facts_words_delete", "entities_words_delete"):
+            conn.execute(f"DROP TRIGGER {trigger}")
+        for table in ("preference_entities", "preferences", "facts", "relationships"):
+            conn.execute(f"DROP TABLE {table}")
+        conn.execute("DROP TABLE long_term_words")
+        conn.execute("UPDATE schema_info SET value = '2' WHERE key = 'version'")
+    conn.close()
+
+
+async def test_a_version_2_store_gains_long_term_memory_and_its_entities_are_searchable(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "v2.db"
+    async with open_backend(f"sqlite:///{path}") as backend:
+        entity = await backend.add_entity("Ada", "PERSON", description="counts engines")
+    _to_version_2(path)
+    async with open_backend(f"sqlite:///{path}") as backend:
+        assert [e.id for e in await backend.search_entities("engines")] == [entity.id]
+        made = await backend.add_preference("food", "likes figs")
+        assert [p.id for p in await backend.list_preferences()] == [made.id]
+    conn = sqlite3.connect(path)
+    version = conn.execute("SELECT value FROM schema_info WHERE key = 'version'").fetchone()
+    conn.close()
+    assert version[0] == "3"

@@ -1,7 +1,8 @@
 """forget_user on PostgreSQL, proved by a scan of every table of the store's schema (each
-row as text) for the user's identifiers and content; of the planner statistics
-(``pg_stats``, which ``ANALYZE`` fills with sampled values); and, after the purge and a
-checkpoint, of the bytes of every file of the database."""
+row as text) for the user's identifiers and content (long-term memory too: preferences,
+facts, relationships); of the planner statistics (``pg_stats``, which ``ANALYZE`` fills
+with sampled values); and, after the purge and a checkpoint, of the bytes of every file of
+the database."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from memory_core.backends.postgres.store import PostgresStore
 from memory_core.backends.postgres.tx import Tx
 from memory_core.cli import main as cli_main
 from memory_core_dev.postgres_server import PostgresHandle
-from tests.backends.erasure_data import write_user
+from tests.backends.erasure_data import SHARED_ENTITY, write_user
 
 pytestmark = pytest.mark.anyio
 
@@ -57,9 +58,11 @@ async def test_forget_user_leaves_no_row(
     schema = f"t_{uuid.uuid4().hex[:12]}"
     url = _url(postgres_server, schema)
     async with open_backend(url, multi_tenant=multi_tenant, embedder=HashingEmbedder()) as memory:
-        gone = await write_user(memory, "userzed", "A")
-        kept = await write_user(memory, "userkay", "B")
-        assert _holding(postgres_server.url, schema, gone), "the scan must see A before"
+        gone = await _write_all(memory, "userzed", "A")
+        kept = await _write_all(memory, "userkay", "B")
+        before = _holding(postgres_server.url, schema, gone)
+        long_term = {"preferences", "preference_entities", "facts", "relationships"}
+        assert long_term <= set(before), "the scan must see A before"
         report = await memory.forget_user("userzed", batch_size=1)
         assert report.counts == {
             "conversations": 2,
@@ -67,11 +70,66 @@ async def test_forget_user_leaves_no_row(
             "mentions": 4,
             "entities": 1 if not multi_tenant else 2,
             "idempotency_keys": 2,
+            "preferences": 1,
+            "facts": 1,
+            # single-tenant: with A's own entity, which it links to the shared one
+            "relationships": 1,
         }
         assert _holding(postgres_server.url, schema, gone) == {}
         left = _holding(postgres_server.url, schema, kept)
         assert set(kept) <= {m for hits in left.values() for m in hits}
         assert (await memory.forget_user("userzed")).total == 0
+
+
+async def write_long_term(memory: MemoryBackend, user: str, tag: str) -> list[str]:
+    """After :func:`write_user`: the user's preference (linking their own entity), fact
+    and relationship (from their entity to the shared one); every string unique to them."""
+    owner = user if memory.multi_tenant else None  # single-tenant: entities are shared
+    [own] = await memory.find_entities(f"Entname{tag}", user_identifier=owner)
+    [shared] = await memory.find_entities(SHARED_ENTITY, user_identifier=owner)
+    preference = await memory.add_preference(
+        f"prefcat{tag}",
+        f"prefword{tag} likes",
+        context=f"prefctx{tag}",
+        linked_entities=[own.id],
+        metadata={"m": f"prefmeta{tag}"},
+        user_identifier=user,
+    )
+    fact = await memory.add_fact(
+        f"Factsubj{tag}",
+        f"FACTPRED{tag}",
+        f"factobj{tag}",
+        source_message_id=f"factsource{tag}",
+        metadata={"m": f"factmeta{tag}"},
+        user_identifier=user,
+    )
+    link = await memory.add_relationship(
+        own.id,
+        shared.id,
+        f"RELTYPE{tag}",
+        properties={"p": f"relprop{tag}"},
+        user_identifier=owner,
+    )
+    return [
+        f"prefcat{tag}",
+        f"prefword{tag}",
+        f"prefctx{tag}",
+        f"prefmeta{tag}",
+        f"Factsubj{tag}",
+        f"FACTPRED{tag}",
+        f"factobj{tag}",
+        f"factsource{tag}",
+        f"factmeta{tag}",
+        f"RELTYPE{tag}",
+        f"relprop{tag}",
+        preference.id,
+        fact.id,
+        link.id,
+    ]
+
+
+async def _write_all(memory: MemoryBackend, user: str, tag: str) -> list[str]:
+    return await write_user(memory, user, tag) + await write_long_term(memory, user, tag)
 
 
 def _tag() -> str:
@@ -153,6 +211,19 @@ def _store(memory: MemoryBackend) -> PostgresStore:
     return store
 
 
+# Columns of the long-term tables whose statistics hold the user's values once analyzed.
+LONG_TERM_STATISTICS = {
+    "preferences.category",
+    "preferences.preference",
+    "preferences.words",
+    "facts.subject",
+    "facts.object",
+    "facts.words",
+    "relationships.type",
+    "relationships.properties",
+}
+
+
 @pytest.mark.parametrize("multi_tenant", [False, True], ids=["single-tenant", "multi-tenant"])
 async def test_forget_user_leaves_nothing_in_the_planner_statistics(
     postgres_server: PostgresHandle, multi_tenant: bool
@@ -160,11 +231,12 @@ async def test_forget_user_leaves_nothing_in_the_planner_statistics(
     schema = f"t_{uuid.uuid4().hex[:12]}"
     tag = _tag()
     async with open_backend(_url(postgres_server, schema), multi_tenant=multi_tenant) as memory:
-        gone = await write_user(memory, f"userzed{tag}", f"A{tag}")
-        kept = await write_user(memory, f"userkay{tag}", f"B{tag}")
+        gone = await _write_all(memory, f"userzed{tag}", f"A{tag}")
+        kept = await _write_all(memory, f"userkay{tag}", f"B{tag}")
         _analyze(postgres_server.url, schema)
         before = _in_statistics(postgres_server.url, schema, gone)
         assert {"messages.content", "messages.words", "messages.metadata_doc"} <= set(before)
+        assert set(before) >= LONG_TERM_STATISTICS
         report = await memory.forget_user(f"userzed{tag}")
         assert report.not_reached == []
         assert _in_statistics(postgres_server.url, schema, gone) == {}
@@ -177,9 +249,11 @@ async def test_forgetting_the_last_user_drops_the_statistics_of_the_emptied_tabl
     schema = f"t_{uuid.uuid4().hex[:12]}"
     tag = _tag()
     async with open_backend(_url(postgres_server, schema)) as memory:
-        gone = await write_user(memory, f"userzed{tag}", f"A{tag}")
+        gone = await _write_all(memory, f"userzed{tag}", f"A{tag}")
         _analyze(postgres_server.url, schema)
-        assert "conversations.user_identifier" in _in_statistics(postgres_server.url, schema, gone)
+        before = _in_statistics(postgres_server.url, schema, gone)
+        assert "conversations.user_identifier" in before
+        assert {"preferences.words", "facts.words"} <= set(before), "one row each: words"
         report = await memory.forget_user(f"userzed{tag}")
         assert report.not_reached == []
         assert _in_statistics(postgres_server.url, schema, gone) == {}
@@ -210,13 +284,16 @@ async def test_the_purge_leaves_no_forgotten_word_in_any_file(
     tag = _tag()
     url = _url(postgres_server, schema)
     async with open_backend(url, multi_tenant=multi_tenant) as memory:
-        gone = _text_markers(await write_user(memory, f"userzed{tag}", f"A{tag}"))
-        kept = _text_markers(await write_user(memory, f"userkay{tag}", f"B{tag}"))
+        gone = _text_markers(await _write_all(memory, f"userzed{tag}", f"A{tag}"))
+        kept = _text_markers(await _write_all(memory, f"userkay{tag}", f"B{tag}"))
         _analyze(postgres_server.url, schema)
         words = [m for m in gone if m.startswith("contentword")]
         before = _in_files(postgres_server.url, words)
         assert set(words) <= set(before.get("messages", [])), "the scan reads the heap"
         assert set(words) <= set(before.get("messages_words", [])), "... and the GIN index"
+        liked = [f"prefwordA{tag}"]
+        before = _in_files(postgres_server.url, liked)
+        assert {"preferences", "preferences_words"} <= set(before), "long-term: both"
         await memory.forget_user(f"userzed{tag}")
         await _purge_by(route, memory, url)
         assert _in_files(postgres_server.url, gone) == {}

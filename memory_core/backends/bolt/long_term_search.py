@@ -1,0 +1,204 @@
+"""Searching long-term records (preferences, facts, entities) on Neo4j.
+
+The same rules as message search (:mod:`memory_core.backends.bolt.search`) and as the
+embedded store: a full-text index picks candidates, the best
+:func:`~memory_core.scoring.candidate_pool` of the scope by Lucene's rank; each is scored
+in Python by :func:`~memory_core.scoring.text_score` over its searchable properties
+joined by spaces (a score of 0 is no hit). With a query vector, the scope's records with
+an embedding of its size are scored by their cosine (computed here, as the embedded store
+does), and a record keeps the higher of its two scores. Then best first, newest first
+among equals, then by id.
+
+The Lucene query is built from the words of :func:`~memory_core.scoring.query_terms` and
+the whitespace-separated tokens of the query, each a quoted phrase (so no character of the
+query is a Lucene operator), searched in every property of the index. Lucene's standard
+analyzer keeps ``Ada's`` and ``3.5`` as one token: such a record is a candidate for the
+whole form only.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
+
+from neo4j import AsyncManagedTransaction
+
+from memory_core.store import candidate_pool, query_terms, text_score
+
+from .records import to_datetime
+from .session import rows
+
+T = TypeVar("T")
+TEXT_K_MAX = 2**31 - 1
+MAX_CLAUSES = 1000
+"""Clauses one Lucene query may hold (Lucene refuses more than 1024)."""
+_HAS_WORD = re.compile(r"\w", re.UNICODE)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A searchable label's full-text index and the properties scored (in order)."""
+
+    index: str
+    fields: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which ``n`` of the kind a search may return: ``match``, Cypher binding ``n`` to
+    each record of the scope (index-backed where it can be); ``keep``, the same as a
+    predicate on an ``n`` the full-text index yielded; ``params``, their parameters."""
+
+    match: str
+    keep: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+def lucene_queries(text: str, fields: int) -> list[str]:
+    """Lucene queries that together match any word or token of ``text`` in any of
+    ``fields`` properties (none: it has no word). A long query is cut into several, each
+    within Lucene's limit of :data:`MAX_CLAUSES` clauses (a phrase searched in ``fields``
+    properties counts ``1 + 2 * fields``)."""
+    if not query_terms(text):
+        return []
+    tokens = [token for token in text.split() if _HAS_WORD.search(token)]
+    phrases = [_phrase(p) for p in dict.fromkeys([*query_terms(text), *tokens])]
+    size = max(1, MAX_CLAUSES // (1 + 2 * fields))
+    return [" OR ".join(phrases[i : i + size]) for i in range(0, len(phrases), size)]
+
+
+def _phrase(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _text_statement(kind: Kind, scope: Scope) -> str:
+    values = ", ".join(f"n.{name}" for name in kind.fields)
+    return f"""
+CALL db.index.fulltext.queryNodes($index, $lucene, {{limit: $k}}) YIELD node AS n
+WITH n, n.id IS NOT NULL AND {scope.keep} AS kept
+RETURN count(*) AS seen,
+       collect(CASE WHEN kept THEN [n.id, [{values}], n.created_at] END) AS hits
+"""
+
+
+def _vector_statement(scope: Scope) -> str:
+    # Cosine in Cypher only picks the candidates (a zero vector or another size would
+    # make it fail, so they are left out first); the score is computed in Python.
+    return f"""
+{scope.match}
+WITH n WHERE n.id IS NOT NULL AND n.embedding IS :: LIST<FLOAT NOT NULL>
+  AND size(n.embedding) = size($vector) AND any(x IN n.embedding WHERE x <> 0.0)
+WITH n, vector.similarity.cosine(n.embedding, $vector) AS similarity
+ORDER BY similarity DESC LIMIT $k
+RETURN n.id AS id, n.embedding AS embedding, n.created_at AS created_at
+"""
+
+
+# id -> (score, created_at in microseconds)
+Found = dict[str, tuple[float, int]]
+
+
+async def ranked(
+    tx: AsyncManagedTransaction,
+    kind: Kind,
+    scope: Scope,
+    query: str,
+    vector: Sequence[float] | None,
+    limit: int,
+) -> list[tuple[str, float]]:
+    """The ids of the best ``limit`` records of ``scope`` for ``query`` (and ``vector``),
+    each with its score, best first."""
+    found = await _text_hits(tx, kind, scope, query, limit)
+    if vector is not None:
+        await _vector_hits(tx, scope, vector, limit, found)
+    ordered = sorted(found.items(), key=lambda hit: (-hit[1][0], -hit[1][1], hit[0]))
+    return [(ident, score) for ident, (score, _) in ordered[:limit]]
+
+
+async def _text_hits(
+    tx: AsyncManagedTransaction, kind: Kind, scope: Scope, query: str, limit: int
+) -> Found:
+    statement = _text_statement(kind, scope)
+    pool = candidate_pool(limit)
+    terms = query_terms(query)
+    found: Found = {}
+    for lucene in lucene_queries(query, len(kind.fields)):
+        for ident, values, created in await _candidates(tx, statement, scope, kind, lucene, pool):
+            text = " ".join(value for value in values if isinstance(value, str))
+            score = text_score(terms, text)
+            if score > 0:
+                found[str(ident)] = (score, _micros(created))
+    return found
+
+
+async def _candidates(
+    tx: AsyncManagedTransaction, statement: str, scope: Scope, kind: Kind, lucene: str, pool: int
+) -> list[list[Any]]:
+    """The best ``pool`` matches of ``lucene`` in scope, by Lucene's rank: the index is
+    asked for four times as many whenever those held fewer while more may exist."""
+    k = pool
+    while True:
+        params = {**scope.params, "index": kind.index, "lucene": lucene, "k": k}
+        [row] = await rows(tx, statement, **params)
+        hits: list[list[Any]] = row["hits"]
+        if len(hits) >= pool or row["seen"] < k or k >= TEXT_K_MAX:
+            return hits[:pool]
+        k = min(k * 4, TEXT_K_MAX)
+
+
+async def _vector_hits(
+    tx: AsyncManagedTransaction, scope: Scope, vector: Sequence[float], limit: int, found: Found
+) -> None:
+    """Raise each record's score to its cosine with ``vector`` when that is higher and
+    positive (the embedded store's rule)."""
+    norm = math.sqrt(sum(x * x for x in vector))
+    if not norm:
+        return
+    params = {**scope.params, "vector": list(vector), "k": candidate_pool(limit)}
+    for row in await rows(tx, _vector_statement(scope), **params):
+        stored: list[float] = row["embedding"]
+        length = math.sqrt(sum(x * x for x in stored))
+        if not length:
+            continue
+        similarity = min(
+            sum(a * b for a, b in zip(stored, vector, strict=True)) / (length * norm), 1.0
+        )
+        ident = str(row["id"])
+        before = found.get(ident)
+        if similarity > 0 and (before is None or before[0] < similarity):
+            found[ident] = (similarity, _micros(row["created_at"]))
+
+
+def _micros(value: Any) -> int:
+    """A creation time as microseconds since 1970 (one that cannot be read: the oldest)."""
+    moment = to_datetime(value)
+    if moment is None:
+        return -(2**63)
+    return (moment - _EPOCH) // timedelta(microseconds=1)
+
+
+async def load_ranked(
+    tx: AsyncManagedTransaction,
+    best: list[tuple[str, float]],
+    statement: str,
+    convert: Callable[[dict[str, Any]], T],
+    **params: Any,
+) -> list[T]:
+    """The records ``best`` names, read by ``statement`` (``$ids``; one column), as
+    models in that order, each with its ``score`` (one deleted meanwhile is left out)."""
+    if not best:
+        return []
+    loaded = await rows(tx, statement, ids=[ident for ident, _ in best], **params)
+    by_id = {str(props["id"]): props for row in loaded for props in row.values()}
+    hits = []
+    for ident, score in best:
+        if ident in by_id:
+            model = convert(by_id[ident])
+            model.__dict__["score"] = score
+            hits.append(model)
+    return hits

@@ -1,0 +1,60 @@
+"""The long-term hooks of :class:`~memory_core.backends.embedded.store.EmbeddedStore`:
+preferences, facts, relationships and entity search, each one transaction."""
+
+from __future__ import annotations
+
+from memory_core.store import Entity, Fact, Preference, Relationship
+from memory_core.store import requests as rq
+
+from . import entities, facts, preferences, relationships
+from .database import Database
+
+
+class EmbeddedLongTerm:
+    """Mixed into the embedded store, whose ``_store`` is the :class:`Database`."""
+
+    _store: Database
+
+    async def search_entities(self, req: rq.SearchEntities) -> list[Entity]:
+        return await self._store.call(lambda c: entities.search_entities(c, req), write=False)
+
+    async def add_preference(self, req: rq.AddPreference) -> Preference:
+        return await self._store.call(lambda c: preferences.add(c, req), write=True)
+
+    async def search_preferences(self, req: rq.SearchPreferences) -> list[Preference]:
+        return await self._store.call(lambda c: preferences.search(c, req), write=False)
+
+    async def list_preferences(self, req: rq.ListPreferences) -> list[Preference]:
+        return await self._store.call(lambda c: preferences.list_preferences(c, req), write=False)
+
+    async def supersede_preference(self, req: rq.SupersedePreference) -> Preference:
+        return await self._store.call(lambda c: preferences.supersede(c, req), write=True)
+
+    async def delete_preference(self, req: rq.DeleteRecord) -> bool:
+        return await self._store.call(lambda c: preferences.delete(c, req), write=True)
+
+    async def add_fact(self, req: rq.AddFact) -> Fact:
+        return await self._store.call(lambda c: facts.add(c, req), write=True)
+
+    async def search_facts(self, req: rq.SearchFacts) -> list[Fact]:
+        return await self._store.call(lambda c: facts.search(c, req), write=False)
+
+    async def facts_about(self, req: rq.FactsAbout) -> list[Fact]:
+        return await self._store.call(lambda c: facts.about(c, req), write=False)
+
+    async def delete_fact(self, req: rq.DeleteRecord) -> bool:
+        return await self._store.call(lambda c: facts.delete(c, req), write=True)
+
+    async def add_relationship(self, req: rq.AddRelationship) -> Relationship:
+        return await self._store.call(lambda c: relationships.add(c, req), write=True)
+
+    async def list_relationships(self, req: rq.ListRelationships) -> list[Relationship]:
+        return await self._store.call(
+            lambda c: relationships.list_relationships(c, req), write=False
+        )
+
+    async def related_entities(self, req: rq.RelatedEntities) -> list[Entity]:
+        return await self._store.call(lambda c: relationships.related(c, req), write=False)
+
+    async def delete_relationship(self, req: rq.DeleteRecord) -> bool:
+        return await self._store.call(lambda c: relationships.delete(c, req), write=True)

@@ -1,0 +1,119 @@
+"""``stats`` on PostgreSQL: aggregate queries, and the size of the schema's tables.
+
+The same counts as the embedded store's (see :mod:`memory_core.stats`): per user the
+conversations and their messages (``GROUP BY`` over the conversations and the messages'
+``(conversation_id, seq)`` index), the entities of a tenant, or on a single-tenant store
+the entities only one user's messages mention. The size is ``pg_total_relation_size``
+(table, indexes and TOAST) summed over the tables of the store's schema.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory_core.store import StatsTotal, StoreStats, merge_counts
+from memory_core.store import requests as rq
+
+from .tx import Tx
+
+# Single-tenant entities mentioned by the messages of exactly one user, and by no
+# message of a conversation without a user or of a tenant: (user, entities) rows.
+_SOLE_MENTIONS = """
+SELECT owner, count(*) FROM (
+    SELECT min(c.user_identifier) AS owner
+    FROM {{s}}.mentions mn
+    JOIN {{s}}.entities e ON e.id = mn.entity_id AND e.tenant = ''
+    JOIN {{s}}.messages m ON m.id = mn.message_id
+    JOIN {{s}}.conversations c ON c.id = m.conversation_id
+    {where}
+    GROUP BY mn.entity_id
+    HAVING count(DISTINCT (c.tenant, coalesce(c.user_identifier, ''))) = 1
+        AND max(c.tenant) = '' AND min(c.user_identifier) IS NOT NULL
+) sole
+GROUP BY owner
+"""
+
+_MENTIONED_BY_USER = """
+WHERE mn.entity_id IN (
+    SELECT mu.entity_id FROM {s}.conversations cu
+    JOIN {s}.messages mm ON mm.conversation_id = cu.id
+    JOIN {s}.mentions mu ON mu.message_id = mm.id
+    WHERE cu.tenant = '' AND cu.user_identifier = %s
+)
+"""
+
+_SIZE = """
+SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c
+JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = %s AND c.relkind IN ('r', 'p')
+"""
+
+
+async def stats(tx: Tx, req: rq.Stats, multi_tenant: bool, name: str) -> StoreStats:
+    """The counts of ``req`` and the size of the store's tables."""
+    conversations = await _conversations(tx, req.user, multi_tenant)
+    entities = await (
+        _tenant_entities(tx, req.user) if multi_tenant else _user_entities(tx, req.user)
+    )
+    rows = merge_counts(conversations, entities)
+    if req.user is not None:
+        rows = [r for r in rows if r.user_identifier == req.user] or merge_counts(
+            {req.user: (0, 0)}, {}
+        )
+    size = await tx.row(_SIZE, (tx.schema,))
+    return StoreStats(
+        backend=name,
+        scope="tenant" if multi_tenant else "user",
+        users=rows,
+        total=None if req.user is not None else await _total(tx, multi_tenant),
+        size_bytes=int(size[0]) if size else None,
+    )
+
+
+async def _conversations(
+    tx: Tx, user: str | None, multi_tenant: bool
+) -> dict[str | None, tuple[int, int | None]]:
+    """{user: (conversations, messages)} of every user, or of ``user`` only."""
+    owner = "c.tenant" if multi_tenant else "c.user_identifier"
+    where = "c.tenant <> ''" if multi_tenant else "c.tenant = ''"
+    params: tuple[Any, ...] = ()
+    if user is not None:
+        where += f" AND {owner} = %s"
+        params = (user,)
+    found = await tx.rows(
+        f"SELECT {owner}, count(*), coalesce(sum((SELECT count(*) FROM {{s}}.messages m "
+        f"WHERE m.conversation_id = c.id)), 0) FROM {{s}}.conversations c WHERE {where} "
+        f"GROUP BY {owner}",
+        params,
+    )
+    return {row[0]: (int(row[1]), int(row[2])) for row in found}
+
+
+async def _tenant_entities(tx: Tx, user: str | None) -> dict[str | None, int]:
+    if user is not None:
+        row = await tx.row("SELECT count(*) FROM {s}.entities WHERE tenant = %s", (user,))
+        return {user: int(row[0]) if row else 0}
+    found = await tx.rows(
+        "SELECT tenant, count(*) FROM {s}.entities WHERE tenant <> '' GROUP BY tenant"
+    )
+    return {row[0]: int(row[1]) for row in found}
+
+
+async def _user_entities(tx: Tx, user: str | None) -> dict[str | None, int]:
+    if user is None:
+        found = await tx.rows(_SOLE_MENTIONS.format(where=""))
+    else:
+        found = await tx.rows(_SOLE_MENTIONS.format(where=_MENTIONED_BY_USER), (user,))
+    return {row[0]: int(row[1]) for row in found}
+
+
+async def _total(tx: Tx, multi_tenant: bool) -> StatsTotal:
+    scope = "tenant <> ''" if multi_tenant else "tenant = ''"
+    row = await tx.row(
+        f"SELECT (SELECT count(*) FROM {{s}}.conversations WHERE {scope}), "
+        "(SELECT count(*) FROM {s}.messages m JOIN {s}.conversations c "
+        f"ON c.id = m.conversation_id WHERE c.{scope}), "
+        f"(SELECT count(*) FROM {{s}}.entities WHERE {scope})"
+    )
+    assert row is not None
+    return StatsTotal(conversations=int(row[0]), messages=int(row[1]), entities=int(row[2]))

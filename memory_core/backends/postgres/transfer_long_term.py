@@ -1,0 +1,357 @@
+"""The long-term records of the PostgreSQL bulk transfer: relationships, preferences and
+facts (see :mod:`.transfer`), by the embedded hook's rules.
+
+Export reads each kind of a tenant by id in byte order (the embedded export's order), in
+keyset pages, each its own short transaction, with every stored field: ids, timestamps,
+supersede links, the linked entities in order, embeddings. Import writes them in the
+batch's transaction, keeping all of it (texts escaped by :mod:`.codec` as the adds do),
+with their ``words`` (:mod:`.words`) so that search finds them at once. A record
+touches only the tenant it names: an id another tenant holds gets an id of the record's
+own tenant (:func:`~memory_core.archive.hooks.own_id`), and a link to an entity of
+another tenant is never made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import datetime
+from typing import Any
+
+from memory_core.store import (
+    FOREIGN_ID,
+    RENAMED,
+    TENANT_LOST,
+    ImportState,
+    Record,
+    TransferReport,
+    own_id,
+    parse_stamp,
+)
+from memory_core.store import transfer_records as rec
+
+from . import facts, preferences, relationships, words
+from .codec import store_metadata, store_optional, store_text
+from .entities import name_key
+from .tx import Tx
+
+PAGE = 1000
+# Byte order, as SQLite compares text (the embedded export's order), whatever the
+# database's collation.
+BYTES = 'COLLATE "C"'
+Row = tuple[Any, ...]
+Reader = Callable[[str, list[object]], Awaitable[list[Row]]]
+LINK_LOST = "its entity was not carried"
+FOREIGN_LINK = "its entity belongs to another tenant"
+SAME_TRIPLE = "a relationship with this source, type and target is already in the target"
+
+
+def conversation_scope(prefix: str | None, users: list[str] | None) -> tuple[str, list[object]]:
+    """The conditions (on conversations ``c``) of an export narrowed to sessions whose id
+    starts with ``prefix`` and to ``users``, and their parameters."""
+    sql = ""
+    params: list[object] = []
+    if prefix:
+        sql += " AND substr(c.session_id, 1, %s) = %s"
+        params += [len(prefix), prefix]
+    if users is not None:
+        sql += " AND c.user_identifier = ANY(%s::text[])"
+        params.append(users)
+    return sql, params
+
+
+def entity_in_scope(
+    column: str, tenant: str, prefix: str | None, users: list[str] | None
+) -> tuple[str, list[object]]:
+    """SQL true for the entity whose id is ``column`` when a narrowed export holds it: a
+    message of a conversation in scope mentions it, or (narrowed to ``users`` only) a
+    preference of those users links it."""
+    narrowed, params = conversation_scope(prefix, users)
+    sql = (
+        "EXISTS (SELECT 1 FROM {s}.mentions x JOIN {s}.messages m ON m.id = x.message_id"
+        " JOIN {s}.conversations c ON c.id = m.conversation_id"
+        f" WHERE x.entity_id = {column} AND c.tenant = %s{narrowed})"
+    )
+    args: list[object] = [tenant, *params]
+    if users is not None and not prefix:
+        sql = (
+            f"({sql} OR EXISTS (SELECT 1 FROM {{s}}.preference_entities pe JOIN"
+            " {s}.preferences p ON p.id = pe.preference_id"
+            f" WHERE pe.entity_id = {column} AND p.tenant = %s"
+            " AND p.user_identifier = ANY(%s::text[])))"
+        )
+        args += [tenant, users]
+    return sql, args
+
+
+# ---------------------------------------------------------------------------- export
+
+
+async def export_long_term(
+    read: Reader, tenant: str, owner: str | None, users: list[str] | None
+) -> AsyncIterator[Record]:
+    """A tenant's relationships, preferences and facts, each kind by id. ``users`` (a
+    single-tenant store narrowed to them): their preferences and facts, and the
+    relationships between entities the export holds."""
+    kinds: list[tuple[tuple[str, list[object]], Callable[[Row], Record]]] = [
+        (_relationships(tenant, users), lambda row: _relationship(row, owner)),
+        (_owned("preferences", preferences.COLUMNS, tenant, users), _preference),
+        (_owned("facts", facts.COLUMNS, tenant, users), _fact),
+    ]
+    for (sql, params), build in kinds:
+        page = sql + f" AND r.id {BYTES} > %s ORDER BY r.id {BYTES} LIMIT %s"
+        after = ""
+        while True:
+            rows = await read(page, [*params, after, PAGE])
+            for row in rows:
+                yield build(row)
+            if len(rows) < PAGE:
+                break
+            after = rows[-1][0]
+
+
+def _relationships(tenant: str, users: list[str] | None) -> tuple[str, list[object]]:
+    sql = f"SELECT {relationships.COLUMNS} FROM {{s}}.relationships r WHERE r.tenant = %s"
+    params: list[object] = [tenant]
+    if users is not None:
+        for end in ("r.source_id", "r.target_id"):
+            held, args = entity_in_scope(end, tenant, None, users)
+            sql += f" AND {held}"
+            params += args
+    return sql, params
+
+
+def _owned(
+    table: str, columns: str, tenant: str, users: list[str] | None
+) -> tuple[str, list[object]]:
+    """The rows of ``table`` of the tenant (of ``users`` only, when given): ``columns``,
+    then the embedding."""
+    sql = f"SELECT {columns}, r.embedding FROM {{s}}.{table} r WHERE r.tenant = %s"
+    params: list[object] = [tenant]
+    if users is not None:
+        sql += " AND r.user_identifier = ANY(%s::text[])"
+        params.append(users)
+    return sql, params
+
+
+def _relationship(row: Row, owner: str | None) -> Record:
+    return rec.relationship(relationships.to_relationship(row), owner)
+
+
+def _preference(row: Row) -> Record:
+    return rec.preference(preferences.to_preference(row[:-1]), _floats(row[-1]))
+
+
+def _fact(row: Row) -> Record:
+    return rec.fact(facts.to_fact(row[:-1]), _floats(row[-1]))
+
+
+def _floats(stored: list[float] | None) -> list[float] | None:
+    return None if stored is None else [float(x) for x in stored]
+
+
+# ---------------------------------------------------------------------------- import
+
+
+def _when(value: str | None) -> datetime | None:
+    return None if value is None else parse_stamp(value)
+
+
+def _vector(values: list[float] | None) -> list[float] | None:
+    """An embedding as a float8[] parameter: integers as the floats they equal."""
+    return None if values is None else [float(x) for x in values]
+
+
+class LongTermImporter:
+    """The long-term records of one batch, written in its transaction. ``tenant`` gives
+    a record's stored tenant, ``None`` when it cannot be placed (no user in a
+    multi-tenant store)."""
+
+    def __init__(
+        self,
+        state: ImportState,
+        tally: TransferReport,
+        tenant: Callable[[Record], str | None],
+        multi_tenant: bool,
+    ) -> None:
+        self.state = state
+        self.tally = tally
+        self.tenant = tenant
+        self.multi_tenant = multi_tenant
+
+    async def write(self, tx: Tx, record: Record) -> None:
+        """Write one record (or count why not): each is counted once, as copied or
+        skipped."""
+        kind = record["record"]
+        tenant = self.tenant(record)
+        if tenant is None:
+            self.tally.skip(kind, "no user_identifier and the target is multi-tenant")
+            return
+        table = kind + "s"
+        ident, present = await _place(tx, table, kind, record["id"], tenant)
+        if ident is None:
+            self.tally.skip(kind, FOREIGN_ID)
+            return
+        if present and self.state.on_conflict != "overwrite":
+            self.tally.skip(kind, "already in the target")
+            return
+        ends = await self._ends(tx, record, tenant) if kind == "relationship" else None
+        if kind == "relationship" and ends is None:
+            return  # checked before anything is replaced
+        if present:
+            await tx.run(f"DELETE FROM {{s}}.{table} WHERE id = %s", (ident,))
+        if kind == "preference":
+            await self._preference(tx, record, ident, tenant)
+        elif kind == "fact":
+            await self._fact(tx, record, ident, tenant)
+        elif ends is None or not await self._relationship(tx, record, ident, tenant, ends):
+            return
+        if ident != record["id"]:
+            self.tally.lose(f"{kind}.id", RENAMED)
+        if kind == "relationship" and not self.multi_tenant and record["user_identifier"]:
+            self.tally.lose("relationship.user_identifier", TENANT_LOST)
+        self.tally.copy(kind)
+
+    async def _ends(self, tx: Tx, record: Record, tenant: str) -> tuple[str, str] | None:
+        """A relationship's source and target in the target, both of ``tenant``; ``None``
+        (counted) when one was not carried or is another tenant's."""
+        source = await self._entity(tx, record["source_id"], tenant)
+        target = await self._entity(tx, record["target_id"], tenant)
+        if source is None or target is None:
+            names = ("source_id", "target_id")
+            lost = any(self.state.entities.get(record[name]) is None for name in names)
+            self.tally.skip("relationship", LINK_LOST if lost else FOREIGN_LINK)
+            return None
+        return source, target
+
+    async def _relationship(
+        self, tx: Tx, record: Record, ident: str, tenant: str, ends: tuple[str, str]
+    ) -> bool:
+        source, target = ends
+        same = await tx.row(
+            "SELECT id FROM {s}.relationships WHERE source_id = %s AND type = %s "
+            "AND target_id = %s",
+            (source, record["type"], target),
+        )
+        if same is not None:
+            if self.state.on_conflict != "overwrite":
+                self.tally.skip("relationship", SAME_TRIPLE)
+                return False
+            await tx.run("DELETE FROM {s}.relationships WHERE id = %s", (same[0],))
+        await tx.run(
+            "INSERT INTO {s}.relationships (id, tenant, source_id, target_id, type, "
+            "properties, confidence, valid_from, valid_until, created_at) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                ident,
+                tenant,
+                source,
+                target,
+                record["type"],
+                store_metadata(record["properties"])[0],
+                record["confidence"],
+                _when(record.get("valid_from")),
+                _when(record.get("valid_until")),
+                parse_stamp(record["created_at"]),
+            ),
+        )
+        return True
+
+    async def _preference(self, tx: Tx, record: Record, ident: str, tenant: str) -> None:
+        linked = await self._linked(tx, record["linked_entities"], tenant)
+        successor = record.get("superseded_by")
+        if successor is not None:
+            successor, _ = await _place(tx, "preferences", "preference", successor, tenant)
+            if successor is None:  # it cannot be written into this tenant either
+                self.tally.lose("preference.superseded_by", FOREIGN_ID)
+        texts = (record["category"], record["preference"], record.get("context"))
+        await tx.run(
+            "INSERT INTO {s}.preferences (id, tenant, user_identifier, category, preference, "
+            "context, confidence, metadata, embedding, words, created_at, superseded_at, "
+            "superseded_by) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::float8[], "
+            "%s::text[], %s, %s, %s)",
+            (
+                ident,
+                tenant,
+                record["user_identifier"],
+                store_text(texts[0]),
+                store_text(texts[1]),
+                store_optional(texts[2]),
+                record["confidence"],
+                store_metadata(record["metadata"])[0],
+                _vector(record.get("embedding")),
+                words.of(*texts),
+                parse_stamp(record["created_at"]),
+                _when(record.get("superseded_at")),
+                successor,
+            ),
+        )
+        if linked:
+            await tx.run(
+                "INSERT INTO {s}.preference_entities (preference_id, entity_id, position) "
+                "SELECT %s, x.id, x.n - 1 FROM unnest(%s::text[]) WITH ORDINALITY AS x (id, n)",
+                (ident, linked),
+            )
+
+    async def _fact(self, tx: Tx, record: Record, ident: str, tenant: str) -> None:
+        texts = (record["subject"], record["predicate"], record["object"])
+        await tx.run(
+            "INSERT INTO {s}.facts (id, tenant, user_identifier, subject, subject_key, "
+            "predicate, object, confidence, valid_from, valid_until, source_message_id, "
+            "metadata, embedding, words, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, "
+            "%s, %s, %s, %s, %s, %s::float8[], %s::text[], %s)",
+            (
+                ident,
+                tenant,
+                record["user_identifier"],
+                store_text(texts[0]),
+                name_key(texts[0]),
+                store_text(texts[1]),
+                store_text(texts[2]),
+                record["confidence"],
+                _when(record.get("valid_from")),
+                _when(record.get("valid_until")),
+                record.get("source_message_id"),
+                store_metadata(record["metadata"])[0],
+                _vector(record.get("embedding")),
+                words.of(*texts),
+                parse_stamp(record["created_at"]),
+            ),
+        )
+
+    async def _entity(self, tx: Tx, archive_id: str, tenant: str) -> str | None:
+        """The target id of an archive entity, when it was carried into ``tenant``."""
+        entity = self.state.entities.get(archive_id)
+        if entity is None:
+            return None
+        row = await tx.row(
+            "SELECT 1 FROM {s}.entities WHERE id = %s AND tenant = %s", (entity, tenant)
+        )
+        return entity if row is not None else None
+
+    async def _linked(self, tx: Tx, archive_ids: list[str], tenant: str) -> list[str]:
+        """A preference's linked entities in the target, in order, each once; a link to an
+        entity not carried, or of another tenant, is counted and dropped."""
+        kept: list[str] = []
+        for archive_id in archive_ids:
+            entity = await self._entity(tx, archive_id, tenant)
+            if entity is None:
+                carried = self.state.entities.get(archive_id) is not None
+                self.tally.lose(
+                    "preference.linked_entities", FOREIGN_LINK if carried else LINK_LOST
+                )
+            elif entity not in kept:
+                kept.append(entity)
+        return kept
+
+
+async def _place(
+    tx: Tx, table: str, kind: str, archive_id: str, tenant: str
+) -> tuple[str | None, bool]:
+    """The id a record takes in ``tenant`` and whether the tenant already has it: its
+    archive id, unless another tenant holds that (then one derived from the tenant, which
+    a re-run finds again); ``(None, False)`` when even that is another tenant's."""
+    for ident in (archive_id, own_id(tenant, kind, archive_id)):
+        row = await tx.row(f"SELECT tenant FROM {{s}}.{table} WHERE id = %s", (ident,))
+        if row is None or row[0] == tenant:
+            return ident, row is not None
+    return None, False

@@ -1,0 +1,95 @@
+"""``python -m memory_core_dev.tck URL``: the agent-memory TCK on the backend at ``URL``.
+
+Runs the kit's tests (``tck/tests/v1``) through :mod:`.plugin` in a pytest process of
+their own, writes the outcomes and the kit's own compliance report
+(``tck.report.compliance_report``) to ``--out`` (``compliance.json``, ``compliance.html``,
+``pytest.json``), prints a line per group, and exits 0 when every test of the groups the
+backend must pass passed: Bronze always; Silver long-term when the backend claims
+``entities``, ``entity_search``, ``preferences``, ``facts`` and ``relationships``.
+
+    python -m memory_core_dev.tck memory:// --out tck-report
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+from memory_core import open_backend
+
+from .location import find
+
+GROUPS = {
+    "bronze": lambda t: "bronze" in t["keywords"],
+    "silver long-term": lambda t: "test_long_term.py" in t["nodeid"],
+    "silver reasoning": lambda t: "test_reasoning.py" in t["nodeid"],
+    "gold": lambda t: "gold" in t["keywords"],
+    "platinum": lambda t: "platinum" in t["keywords"],
+}
+LONG_TERM_FLAGS = ("entities", "entity_search", "preferences", "facts", "relationships")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m memory_core_dev.tck", description=__doc__)
+    parser.add_argument("url", help="the memory-core backend URL the TCK runs on")
+    parser.add_argument("--out", default="tck-report", help="folder for the reports")
+    args = parser.parse_args(argv)
+    kit = find()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    outcomes = out / "pytest.json"
+    _run_tests(kit, args.url, outcomes)
+    tests = json.loads(outcomes.read_text(encoding="utf-8"))["tests"]
+    _report(kit, outcomes, out, args.url)
+    required = _required(args.url)
+    failing = False
+    for group, belongs in GROUPS.items():
+        counts = Counter(t["outcome"] for t in tests if belongs(t))
+        total = sum(counts.values())
+        must = group in required
+        failing |= must and counts["passed"] != total
+        mark = "required" if must else "informative"
+        print(f"{group:<17} {counts['passed']:>3}/{total:<3} passed  ({mark})")
+    return 1 if failing else 0
+
+
+def _run_tests(kit: Path, url: str, outcomes: Path) -> None:
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(kit), str(root)])}
+    command = [
+        sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+        "-p", "no:anyio", "--noconftest", "-p", "memory_core_dev.tck.plugin",
+        f"--rootdir={kit}", "-c", os.devnull, str(kit / "tck" / "tests" / "v1"),
+        "--memory-url", url, "--tck-json", str(outcomes),
+    ]  # fmt: skip
+    subprocess.run(command, env=env, check=False, stdout=subprocess.DEVNULL)
+
+
+def _report(kit: Path, outcomes: Path, out: Path, url: str) -> None:
+    sys.path.insert(0, str(kit))
+    from tck.report import compliance_report
+
+    from memory_core.version import VERSION
+
+    report = compliance_report.generate_report(
+        str(outcomes), implementation_name=f"memory-core ({url.split(':')[0]})",
+        implementation_version=VERSION,
+    )  # fmt: skip
+    (out / "compliance.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+    compliance_report.render_html_report(report, str(out / "compliance.html"))
+
+
+def _required(url: str) -> set[str]:
+    caps = open_backend(url).capabilities
+    if all(caps.supports(flag) for flag in LONG_TERM_FLAGS):
+        return {"bronze", "silver long-term"}
+    return {"bronze"}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

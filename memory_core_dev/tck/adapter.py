@@ -1,0 +1,278 @@
+"""The TCK's ``BaseAdapter`` over memory-core's public API (any backend URL).
+
+Each TCK test starts from an empty memory (``clear_all_data``). On a backend that can be
+opened multi-tenant, the adapter gets that by switching to a fresh ``user_identifier``
+and erasing the previous one (``forget_user``): nothing is wiped that the run did not
+write. Elsewhere the store must be a throwaway one, and its conversations are cleared.
+
+What memory-core does not have raises ``NotImplementedError`` as the kit expects
+(reasoning memory, and the Gold and Platinum operations not mapped here), so those tests
+fail honestly instead of being skipped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID, uuid4
+
+from tck.adapters.base_adapter import (
+    BaseAdapter,
+    TCKConversation,
+    TCKEntity,
+    TCKFact,
+    TCKMessage,
+    TCKPreference,
+    TCKReasoningTrace,
+    TCKRelationship,
+    TCKSessionInfo,
+    TCKToolStats,
+)
+
+from memory_core import (
+    Entity,
+    MemoryBackend,
+    Message,
+    NotFoundError,
+    open_backend,
+)
+
+NO_REASONING = "memory-core keeps no reasoning memory yet"
+
+
+class MemoryCoreAdapter(BaseAdapter):
+    """The TCK adapter for the memory-core backend at ``url``."""
+
+    def __init__(self, url: str, **options: Any) -> None:
+        self.url = url
+        self.options = options
+        self.backend: MemoryBackend | None = None
+        self.user: str | None = None
+        self._wrote = False
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def setup(self) -> None:
+        probe = open_backend(self.url, **self.options)
+        tenants = probe.capabilities.multi_tenant
+        await probe.close()
+        options = {**self.options, "multi_tenant": True} if tenants else self.options
+        self.backend = open_backend(self.url, **options)
+        await self.backend.connect()
+
+    async def teardown(self) -> None:
+        await self.clear_all_data()
+        await self._memory().close()
+
+    async def clear_all_data(self) -> None:
+        memory = self._memory()
+        if memory.multi_tenant:
+            if self.user is not None and self._wrote:
+                await memory.forget_user(self.user)
+            self.user = f"tck-{uuid4().hex}"
+        else:
+            for conversation in await memory.list_conversations(limit=10_000):
+                await memory.clear_session(conversation_id=conversation.id)
+        self._wrote = False
+
+    def _memory(self) -> MemoryBackend:
+        if self.backend is None:
+            raise RuntimeError("setup() was not called")
+        return self.backend
+
+    def _as(self) -> dict[str, Any]:
+        """The user every call is made for (multi-tenant backends)."""
+        return {"user_identifier": self.user} if self._memory().multi_tenant else {}
+
+    def _writes(self) -> dict[str, Any]:
+        self._wrote = True
+        return self._as()
+
+    # ------------------------------------------------------------------ short-term
+
+    async def add_message(
+        self, session_id: str, role: str, content: str, *, metadata: dict[str, Any] | None = None
+    ) -> TCKMessage:
+        made = await self._memory().add_message(
+            session_id, role, content, metadata=metadata, **self._writes()
+        )
+        return _message(made)
+
+    async def get_conversation(
+        self, session_id: str, *, limit: int | None = None
+    ) -> TCKConversation:
+        memory = self._memory()
+        try:
+            found = await memory.get_conversation(session_id, limit=limit, **self._as())
+        except NotFoundError:
+            return TCKConversation(id=uuid4(), session_id=session_id, created_at=_now())
+        return TCKConversation(
+            id=found.id,
+            session_id=found.session_id,
+            messages=[_message(m) for m in found.messages],
+            title=found.title,
+            created_at=found.created_at,
+            updated_at=found.updated_at,
+        )
+
+    async def search_messages(
+        self,
+        query: str,
+        *,
+        session_id: str | None = None,
+        limit: int = 10,
+        threshold: float = 0.7,
+    ) -> list[TCKMessage]:
+        hits = await self._memory().search_messages(
+            query, session_id=session_id, limit=limit, threshold=threshold, **self._as()
+        )
+        return [_message(m) for m in hits]
+
+    async def list_sessions(self, *, limit: int = 100) -> list[TCKSessionInfo]:
+        listed = await self._memory().list_sessions(limit=limit, **self._as())
+        return [
+            TCKSessionInfo(
+                session_id=s.session_id,
+                message_count=s.message_count,
+                created_at=s.created_at,
+                updated_at=s.updated_at,
+            )
+            for s in listed
+        ]
+
+    async def delete_message(self, message_id: UUID) -> bool:
+        return await self._memory().delete_message(message_id, **self._as())
+
+    async def clear_session(self, session_id: str) -> None:
+        await self._memory().clear_session(session_id, **self._as())
+
+    # ------------------------------------------------------------------ long-term
+
+    async def add_entity(
+        self, name: str, entity_type: str, *, description: str | None = None
+    ) -> TCKEntity:
+        made = await self._memory().add_entity(
+            name, entity_type, description=description, **self._writes()
+        )
+        return _entity(made)
+
+    async def add_preference(
+        self, category: str, preference: str, *, context: str | None = None
+    ) -> TCKPreference:
+        made = await self._memory().add_preference(
+            category, preference, context=context, **self._writes()
+        )
+        return TCKPreference(
+            id=UUID(made.id),
+            category=made.category,
+            preference=made.preference,
+            context=made.context,
+        )
+
+    async def add_fact(self, subject: str, predicate: str, obj: str) -> TCKFact:
+        made = await self._memory().add_fact(subject, predicate, obj, **self._writes())
+        return TCKFact(
+            id=UUID(made.id), subject=made.subject, predicate=made.predicate, object=made.object
+        )
+
+    async def search_entities(self, query: str, *, limit: int = 10) -> list[TCKEntity]:
+        hits = await self._memory().search_entities(query, limit=limit, **self._as())
+        return [_entity(e) for e in hits]
+
+    async def search_preferences(
+        self, query: str, *, category: str | None = None, limit: int = 10
+    ) -> list[TCKPreference]:
+        hits = await self._memory().search_preferences(
+            query, category=category, limit=limit, **self._as()
+        )
+        return [
+            TCKPreference(
+                id=UUID(p.id), category=p.category, preference=p.preference, context=p.context
+            )
+            for p in hits
+        ]
+
+    async def get_entity_by_name(self, name: str) -> TCKEntity | None:
+        found = await self._memory().find_entities(name, limit=10, **self._as())
+        exact = [e for e in found if e.name == name]
+        return _entity(exact[0]) if exact else None
+
+    async def get_related_entities(
+        self, entity_id: UUID, *, relationship_type: str | None = None, depth: int = 1
+    ) -> list[TCKEntity]:
+        found = await self._memory().related_entities(
+            str(entity_id), depth=depth, types=relationship_type, **self._as()
+        )
+        return [_entity(e) for e in found]
+
+    async def add_relationship(
+        self,
+        source_id: UUID,
+        target_id: UUID,
+        relationship_type: str,
+        *,
+        properties: dict[str, Any] | None = None,
+    ) -> TCKRelationship:
+        made = await self._memory().add_relationship(
+            str(source_id),
+            str(target_id),
+            relationship_type,
+            properties=properties,
+            **self._writes(),
+        )
+        return TCKRelationship(
+            id=UUID(made.id),
+            source_id=UUID(made.source_id),
+            target_id=UUID(made.target_id),
+            relationship_type=made.type,
+            properties=made.properties,
+        )
+
+    # ------------------------------------------------------------------ reasoning
+
+    async def start_trace(self, session_id: str, task: str, **_: Any) -> TCKReasoningTrace:
+        raise NotImplementedError(NO_REASONING)
+
+    async def add_step(self, trace_id: UUID, **_: Any) -> Any:
+        raise NotImplementedError(NO_REASONING)
+
+    async def record_tool_call(self, step_id: UUID, tool_name: str, **_: Any) -> Any:
+        raise NotImplementedError(NO_REASONING)
+
+    async def complete_trace(self, trace_id: UUID, **_: Any) -> Any:
+        raise NotImplementedError(NO_REASONING)
+
+    async def get_trace_with_steps(self, trace_id: UUID) -> TCKReasoningTrace | None:
+        raise NotImplementedError(NO_REASONING)
+
+    async def list_traces(self, **_: Any) -> list[TCKReasoningTrace]:
+        raise NotImplementedError(NO_REASONING)
+
+    async def get_tool_stats(self, **_: Any) -> list[TCKToolStats]:
+        raise NotImplementedError(NO_REASONING)
+
+
+def _message(message: Message) -> TCKMessage:
+    return TCKMessage(
+        id=message.id,
+        role=message.role.value,
+        content=message.content,
+        timestamp=message.created_at,
+        embedding=message.embedding,
+        metadata=message.metadata,
+    )
+
+
+def _entity(entity: Entity) -> TCKEntity:
+    return TCKEntity(
+        id=UUID(entity.id),
+        name=entity.name,
+        type=entity.type,
+        description=entity.description,
+        created_at=entity.created_at,
+    )
+
+
+def _now() -> Any:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC)

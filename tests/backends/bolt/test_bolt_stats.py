@@ -1,0 +1,39 @@
+"""stats on Bolt: exact counts per user (and a dry-run erasure) on a single-tenant and a
+multi-tenant store; the size is unknown. The run's own Neo4j is wiped before each test
+(see conftest), so totals are exact there; on a server someone else uses, only the
+users' rows are checked."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from memory_core import MemoryBackend
+from memory_core_dev.neo4j_fixtures import Neo4jHandle
+from tests.backends.erasure_data import write_user
+from tests.backends.stats_cases import check_counts, check_dry_run, row
+
+pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
+
+
+@pytest.mark.parametrize("multi_tenant", [False, True], ids=["single-tenant", "multi-tenant"])
+async def test_counts_per_user_and_a_dry_run(
+    open_bolt: Callable[..., MemoryBackend],
+    neo4j_server: Neo4jHandle,
+    unique: Callable[[str], str],
+    multi_tenant: bool,
+) -> None:
+    ada, bob = unique("ada"), unique("bob")
+    async with open_bolt(multi_tenant=multi_tenant) as memory:
+        if neo4j_server.wipeable:
+            found = await check_counts(memory, ada, bob)
+            assert found.size_bytes is None
+            await check_dry_run(memory, ada, bob)
+            return
+        await write_user(memory, ada, "A")
+        await write_user(memory, bob, "B")
+        found = await memory.stats(user_identifier=ada)
+        assert found.users == [row(ada, multi_tenant)] and found.size_bytes is None
+        report = await memory.forget_user(bob)
+        assert report.counts["conversations"] == 2

@@ -1,0 +1,69 @@
+"""The agent-memory TCK (the field's conformance kit) on every backend that keeps
+long-term memory, through ``python -m memory_core_dev.tck`` (its documented command):
+Bronze 93/93 and Silver long-term 38/38 are required, and the kit's own compliance
+report says Bronze."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from memory_core_dev.neo4j_fixtures import Neo4jHandle
+from memory_core_dev.postgres_server import PostgresHandle
+from memory_core_dev.tck.location import find
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _certify(url: str, out: Path) -> dict[str, tuple[int, int]]:
+    """Run the kit on ``url``; the passed/total count of each group it printed."""
+    find()  # a missing kit fails here, by name, rather than as a failed run
+    run = subprocess.run(
+        [sys.executable, "-m", "memory_core_dev.tck", url, "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    groups: dict[str, tuple[int, int]] = {}
+    for line in run.stdout.splitlines():
+        name, _, rest = line.partition("  ")
+        if "/" in rest:
+            passed, total = rest.split()[0].split("/")
+            groups[name.strip()] = (int(passed), int(total))
+    assert run.returncode == 0, run.stdout + run.stderr
+    return groups
+
+
+def _check(url: str, out: Path) -> None:
+    groups = _certify(url, out)
+    assert groups["bronze"] == (93, 93)
+    assert groups["silver long-term"] == (38, 38)
+    report = json.loads((out / "compliance.json").read_text(encoding="utf-8"))
+    assert report["tier_achieved"] in ("bronze", "silver", "gold")
+    assert report["tiers"]["bronze"]["passed"] == 93
+
+
+def test_memory(tmp_path: Path) -> None:
+    _check("memory://", tmp_path)
+
+
+def test_sqlite(tmp_path: Path) -> None:
+    _check(f"sqlite:///{tmp_path / 'tck.db'}", tmp_path / "report")
+
+
+def test_postgres(tmp_path: Path, postgres_server: PostgresHandle) -> None:
+    separator = "&" if "?" in postgres_server.url else "?"
+    _check(f"{postgres_server.url}{separator}schema=tck_{uuid.uuid4().hex[:10]}", tmp_path)
+
+
+@pytest.mark.neo4j
+def test_bolt(tmp_path: Path, neo4j_server: Neo4jHandle) -> None:
+    _check(neo4j_server.uri, tmp_path)
