@@ -3,12 +3,15 @@
 Export reads in pages (entities by id, conversations by session id, messages by ``seq``
 on the ``Message(conversation_id, seq)`` index), each page in its own read transaction.
 A conversation another library wrote (no ``seq``) is read in its timestamp order and
-numbered 1, 2, …. Import writes a batch of records in one write transaction, in four
-phases (entities, conversations, messages, mentions: every record only refers to kinds
-of an earlier phase), keeping ids, sequence numbers, timestamps, embeddings,
-idempotency keys and the order of a message's mentions (``MENTIONS.position``). The
-graph it writes is the one the backend itself writes: HAS_MESSAGE, FIRST_MESSAGE,
-NEXT_MESSAGE chain, ``next_seq``/``message_count``, User nodes, entity labels and keys.
+numbered 1, 2, …. Each tenant's relationships, preferences and facts follow its
+conversations (:mod:`.transfer_long_term`). Import writes a batch of records in one
+write transaction, in five phases (entities, conversations, messages, mentions, then
+the long-term records of :mod:`.transfer_long_term_import`: every record only refers to
+kinds of an earlier phase, or, for a preference's successor, is linked once that is
+there), keeping ids, sequence numbers, timestamps, embeddings, idempotency keys and the
+order of a message's mentions (``MENTIONS.position``). The graph it writes is the one the
+backend itself writes: HAS_MESSAGE, FIRST_MESSAGE, NEXT_MESSAGE chain,
+``next_seq``/``message_count``, User nodes, entity labels and keys.
 """
 
 from __future__ import annotations
@@ -40,34 +43,32 @@ from memory_core.store import transfer_records as rec
 from . import cypher
 from .records import dump_metadata, read_conversation, read_message, session_uuid, to_entity
 from .session import Connection, rows
+from .transfer_long_term import entity_held, export_long_term
+from .transfer_long_term_import import LongTermWriter
 
 PAGE = 1000
+LONG_TERM = ("relationship", "preference", "fact")
 
 TENANTS = """
 CALL () {
     MATCH (c:Conversation) WHERE c.user_identifier IS NOT NULL RETURN c.user_identifier AS t
   UNION
     MATCH (e:Entity) WHERE e.tenant IS NOT NULL RETURN e.tenant AS t
+  UNION
+    MATCH (p:Preference) WHERE p.tenant IS NOT NULL RETURN p.tenant AS t
+  UNION
+    MATCH (f:Fact) WHERE f.tenant IS NOT NULL RETURN f.tenant AS t
 }
 RETURN t ORDER BY t
 """
 
-# The entities in scope: a tenant's (every entity, single-tenant), all of them unless the
-# export is narrowed to sessions ($prefix) or users ($users, single-tenant: an entity is
-# theirs by its tenant); then also those a message of a conversation in scope mentions.
-ENTITY_PAGE = """
+# The entities in scope (see :func:`.transfer_long_term.entity_held`): a tenant's (every
+# entity, single-tenant), by id.
+ENTITY_PAGE = f"""
 MATCH (e:Entity) WHERE e.id > $after AND ($tenant IS NULL OR e.tenant = $tenant)
-  AND (
-    ($prefix IS NULL AND ($users IS NULL OR e.tenant IN $users))
-    OR (($prefix IS NOT NULL OR $users IS NOT NULL) AND EXISTS {
-      MATCH (c:Conversation)-[:HAS_MESSAGE]->(:Message)-[:MENTIONS]->(e)
-      WHERE ($tenant IS NULL OR c.user_identifier = $tenant)
-        AND ($users IS NULL OR c.user_identifier IN $users)
-        AND ($prefix IS NULL OR c.session_id STARTS WITH $prefix)
-    })
-  )
+  AND {entity_held("e")}
 WITH e ORDER BY e.id LIMIT $limit
-RETURN e {.*} AS entity
+RETURN e {{.*}} AS entity
 """
 
 CONVERSATION_PAGE = f"""
@@ -253,6 +254,9 @@ class BoltTransfer:
                 yield record
             async for record in self._conversations(tenant, session_prefix, only, report):
                 yield record
+            if not session_prefix:  # long-term records belong to no session
+                async for record in export_long_term(self.conn, tenant, only, PAGE):
+                    yield record
 
     async def _entities(
         self, tenant: str | None, prefix: str | None, users: list[str] | None
@@ -422,6 +426,12 @@ class _Importer:
             await self.conversation(tx, record)
         await self.messages(tx, by_kind.get("message", []))
         await self.mentions(tx, by_kind.get("mention", []), owners)
+        long_term = [r for r in self.records if r["record"] in LONG_TERM]
+        if long_term:
+            writer = LongTermWriter(
+                self.tally, self.entities, self.state.on_conflict, self.multi_tenant
+            )
+            await writer.run(tx, long_term)
 
     async def entity(self, tx: AsyncManagedTransaction, record: Record) -> None:
         placeable, tenant = self.tenant(record)
