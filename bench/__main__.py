@@ -2,7 +2,7 @@
 with the peers and the floor; writes ``bench/results/latest.json`` and ``latest.md``.
 
     python -m bench            # default sizes (minutes on a shared 2-core machine)
-    python -m bench --full     # the sizes (1k singles, 100k reads, 5,000 convs)
+    python -m bench --full     # the full sizes (1k singles, 100k reads, 5,000 convs)
     python -m bench --smoke    # tiny sizes: checks the harness works (CI runs this)
     python -m bench --only embedded,nams
     python -m bench --only embedded,bolt,nams --workloads keyset   # one kind of workload

@@ -183,6 +183,9 @@ def test_responsiveness_takes_time_the_machine_gave_to_others_off_the_stall() ->
     assert _verdict("get", took=1.0, stall=0.7, cpu=0.1) is not None  # idle 0.6 s
     assert _verdict("get", took=1.0, stall=0.7, cpu=0.1, waited=0.5) is None
     assert "never yielded" in (_verdict("get", took=1.0, stall=0.95, cpu=0.9) or "")
-    assert _verdict("get", took=1.0, stall=0.95, cpu=0.9, waited=0.2) is None
+    # the wait comes off the call's time as well: holding the loop for 0.75 of the 0.8 s
+    # the thread ran is still never yielding (SqliteOnLoop passed on a loaded machine)
+    assert "never yielded" in (_verdict("get", took=1.0, stall=0.95, cpu=0.9, waited=0.2) or "")
+    assert _verdict("get", took=1.0, stall=0.95, cpu=0.3, waited=0.7) is None
     before = _run_queue_wait()
     assert 0.0 <= before <= _run_queue_wait()

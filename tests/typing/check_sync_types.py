@@ -24,8 +24,11 @@ from memory_core import (
     ErasureReport,
     ExpiryReport,
     ExtractionStatus,
+    Fact,
     MemoryBackend,
     Message,
+    Preference,
+    Relationship,
     SessionInfo,
     StoreStats,
 )
@@ -87,6 +90,24 @@ def check_methods(memory: SyncMemoryBackend, conversation_id: UUID) -> None:
     assert_type(memory.add_entity("Ada", "person", description="d"), Entity)
     assert_type(memory.find_entities("Ada", 3, type="person"), list[Entity])
     assert_type(memory.delete_entity("e1"), bool)
+    assert_type(memory.search_entities("Ada", type="person", limit=3), list[Entity])
+    # long-term memory
+    preference = memory.add_preference("food", "likes figs", context="lunch", confidence=0.5)
+    assert_type(preference, Preference)
+    assert_type(memory.search_preferences("figs", category="food"), list[Preference])
+    assert_type(memory.list_preferences("food", include_superseded=True), list[Preference])
+    assert_type(memory.supersede_preference("p1", "p2"), Preference)
+    assert_type(memory.delete_preference("p1"), bool)
+    fact = memory.add_fact("Ada", "WORKS_AT", "Acme", valid_from=datetime(2024, 1, 1, tzinfo=UTC))
+    assert_type(fact, Fact)
+    assert_type(memory.search_facts("Acme", as_of="2025-01-01"), list[Fact])
+    assert_type(memory.facts_about("Ada", predicate="WORKS_AT"), list[Fact])
+    assert_type(memory.delete_fact("f1"), bool)
+    link = memory.add_relationship("e1", "e2", "KNOWS", properties={"since": 2020})
+    assert_type(link, Relationship)
+    assert_type(memory.list_relationships("e1", direction="out"), list[Relationship])
+    assert_type(memory.related_entities("e1", depth=2, types=["KNOWS"]), list[Entity])
+    assert_type(memory.delete_relationship("r1"), bool)
     # erasure and retention
     assert_type(memory.forget_user("u", batch_size=10), ErasureReport)
     assert_type(memory.expire_conversations(timedelta(days=30), dry_run=True), ExpiryReport)

@@ -83,11 +83,14 @@ def _verdict(name: str, took: float, stall: float, cpu: float, waited: float = 0
     own CPU work does not explain. Any work that never lets the loop run for nearly the
     whole call (here 90%) blocks it too, whatever it does.
     """
+    # The wait is taken off the call's time too: a call that never yields is caught
+    # however long the machine kept its thread waiting.
     stall = max(0.0, stall - waited)
+    ran = max(0.0, took - waited)
     idle = stall - cpu
-    if idle > max(RESPONSIVE_FLOOR, RESPONSIVE_IDLE_SHARE * took):
+    if idle > max(RESPONSIVE_FLOOR, RESPONSIVE_IDLE_SHARE * ran):
         why = f"sat idle {idle * 1000:.0f} ms without yielding"
-    elif stall > max(RESPONSIVE_FLOOR, RESPONSIVE_STALL_SHARE * took):
+    elif stall > max(RESPONSIVE_FLOOR, RESPONSIVE_STALL_SHARE * ran):
         why = "never yielded"
     else:
         return None
