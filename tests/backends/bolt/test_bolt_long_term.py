@@ -11,6 +11,7 @@ import pytest
 
 from memory_core import HashingEmbedder, MemoryBackend, NotFoundError, open_backend
 from memory_core.scoring import TOLERANCE
+from memory_core_dev.neo4j_fixtures import Neo4jHandle
 
 from .helpers import Graph
 
@@ -66,9 +67,11 @@ async def test_the_graph_is_the_references_shape(
     assert row == {"type": "WORKS_AT", "mirror": "WORKS_AT", "until": "2030-01-01T00:00:00+00:00"}
 
 
+@pytest.mark.neo4j_private
 async def test_a_tenant_sees_only_its_own_long_term_memory(
-    tenant_bolt: MemoryBackend, graph: Graph, unique: Unique
+    tenant_bolt: MemoryBackend, graph: Graph, unique: Unique, neo4j_server: Neo4jHandle
 ) -> None:
+    neo4j_server.require_wipeable("it reads every long-term node of the database")
     alice, bob, word = unique("alice"), unique("bob"), unique("w").replace("-", "")
     mine = await tenant_bolt.add_entity(f"{word} Labs", "ORGANIZATION", user_identifier=alice)
     other = await tenant_bolt.add_entity(unique("Ada"), "PERSON", user_identifier=alice)
@@ -169,9 +172,11 @@ async def test_scores_equal_the_embedded_stores(
             assert abs(mine - theirs) <= TOLERANCE, (kind, mine, theirs)
 
 
+@pytest.mark.neo4j_private
 async def test_deleting_the_last_preference_removes_its_user_node(
-    bolt: MemoryBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique, neo4j_server: Neo4jHandle
 ) -> None:
+    neo4j_server.require_wipeable("it counts every User node of the database")
     lone, talker = unique("lone"), unique("talker")
     pref = await bolt.add_preference("food", "tea", user_identifier=lone)
     kept = await bolt.add_preference("food", "tea", user_identifier=talker)
@@ -242,9 +247,11 @@ async def test_related_entities_nearest_then_oldest(bolt: MemoryBackend, unique:
     ]
 
 
+@pytest.mark.neo4j_private
 async def test_concurrent_writes_make_one_relationship_and_one_supersede(
-    bolt: MemoryBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique, neo4j_server: Neo4jHandle
 ) -> None:
+    neo4j_server.require_wipeable("it counts relationships across the database")
     user = unique("user")
     a, b = [await bolt.add_entity(unique("E"), "PERSON") for _ in range(2)]
     old = await bolt.add_preference("food", "tea", user_identifier=user)

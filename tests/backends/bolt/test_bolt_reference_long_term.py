@@ -124,9 +124,14 @@ async def test_bolt_long_term_reads_back_through_reference(
     )
 
 
+@pytest.mark.neo4j_private
 async def test_reference_long_term_reads_back_through_bolt(
-    reference: LongTermMemory, bolt: MemoryBackend, unique: Callable[[str], str]
+    reference: LongTermMemory,
+    bolt: MemoryBackend,
+    unique: Callable[[str], str],
+    neo4j_server: Neo4jHandle,
 ) -> None:
+    neo4j_server.require_wipeable("it lists every fact and preference without a user")
     user, subject = unique("user"), unique("Ada")
     ada, _ = await reference.add_entity(unique("Ada"), "PERSON", resolve=False)
     acme, _ = await reference.add_entity(unique("Acme"), "ORGANIZATION", resolve=False)
@@ -208,9 +213,15 @@ async def test_a_multi_tenant_store_sees_none_of_the_references_records(
         await tenant_bolt.list_relationships(str(ada.id), user_identifier=user)
 
 
+@pytest.mark.neo4j_private
 async def test_forget_user_erases_the_preferences_the_reference_linked_to_the_user(
-    reference: LongTermMemory, bolt: MemoryBackend, graph: Graph, unique: Callable[[str], str]
+    reference: LongTermMemory,
+    bolt: MemoryBackend,
+    graph: Graph,
+    unique: Callable[[str], str],
+    neo4j_server: Neo4jHandle,
 ) -> None:
+    neo4j_server.require_wipeable("it reads every preference of the database")
     user, other = unique("user"), unique("other")
     await reference.add_preference("food", "likes tea", user_identifier=user)
     kept = await reference.add_preference("food", "likes tea", user_identifier=other)
