@@ -30,12 +30,11 @@ from neo4j import AsyncManagedTransaction
 from memory_core.store import candidate_pool, query_terms, text_score
 
 from .records import to_datetime
+from .scoring import MAX_CLAUSES
 from .session import rows
 
 T = TypeVar("T")
 TEXT_K_MAX = 2**31 - 1
-MAX_CLAUSES = 1000
-"""Clauses one Lucene query may hold (Lucene refuses more than 1024)."""
 _HAS_WORD = re.compile(r"\w", re.UNICODE)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

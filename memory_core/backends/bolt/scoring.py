@@ -23,21 +23,28 @@ from memory_core.store import matches
 _HAS_WORD = re.compile(r"\w", re.UNICODE)
 
 
-def lucene_query(text: str) -> str | None:
-    """A Lucene query matching any whitespace-separated term of ``text`` in the content.
+MAX_CLAUSES = 1000
+"""Clauses one Lucene query may hold (Lucene refuses more than 1024)."""
+
+
+def lucene_queries(text: str) -> list[str]:
+    """Lucene queries that together match any whitespace-separated term of ``text`` in
+    the content, each within :data:`MAX_CLAUSES` terms (a query of 10,000 characters may
+    hold 5,000 words, more than one Lucene query may).
 
     Each term is a quoted phrase with ``\\`` and ``"`` escaped, so no character of the
     user's text is ever a Lucene operator (``a:b (c" AND -d*`` searches the words a, b,
-    c, and, d). Terms without a letter or digit are dropped; ``None`` means nothing is
-    left to search for.
+    c, and, d). Terms without a letter or digit are dropped; an empty list means nothing
+    is left to search for.
     """
     terms = [token for token in dict.fromkeys(text.split()) if _HAS_WORD.search(token)]
-    if not terms:
-        return None
-    phrases = " OR ".join(_phrase(t) for t in terms)
+    phrases = [_phrase(term) for term in terms]
     # The index also holds ``conversation_id`` (to restrict a search to one
     # conversation); the user's words are only ever matched against the content.
-    return f"content:({phrases})"
+    return [
+        f"content:({' OR '.join(phrases[i : i + MAX_CLAUSES])})"
+        for i in range(0, len(phrases), MAX_CLAUSES)
+    ]
 
 
 def _phrase(term: str) -> str:

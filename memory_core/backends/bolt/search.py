@@ -30,7 +30,7 @@ from memory_core.store import requests as rq
 from . import cypher
 from .records import read_message, session_params
 from .schema import FULLTEXT_INDEX
-from .scoring import lucene_query, metadata_matches
+from .scoring import lucene_queries, metadata_matches
 from .session import rows
 
 VECTOR_K_START = 50
@@ -85,12 +85,14 @@ async def _text_hits(
     the Lucene score only picks them (it follows index-wide statistics), each is scored
     from its content alone. The index is asked for its best ``k`` matches, and for four
     times as many whenever those held fewer candidates than the pool while more matches
-    may exist (matches of other conversations, filtered ones).
+    may exist (matches of other conversations, filtered ones). A query of more words than
+    one Lucene query holds is asked in parts; a message several parts find keeps its best
+    Lucene score.
     """
-    query = lucene_query(req.query)
-    if query is None:
+    queries = lucene_queries(req.query)
+    if not queries:
         return []
-    params: dict[str, Any] = {"index": FULLTEXT_INDEX, "lucene": query, "tenant": req.tenant}
+    params: dict[str, Any] = {"index": FULLTEXT_INDEX, "tenant": req.tenant}
     if session is not None:
         statement = cypher.TEXT_CANDIDATES_SESSION
         params.update(session_params(session))
@@ -98,15 +100,13 @@ async def _text_hits(
         statement = cypher.TEXT_CANDIDATES
         params["conversation_id"] = conversation_id
     pool = candidate_pool(req.limit)
-    filters = req.metadata_filters
-    k = pool
-    while True:
-        seen, hits = await _candidates(tx, statement, {**params, "k": k})
-        if filters:
-            hits = [hit for hit in hits if metadata_matches(hit[2], filters)]
-        if len(hits) >= pool or seen < k or k >= TEXT_K_MAX:
-            break
-        k = min(k * 4, TEXT_K_MAX)
+    found: dict[str, list[Any]] = {}
+    for query in queries:
+        for hit in await _pool_hits(tx, statement, {**params, "lucene": query}, req, pool):
+            kept = found.setdefault(str(hit[0]), hit)
+            if float(hit[3]) > float(kept[3]):
+                found[str(hit[0])] = hit
+    hits = list(found.values())
     # Lucene's order, made explicit (a stable sort: equal Lucene scores keep their order).
     hits.sort(key=lambda hit: -float(hit[3]))
     terms = query_terms(req.query)
@@ -117,6 +117,27 @@ async def _text_hits(
             scored.append((score, position, str(message_id)))
     scored.sort(key=lambda entry: (-entry[0], entry[1]))
     return [(message_id, score) for score, _, message_id in scored]
+
+
+async def _pool_hits(
+    tx: AsyncManagedTransaction,
+    statement: str,
+    params: dict[str, Any],
+    req: rq.SearchMessages,
+    pool: int,
+) -> list[list[Any]]:
+    """The candidates of one Lucene query: its best ``pool`` matches in scope that pass
+    the metadata filters, asking the index for four times as many while it may hold
+    more."""
+    filters = req.metadata_filters
+    k = pool
+    while True:
+        seen, hits = await _candidates(tx, statement, {**params, "k": k})
+        if filters:
+            hits = [hit for hit in hits if metadata_matches(hit[2], filters)]
+        if len(hits) >= pool or seen < k or k >= TEXT_K_MAX:
+            return hits
+        k = min(k * 4, TEXT_K_MAX)
 
 
 async def _candidates(

@@ -9,7 +9,8 @@ and a multi-tenant store's entities up to the last ``rowid`` of then. What the u
 writers add meanwhile is left to the next call (``Erased.remaining``), so a call ends
 even while they keep writing. On a single-tenant store an entity whose last mention went
 in that transaction goes in it too, so a crash never leaves an entity that nothing marks as
-the user's. A multi-tenant store's entities belong to the tenant: they go last.
+the user's, unless another user's preference links it (the user's own preferences and
+facts went first). A multi-tenant store's entities belong to the tenant: they go last.
 
 An external-content FTS5 index only marks a deleted row as deleted: its tokens stay in the
 ``messages_fts_data`` segments until they are merged. Every transaction that deletes
@@ -36,7 +37,7 @@ from memory_core.store import requests as rq
 from .database import Database
 from .fts_purge import mark_pending, purge
 
-# The user's long-term rows, deleted in batches before the entities.
+# The user's long-term rows, deleted in batches before the conversations.
 LONG_TERM = ("preferences", "facts", "relationships")
 LOG_BLOCKED = (
     "SQLite's write-ahead log (the -wal file beside the database): a reader kept an older "
@@ -50,13 +51,13 @@ async def forget_user(db: Database, req: rq.ForgetUser) -> Erased:
     """Erase ``req``'s user, one bounded transaction at a time, then purge the index and
     empty the write-ahead log."""
     erased = Erased()
-    for conversation, cut in await db.call(partial(_conversations, req=req), write=False):
-        await _conversation(db, req, conversation, cut, erased)
     for table in LONG_TERM:
         while await db.call(
             partial(_long_term_batch, req=req, table=table, erased=erased), write=True
         ):
             pass
+    for conversation, cut in await db.call(partial(_conversations, req=req), write=False):
+        await _conversation(db, req, conversation, cut, erased)
     await _entities(db, req, erased)
     await purge(db)
     if not await db.truncate_log():
@@ -168,22 +169,19 @@ def _delete_messages(
     erased.add("mentions", mentions)
     erased.add("idempotency_keys", sum(1 for row in batch if row[2] is not None))
     if shared_entities and linked:
-        entity_marks = ",".join("?" * len(linked))
-        unmentioned = (
-            f"IN (SELECT id FROM entities WHERE tenant = '' AND id IN ({entity_marks}) "
-            "AND NOT EXISTS (SELECT 1 FROM mentions WHERE entity_id = entities.id))"
+        orphan = (
+            f"tenant = '' AND id IN ({','.join('?' * len(linked))}) "
+            "AND NOT EXISTS (SELECT 1 FROM mentions WHERE entity_id = entities.id) "
+            "AND NOT EXISTS (SELECT 1 FROM preference_entities WHERE entity_id = entities.id)"
         )
+        unmentioned = f"IN (SELECT id FROM entities WHERE {orphan})"
         links = conn.execute(
             f"SELECT count(*) FROM relationships WHERE source_id {unmentioned} "
             f"OR target_id {unmentioned}",
             [*linked, *linked],
         ).fetchone()[0]
         erased.add("relationships", links)  # they go with the entities (ON DELETE CASCADE)
-        orphans = conn.execute(
-            f"DELETE FROM entities WHERE tenant = '' AND id IN ({entity_marks}) "
-            "AND NOT EXISTS (SELECT 1 FROM mentions WHERE entity_id = entities.id)",
-            linked,
-        ).rowcount
+        orphans = conn.execute(f"DELETE FROM entities WHERE {orphan}", linked).rowcount
         erased.add("entities", orphans)
 
 

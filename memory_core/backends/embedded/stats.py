@@ -18,11 +18,12 @@ from memory_core.store import requests as rq
 # hold no control character, so char(1) cannot occur in either).
 _OWNER = "c.tenant || char(1) || coalesce(c.user_identifier, char(2))"
 
-# Single-tenant entities mentioned by the messages of exactly one user, and by no
-# message of a conversation without a user or of a tenant: {user: entities}.
+# Single-tenant entities mentioned by the messages of exactly one user, by no message of
+# a conversation without a user or of a tenant, and linked by no other's preference (what
+# forget_user deletes with that user): {user: entities}.
 _SOLE_MENTIONS = f"""
 SELECT owner, count(*) FROM (
-    SELECT min(c.user_identifier) AS owner
+    SELECT mn.entity_id AS entity, min(c.user_identifier) AS owner
     FROM mentions mn
     JOIN entities e ON e.id = mn.entity_id AND e.tenant = ''
     JOIN messages m ON m.id = mn.message_id
@@ -31,6 +32,10 @@ SELECT owner, count(*) FROM (
     GROUP BY mn.entity_id
     HAVING count(DISTINCT {_OWNER}) = 1 AND max(c.tenant) = ''
         AND min(c.user_identifier) IS NOT NULL
+) sole
+WHERE NOT EXISTS (
+    SELECT 1 FROM preference_entities pe JOIN preferences p ON p.id = pe.preference_id
+    WHERE pe.entity_id = sole.entity AND (p.tenant != '' OR p.user_identifier IS NOT sole.owner)
 )
 GROUP BY owner
 """

@@ -1,12 +1,12 @@
 """``forget_user`` on PostgreSQL: bounded transactions, one conversation at a time.
 
-The same plan as the embedded backend's: each transaction deletes at most
-``batch_size`` messages of one of the user's conversations (with their mentions), or
-the conversation once it is empty. On a single-tenant store an entity whose last mention
-went in that transaction goes in it too, with its relationships. Then the user's
-preferences and facts (on a multi-tenant store every long-term record of the tenant,
-relationships too) in batches of ``batch_size``; a multi-tenant store's entities belong
-to the tenant and go last.
+The same plan as the embedded backend's: first the user's preferences and facts (on a
+multi-tenant store every long-term record of the tenant, relationships too) in batches of
+``batch_size``. Then each transaction deletes at most ``batch_size`` messages of one of
+the user's conversations (with their mentions), or the conversation once it is empty. On
+a single-tenant store an entity whose last mention went in that transaction goes in it
+too, with its relationships, unless another user's preference links it. A multi-tenant
+store's entities belong to the tenant and go last.
 One call erases what the user has when it starts (the conversations then listed, their
 messages numbered below their ``next_seq`` of then, the long-term records and the
 tenant's entities created by then): what the user's writers add meanwhile is left to the
@@ -32,7 +32,7 @@ from memory_core.store import requests as rq
 from .tx import Tx
 
 Run = Callable[[Callable[[Tx], Awaitable[Any]]], Awaitable[Any]]
-# The user's long-term rows, deleted in batches after the conversations.
+# The user's long-term rows, deleted in batches before the conversations.
 LONG_TERM = ("preferences", "facts", "relationships")
 
 
@@ -40,6 +40,8 @@ async def forget_user(run: Run, req: rq.ForgetUser) -> Erased:
     """Erase ``req``'s user; ``run(work)`` runs ``work`` in one write transaction."""
     erased = Erased()
     started = datetime.now(UTC)
+    for table in LONG_TERM:
+        await _long_term(run, req, table, started, erased)
     for conversation, cut in await run(partial(_conversations, req=req)):
         step = partial(_step, req=req, conversation=conversation, cut=cut)
         while True:
@@ -48,8 +50,6 @@ async def forget_user(run: Run, req: rq.ForgetUser) -> Erased:
                 erased.add(kind, count)
             if "conversations" in counts:
                 break
-    for table in LONG_TERM:
-        await _long_term(run, req, table, started, erased)
     if req.tenant is not None:
         await _tenant_entities(run, req, started, erased)
     erased.remaining = await run(partial(_remaining, req=req))
@@ -173,6 +173,7 @@ async def _orphans(tx: Tx, linked: list[Any]) -> tuple[int, int]:
         tx,
         "DELETE FROM {s}.entities e WHERE e.tenant = '' AND e.id = ANY(%s) "
         "AND NOT EXISTS (SELECT 1 FROM {s}.mentions m WHERE m.entity_id = e.id) "
+        "AND NOT EXISTS (SELECT 1 FROM {s}.preference_entities p WHERE p.entity_id = e.id) "
         "RETURNING e.id",
         (linked,),
     )

@@ -16,11 +16,12 @@ from memory_core.store import requests as rq
 
 from .tx import Tx
 
-# Single-tenant entities mentioned by the messages of exactly one user, and by no
-# message of a conversation without a user or of a tenant: (user, entities) rows.
+# Single-tenant entities mentioned by the messages of exactly one user, by no message of
+# a conversation without a user or of a tenant, and linked by no other's preference (what
+# forget_user deletes with that user): (user, entities) rows.
 _SOLE_MENTIONS = """
 SELECT owner, count(*) FROM (
-    SELECT min(c.user_identifier) AS owner
+    SELECT mn.entity_id AS entity, min(c.user_identifier) AS owner
     FROM {{s}}.mentions mn
     JOIN {{s}}.entities e ON e.id = mn.entity_id AND e.tenant = ''
     JOIN {{s}}.messages m ON m.id = mn.message_id
@@ -30,6 +31,11 @@ SELECT owner, count(*) FROM (
     HAVING count(DISTINCT (c.tenant, coalesce(c.user_identifier, ''))) = 1
         AND max(c.tenant) = '' AND min(c.user_identifier) IS NOT NULL
 ) sole
+WHERE NOT EXISTS (
+    SELECT 1 FROM {{s}}.preference_entities pe JOIN {{s}}.preferences p ON p.id = pe.preference_id
+    WHERE pe.entity_id = sole.entity
+      AND (p.tenant <> '' OR p.user_identifier IS DISTINCT FROM sole.owner)
+)
 GROUP BY owner
 """
 

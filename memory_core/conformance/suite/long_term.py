@@ -16,7 +16,7 @@ from memory_core import EntityRef, InvalidArgumentTypeError, NotFoundError
 
 from ..checks import invalid, same_json, word
 from ..harness import Harness
-from ..scenarios import scenario
+from ..scenarios import NOT_APPLICABLE, scenario
 from .base import SuiteBase
 
 ODD = "naïve 🦊 \u4e16\u754c \x00 'quote\" \\ %_"
@@ -471,6 +471,44 @@ class LongTermErasureSuite(SuiteBase):
         assert _ids(await harness.backend.facts_about(key, user_identifier=bob)) == [kept_fact.id]
         again = await harness.backend.forget_user(alice)
         assert (again.counts["preferences"], again.counts["facts"]) == (0, 0)
+
+    @scenario(
+        "erasure.entity_another_user_links",
+        "on a store whose entities are shared, forget_user keeps an entity only the "
+        "forgotten user's messages mention when another user's preference links it (and "
+        "deletes one nothing else holds)",
+        requires=("user_erasure", "preferences", "explicit_mentions", "entities"),
+    )
+    async def test_erasure_entity_another_user_links(self, harness: Harness) -> None:
+        if harness.backend.multi_tenant:
+            pytest.skip(f"{NOT_APPLICABLE}a multi-tenant store's entities are the tenant's")
+        alice, bob = harness.new_user(), harness.new_user()
+        linked, alone = f"Linked{word()}", f"Alone{word()}"
+        handle = await harness.new_session(user=alice, create=True)
+        entity = await harness.add_entity(linked, "PERSON")  # deleted at clean-up
+        await harness.backend.add_message(
+            handle,
+            "user",
+            f"{linked} and {alone}",
+            extraction_mode="explicit",
+            explicit_mentions=[
+                EntityRef(name=linked, type="PERSON"),
+                EntityRef(name=alone, type="PERSON"),
+            ],
+        )
+        kept = await harness.add_preference("food", "tea", user=bob, linked_entities=[entity.id])
+        preview = None
+        if harness.caps.store_stats:
+            preview = await harness.backend.forget_user(alice, dry_run=True)
+        report = await harness.backend.forget_user(alice)
+        if preview is not None:
+            assert preview.counts.get("entities") == report.counts.get("entities") == 1, (
+                f"the dry run said {preview.counts}, the erasure {report.counts}"
+            )
+        assert [e.id for e in await harness.backend.find_entities(linked)] == [entity.id]
+        assert await harness.backend.find_entities(alone) == [], "an orphan entity was kept"
+        [after] = await harness.backend.list_preferences(user_identifier=bob)
+        assert (after.id, after.linked_entities) == (kept.id, [entity.id])
 
 
 class LongTermContextSuite(SuiteBase):

@@ -418,3 +418,19 @@ class SearchSuite(SuiteBase):
         [hit] = await harness.backend.search_messages(term, session_id=handle)
         assert (hit.id, hit.role, hit.content) == (stored.id, stored.role, stored.content)
         assert hit.metadata == (meta or {})
+
+    @scenario(
+        "search.many_words",
+        "a query of as many distinct words as the limit allows finds a message by its last "
+        "word (more words than one full-text query of the engine may hold)",
+    )
+    async def test_search_many_words(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        term = word()
+        stored = await harness.backend.add_message(handle, "user", f"the {term} is here")
+        room = (harness.backend.limits.max_query_chars or 10_000) - len(term) - 1
+        filler = list(itertools.islice((f"q{n:x}" for n in itertools.count(4096)), room // 6))
+        query = f"{' '.join(filler)} {term}"
+        assert len(set(filler)) > 1024, "control: more words than one Lucene query holds"
+        hits = await harness.backend.search_messages(query, session_id=handle)
+        assert [h.id for h in hits] == [stored.id]

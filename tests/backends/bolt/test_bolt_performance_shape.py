@@ -13,7 +13,7 @@ import pytest
 from memory_core import EntityRef, MemoryBackend, MessageRole
 from memory_core import requests as rq
 from memory_core.backends.bolt.schema import FULLTEXT_INDEX
-from memory_core.backends.bolt.scoring import lucene_query
+from memory_core.backends.bolt.scoring import lucene_queries
 from memory_core.scoring import candidate_pool, query_terms, text_score
 
 from .helpers import Graph, foreign_message
@@ -109,7 +109,7 @@ async def test_only_lucenes_best_matches_are_scored(
         "CALL db.index.fulltext.queryNodes($index, $lucene, {limit: $k}) YIELD node AS m "
         "MATCH (c:Conversation {session_id: $s})-[:HAS_MESSAGE]->(m) RETURN m.content AS content",
         index=FULLTEXT_INDEX,
-        lucene=lucene_query("alpha"),
+        lucene=lucene_queries("alpha")[0],
         k=10_000,
         s=session,
     )
@@ -138,7 +138,7 @@ def _reference(
         "MATCH (c:Conversation {session_id: $s})-[:HAS_MESSAGE]->(m) "
         "RETURN m.content AS content",
         index=FULLTEXT_INDEX,
-        lucene=lucene_query(query),
+        lucene=lucene_queries(query)[0],
         s=session,
     )
     terms = query_terms(query)
