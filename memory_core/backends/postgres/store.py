@@ -46,6 +46,15 @@ T = TypeVar("T")
 Work = Callable[[Tx], Awaitable[T]]
 
 
+async def in_utc(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Make ``conn`` read every time in UTC, whatever the server's or role's zone: in
+    another zone the first or last moment a Python datetime holds is in year 0 or
+    10000, which psycopg cannot read. A ``SET``, not a startup option, which PgBouncer
+    refuses (it replays ``TimeZone`` on each server connection it lends)."""
+    await conn.execute("SET TimeZone TO 'UTC'")
+    await conn.commit()
+
+
 class PostgresStore(PostgresLongTerm, Store):
     """Conversation memory in PostgreSQL: ``postgresql://user:pass@host:5432/db``
     (``postgres://`` too). What the URL leaves out comes from the ``PG*`` environment
@@ -178,6 +187,7 @@ class PostgresStore(PostgresLongTerm, Store):
             max_size=self.settings.max_size,
             timeout=self.settings.pool_timeout,
             kwargs=self._connection_options(),
+            configure=in_utc,
             open=False,
             name="memory-core",
         )
@@ -187,6 +197,7 @@ class PostgresStore(PostgresLongTerm, Store):
             async with await open_connection(
                 self.settings.conninfo, **self._connection_options()
             ) as conn:
+                await in_utc(conn)
                 await migrate(conn, self.settings.schema)
                 self._vector_schema = await vector.active(conn, self.settings.schema)
             await pool.open(wait=self.settings.min_size > 0, timeout=self.settings.connect_timeout)
