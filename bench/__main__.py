@@ -7,6 +7,7 @@ with the peers and the floor; writes ``bench/results/latest.json`` and ``latest.
     python -m bench --only embedded,nams
     python -m bench --only embedded,bolt,nams --workloads keyset   # one kind of workload
     python -m bench --only postgres --name postgres   # bench/results/postgres.json and .md
+    python -m bench --full --only embedded,postgres,bolt --workloads long_term --name long-term
     python -m bench --scale --steps 10k,100k --plots docs/assets   # bench/results/scale.*
 
 Bolt uses ``NEO4J_URI`` when set (no auth unless ``NEO4J_USERNAME``/``NEO4J_PASSWORD``),

@@ -239,6 +239,10 @@ async def run(
                 entries.append(await _agent(backend, sizes, tag, sessions, log))
             if want("keyset"):
                 entries.append(await _keyset(uri, floor, sizes, tag, log))
+        if want("long_term"):
+            from .long_term_backends import bolt
+
+            entries += await bolt(uri, sizes, log)
     finally:
         await floor.close(f"bench-{tag}-")
         await peer.close()

@@ -32,7 +32,17 @@ class Selection:
     """Which workloads a run measures: those whose key (see ``KEYS``) is named, or every
     one when none is."""
 
-    KEYS = ("single", "batch", "reads", "search", "vector", "list", "agent", "keyset")
+    KEYS = (
+        "single",
+        "batch",
+        "reads",
+        "search",
+        "vector",
+        "list",
+        "agent",
+        "keyset",
+        "long_term",
+    )
 
     def __init__(self, names: tuple[str, ...] = ()) -> None:
         unknown = set(names) - set(self.KEYS)

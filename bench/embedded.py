@@ -124,6 +124,10 @@ async def run(
             reader.close()
         if want("keyset"):
             entries.append(await _keyset(root / "keyset.db", sizes, log))
+        if want("long_term"):
+            from .long_term_backends import embedded
+
+            entries += await embedded(root, sizes, log)
     return entries
 
 

@@ -247,6 +247,10 @@ async def _workloads(
         entries.append(await _list(backend, floor, peers[1], sizes, log))
     if want("agent"):
         entries.append(await _agent(backend, sizes, log))
+    if want("long_term"):
+        from .long_term_backends import postgres
+
+        entries += await postgres(backend, sizes, log)
     return entries
 
 

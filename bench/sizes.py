@@ -29,6 +29,10 @@ class Sizes:
     keyset_page: int = 100  # conversations per page
     keyset_deep: int = 50  # the page timed beside the first one
     keyset_reads: int = 5  # reads of each page per repeat (the median is reported)
+    long_term_adds: int = 200  # add_preference / add_fact calls per repeat
+    long_term_records: int = 2_000  # preferences of the searched user
+    long_term_entities: int = 2_000  # entities of the graph related_entities walks
+    long_term_reads: int = 30  # searches / walks per repeat (the median is reported)
 
 
 DEFAULT = Sizes()
@@ -42,6 +46,10 @@ FULL = Sizes(
     conversations=5_000,
     lists=10,
     turns=200,
+    long_term_adds=500,
+    long_term_records=10_000,
+    long_term_entities=10_000,
+    long_term_reads=50,
 )
 SMOKE = replace(
     DEFAULT,
@@ -63,4 +71,8 @@ SMOKE = replace(
     keyset_page=5,
     keyset_deep=4,
     keyset_reads=1,
+    long_term_adds=3,
+    long_term_records=40,
+    long_term_entities=40,
+    long_term_reads=2,
 )

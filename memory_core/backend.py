@@ -1055,6 +1055,9 @@ class MemoryBackend(LongTermMethods):
         self._policy.require("entities", "add_entity", "keep entities in your application")
         label = check_identifier(name, "name", self.limits)
         kind = check_entity_type(type)
+        kept = self.store.kept_entity_types
+        if kept is not None and kind not in kept:
+            self._policy.drop("add_entity", "type", f"{kind} is kept as CUSTOM on this backend")
         about = (
             None
             if description is None

@@ -70,6 +70,15 @@ class Capabilities:
         "search_entities scores entities by words of their name and description",
         hooks=("search_entities",),
     )
+    entity_updates: bool = flag(
+        "get an entity by id or by name or alias; update its name, description, aliases "
+        "and attributes",
+        hooks=("get_entity", "get_entity_by_name", "update_entity"),
+    )
+    entity_merge: bool = flag(
+        "merge a duplicate entity into another: everything moves, the source goes",
+        hooks=("merge_entities",),
+    )
     preferences: bool = flag(
         "store, search, list, supersede and delete a user's preferences",
         hooks=(
@@ -85,13 +94,12 @@ class Capabilities:
         hooks=("add_fact", "search_facts", "facts_about", "delete_fact"),
     )
     relationships: bool = flag(
-        "typed relationships between entities, listed and traversed to depth 3",
-        hooks=(
-            "add_relationship",
-            "list_relationships",
-            "related_entities",
-            "delete_relationship",
-        ),
+        "add and delete typed relationships between entities",
+        hooks=("add_relationship", "delete_relationship"),
+    )
+    entity_graph: bool = flag(
+        "list an entity's relationships and traverse them to depth 3",
+        hooks=("list_relationships", "related_entities"),
     )
     multi_tenant: bool = flag("multi_tenant=True scopes every call to user_identifier")
     user_scoped_calls: bool = flag(

@@ -26,7 +26,7 @@ from uuid import uuid4
 
 import anyio
 
-from . import __version__, retention_cli, users_cli
+from . import __version__, long_term_cli, retention_cli, users_cli
 from .backend import MemoryBackend
 from .errors import ConfigurationError, MemoryCoreError
 from .open import open_backend
@@ -230,6 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_transfer_commands(subs)
     retention_cli.add_command(subs)
     users_cli.add_commands(subs)
+    long_term_cli.add_commands(subs)
 
     for name, (_, help_text) in EXTERNAL_COMMANDS.items():
         sub = subs.add_parser(name, help=f"{help_text} (extra: {EXTRA_FOR[name]})", add_help=False)

@@ -78,6 +78,11 @@ class InvalidRequestError(MemoryCoreError, ValueError):
         super().__init__(prefix + message)
 
 
+class ConflictError(InvalidRequestError):
+    """The write would collide with a record that exists (renaming an entity onto the
+    name and type of another). ``argument`` names the argument; nothing was written."""
+
+
 class InvalidArgumentTypeError(InvalidRequestError, TypeError):
     """An argument has the wrong type, or a required one is missing."""
 
@@ -184,6 +189,7 @@ __all__ = [
     "AuthenticationError",
     "CapabilityWarning",
     "ConfigurationError",
+    "ConflictError",
     "ForeignDataWarning",
     "InvalidArgumentTypeError",
     "InvalidRequestError",

@@ -18,7 +18,7 @@ the hooks of capabilities a store does not claim are never called. A target whos
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from . import requests as rq
@@ -70,6 +70,13 @@ class Store(ABC):
 
     name: ClassVar[str] = "abstract"
     capabilities: Capabilities = Capabilities()
+    workarounds: ClassVar[Mapping[str, str]] = {}
+    """Per flag, what to do instead on this store when a call needs a flag it lacks
+    (the refusal's ``workaround``; default: the method's own)."""
+    kept_entity_types: ClassVar[frozenset[str] | None] = None
+    """The entity types the store keeps as given (``None``: every type). ``add_entity``
+    with another type is an argument the store cannot honour: it warns once (strict:
+    ``NotSupportedError``) and the store keeps the entity as ``CUSTOM``."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -286,6 +293,37 @@ class Store(ABC):
         query over ``name + " " + description``), best first, then newest."""
         raise self.unimplemented("search_entities")
 
+    async def get_entity(self, req: rq.GetEntity) -> Entity | None:
+        """``entity_updates``: the entity of ``req.scope`` with this id, ``None`` when
+        there is none."""
+        raise self.unimplemented("get_entity")
+
+    async def get_entity_by_name(self, req: rq.GetEntityByName) -> Entity | None:
+        """``entity_updates``: see :class:`~memory_core.requests.GetEntityByName`;
+        ``None`` when no entity of the scope has that name or alias."""
+        raise self.unimplemented("get_entity_by_name")
+
+    async def update_entity(self, req: rq.UpdateEntity) -> Entity:
+        """``entity_updates``: change what the request sets (see
+        :class:`~memory_core.requests.UpdateEntity`) and return the entity as stored,
+        ``updated_at`` now. No entity of the scope with this id: ``NotFoundError`` naming
+        ``entity_id``. A new name whose key and type another entity has: ``ConflictError``
+        naming ``name``. Either way nothing is written. Words the name and description
+        are searched by follow the change."""
+        raise self.unimplemented("update_entity")
+
+    async def merge_entities(self, req: rq.MergeEntities) -> Entity:
+        """``entity_merge``: in one transaction, move the source's mentions, relationships
+        (both directions) and preference links to the target, each once (a message, a
+        preference or a relationship of the same type and other end the target already
+        has keeps the target's; one between the two is dropped); rewrite the subject of
+        the scope's facts naming the source (name or alias, ignoring case) to the target's
+        name; add the source's name and aliases to the target's aliases; fill a
+        description the target lacks and add attribute keys only the source has; delete
+        the source. Return the target. Either id unknown to the scope: ``NotFoundError``
+        naming ``source_id`` or ``target_id``, nothing written."""
+        raise self.unimplemented("merge_entities")
+
     # ------------------------------------------------------------------ long-term
     #
     # Preferences and facts record ``req.scope.user_identifier``; a read whose scope has a
@@ -343,12 +381,12 @@ class Store(ABC):
         raise self.unimplemented("add_relationship")
 
     async def list_relationships(self, req: rq.ListRelationships) -> list[Relationship]:
-        """``relationships``: see :class:`~memory_core.requests.ListRelationships`; an
+        """``entity_graph``: see :class:`~memory_core.requests.ListRelationships`; an
         entity the scope does not have raises ``NotFoundError`` naming ``entity_id``."""
         raise self.unimplemented("list_relationships")
 
     async def related_entities(self, req: rq.RelatedEntities) -> list[Entity]:
-        """``relationships``: see :class:`~memory_core.requests.RelatedEntities`; an
+        """``entity_graph``: see :class:`~memory_core.requests.RelatedEntities`; an
         entity the scope does not have raises ``NotFoundError`` naming ``entity_id``."""
         raise self.unimplemented("related_entities")
 

@@ -1,10 +1,11 @@
 """The public long-term memory methods of :class:`~memory_core.MemoryBackend`:
-preferences, facts, relationships between entities, and entity search.
+preferences, facts, relationships between entities, entity search, reads by id or name,
+updates and merges.
 
 Each method checks its arguments (a typed error naming the argument, before anything is
 written), requires its capability flag (``preferences``, ``facts``, ``relationships``,
-``entity_search``), resolves the caller's scope and calls one store hook with a request
-of :mod:`memory_core.requests`.
+``entity_search``, ``entity_updates``, ``entity_merge``), resolves the caller's scope and
+calls one store hook with a request of :mod:`memory_core.requests`.
 
 Preferences and facts belong to a user: given ``user_identifier``, a write records it and
 a read returns only that user's records, on every backend (without one, a read returns
@@ -27,6 +28,8 @@ from .limits import Limits
 from .models import Entity, Fact, Preference, Relationship
 from .telemetry import instrument
 from .validation import (
+    MAX_ALIASES,
+    check_aliases,
     check_bool,
     check_datetime,
     check_entity_type,
@@ -47,9 +50,11 @@ MAX_DEPTH = 3
 """The deepest :meth:`LongTermMethods.related_entities` walks."""
 MAX_LINKED_ENTITIES = 100
 """Most entity ids one preference links."""
+__all__ = ["MAX_ALIASES", "MAX_DEPTH", "MAX_LINKED_ENTITIES", "LongTermMethods"]
 _RELATION_TYPE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,99}")
 _DIRECTIONS = ("out", "in", "both")
 _KEEP = "keep them in your application"
+_FIND = "use find_entities"
 
 
 class LongTermMethods:
@@ -328,6 +333,93 @@ class LongTermMethods:
             rq.SearchEntities(query=text, type=kind, limit=count, scope=scope)
         )
 
+    @instrument("get_entity")
+    async def get_entity(
+        self, entity_id: str, *, user_identifier: str | None = None
+    ) -> Entity | None:
+        """The entity with this id, with its aliases and attributes; ``None`` when there
+        is none (of the caller's scope)."""
+        self._policy.require("entity_updates", "get_entity", _FIND)
+        ident = _record_id(entity_id, "entity_id", self._checked_limits())
+        scope = self._policy.scope("get_entity", user_identifier)
+        await self._ready()
+        return await self.store.get_entity(rq.GetEntity(entity_id=ident, scope=scope))
+
+    @instrument("get_entity_by_name")
+    async def get_entity_by_name(
+        self, name: str, *, type: str | None = None, user_identifier: str | None = None
+    ) -> Entity | None:
+        """The entity whose name or one of whose aliases equals ``name`` ignoring case
+        (as :meth:`find_entities` compares names), of ``type`` when given: one named so
+        before one known by an alias, then the oldest. ``None`` when there is none."""
+        self._policy.require("entity_updates", "get_entity_by_name", _FIND)
+        label = check_identifier(name, "name", self._checked_limits())
+        kind = None if type is None else check_entity_type(type)
+        scope = self._policy.scope("get_entity_by_name", user_identifier)
+        await self._ready()
+        return await self.store.get_entity_by_name(
+            rq.GetEntityByName(name=label, type=kind, scope=scope)
+        )
+
+    @instrument("update_entity")
+    async def update_entity(
+        self,
+        entity_id: str,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        aliases: Sequence[str] | None = None,
+        attributes: dict[str, Any] | None = None,
+        user_identifier: str | None = None,
+    ) -> Entity:
+        """Change what is given and keep the rest. ``aliases`` replaces the list (each
+        once ignoring case, and never the entity's own name); ``attributes`` replaces the
+        object. A ``name`` another entity of the same type has raises
+        :class:`~memory_core.errors.ConflictError`; an unknown id ``NotFoundError``;
+        either way nothing changes."""
+        self._policy.require("entity_updates", "update_entity", _KEEP)
+        limits = self._checked_limits()
+        ident = _record_id(entity_id, "entity_id", limits)
+        label = None if name is None else check_identifier(name, "name", limits)
+        about = None if description is None else _description(description, limits)
+        known = None if aliases is None else check_aliases(aliases, limits)
+        attrs = None if attributes is None else check_metadata(attributes, "attributes", limits)
+        scope = self._policy.scope("update_entity", user_identifier)
+        await self._ready()
+        return await self.store.update_entity(
+            rq.UpdateEntity(
+                entity_id=ident,
+                name=label,
+                description=about,
+                aliases=known,
+                attributes=attrs,
+                scope=scope,
+            )
+        )
+
+    @instrument("merge_entities")
+    async def merge_entities(
+        self, source_id: str, target_id: str, *, user_identifier: str | None = None
+    ) -> Entity:
+        """Merge the duplicate ``source_id`` into ``target_id`` and return the target.
+
+        The source's mentions, relationships and preference links move to the target,
+        each once; the facts whose subject names the source (its name or an alias,
+        ignoring case) then name the target; the source's name and aliases become
+        aliases of the target; the source is deleted. Unknown ids raise
+        ``NotFoundError``, and nothing changes."""
+        self._policy.require("entity_merge", "merge_entities", _KEEP)
+        limits = self._checked_limits()
+        source = _record_id(source_id, "source_id", limits)
+        target = _record_id(target_id, "target_id", limits)
+        if source == target:
+            raise InvalidRequestError("must differ from source_id", argument="target_id")
+        scope = self._policy.scope("merge_entities", user_identifier)
+        await self._ready()
+        return await self.store.merge_entities(
+            rq.MergeEntities(source_id=source, target_id=target, scope=scope)
+        )
+
     # ------------------------------------------------------------------ relationships
 
     @instrument("add_relationship")
@@ -381,7 +473,7 @@ class LongTermMethods:
     ) -> list[Relationship]:
         """The relationships of an entity: ``"out"`` where it is the source, ``"in"``
         the target, ``"both"``; of one ``type`` when given; oldest first."""
-        self._policy.require("relationships", "list_relationships", _KEEP)
+        self._policy.require("entity_graph", "list_relationships", _KEEP)
         ident = _record_id(entity_id, "entity_id", self._checked_limits())
         if direction not in _DIRECTIONS:
             raise InvalidRequestError(
@@ -410,7 +502,7 @@ class LongTermMethods:
         """Entities reachable from ``entity_id`` over at most ``depth`` (1 to 3)
         relationships in either direction, of ``types`` when given; each once, nearest
         first, never the entity itself."""
-        self._policy.require("relationships", "related_entities", _KEEP)
+        self._policy.require("entity_graph", "related_entities", _KEEP)
         ident = _record_id(entity_id, "entity_id", self._checked_limits())
         steps = check_int(depth, "depth", minimum=1)
         if steps > MAX_DEPTH:
@@ -448,6 +540,10 @@ def _query(value: Any, limits: Limits) -> str:
 
 def _joined(text: str, context: str | None) -> str:
     return text if context is None else f"{text} ({context})"
+
+
+def _description(value: Any, limits: Limits) -> str:
+    return check_str(value, "description", max_chars=limits.max_content_chars)
 
 
 def _confidence(value: Any) -> float:

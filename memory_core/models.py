@@ -171,12 +171,17 @@ class EntityRef(_Model):
 
 
 class Entity(_Model):
-    """A long-term entity (the small surface the turn protocol needs)."""
+    """A long-term entity. ``aliases`` are other names it is found by
+    (:meth:`~memory_core.MemoryBackend.get_entity_by_name`); ``attributes`` is a JSON
+    object of the caller's own (both set by
+    :meth:`~memory_core.MemoryBackend.update_entity`)."""
 
     id: str
     name: str
     type: str
     description: str | None = None
+    aliases: list[str] = Field(default_factory=list)
+    attributes: dict[str, Any] = Field(default_factory=dict)
     confidence: float | None = None
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime | None = None

@@ -32,6 +32,7 @@ from typing_extensions import TypedDict
 
 from memory_core.errors import (
     AuthenticationError,
+    ConflictError,
     InvalidRequestError,
     MemoryCoreError,
     NotFoundError,
@@ -54,6 +55,9 @@ REFLECTIONS = "/conversations/{conversation_id}/reflections"
 EXTRACTION_STATUS = "/conversations/{conversation_id}/extraction-status"
 ENTITIES = "/entities"
 ENTITIES_SEARCH = "/entities/search"
+ENTITIES_GRAPH = "/entities/graph"
+ENTITY = "/entities/{entity_id}"
+ENTITY_MERGE = "/entities/{entity_id}/merge"
 
 # Limits and defaults.
 MAX_PAGE = 200
@@ -62,6 +66,8 @@ DEFAULT_MESSAGES_PAGE = 50
 DEFAULT_CONVERSATIONS_PAGE = 50
 MAX_BULK = 100
 DEFAULT_SEARCH_LIMIT = 10
+MAX_GRAPH_DEPTH = 3
+"""The deepest ``GET /entities/graph?entityId=…&depth=…`` reaches."""
 CONTEXT_RECENT_MESSAGES = 50
 """How many recent messages ``GET .../context`` returns (newest first)."""
 
@@ -113,6 +119,7 @@ class ErrorCode(StrEnum):
     RATE_LIMITED = "rate_limited"
     UNAVAILABLE = "service_unavailable"
     NOT_SUPPORTED = "not_supported"
+    CONFLICT = "conflict"
     INTERNAL = "internal_error"
 
 
@@ -131,6 +138,8 @@ class ErrorKind:
 
 ERRORS: tuple[ErrorKind, ...] = (
     ErrorKind(404, ErrorCode.NOT_FOUND, NotFoundError, served=True),
+    # Before the 400 row: a ConflictError is also an InvalidRequestError.
+    ErrorKind(409, ErrorCode.CONFLICT, ConflictError, served=True),
     ErrorKind(400, ErrorCode.INVALID_REQUEST, InvalidRequestError, served=True),
     ErrorKind(501, ErrorCode.NOT_SUPPORTED, NotSupportedError, served=True),
     ErrorKind(400, ErrorCode.INVALID_LIMIT, InvalidRequestError),
@@ -140,7 +149,6 @@ ERRORS: tuple[ErrorKind, ...] = (
     ErrorKind(403, ErrorCode.FORBIDDEN, AuthenticationError),
     ErrorKind(405, ErrorCode.METHOD_NOT_ALLOWED, NotSupportedError),
     ErrorKind(408, ErrorCode.REQUEST_TIMEOUT, TransportError),
-    ErrorKind(409, ErrorCode.INVALID_REQUEST, InvalidRequestError),
     ErrorKind(413, ErrorCode.PAYLOAD_TOO_LARGE, InvalidRequestError),
     ErrorKind(422, ErrorCode.INVALID_REQUEST, InvalidRequestError),
     ErrorKind(429, ErrorCode.RATE_LIMITED, RateLimitedError),
@@ -491,6 +499,100 @@ class EntityOut(WireModel):
     updated_at: datetime | None = None
     resolution: str | None = None
     merged_into: str | None = None
+    score: float | None = None
+    """Set by ``POST /entities/search`` where the service scores hits."""
+    aliases: list[str] | None = None
+    """Other names it is found by (memory-core's server sends them; absent: none)."""
+    attributes: dict[str, Any] | None = None
+    """The caller's own JSON object (memory-core's server sends it; absent: empty)."""
+
+
+class EntityUpdateIn(WireModel):
+    """``PUT /entities/{id}`` body: each field given (not ``null``) replaces the stored
+    one; ``aliases`` replaces the whole list and ``attributes`` the whole object. The
+    entity's type cannot change."""
+
+    name: str | None = None
+    description: str | None = None
+    aliases: list[str] | None = None
+    attributes: dict[str, Any] | None = None
+
+
+class EntityMergeIn(WireModel):
+    """``POST /entities/{id}/merge`` body: the entity in the path (the duplicate) merges
+    into ``targetId``, which is answered; the one in the path is gone after."""
+
+    target_id: str
+
+
+class RelationshipRef(WireModel):
+    """One relationship inlined in ``GET /entities/{id}``: from that entity to
+    ``targetId`` (the reference library reads ``relType``, ``targetId``, ``targetName``
+    and ``targetType``; the other fields are optional)."""
+
+    rel_type: str
+    target_id: str
+    target_name: str | None = None
+    target_type: str | None = None
+    id: str | None = None
+    confidence: float | None = None
+    properties: dict[str, Any] | None = None
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    created_at: datetime | None = None
+
+
+class EntityDetailOut(EntityOut):
+    """``GET /entities/{id}``: the entity and its outgoing relationships."""
+
+    relationships: list[RelationshipRef] = Field(default_factory=list)
+
+
+class GraphNode(WireModel):
+    """An entity of ``GET /entities/graph``."""
+
+    id: str
+    name: str | None = None
+    type: str | None = None
+    description: str | None = None
+    confidence: float | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+
+class GraphEdge(WireModel):
+    """A relationship of ``GET /entities/graph``: ``source`` ``type`` ``target``."""
+
+    id: str
+    source: str
+    target: str
+    type: str
+    properties: dict[str, Any] | None = None
+    confidence: float | None = None
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    created_at: datetime | None = None
+
+
+class EntityGraphOut(WireModel):
+    """``GET /entities/graph``: entities and the relationships between them. With
+    ``entityId`` (and ``depth``, 1..3) a server may answer just the entities within
+    ``depth`` relationships of it and the relationships among them; a client reads
+    whatever it gets and keeps what it asked for."""
+
+    nodes: list[GraphNode] = Field(default_factory=list)
+    edges: list[GraphEdge] = Field(default_factory=list)
+
+
+class RelationshipSeedIn(WireModel):
+    """``POST /_admin/relationships`` (test servers only, never the hosted service):
+    write a relationship the wire cannot write, so graph reads can be tested."""
+
+    source_id: str
+    target_id: str
+    type: str
+    properties: dict[str, Any] | None = None
+    confidence: float = 1.0
 
 
 class EntitySearchIn(WireModel):
@@ -531,11 +633,15 @@ __all__ = [
     "DEFAULT_MESSAGES_PAGE",
     "DEFAULT_SEARCH_LIMIT",
     "ENTITIES",
+    "ENTITIES_GRAPH",
     "ENTITIES_SEARCH",
+    "ENTITY",
+    "ENTITY_MERGE",
     "ENTITY_TYPES",
     "EXTRACTION_PENDING",
     "EXTRACTION_STATUS",
     "MAX_BULK",
+    "MAX_GRAPH_DEPTH",
     "MAX_PAGE",
     "MESSAGES",
     "MESSAGES_BULK",
@@ -551,14 +657,20 @@ __all__ = [
     "ConversationCreate",
     "ConversationOut",
     "ConversationPage",
+    "EntityDetailOut",
+    "EntityGraphOut",
     "EntityIn",
+    "EntityMergeIn",
     "EntityOut",
     "EntitySearchIn",
     "EntitySearchOut",
+    "EntityUpdateIn",
     "ErrorCode",
     "ErrorOut",
     "ExtractionItem",
     "ExtractionStatusOut",
+    "GraphEdge",
+    "GraphNode",
     "MessageCreated",
     "MessageIn",
     "MessageList",
@@ -567,6 +679,8 @@ __all__ = [
     "ObservationOut",
     "ReflectionList",
     "ReflectionOut",
+    "RelationshipRef",
+    "RelationshipSeedIn",
     "SearchIn",
     "SearchOut",
     "bare_messages",

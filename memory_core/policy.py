@@ -69,6 +69,10 @@ ENTITY_METHODS = frozenset(
         "find_entities",
         "delete_entity",
         "search_entities",
+        "get_entity",
+        "get_entity_by_name",
+        "update_entity",
+        "merge_entities",
         "add_relationship",
         "list_relationships",
         "related_entities",
@@ -124,7 +128,8 @@ class Policy:
 
     def require(self, flag: str, method: str, workaround: str) -> None:
         if not self.capabilities.supports(flag):
-            self.refuse(method, f"not supported by the {self.name} backend", workaround)
+            instead = self.store.workarounds.get(flag, workaround)
+            self.refuse(method, f"not supported by the {self.name} backend", instead)
 
     def drop(self, method: str, argument: str, workaround: str) -> None:
         """An argument the backend cannot honour: raise when strict, else warn once."""

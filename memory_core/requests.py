@@ -333,6 +333,47 @@ class SearchEntities(_Scoped):
 
 
 @dataclass(frozen=True, kw_only=True)
+class GetEntity(_Scoped):
+    entity_id: str
+    scope: Scope
+
+
+@dataclass(frozen=True, kw_only=True)
+class GetEntityByName(_Scoped):
+    """The entity whose name or an alias equals ``name`` ignoring case (folded as
+    ``find_entities`` folds), of ``type`` when set; a name before an alias, then the
+    oldest."""
+
+    name: str
+    type: str | None
+    scope: Scope
+
+
+@dataclass(frozen=True, kw_only=True)
+class UpdateEntity(_Scoped):
+    """Change what is not ``None``: ``aliases`` replaces the list (already without
+    repeats ignoring case, nor the entity's name after the update: the store drops one
+    equal to it), ``attributes`` replaces the object."""
+
+    entity_id: str
+    name: str | None
+    description: str | None
+    aliases: list[str] | None
+    attributes: dict[str, Any] | None
+    scope: Scope
+
+
+@dataclass(frozen=True, kw_only=True)
+class MergeEntities(_Scoped):
+    """Move everything of ``source_id`` to ``target_id`` and remove the source (see
+    :meth:`memory_core.MemoryBackend.merge_entities`)."""
+
+    source_id: str
+    target_id: str
+    scope: Scope
+
+
+@dataclass(frozen=True, kw_only=True)
 class AddRelationship(_Scoped):
     source_id: str
     target_id: str

@@ -7,6 +7,13 @@ a conversation was recorded with (``None`` for conversations recorded without on
 count the store cannot make is ``None`` (NAMS does not say how many messages a
 conversation holds, nor whose an entity is), as is ``size_bytes`` where the store cannot
 tell its size.
+
+Where the store keeps long-term memory (its flags ``preferences``, ``facts``,
+``relationships``), each row also counts the user's preferences and facts (a
+multi-tenant backend's: the tenant's), and on a multi-tenant backend the tenant's
+relationships. On a single-tenant store relationships join entities the users share:
+they belong to no user, and only the total counts them. A kind the store does not keep
+is ``None``.
 """
 
 from __future__ import annotations
@@ -15,6 +22,10 @@ from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
+
+LONG_TERM_KINDS = ("preferences", "facts", "relationships")
+LongTermCounts = dict[str, dict[str | None, int]]
+"""Per kind of :data:`LONG_TERM_KINDS` the store counts per user: {user: count}."""
 
 
 class UserStats(BaseModel):
@@ -29,6 +40,9 @@ class UserStats(BaseModel):
     conversations: int
     messages: int | None
     entities: int | None
+    preferences: int | None = None
+    facts: int | None = None
+    relationships: int | None = None
 
 
 class StatsTotal(BaseModel):
@@ -40,6 +54,9 @@ class StatsTotal(BaseModel):
     conversations: int
     messages: int | None
     entities: int | None
+    preferences: int | None = None
+    facts: int | None = None
+    relationships: int | None = None
 
 
 class StoreStats(BaseModel):
@@ -70,33 +87,53 @@ def user_rows(rows: Iterable[UserStats]) -> list[UserStats]:
 def merge_counts(
     conversations: dict[str | None, tuple[int, int | None]],
     entities: dict[str | None, int] | None,
+    long_term: LongTermCounts | None = None,
 ) -> list[UserStats]:
-    """Rows from per-user (conversations, messages) and per-user entity counts: a user
-    with entities but no conversation gets a row too. ``entities=None``: the store cannot
-    say whose an entity is (every row's ``entities`` is ``None``)."""
+    """Rows from per-user (conversations, messages), per-user entity counts and the
+    per-user counts of ``long_term`` kinds: a user with entities or long-term records but
+    no conversation gets a row too. ``entities=None``: the store cannot say whose an
+    entity is (every row's ``entities`` is ``None``); a kind missing from ``long_term``
+    is ``None`` in every row."""
+    kinds = long_term or {}
     users = set(conversations) | set(entities or {})
+    for counts in kinds.values():
+        users |= set(counts)
     return user_rows(
         UserStats(
             user_identifier=user,
             conversations=conversations.get(user, (0, 0))[0],
             messages=conversations.get(user, (0, 0))[1],
             entities=None if entities is None else entities.get(user, 0),
+            **{kind: counts.get(user, 0) for kind, counts in kinds.items()},
         )
         for user in users
     )
 
 
+def only_user(rows: list[UserStats], user: str, long_term: LongTermCounts) -> list[UserStats]:
+    """The row of ``user`` among ``rows``, or a row of zeros when the user has nothing
+    (``None`` for a kind ``long_term`` does not count)."""
+    found = [r for r in rows if r.user_identifier == user]
+    return found or merge_counts({user: (0, 0)}, {}, {kind: {} for kind in long_term})
+
+
 def table(stats: StoreStats, where: str) -> str:
-    """``stats`` as a plain-text table (what ``memory-core stats`` prints)."""
+    """``stats`` as a plain-text table (what ``memory-core stats`` prints): a long-term
+    column only where the store counts that kind; ``-`` where a row has no count of it
+    (relationships per user on a single-tenant store)."""
     head = "tenant" if stats.scope == "tenant" else "user"
-    cells = [[head, "conversations", "messages", "entities"]]
+    every = [*stats.users, *([stats.total] if stats.total is not None else [])]
+    kinds = [k for k in LONG_TERM_KINDS if any(getattr(r, k) is not None for r in every)]
+    cells = [[head, "conversations", "messages", "entities", *kinds]]
     for r in stats.users:
         name = "(no user)" if r.user_identifier is None else r.user_identifier
-        cells.append([name, *_counts(r.conversations, r.messages, r.entities)])
+        cells.append([name, *_counts(r.conversations, r.messages, r.entities), *_kinds(r, kinds)])
     if stats.total is not None:
         t = stats.total
-        cells.append(["total", *_counts(t.conversations, t.messages, t.entities)])
-    widths = [max(len(row[i]) for row in cells) for i in range(4)]
+        cells.append(
+            ["total", *_counts(t.conversations, t.messages, t.entities), *_kinds(t, kinds)]
+        )
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
     rule = "  ".join("-" * w for w in widths)
     lines = [_row(row, widths) for row in cells]
     lines.insert(1, rule)
@@ -105,6 +142,10 @@ def table(stats: StoreStats, where: str) -> str:
     return "\n".join(
         [f"backend: {stats.backend}  ({where})", f"size: {_size(stats.size_bytes)}", "", *lines]
     )
+
+
+def _kinds(row: UserStats | StatsTotal, kinds: list[str]) -> list[str]:
+    return [f"{value:,}" if (value := getattr(row, kind)) is not None else "-" for kind in kinds]
 
 
 def _row(cells: list[str], widths: list[int]) -> str:

@@ -17,7 +17,7 @@ names, by what they are for:
 * what hooks return: the models (:class:`Message`, :class:`Conversation` …), and
   :func:`trusted` / :func:`trusted_many` / :func:`random_ids` to build them from values a
   store knows are valid (no validation pass), :class:`Erased`, :class:`StoreStats` (with
-  :class:`UserStats`, :class:`StatsTotal` and :func:`merge_counts`);
+  :class:`UserStats`, :class:`StatsTotal`, :func:`merge_counts` and :func:`only_user`);
 * errors a store raises: :class:`StoreError`, :class:`TransportError`,
   :class:`NotFoundError` … (every one a :class:`MemoryCoreError`);
 * codecs every store shares, so that stores agree: listing cursors
@@ -62,6 +62,7 @@ from .erasure import Erased
 from .errors import (
     AuthenticationError,
     ConfigurationError,
+    ConflictError,
     InvalidRequestError,
     MemoryCoreError,
     NotFoundError,
@@ -94,7 +95,7 @@ from .models import (
 from .requests import canonical_uuid
 from .scoring import candidate_pool, query_terms, text_score
 from .settings import default_store_path, redact_url
-from .stats import StatsTotal, StoreStats, UserStats, merge_counts
+from .stats import LongTermCounts, StatsTotal, StoreStats, UserStats, merge_counts, only_user
 from .summary import format_context, preview
 from .telemetry import http_call, round_trip
 from .validation import metadata_json, parse_uuid
@@ -116,6 +117,7 @@ __all__ = [
     "BulkTransfer",
     "Capabilities",
     "ConfigurationError",
+    "ConflictError",
     "Conversation",
     "ConversationPage",
     "Embedder",
@@ -128,6 +130,7 @@ __all__ = [
     "ImportState",
     "InvalidRequestError",
     "Limits",
+    "LongTermCounts",
     "MemoryCoreError",
     "Message",
     "MessageRole",
@@ -159,6 +162,7 @@ __all__ = [
     "merge_counts",
     "metadata_json",
     "nams_wire",
+    "only_user",
     "own_id",
     "parse_stamp",
     "parse_uuid",

@@ -666,6 +666,35 @@ class SyncMemoryBackend:
         """Blocking :meth:`MemoryBackend.search_entities`."""
         return self._blocking(self._backend.search_entities, locals())
 
+    def get_entity(self, entity_id: str, *, user_identifier: str | None = None) -> Entity | None:
+        """Blocking :meth:`MemoryBackend.get_entity`."""
+        return self._blocking(self._backend.get_entity, locals())
+
+    def get_entity_by_name(
+        self, name: str, *, type: str | None = None, user_identifier: str | None = None
+    ) -> Entity | None:
+        """Blocking :meth:`MemoryBackend.get_entity_by_name`."""
+        return self._blocking(self._backend.get_entity_by_name, locals())
+
+    def update_entity(
+        self,
+        entity_id: str,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        aliases: Sequence[str] | None = None,
+        attributes: dict[str, Any] | None = None,
+        user_identifier: str | None = None,
+    ) -> Entity:
+        """Blocking :meth:`MemoryBackend.update_entity`."""
+        return self._blocking(self._backend.update_entity, locals())
+
+    def merge_entities(
+        self, source_id: str, target_id: str, *, user_identifier: str | None = None
+    ) -> Entity:
+        """Blocking :meth:`MemoryBackend.merge_entities`."""
+        return self._blocking(self._backend.merge_entities, locals())
+
     def add_relationship(
         self,
         source_id: str,

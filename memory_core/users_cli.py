@@ -90,7 +90,7 @@ def forget_user(args: argparse.Namespace) -> int:
             return 1
         return 0
 
-    return _on_store(args.url, args.multi_tenant, work)
+    return on_store(args.url, args.multi_tenant, work)
 
 
 def store_stats(args: argparse.Namespace) -> int:
@@ -105,10 +105,10 @@ def store_stats(args: argparse.Namespace) -> int:
             print(table(found, redact_url(url)))
         return 0
 
-    return _on_store(url, args.multi_tenant, work)
+    return on_store(url, args.multi_tenant, work)
 
 
-def _on_store(url: str, multi_tenant: bool, work: Callable[[MemoryBackend], Awaitable[int]]) -> int:
+def on_store(url: str, multi_tenant: bool, work: Callable[[MemoryBackend], Awaitable[int]]) -> int:
     """``work`` on the store at ``url``, opened without creating it: a store that does not
     exist is a usage error (one line on stderr)."""
     options: dict[str, Any] = {"multi_tenant": True} if multi_tenant else {}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
@@ -107,6 +107,29 @@ def check_identifier(
             "must not contain control characters (NUL, newline, escape ...)", argument=argument
         )
     return text
+
+
+MAX_ALIASES = 100
+"""Most aliases one entity has."""
+
+
+def check_aliases(value: Any, limits: Limits = DEFAULT_LIMITS) -> list[str]:
+    """Other names of an entity: a list (not a ``str``) of at most :data:`MAX_ALIASES`
+    identifiers, each kept once ignoring case (``str.casefold``; the first spelling
+    wins). Errors name ``aliases``."""
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise InvalidArgumentTypeError(
+            f"must be a list of names, got {type(value).__name__}", argument="aliases"
+        )
+    if len(value) > MAX_ALIASES:
+        raise InvalidRequestError(
+            f"must hold at most {MAX_ALIASES} names, got {len(value)}", argument="aliases"
+        )
+    names: dict[str, str] = {}
+    for item in value:
+        name = check_identifier(item, "aliases", limits)
+        names.setdefault(name.casefold(), name)
+    return list(names.values())
 
 
 def check_optional_identifier(

@@ -6,6 +6,8 @@ results (bench/results/*.json); scripts/gen_docs.py writes them into the page.
 - How does a store hold up as it grows, and as agents are added? (``SCALE_RUN``)
 - How does memory-core compare with the library one would use instead, on Neo4j and
   on PostgreSQL? (the peers of ``SPEED_RUNS``)
+- How fast is long-term memory (preferences, facts, relationships), against the targets
+  of issue 50? (``LONG_TERM_RUN``, ``long_term_table``)
 - Which runs, when, with what software (``runs_table``).
 """
 
@@ -23,6 +25,7 @@ RESULTS = Path(__file__).resolve().parent.parent / "bench" / "results"
 # default sizes (postgres.json has the full sizes but ran on a busy machine).
 SPEED_RUNS = ("latest.json", "postgres-default.json")
 SCALE_RUN = "scale.json"
+LONG_TERM_RUN = "long-term.json"
 
 BACKENDS = {
     "embedded": "SQLite (embedded)",
@@ -75,6 +78,23 @@ SEARCH = Row(
 )
 LIST = Row("list 1,000 conversations", ("list_conversations",), "median_ms")
 TURN = Row("one agent turn (turn protocol)", ("agent turns (turn protocol)",), "ms_per_turn")
+LONG_TERM_ROWS = (
+    Row("add a preference (p50)", ("add_preference",), "p50_ms"),
+    Row("add a fact (p50)", ("add_fact",), "p50_ms"),
+    Row(
+        "search one user's 10,000 preferences (top 10)",
+        ("search_preferences (one user's)",),
+        "median_ms",
+        "10000",
+    ),
+    Row(
+        "related entities to depth 2 in a 10,000-entity graph",
+        ("related_entities (depth 2)",),
+        "median_ms",
+        "10000",
+    ),
+)
+LONG_TERM_BACKENDS = ("embedded", "postgres", "bolt")
 SPEED_ROWS = (ADD_ONE, ADD_100, ADD_500, READ_1K, SEARCH, LIST, TURN)
 NEO4J_ROWS = (ADD_ONE, ADD_100, ADD_500, READ_1K, READ_10K, READ_100K, LIST)
 POSTGRES_ROWS = (ADD_ONE, ADD_100, ADD_500, READ_1K, READ_10K)
@@ -181,6 +201,27 @@ def versus_table(
     for name in peers.values():
         head += [name, "÷"]
     return _table(head, lines)
+
+
+def long_term_table(run: dict[str, Any]) -> str:
+    """Each long-term call on each backend: memory-core's median and in brackets its time
+    over the floor's, then the target (at most that many times the floor's)."""
+    rows = []
+    for row in LONG_TERM_ROWS:
+        cells = [row.label]
+        target = None
+        for backend in LONG_TERM_BACKENDS:
+            entry = _entry([run], backend, row)
+            value = None if entry is None else _median(entry, "memory-core", row.metric)
+            if entry is None or value is None:
+                cells.append("—")
+                continue
+            target = entry["extra"].get("target_vs_floor", target)
+            cells.append(f"{_figure(value, row.metric)} ({_ratio(entry, 'floor', row.metric)})")
+        cells.append("—" if target is None else f"≤ {number(target)}{TIMES}")
+        rows.append(cells)
+    head = ["call", *(BACKENDS[b] for b in LONG_TERM_BACKENDS), "target"]
+    return _table(head, rows)
 
 
 def growth_table(scale: dict[str, Any]) -> str:

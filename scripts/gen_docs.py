@@ -110,6 +110,18 @@ def bench_postgres() -> str:
     return bench_docs.versus_table(runs, "postgres", rows, peers)
 
 
+def bench_long_term() -> str:
+    """Long-term memory on each backend beside its floor, and the targets."""
+    return bench_docs.long_term_table(bench_docs.load(bench_docs.LONG_TERM_RUN))
+
+
+def bench_long_term_neo4j() -> str:
+    """memory-core's long-term adds on Neo4j beside neo4j-agent-memory's."""
+    run = bench_docs.load(bench_docs.LONG_TERM_RUN)
+    rows = bench_docs.LONG_TERM_ROWS
+    return bench_docs.versus_table([run], "bolt", rows, bench_docs.NEO4J_PEERS)
+
+
 def bench_growth() -> str:
     """Each store as it grows (the scale run)."""
     return bench_docs.growth_table(bench_docs.load(bench_docs.SCALE_RUN))
@@ -122,7 +134,8 @@ def bench_agents() -> str:
 
 def bench_runs() -> str:
     """The results files the page reports: when, at which sizes, with what software."""
-    return bench_docs.runs_table(_speed_runs(), bench_docs.load(bench_docs.SCALE_RUN))
+    runs = {**_speed_runs(), bench_docs.LONG_TERM_RUN: bench_docs.load(bench_docs.LONG_TERM_RUN)}
+    return bench_docs.runs_table(runs, bench_docs.load(bench_docs.SCALE_RUN))
 
 
 def bench_plot_images() -> str:
@@ -169,6 +182,8 @@ BLOCKS: dict[str, list[tuple[str, Callable[[], str]]]] = {
         ("bench-agents", bench_agents),
         ("bench-neo4j", bench_neo4j),
         ("bench-postgres", bench_postgres),
+        ("bench-long-term", bench_long_term),
+        ("bench-long-term-neo4j", bench_long_term_neo4j),
         ("bench-runs", bench_runs),
     ],
 }

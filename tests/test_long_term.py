@@ -19,7 +19,8 @@ from memory_core import (
     NotSupportedError,
     open_backend,
 )
-from memory_core.long_term import MAX_DEPTH, MAX_LINKED_ENTITIES
+from memory_core.long_term import MAX_ALIASES, MAX_DEPTH, MAX_LINKED_ENTITIES
+from tests.conformance.catalogue import register
 
 pytestmark = pytest.mark.anyio
 
@@ -179,3 +180,74 @@ async def test_a_backend_without_the_flag_refuses_each_method_by_name_before_con
         with pytest.raises(NotSupportedError) as info:
             await call
         assert info.value.method == name
+
+
+@pytest.mark.parametrize(
+    ("call", "argument", "kind"),
+    [
+        (lambda m, e: m.get_entity(""), "entity_id", InvalidRequestError),
+        (lambda m, e: m.get_entity(3), "entity_id", InvalidArgumentTypeError),
+        (lambda m, e: m.get_entity_by_name(""), "name", InvalidRequestError),
+        (lambda m, e: m.get_entity_by_name("x", type="ALIEN"), "type", InvalidRequestError),
+        (lambda m, e: m.update_entity("", name="x"), "entity_id", InvalidRequestError),
+        (lambda m, e: m.update_entity(e, name=""), "name", InvalidRequestError),
+        (lambda m, e: m.update_entity(e, name="x" * 2000), "name", InvalidRequestError),
+        (lambda m, e: m.update_entity(e, description=5), "description", InvalidArgumentTypeError),
+        (lambda m, e: m.update_entity(e, aliases="Bob"), "aliases", InvalidArgumentTypeError),
+        (lambda m, e: m.update_entity(e, aliases=[""]), "aliases", InvalidRequestError),
+        (lambda m, e: m.update_entity(e, aliases=[3]), "aliases", InvalidArgumentTypeError),
+        (
+            lambda m, e: m.update_entity(e, aliases=[f"a{i}" for i in range(MAX_ALIASES + 1)]),
+            "aliases",
+            InvalidRequestError,
+        ),
+        (lambda m, e: m.update_entity(e, attributes=[1]), "attributes", InvalidArgumentTypeError),
+        (
+            lambda m, e: m.update_entity(e, attributes={"n": float("nan")}),
+            "attributes",
+            InvalidRequestError,
+        ),
+        (
+            lambda m, e: m.update_entity(e, attributes={"x": "y" * 70_000}),
+            "attributes",
+            InvalidRequestError,
+        ),
+        (lambda m, e: m.merge_entities("", e), "source_id", InvalidRequestError),
+        (lambda m, e: m.merge_entities(e, None), "target_id", InvalidArgumentTypeError),
+        (lambda m, e: m.merge_entities(e, e), "target_id", InvalidRequestError),
+    ],
+)
+async def test_a_bad_entity_argument_is_named_and_changes_nothing(
+    memory: MemoryBackend, call: Any, argument: str, kind: type[Exception]
+) -> None:
+    entity = await memory.add_entity("Ada", "PERSON", description="first")
+    with pytest.raises(kind) as info:
+        await call(memory, entity.id)
+    assert info.value.argument == argument  # type: ignore[attr-defined]
+    assert await memory.get_entity(entity.id) == entity
+    assert [e.id for e in await memory.find_entities("Ada")] == [entity.id]
+
+
+async def test_aliases_are_kept_once_ignoring_case_in_the_first_spelling(
+    memory: MemoryBackend,
+) -> None:
+    entity = await memory.add_entity("Robert", "PERSON")
+    updated = await memory.update_entity(entity.id, aliases=("Bob", "BOB", "robert", "Rob", "bob"))
+    assert updated.aliases == ["Bob", "Rob"]
+    renamed = await memory.update_entity(entity.id, name="Rob")
+    assert renamed.aliases == ["Bob"], "an alias equal to the new name stays"
+
+
+async def test_a_backend_without_entity_updates_refuses_by_name() -> None:
+    register()
+    toy = open_backend("toy://")  # the example backend keeps no entity updates
+    for name, call in (
+        ("get_entity", toy.get_entity("e")),
+        ("get_entity_by_name", toy.get_entity_by_name("Ada")),
+        ("update_entity", toy.update_entity("e", description="x")),
+        ("merge_entities", toy.merge_entities("a", "b")),
+    ):
+        with pytest.raises(NotSupportedError) as info:
+            await call
+        assert info.value.method == name
+        assert info.value.workaround

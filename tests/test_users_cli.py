@@ -90,16 +90,35 @@ def test_stats_prints_a_table_per_user_with_totals(
     assert main(["stats", url]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("backend: ") and lines[1].startswith("size: ")
-    assert lines[3].split() == ["user", "conversations", "messages", "entities"]
-    assert [line.split() for line in lines[5:7]] == [["ada", "2", "3", "1"], ["bob", "1", "1", "0"]]
-    assert lines[-1].split() == ["total", "3", "4", "1"]
+    assert lines[3].split() == [
+        "user",
+        "conversations",
+        "messages",
+        "entities",
+        "preferences",
+        "facts",
+        "relationships",
+    ]
+    assert [line.split() for line in lines[5:7]] == [
+        ["ada", "2", "3", "1", "0", "0", "-"],
+        ["bob", "1", "1", "0", "0", "0", "-"],
+    ]
+    assert lines[-1].split() == ["total", "3", "4", "1", "0", "0", "0"]
 
 
 def test_stats_as_json_for_one_user(url: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["stats", url, "--user", "bob", "--json"]) == 0
     found = json.loads(capsys.readouterr().out)
     assert found["users"] == [
-        {"user_identifier": "bob", "conversations": 1, "messages": 1, "entities": 0}
+        {
+            "user_identifier": "bob",
+            "conversations": 1,
+            "messages": 1,
+            "entities": 0,
+            "preferences": 0,
+            "facts": 0,
+            "relationships": None,
+        }
     ]
     assert found["total"] is None and found["size_bytes"] > 0
 

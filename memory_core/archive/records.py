@@ -21,6 +21,7 @@ from ..errors import InvalidRequestError
 from ..limits import DEFAULT_LIMITS, Limits
 from ..models import Conversation, Entity, Fact, Message, MessageRole, Preference, Relationship
 from ..validation import (
+    check_aliases,
     check_entity_type,
     check_identifier,
     check_metadata,
@@ -151,8 +152,9 @@ def message(msg: Message, conversation_id: str, seq: int) -> Record:
 
 
 def entity(ent: Entity, user: str | None) -> Record:
-    """An entity record; ``user_identifier`` is the tenant it belongs to (or null)."""
-    return {
+    """An entity record; ``user_identifier`` is the tenant it belongs to (or null).
+    ``aliases`` and ``attributes`` are written only when not empty."""
+    record: Record = {
         "record": "entity",
         "id": ent.id,
         "user_identifier": user,
@@ -162,6 +164,11 @@ def entity(ent: Entity, user: str | None) -> Record:
         "created_at": stamp(ent.created_at),
         "updated_at": stamp(ent.updated_at),
     }
+    if ent.aliases:
+        record["aliases"] = list(ent.aliases)
+    if ent.attributes:
+        record["attributes"] = ent.attributes
+    return record
 
 
 def mention(message_id: str, entity_id: str, position: int) -> Record:
@@ -268,6 +275,8 @@ FIELDS: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
         "description": (_OPT_STR, False),
         "created_at": (_OPT_STR, False),
         "updated_at": (_OPT_STR, False),
+        "aliases": ((list,), False),
+        "attributes": (_DICT, False),
     },
     "conversation": {
         "id": (_STR, True),
@@ -463,6 +472,10 @@ def _check_entity(record: Record, limits: Limits) -> None:
     record["type"] = check_entity_type(record["type"])
     if record.get("description") is not None:
         check_str(record["description"], "description", max_chars=limits.max_content_chars)
+    if "aliases" in record:
+        record["aliases"] = check_aliases(record["aliases"], limits)
+    if "attributes" in record:
+        record["attributes"] = check_metadata(record["attributes"], "attributes", limits)
 
 
 def _check_conversation(record: Record, limits: Limits) -> None:

@@ -26,12 +26,19 @@ from memory_core import (
     Message,
     NotFoundError,
     Preference,
+    Relationship,
     open_backend,
 )
+
+from .seeding import Seed
 
 PREFIX = "cf"
 EMPTY_STORE_NEEDED = (
     "n/a: needs an empty store: a multi-tenant backend (a fresh user is used) or --throwaway-store"
+)
+NO_SEED = (
+    "n/a: reads relationships the backend cannot write (relationships is False) and the "
+    "test setup gives no conformance_seed to write them"
 )
 ENTITIES_WOULD_STAY = (
     "n/a: creates entities, which this backend cannot delete (delete_entity is False), so "
@@ -74,6 +81,8 @@ class Harness:
         # (backend, delete method, record id, user): preferences and facts made here.
         self._records: list[tuple[MemoryBackend, str, str, str | None]] = []
         self._tenant_backend: MemoryBackend | None = None
+        self.seed: Seed | None = None
+        """Writes what the backend reads but cannot write (see :meth:`link`)."""
         self.backend: MemoryBackend
         self.caps: Capabilities
 
@@ -216,6 +225,17 @@ class Harness:
         self._records.append((target, "delete_fact", made.id, user))
         return made
 
+    async def link(self, source_id: str, target_id: str, type: str, **options: Any) -> Relationship:
+        """The relationship ``source_id`` ``type`` ``target_id``: written with
+        ``add_relationship`` where the backend has ``relationships``, else through
+        :attr:`seed` (the store behind a backend that only reads them), else the scenario
+        is skipped as n/a. Removed with its entities at clean-up."""
+        if self.caps.relationships:
+            return await self.backend.add_relationship(source_id, target_id, type, **options)
+        if self.seed is None:
+            pytest.skip(NO_SEED)
+        return await self.seed.link(source_id, target_id, type, **options)
+
     def forget(self, handle: str) -> None:
         """Stop tracking ``handle`` (a scenario cleared it itself)."""
         self._made = [m for m in self._made if m.handle != handle]
@@ -299,6 +319,8 @@ class Harness:
     async def cleanup(self) -> None:
         """Clear every session made here, then close every instance opened here."""
         problems: list[str] = []
+        if self.seed is not None:
+            await self.seed.close()
         await self._delete_records(problems)
         await self._delete_entities(problems)
         for made in reversed(self._made):

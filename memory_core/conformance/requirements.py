@@ -259,6 +259,20 @@ async def _probe_entity_search(h: Harness) -> None:
         await h.backend.search_entities(word())
 
 
+async def _probe_entity_updates(h: Harness) -> None:
+    with refused(h.backend, "get_entity"):
+        await h.backend.get_entity(word())
+    with refused(h.backend, "get_entity_by_name"):
+        await h.backend.get_entity_by_name(word())
+    with refused(h.backend, "update_entity"):
+        await h.backend.update_entity(word(), description=word())
+
+
+async def _probe_entity_merge(h: Harness) -> None:
+    with refused(h.backend, "merge_entities"):
+        await h.backend.merge_entities(word(), word())
+
+
 async def _probe_preferences(h: Harness) -> None:
     user = h.new_user()
     with refused(h.backend, "add_preference"):
@@ -288,12 +302,15 @@ async def _probe_facts(h: Harness) -> None:
 async def _probe_relationships(h: Harness) -> None:
     with refused(h.backend, "add_relationship"):
         await h.backend.add_relationship(word(), word(), "KNOWS")
+    with refused(h.backend, "delete_relationship"):
+        await h.backend.delete_relationship(word())
+
+
+async def _probe_entity_graph(h: Harness) -> None:
     with refused(h.backend, "list_relationships"):
         await h.backend.list_relationships(word())
     with refused(h.backend, "related_entities"):
         await h.backend.related_entities(word())
-    with refused(h.backend, "delete_relationship"):
-        await h.backend.delete_relationship(word())
 
 
 async def _probe_erasure(h: Harness) -> None:
@@ -400,9 +417,17 @@ REQUIREMENTS: dict[str, Requirement] = {
         Requirement("entities", "add_entity / find_entities work", _NSE, _probe_entities),
         Requirement("delete_entity", "delete_entity removes an entity", _NSE, _probe_delete_entity),
         Requirement("entity_search", "search_entities finds by words", _NSE, _probe_entity_search),
+        Requirement(
+            "entity_updates",
+            "entities read by id, name or alias and updated",
+            _NSE,
+            _probe_entity_updates,
+        ),
+        Requirement("entity_merge", "merge moves everything once", _NSE, _probe_entity_merge),
         Requirement("preferences", "a user's preferences round-trip", _NSE, _probe_preferences),
         Requirement("facts", "facts round-trip with their validity", _NSE, _probe_facts),
-        Requirement("relationships", "relationships link and traverse", _NSE, _probe_relationships),
+        Requirement("relationships", "relationships add and delete", _NSE, _probe_relationships),
+        Requirement("entity_graph", "relationships list and traverse", _NSE, _probe_entity_graph),
         Requirement(
             "multi_tenant",
             "multi_tenant=True isolates users",

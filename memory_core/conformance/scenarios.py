@@ -46,6 +46,7 @@ AREAS: dict[str, str] = {
     "tenancy": "tenancy",
     "entities": "entities and mentions",
     "entity_search": "entity search",
+    "entity_updates": "entities: reads by name and alias, updates, merges",
     "preferences": "long-term memory: preferences",
     "facts": "long-term memory: facts",
     "relationships": "long-term memory: relationships between entities",

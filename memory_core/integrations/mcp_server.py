@@ -13,8 +13,9 @@ backend's capability flags allow it; descriptions state the backend's limits):
 ``list_sessions`` (needs ``list_sessions``), ``clear_session``, and ``start_session`` where
 the backend does not create sessions on first write (NAMS in its reference mode); for
 long-term memory ``add_preference`` and ``search_preferences`` (needs ``preferences``),
-``add_fact`` and ``facts_about`` (``facts``), ``search_entities`` (``entity_search``) and
-``related_entities`` (``relationships``).
+``add_fact`` and ``facts_about`` (``facts``), ``search_entities`` (``entity_search``),
+``related_entities`` (``entity_graph``), ``get_entity_by_name`` (``entity_updates``) and
+``merge_entities`` (``entity_merge``).
 
 Tool errors (bad input, a missing capability, an unknown session) come back as MCP tool
 errors carrying memory-core's message. Over stdio, a line that is not a JSON-RPC message
@@ -117,8 +118,12 @@ def tool_names(backend: MemoryBackend) -> list[str]:
         names += ["add_fact", "facts_about"]
     if caps.entity_search:
         names.append("search_entities")
-    if caps.relationships:
+    if caps.entity_graph:
         names.append("related_entities")
+    if caps.entity_updates:
+        names.append("get_entity_by_name")
+    if caps.entity_merge:
+        names.append("merge_entities")
     return names
 
 
@@ -282,7 +287,24 @@ def _long_term_tools(backend: MemoryBackend, user: str | None) -> list[ToolFunct
         facts_about,
         search_entities,
         related_entities,
+        *_entity_tools(backend, user),
     ]
+
+
+def _entity_tools(backend: MemoryBackend, user: str | None) -> list[ToolFunction]:
+    """``get_entity_by_name`` and ``merge_entities``."""
+
+    async def get_entity_by_name(name: str) -> dict[str, Any]:
+        found = await backend.get_entity_by_name(name, user_identifier=_owner(backend, user))
+        return {"entity": None if found is None else found.model_dump(mode="json")}
+
+    async def merge_entities(source_id: str, target_id: str) -> dict[str, Any]:
+        merged = await backend.merge_entities(
+            source_id, target_id, user_identifier=_owner(backend, user)
+        )
+        return {"entity": merged.model_dump(mode="json", exclude={"score"})}
+
+    return [get_entity_by_name, merge_entities]
 
 
 def _owner(backend: MemoryBackend, user: str | None) -> str | None:
@@ -351,6 +373,15 @@ def _descriptions(backend: MemoryBackend) -> dict[str, str]:
         "related_entities": (
             "Entities linked to an entity (by its id) through relationships, up to `depth` "
             "(1 to 3) steps away, nearest first."
+        ),
+        "get_entity_by_name": (
+            "The entity whose name or one of whose aliases is `name` (any case), with its "
+            "aliases and attributes; null when there is none."
+        ),
+        "merge_entities": (
+            "Merge a duplicate entity (source_id) into another (target_id): its mentions, "
+            "relationships, preference links and facts move to the target, its names become "
+            "aliases of the target, and the source is deleted. Returns the target."
         ),
     }
 

@@ -49,6 +49,7 @@ from memory_core.telemetry import Telemetry
 from memory_core.telemetry import resolve as resolve_telemetry
 
 from .. import nams_wire as wire
+from . import entities
 from .auth import ApiKeys, AuthMiddleware, resolve_workspace
 from .errors import ApiError, CatchAllMiddleware, check_limit
 from .faults import ASGIApp, FaultMiddleware, Faults, FaultSettings, Receive, Scope, Send
@@ -280,16 +281,84 @@ def _entity_routes(router: APIRouter) -> None:
             check_content(limits, body.description, "description")
         return await hosted.add_entity(workspace, body)
 
-    @router.post(wire.ENTITIES_SEARCH, tags=["entities"])
+    @router.post(wire.ENTITIES_SEARCH, response_model_exclude_none=True, tags=["entities"])
     async def search_entities(
         body: wire.EntitySearchIn, workspace: Workspace, hosted: Hosted, limits: Limited
     ) -> wire.EntitySearchOut:
-        """Entities whose id or name (ignoring case) equals ``query``."""
+        """Entities whose id or name (ignoring case) equals ``query``, then those with a
+        word of it in their name or description (scored), where the store searches."""
         count = check_limit(body.limit, wire.DEFAULT_SEARCH_LIMIT)
         check_query(limits, body.query)
         if not body.query.strip():
             raise ApiError(400, wire.ErrorCode.INVALID_REQUEST, "query must not be empty")
-        return await hosted.search_entities(workspace, body.query, body.type, count)
+        return await entities.search_entities(
+            hosted.backend, hosted.tenant(workspace), body.query, body.type, count
+        )
+
+    _entity_graph_routes(router)
+    _entity_update_routes(router)
+
+
+def _entity_update_routes(router: APIRouter) -> None:
+    """Update one entity; merge one into another."""
+
+    conflict: dict[int | str, dict[str, Any]] = {409: {"model": wire.ErrorOut}}
+
+    @router.put(
+        wire.ENTITY, response_model_exclude_none=True, responses=conflict, tags=["entities"]
+    )
+    async def update_entity(
+        entity_id: str,
+        body: wire.EntityUpdateIn,
+        workspace: Workspace,
+        hosted: Hosted,
+        limits: Limited,
+    ) -> wire.EntityOut:
+        """Change the name, description, aliases or attributes the body gives."""
+        entities.check_update(limits, body)
+        tenant = hosted.tenant(workspace)
+        return await entities.update_entity(hosted.backend, tenant, entity_id, body)
+
+    @router.post(wire.ENTITY_MERGE, response_model_exclude_none=True, tags=["entities"])
+    async def merge_entity(
+        entity_id: str, body: wire.EntityMergeIn, workspace: Workspace, hosted: Hosted
+    ) -> wire.EntityOut:
+        """Merge this entity (a duplicate) into ``targetId``; the target."""
+        tenant = hosted.tenant(workspace)
+        return await entities.merge_entity(hosted.backend, tenant, entity_id, body)
+
+
+GraphDepth = Annotated[int, Query(ge=1, le=wire.MAX_GRAPH_DEPTH, description="1..3")]
+
+
+def _entity_graph_routes(router: APIRouter) -> None:
+    """The entity graph, and one entity read or deleted (``/entities/graph`` first: it
+    would otherwise match ``/entities/{entity_id}``)."""
+
+    @router.get(wire.ENTITIES_GRAPH, response_model_exclude_none=True, tags=["entities"])
+    async def entity_graph(
+        workspace: Workspace,
+        hosted: Hosted,
+        entity_id: Annotated[str | None, Query(alias="entityId")] = None,
+        depth: GraphDepth = 1,
+    ) -> wire.EntityGraphOut:
+        """The entity ``entityId``, the entities within ``depth`` relationships of it and
+        the relationships among them."""
+        tenant = hosted.tenant(workspace)
+        return await entities.graph(hosted.backend, tenant, entity_id, depth)
+
+    @router.get(wire.ENTITY, response_model_exclude_none=True, tags=["entities"])
+    async def get_entity(
+        entity_id: str, workspace: Workspace, hosted: Hosted
+    ) -> wire.EntityDetailOut:
+        """The entity and its outgoing relationships, inline."""
+        return await entities.get_entity(hosted.backend, hosted.tenant(workspace), entity_id)
+
+    @router.delete(wire.ENTITY, status_code=204, tags=["entities"])
+    async def delete_entity(entity_id: str, workspace: Workspace, hosted: Hosted) -> Response:
+        """Delete the entity with its mentions and relationships."""
+        await entities.delete_entity(hosted.backend, hosted.tenant(workspace), entity_id)
+        return Response(status_code=204)
 
 
 class Health(BaseModel):
@@ -375,6 +444,13 @@ def _admin_router() -> APIRouter:
     async def clear_traffic(request: Request) -> Response:
         request.app.state.traffic.clear()
         return Response(status_code=204)
+
+    @router.post("/relationships", response_model_exclude_none=True)
+    async def seed_relationship(
+        body: wire.RelationshipSeedIn, workspace: Workspace, hosted: Hosted
+    ) -> wire.GraphEdge:
+        """Write a relationship the wire has no route for (graph reads under test)."""
+        return await entities.seed_relationship(hosted.backend, hosted.tenant(workspace), body)
 
     return router
 

@@ -16,9 +16,9 @@ How the hosted model maps onto the backing store (opened with ``multi_tenant=Tru
   checked first and acted on after): creating, reading the header or the messages,
   context, observations, reflections and extraction status (one ``get_conversation``
   each), writing one message or a bulk, searching, deleting (``clear_session``: False
-  is ``404``) and searching entities. Two routes may make more: ``GET /conversations`` (one
-  call per backing page it reads: one while every conversation read is visible, see
-  below) and ``POST /entities`` (``find_entities`` then
+  is ``404``); the other entity routes are in :mod:`.entities`. Two routes may make
+  more: ``GET /conversations`` (one call per backing page it reads: one while every
+  conversation read is visible, see below) and ``POST /entities`` (``find_entities`` then
   ``add_entity``: the contract's ``add_entity`` does not say whether the entity
   existed, and NAMS answers ``resolution: "merged"`` when it did; two concurrent
   creates of one name may then both answer it as new, and get the same entity).
@@ -56,7 +56,6 @@ from uuid import NAMESPACE_URL, UUID, uuid4, uuid5
 
 from memory_core import (
     Conversation,
-    Entity,
     InvalidRequestError,
     MemoryBackend,
     Message,
@@ -68,6 +67,7 @@ from memory_core.requests import Summarizer
 from memory_core.summary import run_summarizer
 
 from .. import nams_wire as wire
+from .entities import entity_out
 from .errors import ApiError, not_found
 
 MARK = "nams"
@@ -433,20 +433,6 @@ class HostedMemory:
 
     # ------------------------------------------------------------------ entities
 
-    @staticmethod
-    def _entity(entity: Entity, merged: bool = False) -> wire.EntityOut:
-        return wire.EntityOut(
-            id=entity.id,
-            name=entity.name,
-            type=wire.entity_type_to_wire(entity.type),
-            description=entity.description,
-            confidence=entity.confidence,
-            created_at=entity.created_at,
-            updated_at=entity.updated_at or entity.created_at,
-            resolution="merged" if merged else None,
-            merged_into=entity.id if merged else None,
-        )
-
     async def add_entity(self, workspace: str, item: wire.EntityIn) -> wire.EntityOut:
         """Create the entity, or answer ``resolution: "merged"`` with the existing one of
         the same name (ignoring case) and type."""
@@ -457,15 +443,4 @@ class HostedMemory:
         entity = await self.backend.add_entity(
             item.name, kind, description=item.description, user_identifier=tenant
         )
-        return self._entity(entity, merged=existed)
-
-    async def search_entities(
-        self, workspace: str, query: str, kind: str | None, limit: int
-    ) -> wire.EntitySearchOut:
-        found = await self.backend.find_entities(
-            query,
-            limit,
-            type=kind.upper() if kind else None,
-            user_identifier=self.tenant(workspace),
-        )
-        return wire.EntitySearchOut(entities=[self._entity(e) for e in found])
+        return entity_out(entity, merged=existed)

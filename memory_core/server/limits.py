@@ -117,8 +117,13 @@ def check_name(limits: ServerLimits, value: str | None, argument: str) -> None:
 
 def check_conversation_metadata(limits: ServerLimits, metadata: Any) -> dict[str, Any]:
     """400 for metadata deeper or larger than allowed (checked before anything is stored)."""
+    return check_object(limits, metadata, "metadata")
+
+
+def check_object(limits: ServerLimits, value: Any, argument: str) -> dict[str, Any]:
+    """400 for a JSON object (metadata, entity attributes) deeper or larger than allowed."""
     try:
-        return check_metadata(metadata, "metadata", limits.caller())
+        return check_metadata(value, argument, limits.caller())
     except InvalidRequestError as exc:
         raise _bad(exc) from None
 

@@ -34,6 +34,10 @@ OPERATIONS: Mapping[str, str] = {
     "find_entities": "search_memory",
     "delete_entity": "delete_memory",
     "search_entities": "search_memory",
+    "get_entity": "search_memory",
+    "get_entity_by_name": "search_memory",
+    "update_entity": "update_memory",
+    "merge_entities": "update_memory",
     "add_preference": "create_memory",
     "search_preferences": "search_memory",
     "list_preferences": "search_memory",
@@ -58,6 +62,9 @@ value: the conventions name no operation for listing stores)."""
 _RECORD_ARGUMENT = {
     "delete_message": "message_id",
     "delete_entity": "entity_id",
+    "get_entity": "entity_id",
+    "update_entity": "entity_id",
+    "merge_entities": "source_id",
     "delete_preference": "preference_id",
     "supersede_preference": "old_id",
     "delete_fact": "fact_id",
@@ -70,6 +77,7 @@ _QUERY_ARGUMENT = {
     "get_context": "query",
     "find_entities": "identifier",
     "search_entities": "query",
+    "get_entity_by_name": "name",
     "search_preferences": "query",
     "search_facts": "query",
 }

@@ -354,6 +354,7 @@ class PublicWriter:
             self.state.entities[archive_id] = None
             return
         self.state.entities[archive_id] = made.id
+        await self._entity_extras(record, made.id, user)
         if made.id != archive_id:
             self.report.lose("entity.id", NO_IDS)
         if not self.backend.multi_tenant and user is not None:
@@ -363,6 +364,23 @@ class PublicWriter:
             if given is not None and (moment is None or parse_stamp(given) != moment):
                 self.report.lose(f"entity.{name}", "the public API sets it")
         self.report.copy("entity")
+
+    async def _entity_extras(self, record: Record, entity_id: str, user: str | None) -> None:
+        """The record's aliases and attributes, through ``update_entity`` where the
+        target has ``entity_updates`` (else reported lost)."""
+        given = {k: record[k] for k in ("aliases", "attributes") if record.get(k)}
+        if not given:
+            return
+        if not self.caps.entity_updates:
+            for name in given:
+                self.report.lose(f"entity.{name}", f"{self.backend.name} has no update_entity")
+            return
+        scope = user if self.backend.multi_tenant else None
+        try:
+            await self.backend.update_entity(entity_id, user_identifier=scope, **given)
+        except (InvalidRequestError, NotSupportedError) as exc:
+            for name in given:
+                self.report.lose(f"entity.{name}", f"refused by the target: {exc}")
 
 
 def _same(stored: list[Message], records: list[Record]) -> bool:

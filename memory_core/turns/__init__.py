@@ -11,8 +11,10 @@ On every turn:
    ``ORD-1234``, ``#123``, e-mail addresses, capitalized phrases such as "Acme Corp") are
    taken from the user message (at most 16, deduplicated ignoring case, in order of
    appearance) and each is looked up with ``backend.find_entities``. The union is
-   deduplicated by entity id and capped at ``retrieval_limit`` (8). Any failure is logged
-   and the turn goes on with nothing retrieved.
+   deduplicated by entity id, the entities an identifier names (by id, name or alias,
+   ignoring case) before the close matches a backend may add, and capped at
+   ``retrieval_limit`` (8). Any failure is logged and the turn goes on with nothing
+   retrieved.
 2. **The user message** is stored with its exact content, metadata ``turn_key``
    ``"{conversation}:{turn}"``, ``sender_kind``, ``platform``, ``turn_id``, the idempotency
    key ``conversation-{conversation}-{turn}-user`` and mentions of the retrieved entities.

@@ -210,14 +210,16 @@ class TurnMemory:
         identifiers = extract_identifiers(text, self.max_identifiers)
         if not identifiers or not self.backend.capabilities.entities:
             return []
-        found: dict[str, Entity] = {}
+        exact: dict[str, Entity] = {}
+        close: dict[str, Entity] = {}
         try:
             for identifier in identifiers:
                 for entity in await self.backend.find_entities(
                     identifier, self.retrieval_limit, user_identifier=self._call_user
                 ):
-                    found.setdefault(entity.id, entity)
-                if len(found) >= self.retrieval_limit:
+                    named = identifier in (entity.id, entity.name) or _same_name(entity, identifier)
+                    (exact if named else close).setdefault(entity.id, entity)
+                if len(exact) >= self.retrieval_limit:
                     break
         except Exception as exc:  # retrieval is best effort by design
             logger.warning(
@@ -226,6 +228,7 @@ class TurnMemory:
                 type(exc).__name__,
             )
             return []
+        found = {**exact, **{key: e for key, e in close.items() if key not in exact}}
         return list(found.values())[: self.retrieval_limit]
 
     # ------------------------------------------------------------ storage
@@ -453,3 +456,9 @@ def _entity_refs(items: Iterable[EntityLike] | None) -> list[EntityRef]:
             )
     unique = {(r.id, r.name, r.type): r for r in check_entity_refs(refs, "refers_to")}
     return list(unique.values())
+
+
+def _same_name(entity: Entity, identifier: str) -> bool:
+    """Whether ``identifier`` names ``entity`` (its name or an alias, ignoring case)."""
+    wanted = identifier.casefold()
+    return any(name.casefold() == wanted for name in (entity.name, *entity.aliases))

@@ -3,11 +3,18 @@
 Each TCK test starts from an empty memory (``clear_all_data``). On a backend that can be
 opened multi-tenant, the adapter gets that by switching to a fresh ``user_identifier``
 and erasing the previous one (``forget_user``): nothing is wiped that the run did not
-write. Elsewhere the store must be a throwaway one, and its conversations are cleared.
+write. Elsewhere the store must be a throwaway one (NAMS: a workspace of its own): its
+conversations are cleared and the entities the test made deleted.
+
+The backend is opened with ``strict=True``: an argument it cannot honour raises
+``NotSupportedError``, which the plugin reports as not applicable.
 
 What memory-core does not have raises ``NotImplementedError`` as the kit expects
 (reasoning memory, and the Gold and Platinum operations not mapped here), so those tests
-fail honestly instead of being skipped.
+fail honestly instead of being skipped. Entities are read by name, updated and merged
+through ``get_entity_by_name``, ``update_entity`` and ``merge_entities`` (flags
+``entity_updates`` and ``entity_merge``; a backend without them raises
+``NotSupportedError``, reported as not applicable).
 """
 
 from __future__ import annotations
@@ -48,6 +55,9 @@ class MemoryCoreAdapter(BaseAdapter):
         self.backend: MemoryBackend | None = None
         self.user: str | None = None
         self._wrote = False
+        # Entities made since the last clean memory: a store that is not multi-tenant
+        # keeps them across tests unless they are deleted.
+        self._entities: list[str] = []
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -55,7 +65,11 @@ class MemoryCoreAdapter(BaseAdapter):
         probe = open_backend(self.url, **self.options)
         tenants = probe.capabilities.multi_tenant
         await probe.close()
-        options = {**self.options, "multi_tenant": True} if tenants else self.options
+        # strict: an argument the backend cannot honour raises NotSupportedError (a test
+        # not applicable there) instead of being dropped with a warning.
+        options = {"strict": True, **self.options}
+        if tenants:
+            options["multi_tenant"] = True
         self.backend = open_backend(self.url, **options)
         await self.backend.connect()
 
@@ -72,7 +86,15 @@ class MemoryCoreAdapter(BaseAdapter):
         else:
             for conversation in await memory.list_conversations(limit=10_000):
                 await memory.clear_session(conversation_id=conversation.id)
+            if memory.capabilities.delete_entity:
+                for entity_id in self._entities:
+                    await memory.delete_entity(entity_id)
+        self._entities.clear()
         self._wrote = False
+
+    def claims(self, flag: str) -> bool:
+        """True when the backend declares the capability ``flag``."""
+        return self._memory().capabilities.supports(flag)
 
     def _memory(self) -> MemoryBackend:
         if self.backend is None:
@@ -122,8 +144,11 @@ class MemoryCoreAdapter(BaseAdapter):
         limit: int = 10,
         threshold: float = 0.7,
     ) -> list[TCKMessage]:
-        hits = await self._memory().search_messages(
-            query, session_id=session_id, limit=limit, threshold=threshold, **self._as()
+        memory = self._memory()
+        # A threshold of 0 keeps every hit: a backend without thresholds is not asked.
+        cut = None if threshold == 0.0 and not memory.capabilities.search_threshold else threshold
+        hits = await memory.search_messages(
+            query, session_id=session_id, limit=limit, threshold=cut, **self._as()
         )
         return [_message(m) for m in hits]
 
@@ -153,6 +178,7 @@ class MemoryCoreAdapter(BaseAdapter):
         made = await self._memory().add_entity(
             name, entity_type, description=description, **self._writes()
         )
+        self._entities.append(made.id)
         return _entity(made)
 
     async def add_preference(
@@ -192,9 +218,36 @@ class MemoryCoreAdapter(BaseAdapter):
         ]
 
     async def get_entity_by_name(self, name: str) -> TCKEntity | None:
-        found = await self._memory().find_entities(name, limit=10, **self._as())
+        memory = self._memory()
+        if memory.capabilities.entity_updates:
+            entity = await memory.get_entity_by_name(name, **self._as())
+            return None if entity is None else _entity(entity)
+        found = await memory.find_entities(name, limit=10, **self._as())
         exact = [e for e in found if e.name == name]
         return _entity(exact[0]) if exact else None
+
+    async def get_entity(self, entity_id: UUID) -> TCKEntity:
+        found = await self._memory().get_entity(str(entity_id), **self._as())
+        if found is None:
+            raise NotFoundError(f"entity_id: no entity {entity_id}")
+        return _entity(found)
+
+    async def update_entity(
+        self, entity_id: UUID, *, name: str | None = None, description: str | None = None
+    ) -> TCKEntity:
+        updated = await self._memory().update_entity(
+            str(entity_id), name=name, description=description, **self._writes()
+        )
+        return _entity(updated)
+
+    async def merge_duplicate_entities(
+        self, source_id: UUID, target_id: UUID, *, canonical_name: str | None = None
+    ) -> TCKEntity:
+        memory = self._memory()
+        merged = await memory.merge_entities(str(source_id), str(target_id), **self._writes())
+        if canonical_name is not None and canonical_name != merged.name:
+            merged = await memory.update_entity(merged.id, name=canonical_name, **self._as())
+        return _entity(merged)
 
     async def get_related_entities(
         self, entity_id: UUID, *, relationship_type: str | None = None, depth: int = 1

@@ -3,7 +3,9 @@
 
 It stands in for the kit's conftest files: the tier markers, the ``adapter`` fixture
 (:class:`~memory_core_dev.tck.adapter.MemoryCoreAdapter` on ``--memory-url``), a clean
-memory before each test, ``session_id`` and ``mock_embedder``. The kit's async tests run
+memory before each test, ``session_id`` and ``mock_embedder``. A test whose operation
+raises ``NotSupportedError`` for a capability flag the backend declares False is skipped
+as not applicable (``n/a: …``); any other refusal fails. The kit's async tests run
 on one asyncio event loop for the whole run, which the adapter's backend lives on (the
 kit expects pytest-asyncio's auto mode; run with ``-p no:anyio``). ``--tck-json FILE``
 writes each test's outcome and markers in the shape the kit's compliance report reads.
@@ -21,6 +23,9 @@ from typing import Any
 from uuid import uuid4
 
 import pytest
+
+from memory_core import NotSupportedError, SessionRequiredError
+from memory_core.capabilities import HOOKS_FOR_FLAG
 
 from .adapter import MemoryCoreAdapter
 
@@ -55,8 +60,33 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         return None
     names = pyfuncitem._fixtureinfo.argnames
     arguments = {name: pyfuncitem.funcargs[name] for name in names}
-    _loop().run_until_complete(pyfuncitem.obj(**arguments))
+    try:
+        _loop().run_until_complete(pyfuncitem.obj(**arguments))
+    except NotSupportedError as refused:
+        adapter = pyfuncitem.funcargs.get("adapter")
+        why = _announced(refused, adapter) if isinstance(adapter, MemoryCoreAdapter) else None
+        if why is None:
+            raise  # a refusal the backend's capabilities do not announce is a failure
+        pytest.skip(f"{NOT_APPLICABLE}{why}")
     return True
+
+
+NOT_APPLICABLE = "n/a: "
+_ARGUMENT_REFUSED = "cannot be honoured"
+
+
+def _announced(refused: NotSupportedError, adapter: MemoryCoreAdapter) -> str | None:
+    """Why ``refused`` is a capability the backend declares it lacks, or ``None``: a
+    method whose flag is False, a search without a session where ``search_global`` is
+    False, or an argument the backend cannot honour (refused because it is strict)."""
+    if isinstance(refused, SessionRequiredError) and not adapter.claims("search_global"):
+        return f"{refused.method} without a session needs search_global"
+    if _ARGUMENT_REFUSED in refused.message:
+        return f"{refused.method}: {refused.message} ({refused.workaround})"
+    for flag, hooks in HOOKS_FOR_FLAG.items():
+        if refused.method in hooks and not adapter.claims(flag):
+            return f"{refused.method} needs {flag}, which the backend lacks"
+    return None
 
 
 def pytest_unconfigure() -> None:
@@ -104,6 +134,7 @@ def _record(report: pytest.TestReport) -> None:
             "outcome": "failed" if report.outcome == "failed" else report.outcome,
             "keywords": sorted(report.keywords),
             "duration": report.duration,
+            "reason": _reason(report) if report.skipped else "",
             "call": {"longrepr": str(report.longrepr) if report.failed else ""},
         }
     )
@@ -114,3 +145,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if path:
         body = {"created": time.time(), "tests": _OUTCOMES}
         Path(path).write_text(json.dumps(body, indent=1), encoding="utf-8")
+
+
+def _reason(report: pytest.TestReport) -> str:
+    """A skip's message (pytest keeps it as ``(file, line, message)``)."""
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return str(longrepr)

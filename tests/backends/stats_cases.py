@@ -14,8 +14,47 @@ def row(user: str, multi_tenant: bool) -> UserStats:
     """What one user of :func:`write_user` holds: a tenant its two entities, a user of a
     single-tenant store only the entity no one else mentions."""
     return UserStats(
-        user_identifier=user, conversations=2, messages=4, entities=2 if multi_tenant else 1
+        user_identifier=user,
+        conversations=2,
+        messages=4,
+        entities=2 if multi_tenant else 1,
+        preferences=0,
+        facts=0,
+        relationships=0 if multi_tenant else None,
     )
+
+
+async def check_long_term_counts(memory: MemoryBackend, ada: str, bob: str) -> None:
+    """In an empty store: each user's preferences and facts counted exactly (records
+    without a user in their own row), relationships per tenant on a multi-tenant store
+    and in the total only on a single-tenant one."""
+    tenants = memory.multi_tenant
+    for user, count in ((ada, 3), (bob, 1)):
+        for i in range(count):
+            await memory.add_preference("food", f"dish {i}", user_identifier=user)
+            await memory.add_fact(f"{user} subject", "LIKES", f"dish {i}", user_identifier=user)
+        scope = user if tenants else None
+        first = await memory.add_entity(f"{user} one", "PERSON", user_identifier=scope)
+        second = await memory.add_entity(f"{user} two", "PERSON", user_identifier=scope)
+        await memory.add_relationship(first.id, second.id, "KNOWS", user_identifier=scope)
+    if not tenants:
+        await memory.add_fact("nobody", "IS", "anyone")
+    found = await memory.stats()
+    counts = {r.user_identifier: (r.preferences, r.facts, r.relationships) for r in found.users}
+    linked = 1 if tenants else None
+    expected = {ada: (3, 3, linked), bob: (1, 1, linked)}
+    if not tenants:
+        expected[None] = (0, 1, None)
+    assert counts == expected
+    assert found.total is not None
+    totals = (found.total.preferences, found.total.facts, found.total.relationships)
+    assert totals == (4, 4 if tenants else 5, 2)
+    one = await memory.stats(user_identifier=bob)
+    assert [(r.preferences, r.facts, r.relationships) for r in one.users] == [(1, 1, linked)]
+    nobody = await memory.stats(user_identifier="nobody-at-all")
+    assert [(r.preferences, r.facts, r.relationships) for r in nobody.users] == [
+        (0, 0, 0 if tenants else None)
+    ]
 
 
 async def check_counts(memory: MemoryBackend, ada: str, bob: str) -> StoreStats:

@@ -37,8 +37,11 @@ from memory_core import (
     ConversationPage,
     Entity,
     EntityRef,
+    Fact,
     Message,
     NotFoundError,
+    Preference,
+    Relationship,
     SessionInfo,
     register_backend,
 )
@@ -1137,6 +1140,95 @@ class DeleteForgetsSequence(_Memory):
         return _with_messages(full, ordered[-req.limit :])
 
 
+# ---------------------------------------------------------------------------- entity updates
+
+
+class UpdateClearsUnset(_Memory):
+    """update_entity writes every field: aliases and attributes not given become empty."""
+
+    async def update_entity(self, req: rq.UpdateEntity) -> Entity:
+        whole = replace(req, aliases=req.aliases or [], attributes=req.attributes or {})
+        return await super().update_entity(whole)
+
+
+class ByNameIgnoresAliases(_Memory):
+    """get_entity_by_name matches canonical names only."""
+
+    async def get_entity_by_name(self, req: rq.GetEntityByName) -> Entity | None:
+        found = await super().get_entity_by_name(req)
+        if found is None or found.name.casefold() != req.name.casefold():
+            return None
+        return found
+
+
+class MergeMakesSelfLoops(_Memory):
+    """merge_entities turns a relationship between the two into one of the target with
+    itself instead of dropping it."""
+
+    async def merge_entities(self, req: rq.MergeEntities) -> Entity:
+        listed = rq.ListRelationships(
+            entity_id=req.source_id, direction="both", type=None, limit=ALL, scope=req.scope
+        )
+        between = [
+            r
+            for r in await super().list_relationships(listed)
+            if req.target_id in (r.source_id, r.target_id)
+        ]
+        merged = await super().merge_entities(req)
+        for edge in between:
+            loop = rq.AddRelationship(
+                source_id=merged.id,
+                target_id=merged.id,
+                type=edge.type,
+                properties=edge.properties,
+                confidence=edge.confidence,
+                valid_from=edge.valid_from,
+                valid_until=edge.valid_until,
+                scope=req.scope,
+            )
+            await super().add_relationship(loop)
+        return merged
+
+
+class MergeLeavesFacts(_Memory):
+    """merge_entities moves links but leaves the facts about the source's names as they
+    were (facts_about the target misses them)."""
+
+    async def merge_entities(self, req: rq.MergeEntities) -> Entity:
+        source = await super().get_entity(rq.GetEntity(entity_id=req.source_id, scope=req.scope))
+        names = [] if source is None else [source.name, *source.aliases]
+        before: dict[str, str] = {}
+        for name in names:
+            about = rq.FactsAbout(
+                subject=name, predicate=None, as_of=None, limit=ALL, scope=req.scope
+            )
+            before.update((f.id, f.subject) for f in await super().facts_about(about))
+        merged = await super().merge_entities(req)
+        about = rq.FactsAbout(
+            subject=merged.name, predicate=None, as_of=None, limit=ALL, scope=req.scope
+        )
+        for fact in await super().facts_about(about):
+            if fact.id in before:
+                await self._restore(fact, before[fact.id], req.scope)
+        return merged
+
+    async def _restore(self, fact: Any, name: str, scope: rq.Scope) -> None:
+        await super().delete_fact(rq.DeleteRecord(record_id=fact.id, scope=scope))
+        again = rq.AddFact(
+            subject=name,
+            predicate=fact.predicate,
+            object=fact.object,
+            confidence=fact.confidence,
+            valid_from=fact.valid_from,
+            valid_until=fact.valid_until,
+            source_message_id=fact.source_message_id,
+            metadata=fact.metadata,
+            embedding=None,
+            scope=rq.Scope(user_identifier=fact.user_identifier, tenant=scope.tenant),
+        )
+        await super().add_fact(again)
+
+
 # ---------------------------------------------------------------------------- the table
 
 
@@ -1151,6 +1243,69 @@ ENTITY_SCENARIOS = (
     "tenancy.entities_isolated",
     "tenancy.mentions_isolated",
 )  # the scenarios that write entities, so need delete_entity to clean up on a shared store
+
+
+# ---------------------------------------------------------------------------- long-term
+
+
+class SupersededStillListed(_Memory):
+    """Lists superseded preferences as if ``include_superseded`` were always true."""
+
+    async def list_preferences(self, req: rq.ListPreferences) -> list[Preference]:
+        return await super().list_preferences(replace(req, include_superseded=True))
+
+
+class PreferencesOfEveryUser(_Memory):
+    """Searches every user's preferences (the reference's long-term reads: its #137)."""
+
+    async def search_preferences(self, req: rq.SearchPreferences) -> list[Preference]:
+        return await super().search_preferences(replace(req, scope=rq.UNSCOPED))
+
+
+def _valid_inclusive(fact: Fact, moment: datetime) -> bool:
+    after_start = fact.valid_from is None or fact.valid_from <= moment
+    return after_start and (fact.valid_until is None or moment <= fact.valid_until)
+
+
+class ValidUntilInclusive(_Memory):
+    """Keeps a fact valid at its ``valid_until`` instant too (``<=``, where the contract
+    says ``<``), in ``facts_about`` and ``search_facts`` alike."""
+
+    async def facts_about(self, req: rq.FactsAbout) -> list[Fact]:
+        if req.as_of is None:
+            return await super().facts_about(req)
+        every = await super().facts_about(replace(req, as_of=None, limit=ALL))
+        moment = req.as_of
+        return [f for f in every if _valid_inclusive(f, moment)][: req.limit]
+
+    async def search_facts(self, req: rq.SearchFacts) -> list[Fact]:
+        if req.as_of is None:
+            return await super().search_facts(req)
+        every = await super().search_facts(replace(req, as_of=None, limit=ALL))
+        moment = req.as_of
+        return [f for f in every if _valid_inclusive(f, moment)][: req.limit]
+
+
+class FactsAboutCaseSensitive(_Memory):
+    """Matches a fact's subject exactly, case included."""
+
+    async def facts_about(self, req: rq.FactsAbout) -> list[Fact]:
+        return [f for f in await super().facts_about(req) if f.subject == req.subject]
+
+
+class TraversalOneStepTooFar(_Memory):
+    """Walks one relationship further than ``depth`` asks (the start counted as depth 0
+    by one part of the code and 1 by another)."""
+
+    async def related_entities(self, req: rq.RelatedEntities) -> list[Entity]:
+        return await super().related_entities(replace(req, depth=min(req.depth + 1, 3)))
+
+
+class RelationshipsEitherDirection(_Memory):
+    """Lists an entity's relationships both ways whatever ``direction`` says."""
+
+    async def list_relationships(self, req: rq.ListRelationships) -> list[Relationship]:
+        return await super().list_relationships(replace(req, direction="both"))
 
 
 @dataclass(frozen=True)
@@ -1340,6 +1495,10 @@ CATALOGUE: list[Case] = [
         throwaway=False,
         tested_by="test_portability_catches::test_declared_and_announced_differences_pass",
     ),
+    Case(UpdateClearsUnset, "entity_updates.partial", "only what is given changes"),
+    Case(ByNameIgnoresAliases, "entity_updates.by_name", "aliases find the entity"),
+    Case(MergeMakesSelfLoops, "entity_updates.merge_between", "no self-loop after a merge"),
+    Case(MergeLeavesFacts, "entity_updates.merge_moves_once", "facts follow the merge"),
     # the example backend's broken variants run the whole suite: the defect stays local
     Case(
         ToyIgnoresSessionInSearch,
@@ -1373,6 +1532,12 @@ CATALOGUE: list[Case] = [
         throwaway=False,
         min_passed=81,
     ),
+    Case(SupersededStillListed, "preferences.supersede", "superseded leave lists"),
+    Case(PreferencesOfEveryUser, "preferences.user_scoped", "preferences per user"),
+    Case(ValidUntilInclusive, "facts.validity", "valid_until excluded"),
+    Case(FactsAboutCaseSensitive, "facts.round_trip", "subject ignoring case"),
+    Case(TraversalOneStepTooFar, "relationships.traversal", "depth as asked"),
+    Case(RelationshipsEitherDirection, "relationships.add_and_list", "direction honoured"),
 ]
 
 

@@ -7,7 +7,9 @@ over Bolt run the areas where a name meets the server's store (see the class).
 Every scenario runs in a fresh workspace of its own, so the store each scenario sees is
 empty and may be wiped (``throwaway_store``): nothing outside that workspace is touched.
 The ``faults`` area drives the server's fault knobs through ``/_admin/faults``
-(:class:`AdminFaults`), as it would on a server started with ``--test-admin``.
+(:class:`AdminFaults`), as it would on a server started with ``--test-admin``; the
+relationship reads run on relationships written through ``/_admin/relationships``
+(:class:`AdminSeed`: NAMS reads its entity graph but cannot write it).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 import pytest
 
 from memory_core.conformance.fault_control import AdminFaults, FaultControl
+from memory_core.conformance.seeding import AdminSeed, Seed
 from memory_core.conformance.suite import (
     AliasingSuite,
     ClearSuite,
@@ -72,6 +75,15 @@ class _OverTestModeServer(ConformanceSuite):
     @pytest.fixture
     def conformance_faults(self, conformance_backend_url: str) -> FaultControl:
         return AdminFaults(conformance_backend_url, api_key=API_KEY)
+
+    @pytest.fixture
+    def conformance_seed(
+        self, conformance_backend_url: str, conformance_backend_options: dict[str, Any]
+    ) -> Seed:
+        # NAMS cannot write relationships: the graph reads are checked on relationships
+        # the test server's admin route writes into the workspace.
+        workspace = conformance_backend_options["workspace_id"]
+        return AdminSeed(conformance_backend_url, api_key=API_KEY, workspace=workspace)
 
 
 class TestNamsOverEmbedded(_OverTestModeServer):

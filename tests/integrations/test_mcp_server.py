@@ -100,6 +100,9 @@ async def test_nams_tools_follow_capabilities(nams_server: Any) -> None:
         # portable session names (the NAMS default): the caller names sessions, so no
         # start_session tool is needed; sessions cannot be listed
         assert "list_sessions" not in tools and "start_session" not in tools
+        # entity_search and entity_graph, but no preferences, facts or relationship writes
+        assert "search_entities" in tools and "related_entities" in tools
+        assert not {"add_preference", "search_preferences", "add_fact"} & set(tools)
         assert "At most 200 messages" in (tools["recent_messages"].description or "")
         assert "session_id is required" in (tools["search_messages"].description or "")
         session_id = "chat"

@@ -17,6 +17,7 @@ from mcp.client import Client
 from memory_core import MemoryBackend, TransportError, open_backend
 from memory_core.integrations import mcp_server
 from memory_core_dev.nams_server import API_KEY
+from tests.conformance.catalogue import register
 
 pytestmark = pytest.mark.anyio
 
@@ -106,6 +107,10 @@ async def test_descriptions_and_tools_follow_the_nams_capabilities(
         "get_context",
         "clear_session",
         "start_session",
+        "search_entities",
+        "related_entities",
+        "get_entity_by_name",
+        "merge_entities",
     ]
     assert said["add_message"].endswith(
         "The session must exist: create it with start_session and use the id it returns. "
@@ -209,3 +214,37 @@ async def test_the_long_term_tools_keep_and_recall_for_the_servers_user(tmp_path
         assert (await _call(client, "facts_about", subject="Ada"))["facts"] == []
         refused = await client.call_tool("related_entities", {"entity_id": ada.id})
         assert refused.is_error and "NotFoundError" in refused.content[0].text  # type: ignore[union-attr]
+
+
+async def test_the_entity_tools_find_by_alias_and_merge_for_the_servers_user(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'entities.db'}"
+    alice = open_backend(url, multi_tenant=True)
+    async with Client(mcp_server.build_server(alice, user_identifier="alice")) as client:
+        robert = await alice.add_entity("Robert", "PERSON", user_identifier="alice")
+        bob = await alice.add_entity("Bob", "PERSON", user_identifier="alice")
+        await alice.update_entity(bob.id, aliases=["Bobby"], user_identifier="alice")
+        found = (await _call(client, "get_entity_by_name", name="BOBBY"))["entity"]
+        assert found["id"] == bob.id and found["aliases"] == ["Bobby"]
+        merged = await _call(client, "merge_entities", source_id=bob.id, target_id=robert.id)
+        assert merged["entity"]["aliases"] == ["Bob", "Bobby"]
+        again = (await _call(client, "get_entity_by_name", name="bobby"))["entity"]
+        assert again["id"] == robert.id
+        assert (await _call(client, "get_entity_by_name", name="Nobody"))["entity"] is None
+    bob_server = open_backend(url, multi_tenant=True)
+    async with Client(mcp_server.build_server(bob_server, user_identifier="bob")) as client:
+        assert (await _call(client, "get_entity_by_name", name="Robert"))["entity"] is None
+        refused = await client.call_tool(
+            "merge_entities", {"source_id": robert.id, "target_id": robert.id}
+        )
+        assert refused.is_error and "target_id" in refused.content[0].text  # type: ignore[union-attr]
+
+
+def test_the_entity_tools_are_offered_only_with_their_flags() -> None:
+    assert {"get_entity_by_name", "merge_entities"} <= set(
+        mcp_server.tool_names(open_backend("memory://"))
+    )
+    register()
+    toy = open_backend("toy://")  # the example backend keeps no entity updates
+    assert not {"get_entity_by_name", "merge_entities"} & set(mcp_server.tool_names(toy))

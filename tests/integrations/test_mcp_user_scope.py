@@ -222,6 +222,23 @@ async def _check_related_entities(alice: Alice) -> None:
     await _bob_unchanged(alice.url, ids)
 
 
+async def _check_get_entity_by_name(alice: Alice) -> None:
+    ids = await _bobs_long_term(alice.url)
+    assert (await alice.call("get_entity_by_name", name="Tram"))["entity"] is None
+    await _bob_unchanged(alice.url, ids)
+
+
+async def _check_merge_entities(alice: Alice) -> None:
+    ids = await _bobs_long_term(alice.url)
+    async with open_backend(alice.url, multi_tenant=True) as memory:
+        mine = await memory.add_entity("Bus", "OBJECT", user_identifier="alice")
+    refused = await alice.client.call_tool(
+        "merge_entities", {"source_id": ids["entity"], "target_id": mine.id}
+    )
+    assert refused.is_error and "NotFoundError" in refused.content[0].text  # type: ignore[union-attr]
+    await _bob_unchanged(alice.url, ids)
+
+
 CHECKS: dict[str, Callable[[Alice], Awaitable[None]]] = {
     "add_message": _check_add_message,
     "recent_messages": _check_recent_messages,
@@ -236,6 +253,8 @@ CHECKS: dict[str, Callable[[Alice], Awaitable[None]]] = {
     "facts_about": _check_facts_about,
     "search_entities": _check_search_entities,
     "related_entities": _check_related_entities,
+    "get_entity_by_name": _check_get_entity_by_name,
+    "merge_entities": _check_merge_entities,
 }
 """Each tool's check: what alice sees and writes through it."""
 NEEDS_ISSUED_IDS = {"start_session"}

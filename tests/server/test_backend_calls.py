@@ -1,7 +1,8 @@
 """How many calls each route makes on the backing store: one public call and one store
 hook (one transaction) for every route but ``POST /entities`` (two, see
-:mod:`memory_core.server.hosted`) — including when the conversation does not exist
-(the old server read it first, then acted: two transactions and a check-then-act race)."""
+:mod:`memory_core.server.hosted`) and the entity routes of
+:mod:`memory_core.server.entities` — including when the conversation does not exist (the
+old server read it first, then acted: two transactions and a check-then-act race)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from memory_core import MemoryBackend, open_backend
 from memory_core import nams_wire as wire
 from memory_core.interface import Store
+from memory_core.server import entities
 from memory_core.server.errors import ApiError
 from memory_core.server.hosted import HostedMemory
 
@@ -145,8 +147,10 @@ async def test_create_list_and_entity_routes(hosted: HostedMemory) -> None:
     page = await hosted.list_conversations(WORKSPACE, None, 2, None)
     await hosted.list_conversations(WORKSPACE, None, 2, page.next_cursor)
     assert calls.take() == (["list_conversations_page"] * 2, ["list_conversations"] * 2)
-    await hosted.search_entities(WORKSPACE, "Ada", None, 5)
-    assert calls.take() == (["find_entities"], ["find_entities"])
+    await entities.search_entities(hosted.backend, hosted.tenant(WORKSPACE), "Ada", None, 5)
+    # Exact names first, then words: two calls where the store searches entities.
+    both = ["find_entities", "search_entities"]
+    assert calls.take() == (both, both)
     # Two calls: NAMS answers whether the entity existed, the contract's add_entity does not.
     await hosted.add_entity(WORKSPACE, wire.EntityIn(name="Ada", type="person"))
     assert calls.take() == (["find_entities", "add_entity"], ["find_entities", "add_entity"])

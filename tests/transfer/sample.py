@@ -118,7 +118,8 @@ async def populate_long_term(
     backend: MemoryBackend, user: str | None = None, tag: str = ""
 ) -> None:
     """After :func:`populate` (same ``user`` and ``tag``): relationships (typed, with
-    properties, confidence, a validity window, a cycle), preferences (linked entities in
+    properties, confidence, a validity window, a cycle), aliases and attributes of an
+    entity (where the backend updates entities), preferences (linked entities in
     a chosen order, context, metadata, one superseded, one whose successor was deleted)
     and facts (a validity window, the message they came from), with awkward text."""
     scoped = user if backend.multi_tenant else None
@@ -126,6 +127,13 @@ async def populate_long_term(
     for name in ("Acme Corp", "Ada", "Lisbon"):
         found[name] = (await backend.find_entities(name, 1, user_identifier=scoped))[0].id
     acme, ada, lisbon = found["Acme Corp"], found["Ada"], found["Lisbon"]
+    if backend.capabilities.entity_updates:
+        await backend.update_entity(
+            ada,
+            aliases=["Ada L.", "Countess 🦊 \u4e16", "ada lovelace"],
+            attributes={"born": 1815, "ratio": 0.1 + 0.2, "tags": ["math", None, True]},
+            user_identifier=scoped,
+        )
     await backend.add_relationship(
         ada,
         acme,

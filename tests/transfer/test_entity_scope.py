@@ -122,8 +122,10 @@ async def test_a_bolt_export_keeps_tenants_and_scope(
             report = await copy_memory(source, nams, session_prefix=PREFIX)
             assert report.copied["entity"] == 2
             assert report.not_carried[LOST] == 2
-            assert await nams.find_entities("Out-alice") == []
-            assert [e.name for e in await nams.find_entities("In-alice")] == ["In-alice"]
+            # find_entities may add close matches ("In-alice") after exact ones
+            assert "Out-alice" not in [e.name for e in await nams.find_entities("Out-alice")]
+            found = [e.name for e in await nams.find_entities("In-alice")]
+            assert found[0] == "In-alice" and found.count("In-alice") == 1, found
             conversation = await nams.get_conversation("nc-xfer-alice", user_identifier="alice")
             assert conversation.user_identifier == "alice"
             assert len(conversation.messages) == 1

@@ -493,6 +493,10 @@ async def test_a_public_import_writes_through_the_api_and_resumes(tmp_path: Path
         names = {e.id: e.name for e in await target.search_entities("acme ada lisbon", limit=9)}
         assert [names[i] for i in spicy.linked_entities] == ["Lisbon", "Ada"]
         assert {p["preference"] for p in of_kind(first, "preference")} == set(by_text)
+        ada = await target.get_entity_by_name("ada l.")
+        [given] = [r for r in of_kind(first, "entity") if r["name"] == "Ada"]
+        assert ada is not None and ada.name == "Ada", "aliases did not arrive"
+        assert (ada.aliases, ada.attributes) == (given["aliases"], given["attributes"])
         # A re-run with the checkpoint writes none of them again.
         again = await copy_memory(source, target, on_conflict="new-ids", checkpoint=checkpoint)
         for kind, count in LONG_TERM.items():
@@ -536,6 +540,8 @@ async def test_a_store_that_claims_the_flags_round_trips_every_record(
                     pytest.skip(f"{store.name} does not claim the capability {flag!r} yet")
         await _fill(source, "alice", "bob")
         first = await export_lines(source)
+        extras = [r for r in of_kind(first, "entity") if "aliases" in r and "attributes" in r]
+        assert len(extras) == 2, "the sample's entity aliases and attributes are not exported"
         chain = [source, *stores, back]
         for from_, to in pairwise(chain):
             report = await copy_memory(from_, to)

@@ -91,6 +91,11 @@ def check_methods(memory: SyncMemoryBackend, conversation_id: UUID) -> None:
     assert_type(memory.find_entities("Ada", 3, type="person"), list[Entity])
     assert_type(memory.delete_entity("e1"), bool)
     assert_type(memory.search_entities("Ada", type="person", limit=3), list[Entity])
+    assert_type(memory.get_entity("e1"), Entity | None)
+    assert_type(memory.get_entity_by_name("Ada", type="person"), Entity | None)
+    updated = memory.update_entity("e1", name="Ada L", aliases=["Ada"], attributes={"k": 1})
+    assert_type(updated, Entity)
+    assert_type(memory.merge_entities("e2", "e1"), Entity)
     # long-term memory
     preference = memory.add_preference("food", "likes figs", context="lunch", confidence=0.5)
     assert_type(preference, Preference)

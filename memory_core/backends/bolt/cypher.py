@@ -71,6 +71,14 @@ class EntityScope:
         scope = f"{var}.tenant = $tenant AND " if self.tenant else ""
         return f"{scope}{var}.name_key = toLower({name})"
 
+    def aliased(self, var: str, name: str) -> str:
+        """A predicate: ``name`` (an expression) is one of ``var``'s surface forms (name,
+        canonical name, aliases) ignoring case, as the reference's ``surface_keys`` hold
+        them."""
+        scope = f"{var}.tenant = $tenant AND " if self.tenant else ""
+        key = f"replace(toLower({name}), '|', ' ')"
+        return f"{scope}{var}.surface_keys CONTAINS ('|' + {key} + '|')"
+
     def merge(self, name: str, kind: str) -> str:
         """MERGE ``e`` on (name, type) (expressions)."""
         scope = ", tenant: $tenant" if self.tenant else ""
@@ -690,6 +698,9 @@ CALL () {{
   UNION ALL
     MATCH (e:Entity) WHERE {scope.named("e", "$identifier")}
     RETURN e, 1 AS rank
+  UNION ALL
+    MATCH (e:Entity) WHERE {scope.aliased("e", "$identifier")}
+    RETURN e, 2 AS rank
 }}
 WITH e, min(rank) AS rank
 WHERE ($type IS NULL OR e.type = $type) AND e.merged_into IS NULL

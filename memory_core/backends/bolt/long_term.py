@@ -10,7 +10,7 @@ from neo4j import AsyncManagedTransaction
 from memory_core.store import Entity, Fact, Preference, Relationship
 from memory_core.store import requests as rq
 
-from . import facts, preferences, relationships
+from . import entity_updates, facts, preferences, relationships
 from .long_term_search import Kind, Scope, load_ranked, ranked
 from .records import to_entity
 from .schema import ENTITY_SEARCH
@@ -23,7 +23,8 @@ _ENTITY_SCOPE = (
 )
 LOAD_ENTITIES = """
 MATCH (n:Entity) WHERE n.id IN $ids
-RETURN n {.id, .name, .type, .description, .confidence, .created_at, .updated_at} AS entity
+RETURN n {.id, .name, .type, .description, .confidence, .created_at, .updated_at, .aliases,
+    .metadata} AS entity
 """
 
 
@@ -42,6 +43,18 @@ class BoltLongTerm:
             return await load_ranked(tx, best, LOAD_ENTITIES, to_entity)
 
         return await self._conn.read(work)
+
+    async def get_entity(self, req: rq.GetEntity) -> Entity | None:
+        return await entity_updates.get(self._conn, req)
+
+    async def get_entity_by_name(self, req: rq.GetEntityByName) -> Entity | None:
+        return await entity_updates.by_name(self._conn, req)
+
+    async def update_entity(self, req: rq.UpdateEntity) -> Entity:
+        return await entity_updates.update(self._conn, req)
+
+    async def merge_entities(self, req: rq.MergeEntities) -> Entity:
+        return await entity_updates.merge(self._conn, req)
 
     async def add_preference(self, req: rq.AddPreference) -> Preference:
         return await preferences.add(self._conn, req)

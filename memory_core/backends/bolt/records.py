@@ -306,17 +306,31 @@ def to_session(row: Mapping[str, Any]) -> SessionInfo | None:
 
 
 def to_entity(props: Mapping[str, Any]) -> Entity:
-    """An entity property map as an :class:`Entity`."""
+    """An entity property map as an :class:`Entity` (its attributes are under
+    ``"attributes"`` in its metadata JSON, as the reference keeps them)."""
     confidence = props.get("confidence")
+    metadata = load_metadata(props.get("metadata"))
+    attributes = metadata.get("attributes")
     return Entity(
         id=str(props["id"]),
         name=str(props.get("name", "")),
         type=str(props.get("type", "")),
         description=props.get("description"),
         confidence=float(confidence) if isinstance(confidence, int | float) else None,
+        aliases=_entity_aliases(props, metadata),
+        attributes=attributes if isinstance(attributes, dict) else {},
         created_at=to_datetime(props.get("created_at")) or datetime.now(UTC),
         updated_at=to_datetime(props.get("updated_at")),
     )
+
+
+def _entity_aliases(props: Mapping[str, Any], metadata: dict[str, Any]) -> list[str]:
+    """The top-level ``aliases`` list; for a node the reference wrote before it had one,
+    the list inside its metadata (as the reference reads them)."""
+    found = props.get("aliases")
+    if not (isinstance(found, list) and found):
+        found = metadata.get("aliases")
+    return [item for item in found if isinstance(item, str)] if isinstance(found, list) else []
 
 
 _ROLES = {role.value: role for role in MessageRole}

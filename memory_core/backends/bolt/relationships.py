@@ -34,7 +34,10 @@ UPPER_TYPE = f"CASE WHEN {_TYPE} IS :: STRING THEN toUpper({_TYPE}) END"
 PROJECTION = f"""r {{.confidence, .properties, .valid_from, .valid_until, .created_at,
     id: coalesce(r.id, elementId(r)), type: coalesce({_TYPE}, type(r)),
     source_id: startNode(r).id, target_id: endNode(r).id}}"""
-ENTITY = "e {.id, .name, .type, .description, .confidence, .created_at, .updated_at}"
+ENTITY = (
+    "e {.id, .name, .type, .description, .confidence, .created_at, .updated_at, .aliases, "
+    ".metadata}"
+)
 
 ADD = f"""
 OPTIONAL MATCH (s:Entity {{id: $source_id}}) WHERE {_IN_SCOPE.format(var="s")}

@@ -5,14 +5,18 @@ multi-tenant backend, the recorded user otherwise), and its messages are counted
 degree of its ``HAS_MESSAGE`` relationships. Entities: a multi-tenant store's by their
 ``tenant``; a single-tenant store's by the one user whose messages alone are linked to
 them, the rule ``forget_user`` deletes them by (an entity with any other relationship
-stays). Neo4j does not say how many bytes one database takes: ``size_bytes`` is None.
+stays). Preferences belong to their ``user_identifier``, or to the user whose
+``(:User)`` links them (the reference's), facts to their ``user_identifier`` (a
+multi-tenant store's both to their ``tenant``); relationships by their source entity's
+tenant on a multi-tenant store, in the total only otherwise. Neo4j does not say how many
+bytes one database takes: ``size_bytes`` is None.
 A ``user_identifier`` (or ``tenant``) another program stored as something other than a
 string names no user: its conversations count under ``None``.
 """
 
 from __future__ import annotations
 
-from memory_core.store import StatsTotal, StoreStats, merge_counts
+from memory_core.store import LongTermCounts, StatsTotal, StoreStats, merge_counts, only_user
 from memory_core.store import requests as rq
 
 from .session import Connection
@@ -46,6 +50,51 @@ WITH e, owners WHERE size(owners) = links AND size(owners) > 0
 RETURN owners[0] AS user, count(e) AS entities
 """
 
+# Every user's preferences, facts and (multi-tenant) relationships: (user, count) rows.
+PREFERENCES = """
+MATCH (n:Preference) WHERE NOT $tenants OR n.tenant IS NOT NULL
+WITH n, CASE WHEN $tenants THEN n.tenant ELSE coalesce(n.user_identifier, head(COLLECT {
+    MATCH (u:User)-[:HAS_PREFERENCE]->(n) RETURN u.identifier AS who ORDER BY who LIMIT 1
+})) END AS owner
+RETURN CASE WHEN owner IS :: STRING THEN owner END AS user, count(n) AS count
+"""
+
+FACTS = """
+MATCH (n:Fact) WHERE NOT $tenants OR n.tenant IS NOT NULL
+WITH n, CASE WHEN $tenants THEN n.tenant ELSE n.user_identifier END AS owner
+RETURN CASE WHEN owner IS :: STRING THEN owner END AS user, count(n) AS count
+"""
+
+RELATIONSHIPS = """
+MATCH (s:Entity)-[r:RELATED_TO]->(:Entity) WHERE s.tenant IS NOT NULL
+RETURN CASE WHEN s.tenant IS :: STRING THEN s.tenant END AS user, count(r) AS count
+"""
+
+# One user's, by the indexes on user_identifier (a tenant's records carry it too) and
+# the tenant's entities.
+USER_PREFERENCES = """
+CALL () {
+    MATCH (n:Preference {user_identifier: $user})
+    WHERE NOT $tenants OR n.tenant = $user
+    RETURN n
+  UNION
+    MATCH (:User {identifier: $user})-[:HAS_PREFERENCE]->(n:Preference)
+    WHERE NOT $tenants AND n.user_identifier IS NULL
+    RETURN n
+}
+RETURN $user AS user, count(n) AS count
+"""
+
+USER_FACTS = """
+MATCH (n:Fact {user_identifier: $user}) WHERE NOT $tenants OR n.tenant = $user
+RETURN $user AS user, count(n) AS count
+"""
+
+USER_RELATIONSHIPS = """
+MATCH (s:Entity {tenant: $user})-[r:RELATED_TO]->(:Entity)
+RETURN $user AS user, count(r) AS count
+"""
+
 TOTAL = """
 CALL () {
     MATCH (c:Conversation) WHERE NOT $tenants OR c.user_identifier IS NOT NULL
@@ -55,7 +104,19 @@ CALL () {
     MATCH (e:Entity) WHERE NOT $tenants OR e.tenant IS NOT NULL
     RETURN count(e) AS entities
 }
-RETURN conversations, messages, entities
+CALL () {
+    MATCH (n:Preference) WHERE NOT $tenants OR n.tenant IS NOT NULL
+    RETURN count(n) AS preferences
+}
+CALL () {
+    MATCH (n:Fact) WHERE NOT $tenants OR n.tenant IS NOT NULL
+    RETURN count(n) AS facts
+}
+CALL () {
+    MATCH (s:Entity)-[r:RELATED_TO]->(:Entity) WHERE NOT $tenants OR s.tenant IS NOT NULL
+    RETURN count(r) AS relationships
+}
+RETURN conversations, messages, entities, preferences, facts, relationships
 """
 
 
@@ -69,11 +130,10 @@ async def stats(conn: Connection, req: rq.Stats, multi_tenant: bool, name: str) 
     entities = {
         row["user"]: int(row["entities"]) for row in await conn.run_read(query, user=req.user)
     }
-    rows = merge_counts(conversations, entities)
+    long_term = await _long_term(conn, req.user, multi_tenant)
+    rows = merge_counts(conversations, entities, long_term)
     if req.user is not None:
-        rows = [r for r in rows if r.user_identifier == req.user] or merge_counts(
-            {req.user: (0, 0)}, {}
-        )
+        rows = only_user(rows, req.user, long_term)
     total = None
     if req.user is None:
         [row] = await conn.run_read(TOTAL, tenants=multi_tenant)
@@ -81,6 +141,9 @@ async def stats(conn: Connection, req: rq.Stats, multi_tenant: bool, name: str) 
             conversations=int(row["conversations"]),
             messages=int(row["messages"] or 0),
             entities=int(row["entities"]),
+            preferences=int(row["preferences"]),
+            facts=int(row["facts"]),
+            relationships=int(row["relationships"]),
         )
     return StoreStats(
         backend=name,
@@ -89,3 +152,23 @@ async def stats(conn: Connection, req: rq.Stats, multi_tenant: bool, name: str) 
         total=total,
         size_bytes=None,
     )
+
+
+async def _long_term(conn: Connection, user: str | None, multi_tenant: bool) -> LongTermCounts:
+    """{kind: {user: count}} of preferences and facts, and a multi-tenant store's
+    relationships."""
+    if user is None:
+        queries = {"preferences": PREFERENCES, "facts": FACTS, "relationships": RELATIONSHIPS}
+    else:
+        queries = {
+            "preferences": USER_PREFERENCES,
+            "facts": USER_FACTS,
+            "relationships": USER_RELATIONSHIPS,
+        }
+    if not multi_tenant:
+        del queries["relationships"]
+    counts: LongTermCounts = {}
+    for kind, query in queries.items():
+        found = await conn.run_read(query, user=user, tenants=multi_tenant)
+        counts[kind] = {row["user"]: int(row["count"]) for row in found if row["count"]}
+    return counts

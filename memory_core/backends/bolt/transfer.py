@@ -41,6 +41,7 @@ from memory_core.store import (
 from memory_core.store import transfer_records as rec
 
 from . import cypher
+from .entity_updates import entity_extras
 from .records import dump_metadata, read_conversation, read_message, session_uuid, to_entity
 from .session import Connection, rows
 from .transfer_long_term import entity_held, export_long_term
@@ -112,7 +113,7 @@ WRITE_ENTITY = f"""
 MERGE (e:Entity {{id: $id}})
 SET e.name = $name, e.type = $type, e.description = $description,
     e.created_at = $created_at, e.updated_at = $updated_at, e.tenant = $tenant,
-    e.confidence = coalesce(e.confidence, 1.0)
+    e.confidence = coalesce(e.confidence, 1.0), e.aliases = $aliases, e.metadata = $metadata
 SET {cypher.ENTITY_KEYS}
 {cypher.TYPE_LABELS_FOREACH}
 """
@@ -473,6 +474,7 @@ class _Importer:
             created_at=created,
             updated_at=_when(record.get("updated_at")) or created,
             tenant=tenant,
+            **entity_extras(record),
         )
         if entity_id != archive_id and byid is None:
             self.tally.lose("entity.id", RENAMED)

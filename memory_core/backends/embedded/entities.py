@@ -52,13 +52,15 @@ def add_entity(conn: sqlite3.Connection, req: rq.AddEntity) -> Entity:
 
 def find_entities(conn: sqlite3.Connection, req: rq.FindEntities) -> list[Entity]:
     """Exact matches only: the entity with this id, then those whose name equals the
-    identifier ignoring case (oldest first). No fuzzy matches are added."""
+    identifier ignoring case, then those with such an alias (each oldest first). No fuzzy
+    matches are added."""
+    tenant, key = tenant_key(req.tenant), req.identifier.casefold()
     sql = (
-        "SELECT *, CASE WHEN id = ? THEN 0 ELSE 1 END AS rank FROM entities "
-        "WHERE tenant = ? AND (id = ? OR name_key = ?)"
+        "SELECT *, CASE WHEN id = ? THEN 0 WHEN name_key = ? THEN 1 ELSE 2 END AS rank "
+        "FROM entities WHERE tenant = ? AND (id = ? OR name_key = ? OR id IN "
+        "(SELECT entity_id FROM entity_aliases WHERE tenant = ? AND alias_key = ?))"
     )
-    params: list[object] = [req.identifier, tenant_key(req.tenant), req.identifier]
-    params.append(req.identifier.casefold())
+    params: list[object] = [req.identifier, key, tenant, req.identifier, key, tenant, key]
     if req.type is not None:
         sql += " AND type = ?"
         params.append(req.type)

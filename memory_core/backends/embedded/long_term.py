@@ -1,12 +1,13 @@
 """The long-term hooks of :class:`~memory_core.backends.embedded.store.EmbeddedStore`:
-preferences, facts, relationships and entity search, each one transaction."""
+preferences, facts, relationships, entity search, reads, updates and merges, each one
+transaction."""
 
 from __future__ import annotations
 
 from memory_core.store import Entity, Fact, Preference, Relationship
 from memory_core.store import requests as rq
 
-from . import entities, facts, preferences, relationships
+from . import entities, entity_updates, facts, preferences, relationships
 from .database import Database
 
 
@@ -17,6 +18,18 @@ class EmbeddedLongTerm:
 
     async def search_entities(self, req: rq.SearchEntities) -> list[Entity]:
         return await self._store.call(lambda c: entities.search_entities(c, req), write=False)
+
+    async def get_entity(self, req: rq.GetEntity) -> Entity | None:
+        return await self._store.call(lambda c: entity_updates.get(c, req), write=False)
+
+    async def get_entity_by_name(self, req: rq.GetEntityByName) -> Entity | None:
+        return await self._store.call(lambda c: entity_updates.by_name(c, req), write=False)
+
+    async def update_entity(self, req: rq.UpdateEntity) -> Entity:
+        return await self._store.call(lambda c: entity_updates.update(c, req), write=True)
+
+    async def merge_entities(self, req: rq.MergeEntities) -> Entity:
+        return await self._store.call(lambda c: entity_updates.merge(c, req), write=True)
 
     async def add_preference(self, req: rq.AddPreference) -> Preference:
         return await self._store.call(lambda c: preferences.add(c, req), write=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -153,9 +154,18 @@ def to_entity(row: sqlite3.Row) -> Entity:
         name=row["name"],
         type=row["type"],
         description=row["description"],
+        aliases=_aliases(row["aliases"]),
+        attributes=load_json(row["attributes"]),
         created_at=from_micros(row["created_at"]),
         updated_at=from_micros(row["updated_at"]),
     )
+
+
+def _aliases(text: str | None) -> list[str]:
+    if not text or text == "[]":
+        return []
+    value = json.loads(text)
+    return [str(item) for item in value] if isinstance(value, list) else []
 
 
 def to_ref(row: sqlite3.Row) -> EntityRef:

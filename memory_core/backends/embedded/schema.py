@@ -28,8 +28,10 @@ SCHEMA_VERSION = 3
 conversation id (without dashes: one token), so a search in one conversation is an FTS5
 ``AND`` of that token and the words, and FTS5 skips through the words' doclists to the
 conversation's entries instead of reading every match in the store. 3: long-term memory
-(preferences, facts, relationships) and the word index ``long_term_words`` of entities,
-preferences and facts; an upgrade indexes the entities a store already has. An older
+(preferences, facts, relationships), the word index ``long_term_words`` of entities,
+preferences and facts, and each entity's ``aliases`` (a JSON list; their folded keys in
+``entity_aliases``, looked up by ``entity_aliases_by_key``) and ``attributes`` (a JSON
+object); an upgrade adds the two columns and indexes the entities a store already has. An older
 memory-core refuses a version 3 store (its erasure would not know these tables)."""
 
 # Characters of an unreadable schema version quoted in the error.
@@ -84,8 +86,17 @@ CREATE TABLE IF NOT EXISTS entities (
     description TEXT,
     created_at  INTEGER NOT NULL,
     updated_at  INTEGER NOT NULL,
+    aliases     TEXT NOT NULL DEFAULT '[]',
+    attributes  TEXT NOT NULL DEFAULT '{}',
     UNIQUE (tenant, name_key, type)
 );
+CREATE TABLE IF NOT EXISTS entity_aliases (
+    entity_id TEXT NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+    tenant    TEXT NOT NULL,
+    alias_key TEXT NOT NULL,
+    PRIMARY KEY (entity_id, alias_key)
+);
+CREATE INDEX IF NOT EXISTS entity_aliases_by_key ON entity_aliases (tenant, alias_key);
 CREATE TABLE IF NOT EXISTS mentions (
     message_id TEXT NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
     entity_id  TEXT NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
@@ -208,6 +219,7 @@ def create_schema(conn: sqlite3.Connection) -> None:
         _migrate_fts(conn)
     for statement in _statements(TABLES):
         conn.execute(statement)
+    _entity_columns(conn)
     if found == 1:
         conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')")
     if found is not None and found < 3:
@@ -217,6 +229,17 @@ def create_schema(conn: sqlite3.Connection) -> None:
             "INSERT OR REPLACE INTO schema_info (key, value) VALUES ('version', ?)",
             (str(SCHEMA_VERSION),),
         )
+
+
+def _entity_columns(conn: sqlite3.Connection) -> None:
+    """Add ``aliases`` and ``attributes`` to an ``entities`` table made before them (a
+    store of version 1 or 2)."""
+    have = {row[1] for row in conn.execute("PRAGMA table_info(entities)")}
+    for column, default in (("aliases", "'[]'"), ("attributes", "'{}'")):
+        if column not in have:
+            conn.execute(
+                f"ALTER TABLE entities ADD COLUMN {column} TEXT NOT NULL DEFAULT {default}"
+            )
 
 
 def _version(conn: sqlite3.Connection) -> int | None:

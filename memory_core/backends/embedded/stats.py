@@ -3,7 +3,9 @@
 Per user: conversations and their messages (``GROUP BY`` over the conversations and the
 messages' ``(conversation_id, seq)`` index); entities: a multi-tenant store's by tenant, a
 single-tenant store's by the one user whose messages alone mention them (what
-``forget_user`` deletes with that user). One user's counts read only that user's rows.
+``forget_user`` deletes with that user). Preferences and facts by their user (a
+multi-tenant store's by tenant), relationships by tenant on a multi-tenant store and in
+the total only otherwise. One user's counts read only that user's rows.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from memory_core.store import StatsTotal, StoreStats, merge_counts
+from memory_core.store import LongTermCounts, StatsTotal, StoreStats, merge_counts, only_user
 from memory_core.store import requests as rq
 
 # The user a mention belongs to: its conversation's tenant and user, as one value (ids
@@ -54,11 +56,10 @@ def stats(conn: sqlite3.Connection, req: rq.Stats, multi_tenant: bool, name: str
     """The counts of ``req`` (one read transaction) and the store's size."""
     conversations = _conversations(conn, req.user, multi_tenant)
     entities = _tenant_entities(conn, req.user) if multi_tenant else _user_entities(conn, req.user)
-    rows = merge_counts(conversations, entities)
+    long_term = _long_term(conn, req.user, multi_tenant)
+    rows = merge_counts(conversations, entities, long_term)
     if req.user is not None:
-        rows = [r for r in rows if r.user_identifier == req.user] or merge_counts(
-            {req.user: (0, 0)}, {}
-        )
+        rows = only_user(rows, req.user, long_term)
     return StoreStats(
         backend=name,
         scope="tenant" if multi_tenant else "user",
@@ -87,6 +88,35 @@ def _conversations(
     return {row[0]: (row[1], row[2]) for row in found}
 
 
+def _long_term(conn: sqlite3.Connection, user: str | None, multi_tenant: bool) -> LongTermCounts:
+    """{kind: {user: count}} of preferences and facts (by the user indexes), and a
+    multi-tenant store's relationships (one tenant's by its entities)."""
+    owner = "tenant" if multi_tenant else "user_identifier"
+    where = "tenant != ''" if multi_tenant else "tenant = ''"
+    params: tuple[str, ...] = ()
+    if user is not None:
+        where += f" AND {owner} = ?"
+        params = (user,)
+    counts = {
+        kind: {
+            row[0]: row[1]
+            for row in conn.execute(
+                f"SELECT {owner}, count(*) FROM {kind} WHERE {where} GROUP BY {owner}", params
+            )
+        }
+        for kind in ("preferences", "facts")
+    }
+    if multi_tenant:
+        sql = "SELECT tenant, count(*) FROM relationships WHERE tenant != '' GROUP BY tenant"
+        if user is not None:
+            sql = (
+                "SELECT e.tenant, count(*) FROM entities e JOIN relationships r "
+                "ON r.source_id = e.id WHERE e.tenant = ? GROUP BY e.tenant"
+            )
+        counts["relationships"] = {row[0]: row[1] for row in conn.execute(sql, params)}
+    return counts
+
+
 def _tenant_entities(conn: sqlite3.Connection, user: str | None) -> dict[str | None, int]:
     if user is not None:
         row = conn.execute("SELECT count(*) FROM entities WHERE tenant = ?", (user,)).fetchone()
@@ -108,9 +138,19 @@ def _total(conn: sqlite3.Connection, multi_tenant: bool) -> StatsTotal:
     row = conn.execute(
         f"SELECT (SELECT count(*) FROM conversations WHERE {scope}), "
         "(SELECT count(*) FROM messages m JOIN conversations c ON c.id = m.conversation_id "
-        f"WHERE c.{scope}), (SELECT count(*) FROM entities WHERE {scope})"
+        f"WHERE c.{scope}), (SELECT count(*) FROM entities WHERE {scope}), "
+        f"(SELECT count(*) FROM preferences WHERE {scope}), "
+        f"(SELECT count(*) FROM facts WHERE {scope}), "
+        f"(SELECT count(*) FROM relationships WHERE {scope})"
     ).fetchone()
-    return StatsTotal(conversations=row[0], messages=row[1], entities=row[2])
+    return StatsTotal(
+        conversations=row[0],
+        messages=row[1],
+        entities=row[2],
+        preferences=row[3],
+        facts=row[4],
+        relationships=row[5],
+    )
 
 
 def _size(conn: sqlite3.Connection) -> int:

@@ -35,6 +35,7 @@ from memory_core.store import transfer_records as rec
 from .codec import dump_json, now_micros, pack_vector, to_micros
 from .conversations import session_uuid
 from .database import Database
+from .entity_updates import put_extras
 from .fts_purge import mark_pending, purge
 from .rows import MESSAGE_COLUMNS, read_messages, to_conversation, to_entity
 from .transfer_long_term import (
@@ -266,6 +267,7 @@ class _Importer:
                     (ENTITY, entity_id),
                 )
                 index(conn, ENTITY, tenant, entity_id, (record["name"], record.get("description")))
+                put_extras(conn, tenant, entity_id, record["name"], record)
                 self.copied_entity(record)
             else:
                 tally.skip("entity", "already in the target")
@@ -284,6 +286,7 @@ class _Importer:
             (entity_id, tenant, *values),
         )
         index(conn, ENTITY, tenant, entity_id, (record["name"], record.get("description")))
+        put_extras(conn, tenant, entity_id, record["name"], record)
         state.entities[archive_id] = entity_id
         if entity_id != archive_id:
             tally.lose("entity.id", RENAMED)

@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from .transport import NamsTransport
 
 NOT_REACHED = [
-    "entities (POST /entities): the service keeps them per workspace, not per user, and "
-    "has no endpoint to delete one",
+    "entities (POST /entities): the service keeps them per workspace with no user, so "
+    "which are the user's is unknown (delete_entity deletes one by id)",
     "observations, reflections and extraction records the service derived from the "
     "user's messages: no endpoint deletes them; whether deleting a conversation removes "
     "them is up to the service",

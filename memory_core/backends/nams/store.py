@@ -30,6 +30,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from memory_core.store import (
     Capabilities,
     ConfigurationError,
+    ConflictError,
     Conversation,
     ConversationPage,
     Embedder,
@@ -41,6 +42,7 @@ from memory_core.store import (
     Message,
     MessageRole,
     NotFoundError,
+    Relationship,
     Store,
     StoreStats,
     TransportError,
@@ -58,7 +60,7 @@ from memory_core.store import (
 from memory_core.store import nams_wire as wire
 from memory_core.store import requests as rq
 
-from . import erasure, stats
+from . import erasure, long_term, stats
 from .marker import load_secret
 from .sessions import (
     DEFAULT_CACHE_SIZE,
@@ -103,6 +105,11 @@ SERVER_CAPABILITIES = Capabilities(
     reflections=True,
     extraction_status=True,
     entities=True,
+    delete_entity=True,
+    entity_search=True,
+    entity_graph=True,
+    entity_updates=True,
+    entity_merge=True,
     trio=True,
     max_messages_per_read=wire.MAX_PAGE,
     default_messages_per_read=wire.MAX_PAGE,
@@ -276,6 +283,8 @@ class NamsStore(Store):
     name = "nams"
     capabilities = PORTABLE_CAPABILITIES
     server_capabilities = SERVER_CAPABILITIES
+    workarounds = long_term.WORKAROUNDS
+    kept_entity_types = long_term.KEPT_ENTITY_TYPES
 
     def __init__(
         self,
@@ -837,9 +846,11 @@ class NamsStore(Store):
         return Entity(
             id=entity_id or item.id,
             name=item.name or name,
-            type=wire.entity_type_from_wire(item.type) if item.type else kind,
+            type=wire.entity_type_from_wire(item.type or wire.entity_type_to_wire(kind)),
             description=item.description,
             confidence=item.confidence,
+            aliases=list(item.aliases or []),
+            attributes=dict(item.attributes or {}),
             created_at=item.created_at or utcnow(),
             updated_at=item.updated_at,
         )
@@ -869,3 +880,89 @@ class NamsStore(Store):
             wire.EntitySearchOut, "POST", wire.ENTITIES_SEARCH, "find_entities", json=body
         )
         return [self._entity(e, e.name or "", "CUSTOM") for e in result.entities[: req.limit]]
+
+    async def search_entities(self, req: rq.SearchEntities) -> list[Entity]:
+        """``POST /entities/search``; text hits scored on the shared scale here (see
+        :mod:`.long_term`)."""
+        found = await self._fetch(
+            wire.EntitySearchOut,
+            "POST",
+            wire.ENTITIES_SEARCH,
+            "search_entities",
+            json=long_term.search_body(req),
+        )
+        return long_term.ranked(req, found)
+
+    async def delete_entity(self, req: rq.DeleteEntity) -> bool:
+        """``DELETE /entities/{id}``; a 404 is False."""
+        route = wire.path(wire.ENTITY, entity_id=req.entity_id)
+        try:
+            await self._call("DELETE", route, "delete_entity")
+        except NotFoundError:
+            return False
+        return True
+
+    async def get_entity(self, req: rq.GetEntity) -> Entity | None:
+        """``GET /entities/{id}``; a 404 is ``None``."""
+        route = wire.path(wire.ENTITY, entity_id=req.entity_id)
+        try:
+            item = await self._fetch(wire.EntityOut, "GET", route, "get_entity")
+        except NotFoundError:
+            return None
+        return long_term.entity(item)
+
+    async def get_entity_by_name(self, req: rq.GetEntityByName) -> Entity | None:
+        """``POST /entities/search`` by the name, matched here (see :mod:`.long_term`)."""
+        found = await self._fetch(
+            wire.EntitySearchOut,
+            "POST",
+            wire.ENTITIES_SEARCH,
+            "get_entity_by_name",
+            json=long_term.by_name_body(req),
+        )
+        return long_term.by_name(req, found)
+
+    async def update_entity(self, req: rq.UpdateEntity) -> Entity:
+        """``PUT /entities/{id}`` with the fields given; 404 and 409 name their argument."""
+        route = wire.path(wire.ENTITY, entity_id=req.entity_id)
+        body = long_term.update_body(req)
+        try:
+            item = await self._fetch(wire.EntityOut, "PUT", route, "update_entity", json=body)
+        except NotFoundError:
+            raise long_term.missing(req.entity_id) from None
+        except ConflictError:
+            raise long_term.conflict() from None
+        return long_term.entity(item)
+
+    async def merge_entities(self, req: rq.MergeEntities) -> Entity:
+        """``POST /entities/{source}/merge`` naming the target; on a 404 the source is
+        read to tell which id is unknown."""
+        route = wire.path(wire.ENTITY_MERGE, entity_id=req.source_id)
+        body = long_term.merge_body(req)
+        try:
+            item = await self._fetch(wire.EntityOut, "POST", route, "merge_entities", json=body)
+        except NotFoundError:
+            known = await self.get_entity(rq.GetEntity(entity_id=req.source_id, scope=req.scope))
+            unknown = ("target_id", req.target_id) if known else ("source_id", req.source_id)
+            raise long_term.missing(unknown[1], unknown[0]) from None
+        return long_term.entity(item)
+
+    async def _graph(self, entity_id: str, depth: int, operation: str) -> wire.EntityGraphOut:
+        """``GET /entities/graph`` around ``entity_id``; a 404 names ``entity_id``."""
+        params = long_term.graph_params(entity_id, depth)
+        try:
+            return await self._fetch(
+                wire.EntityGraphOut, "GET", wire.ENTITIES_GRAPH, operation, params=params
+            )
+        except NotFoundError:
+            raise long_term.missing(entity_id) from None
+
+    async def list_relationships(self, req: rq.ListRelationships) -> list[Relationship]:
+        """Read from the entity graph (see :mod:`.long_term`)."""
+        graph = await self._graph(req.entity_id, 1, "list_relationships")
+        return long_term.relationships_of(req, graph)
+
+    async def related_entities(self, req: rq.RelatedEntities) -> list[Entity]:
+        """A breadth-first walk of the entity graph (see :mod:`.long_term`)."""
+        graph = await self._graph(req.entity_id, req.depth, "related_entities")
+        return long_term.related(req, graph)

@@ -342,8 +342,8 @@ class NamsTransport:
         kind = wire.error_for_status(status)
         if kind is AuthenticationError:
             return AuthenticationError(f"{text} ({self._credential_hint(status)})")
-        if kind is InvalidRequestError:
-            return InvalidRequestError(
+        if issubclass(kind, InvalidRequestError):  # ConflictError (409) too
+            return kind(
                 text,
                 argument=_ARGUMENT_OF_CODE.get(code or ""),
                 details={"status": status, "code": code, "details": details},

@@ -66,19 +66,19 @@ async def add_entity(tx: Tx, req: rq.AddEntity, now: datetime) -> Entity:
 
 
 async def find_entities(tx: Tx, req: rq.FindEntities) -> list[Entity]:
-    """The entity with this id, then those whose name equals it ignoring case (oldest
-    first); no fuzzy matches."""
+    """The entity with this id, then those whose name equals it ignoring case, then those
+    with such an alias (each oldest first); no fuzzy matches."""
     sql = (
-        f"SELECT {ENTITY_COLUMNS} FROM {{s}}.entities e "
-        "WHERE e.tenant = %s AND (e.id = %s OR e.name_key = %s)"
+        f"SELECT {ENTITY_COLUMNS} FROM {{s}}.entities e WHERE e.tenant = %s "
+        "AND (e.id = %s OR e.name_key = %s OR e.alias_keys @> ARRAY[%s]::text[])"
     )
-    entity_id = _id(req.identifier)
-    params: list[object] = [tenant_key(req.tenant), entity_id, name_key(req.identifier)]
+    entity_id, key = _id(req.identifier), name_key(req.identifier)
+    params: list[object] = [tenant_key(req.tenant), entity_id, key, key]
     if req.type is not None:
         sql += " AND e.type = %s"
         params.append(req.type)
-    sql += " ORDER BY (e.id = %s) DESC, e.created_at, e.id LIMIT %s"
-    params += [entity_id, sql_int(req.limit)]
+    sql += " ORDER BY (e.id = %s) DESC, (e.name_key = %s) DESC, e.created_at, e.id LIMIT %s"
+    params += [entity_id, key, sql_int(req.limit)]
     return [to_entity(row) for row in await tx.rows(sql, params)]
 
 
@@ -177,11 +177,13 @@ async def search_entities(tx: Tx, req: rq.SearchEntities) -> list[Entity]:
     found = words.by_text(rows, terms, lambda row: words.joined(row[2], row[4]))
     hits = []
     for row, score in words.best(found, req.limit):
-        entity = to_entity((row[0], row[2], row[3], row[4], row[1], row[5]))
+        entity = to_entity((row[0], row[2], row[3], row[4], row[1], *row[5:]))
         entity.__dict__["score"] = score
         hits.append(entity)
     return hits
 
 
 # ENTITY_COLUMNS with the creation time second, as words.best reads it.
-ENTITY_COLUMNS_BY_AGE = "e.id, e.created_at, e.name, e.type, e.description, e.updated_at"
+ENTITY_COLUMNS_BY_AGE = (
+    "e.id, e.created_at, e.name, e.type, e.description, e.updated_at, e.aliases, e.attributes"
+)

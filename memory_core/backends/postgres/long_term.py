@@ -1,5 +1,5 @@
 """The long-term hooks of :class:`~memory_core.backends.postgres.store.PostgresStore`:
-preferences, facts, relationships and entity search.
+preferences, facts, relationships, entity search, reads, updates and merges.
 
 Reads and the adds of preferences and facts (one replayable statement each: see
 :mod:`.preferences`) run outside a transaction block, a round trip per statement. The
@@ -17,7 +17,7 @@ from uuid import uuid4
 from memory_core.store import Entity, Fact, Preference, Relationship
 from memory_core.store import requests as rq
 
-from . import entities, facts, preferences, relationships
+from . import entities, entity_updates, facts, preferences, relationships
 from .tx import Tx
 
 T = TypeVar("T")
@@ -36,6 +36,20 @@ class PostgresLongTerm:
 
     async def search_entities(self, req: rq.SearchEntities) -> list[Entity]:
         return await self._read(lambda tx: entities.search_entities(tx, req))
+
+    async def get_entity(self, req: rq.GetEntity) -> Entity | None:
+        return await self._read(lambda tx: entity_updates.get(tx, req))
+
+    async def get_entity_by_name(self, req: rq.GetEntityByName) -> Entity | None:
+        return await self._read(lambda tx: entity_updates.by_name(tx, req))
+
+    async def update_entity(self, req: rq.UpdateEntity) -> Entity:
+        now = datetime.now(UTC)
+        return await self._run(lambda tx: entity_updates.update(tx, req, now), write=True)
+
+    async def merge_entities(self, req: rq.MergeEntities) -> Entity:
+        now = datetime.now(UTC)
+        return await self._run(lambda tx: entity_updates.merge(tx, req, now), write=True)
 
     async def add_preference(self, req: rq.AddPreference) -> Preference:
         ident, now = str(uuid4()), datetime.now(UTC)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from datetime import UTC
 from typing import Any
@@ -183,10 +184,23 @@ def to_entity(row: tuple[Any, ...]) -> Entity:
         description=load_optional(row[3]),
         created_at=utc(row[4]),
         updated_at=utc(row[5]),
+        aliases=_aliases(row[6]),
+        attributes=load_metadata(metadata_text(row[7], "entity", row[0])),
     )
 
 
-ENTITY_COLUMNS = "e.id, e.name, e.type, e.description, e.created_at, e.updated_at"
+def _aliases(text: str | None) -> list[str]:
+    """The stored JSON list of aliases (another program's text that is not one: none)."""
+    try:
+        value = json.loads(text or "[]")
+    except ValueError:
+        return []
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+
+
+ENTITY_COLUMNS = (
+    "e.id, e.name, e.type, e.description, e.created_at, e.updated_at, e.aliases, e.attributes"
+)
 
 
 def to_conversation(row: tuple[Any, ...], messages: list[Message] | None = None) -> Conversation:

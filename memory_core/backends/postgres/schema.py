@@ -47,7 +47,10 @@ the entities each links in ``preference_entities``), ``facts`` (``subject_key``:
 subject case-folded, then escaped) and ``relationships`` (one per source, type and
 target; removed with either entity) are partitioned by ``tenant`` like ``entities``;
 strings that may hold a NUL are escaped as :mod:`.codec` does, metadata and properties
-are the exact JSON text. The entities a store already has get their words on connect
+are the exact JSON text. ``entities.aliases`` holds an entity's other names as a JSON
+list (as written), ``alias_keys`` the same names as ``name_key`` holds a name (GIN index
+``entities_alias_keys``: a lookup by alias), ``attributes`` the exact JSON text of its
+attributes. The entities a store already has get their words on connect
 (:func:`.words.index_entities`: every connect fills the words of any entity without
 them, so a schema applied as SQL, or rows another program wrote, become searchable too).
 
@@ -174,7 +177,11 @@ $$;
     (
         3,
         """
-ALTER TABLE {schema}.entities ADD COLUMN words text[];
+ALTER TABLE {schema}.entities ADD COLUMN words text[],
+    ADD COLUMN aliases text NOT NULL DEFAULT '[]',
+    ADD COLUMN alias_keys text[] NOT NULL DEFAULT '{{}}',
+    ADD COLUMN attributes text NOT NULL DEFAULT '{{}}';
+CREATE INDEX entities_alias_keys ON {schema}.entities USING gin (alias_keys);
 CREATE INDEX entities_words ON {schema}.entities USING gin (words);
 CREATE INDEX entities_unindexed ON {schema}.entities (id) WHERE words IS NULL;
 CREATE TABLE {schema}.preferences (

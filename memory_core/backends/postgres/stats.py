@@ -3,7 +3,9 @@
 The same counts as the embedded store's (see :mod:`memory_core.stats`): per user the
 conversations and their messages (``GROUP BY`` over the conversations and the messages'
 ``(conversation_id, seq)`` index), the entities of a tenant, or on a single-tenant store
-the entities only one user's messages mention. The size is ``pg_total_relation_size``
+the entities only one user's messages mention; preferences and facts by their user (a
+tenant's on a multi-tenant store), relationships by tenant on a multi-tenant store and in
+the total only otherwise. The size is ``pg_total_relation_size``
 (table, indexes and TOAST) summed over the tables of the store's schema.
 """
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory_core.store import StatsTotal, StoreStats, merge_counts
+from memory_core.store import LongTermCounts, StatsTotal, StoreStats, merge_counts, only_user
 from memory_core.store import requests as rq
 
 from .tx import Tx
@@ -61,11 +63,10 @@ async def stats(tx: Tx, req: rq.Stats, multi_tenant: bool, name: str) -> StoreSt
     entities = await (
         _tenant_entities(tx, req.user) if multi_tenant else _user_entities(tx, req.user)
     )
-    rows = merge_counts(conversations, entities)
+    long_term = await _long_term(tx, req.user, multi_tenant)
+    rows = merge_counts(conversations, entities, long_term)
     if req.user is not None:
-        rows = [r for r in rows if r.user_identifier == req.user] or merge_counts(
-            {req.user: (0, 0)}, {}
-        )
+        rows = only_user(rows, req.user, long_term)
     size = await tx.row(_SIZE, (tx.schema,))
     return StoreStats(
         backend=name,
@@ -95,6 +96,25 @@ async def _conversations(
     return {row[0]: (int(row[1]), int(row[2])) for row in found}
 
 
+async def _long_term(tx: Tx, user: str | None, multi_tenant: bool) -> LongTermCounts:
+    """{kind: {user: count}} of preferences and facts, and a multi-tenant store's
+    relationships."""
+    owner = "tenant" if multi_tenant else "user_identifier"
+    where = "tenant <> ''" if multi_tenant else "tenant = ''"
+    params: tuple[Any, ...] = ()
+    if user is not None:
+        where += f" AND {owner} = %s"
+        params = (user,)
+    kinds = ("preferences", "facts", "relationships") if multi_tenant else ("preferences", "facts")
+    counts: LongTermCounts = {}
+    for kind in kinds:
+        found = await tx.rows(
+            f"SELECT {owner}, count(*) FROM {{s}}.{kind} WHERE {where} GROUP BY {owner}", params
+        )
+        counts[kind] = {row[0]: int(row[1]) for row in found}
+    return counts
+
+
 async def _tenant_entities(tx: Tx, user: str | None) -> dict[str | None, int]:
     if user is not None:
         row = await tx.row("SELECT count(*) FROM {s}.entities WHERE tenant = %s", (user,))
@@ -119,7 +139,18 @@ async def _total(tx: Tx, multi_tenant: bool) -> StatsTotal:
         f"SELECT (SELECT count(*) FROM {{s}}.conversations WHERE {scope}), "
         "(SELECT count(*) FROM {s}.messages m JOIN {s}.conversations c "
         f"ON c.id = m.conversation_id WHERE c.{scope}), "
-        f"(SELECT count(*) FROM {{s}}.entities WHERE {scope})"
+        f"(SELECT count(*) FROM {{s}}.entities WHERE {scope}), "
+        f"(SELECT count(*) FROM {{s}}.preferences WHERE {scope}), "
+        f"(SELECT count(*) FROM {{s}}.facts WHERE {scope}), "
+        f"(SELECT count(*) FROM {{s}}.relationships WHERE {scope})"
     )
     assert row is not None
-    return StatsTotal(conversations=int(row[0]), messages=int(row[1]), entities=int(row[2]))
+    counts = [int(value) for value in row]
+    return StatsTotal(
+        conversations=counts[0],
+        messages=counts[1],
+        entities=counts[2],
+        preferences=counts[3],
+        facts=counts[4],
+        relationships=counts[5],
+    )

@@ -35,6 +35,7 @@ from . import words
 from .codec import load_text, store_content, store_metadata, store_optional, store_text, word_parts
 from .conversations import session_uuid
 from .entities import name_key
+from .entity_updates import extras
 from .messages import add_more_words
 from .transfer_long_term import LongTermImporter
 from .tx import Tx
@@ -162,13 +163,15 @@ class Importer:
             created,
             _when(record.get("updated_at")) or created,
             words.of(record["name"], record.get("description")),
+            *extras(record),
         )
         if holder is not None:
             state.entities[archive_id] = entity_id
             if state.on_conflict == "overwrite":
                 await tx.run(
                     "UPDATE {s}.entities SET name = %s, name_key = %s, type = %s, "
-                    "description = %s, created_at = %s, updated_at = %s, words = %s::text[] "
+                    "description = %s, created_at = %s, updated_at = %s, words = %s::text[], "
+                    "aliases = %s, alias_keys = %s::text[], attributes = %s "
                     "WHERE id = %s AND tenant = %s",
                     (*values, entity_id, tenant),
                 )
@@ -186,7 +189,8 @@ class Importer:
             return
         await tx.run(
             "INSERT INTO {s}.entities (id, tenant, name, name_key, type, description, "
-            "created_at, updated_at, words) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::text[])",
+            "created_at, updated_at, words, aliases, alias_keys, attributes) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::text[], %s, %s::text[], %s)",
             (entity_id, tenant, *values),
         )
         state.entities[archive_id] = entity_id

@@ -11,6 +11,7 @@ from .context import ContextSuite
 from .conversations import ConversationsSuite
 from .delete import DeleteSuite
 from .entities import EntitiesSuite
+from .entity_updates import EntityUpdatesSuite
 from .erasure import ErasureSuite
 from .errors import ErrorsSuite
 from .faults import FaultsSuite
@@ -56,6 +57,7 @@ AREA_SUITES = (
     TenancySuite,
     EntitiesSuite,
     EntitySearchSuite,
+    EntityUpdatesSuite,
     PreferencesSuite,
     FactsSuite,
     RelationshipsSuite,

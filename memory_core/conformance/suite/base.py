@@ -9,6 +9,7 @@ import pytest
 
 from ..fault_control import FaultControl, load_fault_control
 from ..harness import Harness
+from ..seeding import Seed
 
 USAGE = (
     "no backend URL for the conformance suite: set backend_url on the class, override the "
@@ -64,6 +65,13 @@ class SuiteBase:
         return None if spec is None else load_fault_control(spec, conformance_backend_url)
 
     @pytest.fixture
+    def conformance_seed(self) -> Seed | None:
+        """What writes relationships a backend reads but cannot write (see
+        :mod:`~memory_core.conformance.seeding`); ``None`` by default, which leaves the
+        scenarios needing it not applicable on such a backend."""
+        return None
+
+    @pytest.fixture
     def conformance_throwaway(self, request: pytest.FixtureRequest) -> bool:
         """True when scenarios may wipe the store."""
         flag = request.config.getoption("conformance_throwaway", default=False)
@@ -75,6 +83,7 @@ class SuiteBase:
         conformance_backend_url: str,
         conformance_backend_options: dict[str, Any],
         conformance_throwaway: bool,
+        conformance_seed: Seed | None,
         request: pytest.FixtureRequest,
     ) -> AsyncIterator[Harness]:
         """The backend under test, opened fresh for the scenario and cleaned up after."""
@@ -82,4 +91,5 @@ class SuiteBase:
             conformance_backend_url, conformance_backend_options, throwaway=conformance_throwaway
         ) as harness:
             harness.properties = request.node.user_properties
+            harness.seed = conformance_seed
             yield harness

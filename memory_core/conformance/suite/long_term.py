@@ -338,7 +338,7 @@ class RelationshipsSuite(SuiteBase):
         "relationships.add_and_list",
         "add_relationship links two entities (type stored upper-case, properties exact); "
         "adding it again returns the same one; list_relationships honours direction and type",
-        requires="relationships",
+        requires=("relationships", "entity_graph"),
     )
     async def test_relationships_add_and_list(self, harness: Harness) -> None:
         a, b, c = await self._people(harness, 3)
@@ -361,11 +361,11 @@ class RelationshipsSuite(SuiteBase):
         "relationships.traversal",
         "related_entities walks both directions to the depth asked, each entity once, "
         "nearest first, never the start, through cycles, filtered by type",
-        requires="relationships",
+        requires="entity_graph",
     )
     async def test_relationships_traversal(self, harness: Harness) -> None:
         a, b, c, d, e = await self._people(harness, 5)
-        add = harness.backend.add_relationship
+        add = harness.link
         await add(a, b, "KNOWS")
         await add(b, c, "KNOWS")
         await add(c, d, "KNOWS")
@@ -390,7 +390,7 @@ class RelationshipsSuite(SuiteBase):
         "relationships.delete",
         "delete_relationship removes one (True, then False); deleting an entity removes "
         "its relationships",
-        requires=("relationships", "delete_entity"),
+        requires=("relationships", "entity_graph", "delete_entity"),
     )
     async def test_relationships_delete(self, harness: Harness) -> None:
         a, b, c = await self._people(harness, 3)
@@ -406,7 +406,7 @@ class RelationshipsSuite(SuiteBase):
         "relationships.unknown_entity",
         "a relationship to an entity that does not exist raises NotFoundError naming the "
         "argument and writes nothing",
-        requires="relationships",
+        requires=("relationships", "entity_graph"),
     )
     async def test_relationships_unknown_entity(self, harness: Harness) -> None:
         [a] = await self._people(harness, 1)
@@ -419,6 +419,35 @@ class RelationshipsSuite(SuiteBase):
             await harness.backend.related_entities(word())
         with invalid("type"):
             await harness.backend.add_relationship(a, a, "not a type")
+
+    @scenario(
+        "relationships.reads",
+        "list_relationships returns an entity's relationships oldest first with their "
+        "type and properties, by direction and type; reading an unknown entity raises "
+        "NotFoundError naming entity_id",
+        requires="entity_graph",
+    )
+    async def test_relationships_reads(self, harness: Harness) -> None:
+        a, b, c = await self._people(harness, 3)
+        props = {"since": 2020, "note": ODD}
+        ab = await harness.link(a, b, "KNOWS", properties=props)
+        ca = await harness.link(c, a, "MANAGES")
+        listed = await harness.backend.list_relationships(a)
+        assert _ids(listed) == [ab.id, ca.id]
+        assert [(r.source_id, r.type, r.target_id) for r in listed] == [
+            (a, "KNOWS", b),
+            (c, "MANAGES", a),
+        ]
+        same_json(listed[0].properties, props)
+        assert _ids(await harness.backend.list_relationships(a, direction="out")) == [ab.id]
+        assert _ids(await harness.backend.list_relationships(a, direction="in")) == [ca.id]
+        assert _ids(await harness.backend.list_relationships(a, type="manages")) == [ca.id]
+        assert _ids(await harness.backend.list_relationships(a, limit=1)) == [ab.id]
+        assert _ids(await harness.backend.list_relationships(b)) == [ab.id]
+        for read in (harness.backend.list_relationships, harness.backend.related_entities):
+            with pytest.raises(NotFoundError) as info:
+                await read(word())
+            assert info.value.argument == "entity_id"
 
 
 class EntitySearchSuite(SuiteBase):

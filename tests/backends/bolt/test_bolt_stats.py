@@ -12,7 +12,7 @@ import pytest
 from memory_core import MemoryBackend
 from memory_core_dev.neo4j_fixtures import Neo4jHandle
 from tests.backends.erasure_data import write_user
-from tests.backends.stats_cases import check_counts, check_dry_run, row
+from tests.backends.stats_cases import check_counts, check_dry_run, check_long_term_counts, row
 
 pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
 
@@ -37,3 +37,16 @@ async def test_counts_per_user_and_a_dry_run(
         assert found.users == [row(ada, multi_tenant)] and found.size_bytes is None
         report = await memory.forget_user(bob)
         assert report.counts["conversations"] == 2
+
+
+@pytest.mark.neo4j_private
+@pytest.mark.parametrize("multi_tenant", [False, True], ids=["single-tenant", "multi-tenant"])
+async def test_long_term_counts_per_user(
+    open_bolt: Callable[..., MemoryBackend],
+    neo4j_server: Neo4jHandle,
+    unique: Callable[[str], str],
+    multi_tenant: bool,
+) -> None:
+    neo4j_server.require_wipeable("it checks the whole database's totals")
+    async with open_bolt(multi_tenant=multi_tenant) as memory:
+        await check_long_term_counts(memory, unique("ada"), unique("bob"))

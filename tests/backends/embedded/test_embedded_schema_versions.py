@@ -152,7 +152,8 @@ async def test_a_version_that_is_not_a_number_is_refused_by_name(
 
 
 def _to_version_2(path: Path) -> None:
-    """Turn a store into what version 2 wrote: no long-term tables, version 2."""
+    """Turn a store into what version 2 wrote: no long-term tables, entities without
+    aliases or attributes, version 2."""
     conn = sqlite3.connect(path)
     with conn:
         for trigger in ("preferences_words_delete", "facts_words_delete", "entities_words_delete"):
@@ -160,6 +161,9 @@ def _to_version_2(path: Path) -> None:
         for table in ("preference_entities", "preferences", "facts", "relationships"):
             conn.execute(f"DROP TABLE {table}")
         conn.execute("DROP TABLE long_term_words")
+        conn.execute("DROP TABLE entity_aliases")
+        conn.execute("ALTER TABLE entities DROP COLUMN aliases")
+        conn.execute("ALTER TABLE entities DROP COLUMN attributes")
         conn.execute("UPDATE schema_info SET value = '2' WHERE key = 'version'")
     conn.close()
 
@@ -175,6 +179,11 @@ async def test_a_version_2_store_gains_long_term_memory_and_its_entities_are_sea
         assert [e.id for e in await backend.search_entities("engines")] == [entity.id]
         made = await backend.add_preference("food", "likes figs")
         assert [p.id for p in await backend.list_preferences()] == [made.id]
+        kept = await backend.get_entity(entity.id)
+        assert kept is not None and (kept.aliases, kept.attributes) == ([], {})
+        await backend.update_entity(entity.id, aliases=["Countess"], attributes={"born": 1815})
+        found = await backend.get_entity_by_name("countess")
+        assert found is not None and found.attributes == {"born": 1815}
     conn = sqlite3.connect(path)
     version = conn.execute("SELECT value FROM schema_info WHERE key = 'version'").fetchone()
     conn.close()

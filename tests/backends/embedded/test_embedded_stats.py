@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memory_core import open_backend
-from tests.backends.stats_cases import check_counts, check_dry_run
+from tests.backends.stats_cases import check_counts, check_dry_run, check_long_term_counts
 
 pytestmark = pytest.mark.anyio
 
@@ -20,6 +20,13 @@ async def test_counts_per_user_and_a_dry_run(tmp_path: Path, multi_tenant: bool)
     async with open_backend(url, multi_tenant=multi_tenant) as memory:
         await check_counts(memory, "ada", "bob")
         await check_dry_run(memory, "ada", "bob")
+
+
+@pytest.mark.parametrize("multi_tenant", [False, True], ids=["single-tenant", "multi-tenant"])
+async def test_long_term_counts_per_user(tmp_path: Path, multi_tenant: bool) -> None:
+    url = f"sqlite:///{tmp_path / 'memory.db'}"
+    async with open_backend(url, multi_tenant=multi_tenant) as memory:
+        await check_long_term_counts(memory, "ada", "bob")
 
 
 async def test_the_size_is_the_file_and_its_write_ahead_log(tmp_path: Path) -> None:

@@ -232,7 +232,8 @@ async def test_extraction_entities(memory: MemoryBackend) -> None:
     assert ada.type == "PERSON" and ada.description == "pioneer"
     again = await memory.add_entity("ada", "person")
     assert again.id == ada.id
-    thing = await memory.add_entity("Engine", "OBJECT")
+    with pytest.warns(CapabilityWarning, match="OBJECT is kept as CUSTOM"):
+        thing = await memory.add_entity("Engine", "OBJECT")
     assert thing.type == "CUSTOM"
     assert [e.id for e in await memory.find_entities("ADA")] == [ada.id]
     assert [e.id for e in await memory.find_entities("engine", type="OBJECT")] == [thing.id]

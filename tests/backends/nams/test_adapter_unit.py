@@ -307,8 +307,10 @@ async def test_merged_entity_without_fields(memory: MemoryBackend, api: respx.Mo
     api.post("/entities").respond(
         201, json={"id": "e-new", "resolution": "merged", "merged_into": "e-old", "confidence": 0.9}
     )
-    entity = await memory.add_entity("Ada", "EVENT")
-    assert entity.id == "e-old" and entity.name == "Ada" and entity.type == "EVENT"
+    with pytest.warns(CapabilityWarning, match="EVENT is kept as CUSTOM"):
+        entity = await memory.add_entity("Ada", "EVENT")
+    # the type the service keeps: EVENT travels as custom
+    assert entity.id == "e-old" and entity.name == "Ada" and entity.type == "CUSTOM"
     route = api.post("/entities/search").respond(
         json={"entities": [{"id": "e-old", "name": "Ada", "type": "person"}]}
     )

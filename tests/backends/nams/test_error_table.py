@@ -6,6 +6,7 @@ import pytest
 
 from memory_core import (
     AuthenticationError,
+    ConflictError,
     InvalidRequestError,
     NotFoundError,
     NotSupportedError,
@@ -24,7 +25,7 @@ from memory_core import nams_wire as wire
         (403, AuthenticationError),
         (404, NotFoundError),
         (405, NotSupportedError),
-        (409, InvalidRequestError),
+        (409, ConflictError),
         (413, InvalidRequestError),
         (422, InvalidRequestError),
         (429, RateLimitedError),
@@ -43,6 +44,7 @@ def test_client_reads_each_status_from_the_table(status: int, error: type[Except
     [
         (NotFoundError("gone"), 404, wire.ErrorCode.NOT_FOUND),
         (InvalidRequestError("bad", argument="x"), 400, wire.ErrorCode.INVALID_REQUEST),
+        (ConflictError("taken", argument="name"), 409, wire.ErrorCode.CONFLICT),
         (NotSupportedError("b", "m", "no", "w"), 501, wire.ErrorCode.NOT_SUPPORTED),
         # the backing store refusing the server's own credentials is the server's problem
         (AuthenticationError("store said no"), 503, wire.ErrorCode.UNAVAILABLE),
@@ -65,6 +67,7 @@ def test_server_answers_store_errors_from_the_table(
         (401, wire.ErrorCode.UNAUTHORIZED),
         (404, wire.ErrorCode.NOT_FOUND),
         (405, wire.ErrorCode.METHOD_NOT_ALLOWED),
+        (409, wire.ErrorCode.CONFLICT),
         (413, wire.ErrorCode.PAYLOAD_TOO_LARGE),
         (429, wire.ErrorCode.RATE_LIMITED),
         (503, wire.ErrorCode.UNAVAILABLE),

@@ -79,6 +79,11 @@ async def test_a_version_2_store_gains_long_term_memory_and_its_entities_are_sea
         made = await store.add_preference("food", "likes figs", linked_entities=[entity])
         assert [p.linked_entities for p in await store.list_preferences()] == [[entity]]
         assert _ids(await store.search_preferences("figs")) == [made.id]
+        kept = await store.get_entity(entity)
+        assert kept is not None and (kept.aliases, kept.attributes) == ([], {})
+        await store.update_entity(entity, aliases=["Countess"], attributes={"born": 1815})
+        named = await store.get_entity_by_name("COUNTESS")
+        assert named is not None and (named.id, named.attributes) == (entity, {"born": 1815})
     with psycopg.connect(postgres_server.url) as conn:
         versions = conn.execute(f"SELECT version FROM {schema}.schema_migrations").fetchall()
     assert [v[0] for v in versions] == list(range(1, LATEST + 1)) == [1, 2, 3]

@@ -9,7 +9,7 @@ import pytest
 from memory_core import open_backend
 from memory_core_dev.postgres_schemas import new_schema, with_schema
 from memory_core_dev.postgres_server import PostgresHandle
-from tests.backends.stats_cases import check_counts, check_dry_run
+from tests.backends.stats_cases import check_counts, check_dry_run, check_long_term_counts
 
 pytestmark = pytest.mark.anyio
 
@@ -22,6 +22,15 @@ async def test_counts_per_user_and_a_dry_run(
     async with open_backend(url, multi_tenant=multi_tenant) as memory:
         await check_counts(memory, "ada", "bob")
         await check_dry_run(memory, "ada", "bob")
+
+
+@pytest.mark.parametrize("multi_tenant", [False, True], ids=["single-tenant", "multi-tenant"])
+async def test_long_term_counts_per_user(
+    postgres_server: PostgresHandle, multi_tenant: bool
+) -> None:
+    url = with_schema(postgres_server.url, new_schema("stats"))
+    async with open_backend(url, multi_tenant=multi_tenant) as memory:
+        await check_long_term_counts(memory, "ada", "bob")
 
 
 async def test_the_size_is_that_of_the_schemas_tables(postgres_server: PostgresHandle) -> None:
