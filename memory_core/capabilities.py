@@ -97,6 +97,28 @@ class Capabilities:
         "add and delete typed relationships between entities",
         hooks=("add_relationship", "delete_relationship"),
     )
+    traces: bool = flag(
+        "reasoning traces: start, add steps, record tool calls, complete, get and list",
+        hooks=(
+            "start_trace",
+            "add_step",
+            "record_tool_call",
+            "complete_trace",
+            "get_trace",
+            "list_traces",
+        ),
+    )
+    tool_stats: bool = flag(
+        "tool_stats: calls, successes, failures, rate, mean duration per tool",
+        hooks=("tool_stats",),
+    )
+    similar_traces: bool = flag(
+        "similar_traces and search_steps score past tasks and steps",
+        hooks=("similar_traces", "search_steps"),
+    )
+    trace_links: bool = flag(
+        "link a trace to the messages and entities it touched", hooks=("link_trace",)
+    )
     entity_graph: bool = flag(
         "list an entity's relationships and traverse them to depth 3",
         hooks=("list_relationships", "related_entities"),

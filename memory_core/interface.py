@@ -35,8 +35,13 @@ from .models import (
     Fact,
     Message,
     Preference,
+    ReasoningStep,
+    ReasoningTrace,
     Relationship,
     SessionInfo,
+    ToolCall,
+    ToolStats,
+    TracePage,
 )
 from .stats import StoreStats
 from .summary import format_context
@@ -393,6 +398,63 @@ class Store(ABC):
     async def delete_relationship(self, req: rq.DeleteRecord) -> bool:
         """``relationships``: False when the scope has no relationship with this id."""
         raise self.unimplemented("delete_relationship")
+
+    # ------------------------------------------------------------------ reasoning
+    #
+    # A trace records ``req.scope.user_identifier``; a call whose scope has a user
+    # reaches only that user's traces (their steps and tool calls with them). An id the
+    # scope does not have raises ``NotFoundError`` naming the argument, nothing written.
+
+    async def start_trace(self, req: rq.StartTrace) -> ReasoningTrace:
+        """``traces``: store a new, open trace (no steps, ``completed_at`` None)."""
+        raise self.unimplemented("start_trace")
+
+    async def add_step(self, req: rq.AddStep) -> ReasoningStep:
+        """``traces``: append a step numbered one past the trace's last, atomically
+        (concurrent appends get distinct, gapless numbers); ``trace_id`` unknown:
+        ``NotFoundError`` naming ``trace_id``."""
+        raise self.unimplemented("add_step")
+
+    async def record_tool_call(self, req: rq.RecordToolCall) -> ToolCall:
+        """``traces``: store a tool call of step ``req.step_id`` (unknown: ``NotFoundError``
+        naming ``step_id``)."""
+        raise self.unimplemented("record_tool_call")
+
+    async def complete_trace(self, req: rq.CompleteTrace) -> ReasoningTrace:
+        """``traces``: set outcome, success and ``completed_at`` once; completing a
+        completed trace changes nothing and returns it as it was completed."""
+        raise self.unimplemented("complete_trace")
+
+    async def get_trace(self, req: rq.GetTrace) -> ReasoningTrace | None:
+        """``traces``: the trace with its steps (by number) and their tool calls (oldest
+        first), its linked message and entity ids; None when the scope has none."""
+        raise self.unimplemented("get_trace")
+
+    async def list_traces(self, req: rq.ListTraces) -> TracePage:
+        """``traces``: see :class:`~memory_core.requests.ListTraces` (headers: no steps)."""
+        raise self.unimplemented("list_traces")
+
+    async def tool_stats(self, req: rq.ToolStatsQuery) -> list[ToolStats]:
+        """``tool_stats``: one :class:`~memory_core.models.ToolStats` per tool the scope's
+        traces called (or only ``req.tool_name``'s; none when it was never called), by
+        name, computed with aggregate queries."""
+        raise self.unimplemented("tool_stats")
+
+    async def similar_traces(self, req: rq.SimilarTraces) -> list[ReasoningTrace]:
+        """``similar_traces``: see :class:`~memory_core.requests.SimilarTraces` (headers,
+        scores on the shared scale of :mod:`memory_core.scoring`)."""
+        raise self.unimplemented("similar_traces")
+
+    async def search_steps(self, req: rq.SearchSteps) -> list[ReasoningStep]:
+        """``similar_traces``: see :class:`~memory_core.requests.SearchSteps` (each step
+        with its tool calls and ``score``)."""
+        raise self.unimplemented("search_steps")
+
+    async def link_trace(self, req: rq.LinkTrace) -> ReasoningTrace:
+        """``trace_links``: link the trace to every message and entity named (each id
+        known to the scope, else ``NotFoundError`` naming ``message_ids`` or
+        ``entity_ids`` and nothing linked; a link made twice is kept once); the trace."""
+        raise self.unimplemented("link_trace")
 
     async def forget_user(self, req: rq.ForgetUser) -> Erased:
         """``user_erasure``: delete every record of ``req.scope``'s user (see

@@ -319,6 +319,93 @@ def _defaults(cls: type[BaseModel]) -> dict[str, Any]:
     return found
 
 
+class ToolCallStatus(StrEnum):
+    """How a tool call ended (the agent-memory TCK's six). ``success`` counts as a
+    success in :class:`ToolStats`; ``failure``, ``error`` and ``timeout`` as failures;
+    ``pending`` and ``cancelled`` only in the total."""
+
+    PENDING = "pending"
+    SUCCESS = "success"
+    FAILURE = "failure"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
+
+
+class ToolCall(_Model):
+    """One call of a tool during a reasoning step: its arguments, result and status."""
+
+    id: str
+    step_id: str
+    tool_name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    result: Any = None
+    status: ToolCallStatus = ToolCallStatus.SUCCESS
+    duration_ms: int | None = None
+    error: str | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class ReasoningStep(_Model):
+    """A step of a trace: what the agent thought, did and saw, numbered from 1 in the
+    order the steps were added, with the tool calls it made (oldest first)."""
+
+    id: str
+    trace_id: str
+    step_number: int
+    thought: str | None = None
+    action: str | None = None
+    observation: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    created_at: datetime = Field(default_factory=utcnow)
+    score: float | None = None
+
+
+class ReasoningTrace(_Model):
+    """How an agent went about one task in a session: its steps (filled by
+    :meth:`~memory_core.MemoryBackend.get_trace`, empty in listings), the outcome once
+    completed, and the messages and entities it was linked to."""
+
+    id: str
+    session_id: str
+    task: str
+    outcome: str | None = None
+    success: bool | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    user_identifier: str | None = None
+    started_at: datetime = Field(default_factory=utcnow)
+    completed_at: datetime | None = None
+    steps: list[ReasoningStep] = Field(default_factory=list)
+    message_ids: list[str] = Field(default_factory=list)
+    entity_ids: list[str] = Field(default_factory=list)
+    score: float | None = None
+
+
+class ToolStats(_Model):
+    """What the recorded calls of one tool add up to (see :class:`ToolCallStatus` for
+    what counts as a success or a failure). ``success_rate`` is successes over every
+    call; ``avg_duration_ms`` the mean of the calls that have a duration (``None``: no
+    call has one)."""
+
+    name: str
+    total_calls: int = 0
+    successful_calls: int = 0
+    failed_calls: int = 0
+    success_rate: float = 0.0
+    avg_duration_ms: float | None = None
+    last_used_at: datetime | None = None
+
+
+class TracePage(_Model):
+    """One page of :meth:`~memory_core.MemoryBackend.list_traces_page`: traces newest
+    first (by ``started_at``, then id), ``next_cursor`` an opaque string to pass back as
+    ``cursor`` (``None``: nothing after this page)."""
+
+    traces: list[ReasoningTrace] = Field(default_factory=list)
+    next_cursor: str | None = None
+
+
 __all__ = [
     "Conversation",
     "ConversationPage",
@@ -331,8 +418,14 @@ __all__ = [
     "Message",
     "MessageRole",
     "Preference",
+    "ReasoningStep",
+    "ReasoningTrace",
     "Relationship",
     "SessionInfo",
+    "ToolCall",
+    "ToolCallStatus",
+    "ToolStats",
+    "TracePage",
     "random_ids",
     "trusted",
     "trusted_many",

@@ -408,3 +408,119 @@ class RelatedEntities(_Scoped):
     types: tuple[str, ...]
     limit: int
     scope: Scope
+
+
+# ------------------------------------------------------------------ reasoning memory
+#
+# A trace records ``scope.user_identifier`` (the tenant on a multi-tenant store); a call
+# whose scope has a user reaches only that user's traces, their steps and tool calls.
+
+
+@dataclass(frozen=True, kw_only=True)
+class StartTrace(_Scoped):
+    """A new trace of ``task`` in ``session_id`` (a session name; no conversation needs
+    to exist). ``embedding``: the task's, when the backend has an embedder."""
+
+    session_id: str
+    task: str
+    metadata: dict[str, Any]
+    triggered_by_message_id: str | None
+    embedding: list[float] | None
+    scope: Scope
+
+
+@dataclass(frozen=True, kw_only=True)
+class AddStep(_Scoped):
+    """The next step of trace ``trace_id`` (at least one of the three texts is given)."""
+
+    trace_id: str
+    thought: str | None
+    action: str | None
+    observation: str | None
+    metadata: dict[str, Any]
+    embedding: list[float] | None
+    scope: Scope
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordToolCall(_Scoped):
+    """A tool call of step ``step_id``. ``result`` is any JSON value."""
+
+    step_id: str
+    tool_name: str
+    arguments: dict[str, Any]
+    result: Any
+    status: str
+    duration_ms: int | None
+    error: str | None
+    scope: Scope
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompleteTrace(_Scoped):
+    trace_id: str
+    outcome: str | None
+    success: bool | None
+    scope: Scope
+
+
+@dataclass(frozen=True, kw_only=True)
+class GetTrace(_Scoped):
+    trace_id: str
+    scope: Scope
+
+
+@dataclass(frozen=True, kw_only=True)
+class ListTraces(_Scoped):
+    """At most ``limit`` traces newest first, of ``session_id`` when given, only
+    completed ones of that ``success`` when ``success`` is not None, after ``cursor``."""
+
+    session_id: str | None
+    success: bool | None
+    limit: int
+    cursor: str | None
+    scope: Scope
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolStatsQuery(_Scoped):
+    """Statistics of every tool the scope's traces called, or of ``tool_name`` only."""
+
+    tool_name: str | None
+    scope: Scope
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimilarTraces(_Scoped):
+    """At most ``limit`` traces whose task shares words with ``task`` (and, with
+    ``query_embedding``, whose task embedding has a positive cosine), each with
+    ``score``, best first; only successful ones when ``success_only``; none scoring
+    below ``threshold`` when given."""
+
+    task: str
+    query_embedding: list[float] | None
+    limit: int
+    success_only: bool
+    threshold: float | None
+    scope: Scope
+
+
+@dataclass(frozen=True, kw_only=True)
+class LinkTrace(_Scoped):
+    """Link trace ``trace_id`` to messages and entities it touched (each once)."""
+
+    trace_id: str
+    message_ids: tuple[str, ...]
+    entity_ids: tuple[str, ...]
+    scope: Scope
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchSteps(_Scoped):
+    """At most ``limit`` steps with a word of ``query`` in their thought, action or
+    observation (and, with ``query_embedding``, of positive cosine), best first."""
+
+    query: str
+    query_embedding: list[float] | None
+    limit: int
+    scope: Scope
