@@ -16,7 +16,6 @@ join entities and share their scope: per user on a multi-tenant backend, shared 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -29,6 +28,8 @@ from .models import Entity, Fact, Preference, Relationship
 from .telemetry import instrument
 from .validation import (
     MAX_ALIASES,
+    MAX_LINKED_ENTITIES,
+    RELATION_TYPE,
     check_aliases,
     check_bool,
     check_datetime,
@@ -48,10 +49,7 @@ if TYPE_CHECKING:
 
 MAX_DEPTH = 3
 """The deepest :meth:`LongTermMethods.related_entities` walks."""
-MAX_LINKED_ENTITIES = 100
-"""Most entity ids one preference links."""
 __all__ = ["MAX_ALIASES", "MAX_DEPTH", "MAX_LINKED_ENTITIES", "LongTermMethods"]
-_RELATION_TYPE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,99}")
 _DIRECTIONS = ("out", "in", "both")
 _KEEP = "keep them in your application"
 _FIND = "use find_entities"
@@ -590,7 +588,7 @@ def _window(start: Any, end: Any) -> tuple[datetime | None, datetime | None]:
 
 def _relation_type(value: Any, argument: str) -> str:
     text = check_str(value, argument, allow_empty=False)
-    if not _RELATION_TYPE.fullmatch(text):
+    if not RELATION_TYPE.fullmatch(text):
         raise InvalidRequestError(
             f"{value!r} is not a relationship type (a letter, then letters, digits or _; "
             "at most 100)",

@@ -109,6 +109,10 @@ def check_identifier(
     return text
 
 
+MAX_LINKED_ENTITIES = 100
+"""Most entity ids one preference links."""
+RELATION_TYPE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,99}")
+"""A relationship type: a letter, then letters, digits and underscores, 100 at most."""
 MAX_ALIASES = 100
 """Most aliases one entity has."""
 
@@ -232,6 +236,14 @@ def check_metadata(
         raise InvalidArgumentTypeError(
             f"must be a dict, got {type(value).__name__}", argument=argument
         )
+    plain = check_json_value(value, argument, limits)
+    assert isinstance(plain, dict)
+    return plain
+
+
+def check_json_value(value: Any, argument: str, limits: Limits = DEFAULT_LIMITS) -> Any:
+    """Any value JSON carries exactly (``None``, bool, number, str, list, dict), within
+    the metadata limits (depth and bytes as compact JSON); returned as plain JSON types."""
     try:
         plain = _plain_json(value, argument, limits.max_metadata_depth, 1)
     except RecursionError:
@@ -246,7 +258,6 @@ def check_metadata(
     cap = limits.max_metadata_bytes
     if len(text) > cap or len(text.encode("utf-8")) > cap:
         raise InvalidRequestError(f"must be at most {cap} bytes as JSON", argument=argument)
-    assert isinstance(plain, dict)
     return plain
 
 

@@ -21,6 +21,8 @@ from ..errors import InvalidRequestError
 from ..limits import DEFAULT_LIMITS, Limits
 from ..models import Conversation, Entity, Fact, Message, MessageRole, Preference, Relationship
 from ..validation import (
+    MAX_LINKED_ENTITIES,
+    RELATION_TYPE,
     check_aliases,
     check_entity_type,
     check_identifier,
@@ -55,8 +57,6 @@ LONG_TERM = ("relationship", "preference", "fact")
 SINCE_VERSION = dict.fromkeys(LONG_TERM, 2)
 # As the public API takes them (memory_core.long_term, which this package may not import:
 # it would close a circle through the store interface; a test holds the two equal).
-MAX_LINKED_ENTITIES = 100
-RELATION_TYPE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,99}")
 ROLES = frozenset(r.value for r in MessageRole)
 
 Record = dict[str, Any]

@@ -18,7 +18,7 @@ import anyio
 import jsonschema
 import pytest
 
-from memory_core import HashingEmbedder, MemoryBackend, long_term, open_backend
+from memory_core import HashingEmbedder, MemoryBackend, open_backend
 from memory_core.archive import records
 from memory_core.backends.embedded import EmbeddedStore
 from memory_core.cli import main
@@ -211,11 +211,6 @@ async def test_every_long_term_record_matches_the_shipped_schema() -> None:
         validator.validate(record)
     assert {r["record"] for r in found} >= set(KINDS)
     assert found[0]["version"] == 2
-
-
-def test_the_archive_checks_are_the_public_apis() -> None:
-    assert records.MAX_LINKED_ENTITIES == long_term.MAX_LINKED_ENTITIES
-    assert records.RELATION_TYPE.pattern == long_term._RELATION_TYPE.pattern
 
 
 # ---------------------------------------------------------------------------- versions
