@@ -768,18 +768,21 @@ class MemoryBackend(LongTermMethods):
         hits = check_limit(max_hits, "max_hits")
         room = check_int(long_term_chars, "long_term_chars", minimum=0)
         await self._ready()
-        found = await self.store.get_context(
-            rq.GetContext(target=target, query=text or None, max_messages=recent, max_hits=hits)
-        )
+        req = rq.GetContext(target=target, query=text or None, max_messages=recent, max_hits=hits)
         caps = self.capabilities
         if room == 0 or not (caps.preferences or caps.facts):
-            return found
-        try:
-            conversation = await self.store.get_conversation(
-                rq.GetConversation(target=target, limit=recent, since=None)
-            )
-        except NotFoundError:
-            return found
+            return await self.store.get_context(req)
+        read = rq.GetConversation(target=target, limit=recent, since=None)
+        if type(self.store).get_context is Store.get_context:
+            # The default reads the conversation the section needs: read it once.
+            conversation = await self.store.get_conversation(read)
+            found = await self.store.context_of(req, conversation)
+        else:
+            found = await self.store.get_context(req)
+            try:
+                conversation = await self.store.get_conversation(read)
+            except NotFoundError:
+                return found
         extra = await long_term_context.section(self.store, conversation, target.scope, room)
         return "\n\n".join(part for part in (extra, found) if part)
 

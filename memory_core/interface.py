@@ -224,6 +224,12 @@ class Store(ABC):
         conversation = await self.get_conversation(
             rq.GetConversation(target=req.target, limit=req.max_messages, since=None)
         )
+        return await self.context_of(req, conversation)
+
+    async def context_of(self, req: rq.GetContext, conversation: Conversation) -> str:
+        """The default :meth:`get_context`'s text once ``conversation`` (its newest
+        ``req.max_messages``) is read: the caller that needs the messages too reads them
+        once. Not a hook: a store overrides :meth:`get_context` instead."""
         relevant: Sequence[Message] = []
         if req.query:
             seen = {m.id for m in conversation.messages}

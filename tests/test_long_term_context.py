@@ -4,9 +4,13 @@ the bound and tenancy on every backend."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from memory_core import EntityRef, open_backend
+from memory_core import Conversation, EntityRef, open_backend, register_backend
+from memory_core import requests as rq
+from memory_core.backends.embedded import EmbeddedStore
 from memory_core.long_term_context import MAX_SUBJECTS
 
 pytestmark = pytest.mark.anyio
@@ -53,3 +57,29 @@ async def test_with_nothing_to_say_the_context_is_as_without_the_section() -> No
         with_section = await memory.get_context(session_id="s")
         without = await memory.get_context(session_id="s", long_term_chars=0)
         assert with_section == without == "## Recent messages\n[user] hello"
+
+
+class CountingReads(EmbeddedStore):
+    """The embedded store, counting the conversation reads (a private in-memory one)."""
+
+    reads = 0
+
+    def __init__(self, url: str = "memory://", **options: Any) -> None:
+        super().__init__("memory://", **options)
+
+    async def get_conversation(self, req: rq.GetConversation) -> Conversation:
+        CountingReads.reads += 1
+        return await super().get_conversation(req)
+
+
+async def test_the_messages_and_the_section_come_from_one_read() -> None:
+    """The section needs the recent messages' mentions: with the default get_context they
+    were read twice (once for the text, once for the section)."""
+    register_backend("counting-reads", f"{__name__}:CountingReads", replace=True)
+    async with open_backend("counting-reads://") as memory:
+        await memory.add_preference("food", "likes figs", user_identifier="ada")
+        await memory.add_message("s", "user", "hello", user_identifier="ada")
+        CountingReads.reads = 0
+        text = await memory.get_context(session_id="s", user_identifier="ada")
+        assert text == "## Preferences\n- [food] likes figs\n\n## Recent messages\n[user] hello"
+        assert CountingReads.reads == 1
