@@ -46,6 +46,7 @@ from .models import (
     MessageRole,
     SessionInfo,
 )
+from .reasoning import ReasoningMethods
 from .retention import ExpiryReport
 from .stats import StoreStats
 from .summary import extractive_summary, key_terms, run_summarizer
@@ -70,7 +71,7 @@ from .validation import (
 if TYPE_CHECKING:
     pass
 
-from .interface import Store
+from .interface import Store, context_of
 from .policy import ExtractionMode, Extractor, Policy
 
 __all__ = ["ExtractionMode", "Extractor", "MemoryBackend"]
@@ -104,7 +105,7 @@ def _build_store(store_class: type[Store], url: Any, options: dict[str, Any]) ->
         raise ConfigurationError(f"{store_class.name} backend: {exc}") from None
 
 
-class MemoryBackend(LongTermMethods):
+class MemoryBackend(LongTermMethods, ReasoningMethods):
     """Conversation memory behind one async API, over a :class:`~memory_core.interface.Store`.
 
     Open one with :func:`memory_core.open_backend` and use it as an async context manager
@@ -776,7 +777,7 @@ class MemoryBackend(LongTermMethods):
         if type(self.store).get_context is Store.get_context:
             # The default reads the conversation the section needs: read it once.
             conversation = await self.store.get_conversation(read)
-            found = await self.store.context_of(req, conversation)
+            found = await context_of(self.store, req, conversation)
         else:
             found = await self.store.get_context(req)
             try:

@@ -45,6 +45,9 @@ KINDS = (
     "preferences",
     "facts",
     "relationships",
+    "traces",
+    "steps",
+    "tool_calls",
 )
 PASSES = 3
 """Most calls of a store's ``forget_user`` hook in one erasure (see the module docstring)."""

@@ -224,28 +224,7 @@ class Store(ABC):
         conversation = await self.get_conversation(
             rq.GetConversation(target=req.target, limit=req.max_messages, since=None)
         )
-        return await self.context_of(req, conversation)
-
-    async def context_of(self, req: rq.GetContext, conversation: Conversation) -> str:
-        """The default :meth:`get_context`'s text once ``conversation`` (its newest
-        ``req.max_messages``) is read: the caller that needs the messages too reads them
-        once. Not a hook: a store overrides :meth:`get_context` instead."""
-        relevant: Sequence[Message] = []
-        if req.query:
-            seen = {m.id for m in conversation.messages}
-            hits = await self.search_messages(
-                rq.SearchMessages(
-                    query=req.query,
-                    target=req.target,
-                    limit=req.max_hits + len(seen),
-                    threshold=None,
-                    metadata_filters={},
-                    query_embedding=None,
-                    scope=req.target.scope,
-                )
-            )
-            relevant = [m for m in hits if m.id not in seen][: req.max_hits]
-        return format_context(conversation.messages, relevant)
+        return await context_of(self, req, conversation)
 
     def unimplemented(self, method: str) -> NotSupportedError:
         return NotSupportedError(
@@ -493,3 +472,25 @@ class Store(ABC):
         (see :class:`memory_core.transfer.BulkTransfer`). ``None`` (the default) means
         transfers go through the public methods."""
         return None
+
+
+async def context_of(store: Store, req: rq.GetContext, conversation: Conversation) -> str:
+    """The default :meth:`Store.get_context`'s text once ``conversation`` (its newest
+    ``req.max_messages``) is read, so a caller that needs the messages too reads them
+    once."""
+    relevant: Sequence[Message] = []
+    if req.query:
+        seen = {m.id for m in conversation.messages}
+        hits = await store.search_messages(
+            rq.SearchMessages(
+                query=req.query,
+                target=req.target,
+                limit=req.max_hits + len(seen),
+                threshold=None,
+                metadata_filters={},
+                query_embedding=None,
+                scope=req.target.scope,
+            )
+        )
+        relevant = [m for m in hits if m.id not in seen][: req.max_hits]
+    return format_context(conversation.messages, relevant)

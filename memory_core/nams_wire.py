@@ -40,6 +40,7 @@ from memory_core.errors import (
     RateLimitedError,
     TransportError,
 )
+from memory_core.models import ToolCallStatus
 
 API_PREFIX = "/v1"
 
@@ -58,6 +59,9 @@ ENTITIES_SEARCH = "/entities/search"
 ENTITIES_GRAPH = "/entities/graph"
 ENTITY = "/entities/{entity_id}"
 ENTITY_MERGE = "/entities/{entity_id}/merge"
+REASONING_STEPS = "/reasoning/steps"
+REASONING_TOOL_CALLS = "/reasoning/tool-calls"
+REASONING_TRACE = "/reasoning/trace/{conversation_id}"
 
 # Limits and defaults.
 MAX_PAGE = 200
@@ -97,6 +101,10 @@ ENTITY_TYPE_TO_WIRE: dict[str, str] = {
 }
 
 SearchType = Literal["text", "vector"]
+
+TOOL_CALL_STATUSES: tuple[str, ...] = tuple(status.value for status in ToolCallStatus)
+"""The ``status`` values of a tool call (memory-core's server refuses others with 400)."""
+DEFAULT_TOOL_CALL_STATUS = ToolCallStatus.SUCCESS.value
 
 # Extraction states reported per message.
 EXTRACTION_COMPLETED = "completed"
@@ -608,6 +616,66 @@ class EntitySearchOut(WireModel):
     search_type: SearchType = "text"
 
 
+class ReasoningStepIn(WireModel):
+    """``POST /reasoning/steps`` body: a step of the conversation's reasoning. The
+    reference client sends ``" "`` for a text it does not have."""
+
+    conversation_id: str
+    reasoning: str | None = None
+    action_taken: str | None = None
+    result: str | None = None
+
+
+class ReasoningStepOut(WireModel):
+    """A recorded step: ``reasoning`` (thought), ``actionTaken`` and ``result``
+    (observation), numbered from 1 in the conversation."""
+
+    id: str
+    conversation_id: str | None = None
+    step_number: int | None = None
+    reasoning: str | None = None
+    action_taken: str | None = None
+    result: str | None = None
+    created_at: datetime | None = None
+
+
+class ToolCallIn(WireModel):
+    """``POST /reasoning/tool-calls`` body. ``input`` is the arguments as a JSON-encoded
+    string (a JSON object is taken too); ``output`` the result (the reference client
+    sends a JSON-encoded string)."""
+
+    tool_name: str
+    input: str | dict[str, Any] | None = None
+    step_id: str | None = None
+    status: str | None = None
+    output: Any = None
+    duration_ms: int | None = None
+    error: str | None = None
+
+
+class ToolCallOut(WireModel):
+    """A recorded tool call of step ``stepId``."""
+
+    id: str
+    step_id: str | None = None
+    tool_name: str
+    input: str | dict[str, Any] | None = None
+    output: Any = None
+    status: str | None = None
+    duration_ms: int | None = None
+    error: str | None = None
+    created_at: datetime | None = None
+
+
+class ReasoningTraceOut(WireModel):
+    """``GET /reasoning/trace/{conversationId}``: the conversation's steps (by number)
+    and the tool calls of those steps (in step order, oldest first within a step)."""
+
+    conversation_id: str | None = None
+    steps: list[ReasoningStepOut] = Field(default_factory=list)
+    tool_calls: list[ToolCallOut] = Field(default_factory=list)
+
+
 class ErrorDetail(WireModel):
     code: str
     message: str
@@ -632,6 +700,7 @@ __all__ = [
     "DEFAULT_CONVERSATIONS_PAGE",
     "DEFAULT_MESSAGES_PAGE",
     "DEFAULT_SEARCH_LIMIT",
+    "DEFAULT_TOOL_CALL_STATUS",
     "ENTITIES",
     "ENTITIES_GRAPH",
     "ENTITIES_SEARCH",
@@ -648,9 +717,13 @@ __all__ = [
     "MESSAGE_IN_FIELDS",
     "MESSAGE_LIST_FIELDS",
     "OBSERVATIONS",
+    "REASONING_STEPS",
+    "REASONING_TOOL_CALLS",
+    "REASONING_TRACE",
     "REFLECTIONS",
     "ROLES",
     "SEARCH",
+    "TOOL_CALL_STATUSES",
     "WORKSPACE_HEADER",
     "BulkIn",
     "ContextOut",
@@ -677,12 +750,17 @@ __all__ = [
     "MessageOut",
     "ObservationList",
     "ObservationOut",
+    "ReasoningStepIn",
+    "ReasoningStepOut",
+    "ReasoningTraceOut",
     "ReflectionList",
     "ReflectionOut",
     "RelationshipRef",
     "RelationshipSeedIn",
     "SearchIn",
     "SearchOut",
+    "ToolCallIn",
+    "ToolCallOut",
     "bare_messages",
     "entity_type_from_wire",
     "entity_type_to_wire",

@@ -56,6 +56,17 @@ USER_FILTER_METHODS = frozenset(
         "search_facts",
         "facts_about",
         "delete_fact",
+        "start_trace",
+        "add_step",
+        "record_tool_call",
+        "complete_trace",
+        "link_trace",
+        "get_trace",
+        "list_traces",
+        "list_traces_page",
+        "tool_stats",
+        "similar_traces",
+        "search_steps",
     }
 )
 UNSCOPED_WORKAROUND = (

@@ -64,8 +64,14 @@ from .models import (
     Message,
     MessageRole,
     Preference,
+    ReasoningStep,
+    ReasoningTrace,
     Relationship,
     SessionInfo,
+    ToolCall,
+    ToolCallStatus,
+    ToolStats,
+    TracePage,
 )
 from .open import open_backend as _open_async
 from .retention import ExpiryReport
@@ -739,6 +745,123 @@ class SyncMemoryBackend:
     ) -> bool:
         """Blocking :meth:`MemoryBackend.delete_relationship`."""
         return self._blocking(self._backend.delete_relationship, locals())
+
+    # ------------------------------------------------------------ reasoning memory
+
+    def start_trace(
+        self,
+        session_id: str,
+        task: str,
+        *,
+        metadata: dict[str, Any] | None = None,
+        triggered_by_message_id: str | UUID | None = None,
+        user_identifier: str | None = None,
+    ) -> ReasoningTrace:
+        """Blocking :meth:`MemoryBackend.start_trace`."""
+        return self._blocking(self._backend.start_trace, locals())
+
+    def add_step(
+        self,
+        trace_id: str,
+        *,
+        thought: str | None = None,
+        action: str | None = None,
+        observation: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        user_identifier: str | None = None,
+    ) -> ReasoningStep:
+        """Blocking :meth:`MemoryBackend.add_step`."""
+        return self._blocking(self._backend.add_step, locals())
+
+    def record_tool_call(
+        self,
+        step_id: str,
+        tool_name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        result: Any = None,
+        status: ToolCallStatus | str = ToolCallStatus.SUCCESS,
+        duration_ms: int | None = None,
+        error: str | None = None,
+        user_identifier: str | None = None,
+    ) -> ToolCall:
+        """Blocking :meth:`MemoryBackend.record_tool_call`."""
+        return self._blocking(self._backend.record_tool_call, locals())
+
+    def complete_trace(
+        self,
+        trace_id: str,
+        *,
+        outcome: str | None = None,
+        success: bool | None = None,
+        user_identifier: str | None = None,
+    ) -> ReasoningTrace:
+        """Blocking :meth:`MemoryBackend.complete_trace`."""
+        return self._blocking(self._backend.complete_trace, locals())
+
+    def link_trace(
+        self,
+        trace_id: str,
+        *,
+        message_ids: Sequence[str | UUID] = (),
+        entity_ids: Sequence[str] = (),
+        user_identifier: str | None = None,
+    ) -> ReasoningTrace:
+        """Blocking :meth:`MemoryBackend.link_trace`."""
+        return self._blocking(self._backend.link_trace, locals())
+
+    def get_trace(
+        self, trace_id: str, *, user_identifier: str | None = None
+    ) -> ReasoningTrace | None:
+        """Blocking :meth:`MemoryBackend.get_trace`."""
+        return self._blocking(self._backend.get_trace, locals())
+
+    def list_traces(
+        self,
+        session_id: str | None = None,
+        *,
+        limit: int = 100,
+        success: bool | None = None,
+        user_identifier: str | None = None,
+    ) -> list[ReasoningTrace]:
+        """Blocking :meth:`MemoryBackend.list_traces`."""
+        return self._blocking(self._backend.list_traces, locals())
+
+    def list_traces_page(
+        self,
+        session_id: str | None = None,
+        *,
+        limit: int = 100,
+        success: bool | None = None,
+        cursor: str | None = None,
+        user_identifier: str | None = None,
+    ) -> TracePage:
+        """Blocking :meth:`MemoryBackend.list_traces_page`."""
+        return self._blocking(self._backend.list_traces_page, locals())
+
+    def tool_stats(
+        self, tool_name: str | None = None, *, user_identifier: str | None = None
+    ) -> list[ToolStats]:
+        """Blocking :meth:`MemoryBackend.tool_stats`."""
+        return self._blocking(self._backend.tool_stats, locals())
+
+    def similar_traces(
+        self,
+        task: str,
+        *,
+        limit: int = 5,
+        success_only: bool = True,
+        threshold: float | None = None,
+        user_identifier: str | None = None,
+    ) -> list[ReasoningTrace]:
+        """Blocking :meth:`MemoryBackend.similar_traces`."""
+        return self._blocking(self._backend.similar_traces, locals())
+
+    def search_steps(
+        self, query: str, *, limit: int = 10, user_identifier: str | None = None
+    ) -> list[ReasoningStep]:
+        """Blocking :meth:`MemoryBackend.search_steps`."""
+        return self._blocking(self._backend.search_steps, locals())
 
 
 # help() shows the async method's full docstring; editors show the pointer written above.

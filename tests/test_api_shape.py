@@ -64,6 +64,17 @@ POSITIONAL = {
     "list_relationships": ["entity_id"],
     "related_entities": ["entity_id"],
     "delete_relationship": ["relationship_id"],
+    "start_trace": ["session_id", "task"],
+    "add_step": ["trace_id"],
+    "record_tool_call": ["step_id", "tool_name", "arguments"],
+    "complete_trace": ["trace_id"],
+    "link_trace": ["trace_id"],
+    "get_trace": ["trace_id"],
+    "list_traces": ["session_id"],
+    "list_traces_page": ["session_id"],
+    "tool_stats": ["tool_name"],
+    "similar_traces": ["task"],
+    "search_steps": ["query"],
 }
 
 

@@ -26,6 +26,7 @@ from memory_core import (
     Message,
     NotFoundError,
     Preference,
+    ReasoningTrace,
     Relationship,
     open_backend,
 )
@@ -80,6 +81,8 @@ class Harness:
         self._entities: list[tuple[MemoryBackend, str, str | None]] = []
         # (backend, delete method, record id, user): preferences and facts made here.
         self._records: list[tuple[MemoryBackend, str, str, str | None]] = []
+        # (backend, user) of the traces made here, erased at clean-up.
+        self._trace_users: list[tuple[MemoryBackend, str]] = []
         self._tenant_backend: MemoryBackend | None = None
         self.seed: Seed | None = None
         """Writes what the backend reads but cannot write (see :meth:`link`)."""
@@ -209,6 +212,24 @@ class Harness:
         self._records.append((target, "delete_preference", made.id, user))
         return made
 
+    async def start_trace(
+        self,
+        session_id: str,
+        task: str,
+        *,
+        backend: MemoryBackend | None = None,
+        user: str,
+        **options: Any,
+    ) -> ReasoningTrace:
+        """``start_trace`` on ``backend`` (default: the one under test) for a fresh
+        ``user``, whose records :meth:`forget_user` erases at clean-up where the backend
+        can (there is no call that deletes one trace)."""
+        target = backend or self.backend
+        made = await target.start_trace(session_id, task, user_identifier=user, **options)
+        if (target, user) not in self._trace_users:
+            self._trace_users.append((target, user))
+        return made
+
     async def add_fact(
         self,
         subject: str,
@@ -322,6 +343,7 @@ class Harness:
         if self.seed is not None:
             await self.seed.close()
         await self._delete_records(problems)
+        await self._forget_trace_users(problems)
         await self._delete_entities(problems)
         for made in reversed(self._made):
             try:
@@ -348,6 +370,17 @@ class Harness:
             except Exception as exc:
                 problems.append(f"{method}({record_id!r}): {exc!r}")
         self._records.clear()
+
+    async def _forget_trace_users(self, problems: list[str]) -> None:
+        """Erase the users whose traces this scenario started (where the backend can)."""
+        for backend, user in reversed(self._trace_users):
+            if not backend.capabilities.user_erasure:
+                continue
+            try:
+                await backend.forget_user(user)
+            except Exception as exc:
+                problems.append(f"forget_user({user!r}): {exc!r}")
+        self._trace_users.clear()
 
     async def _delete_entities(self, problems: list[str]) -> None:
         """Delete the entities this scenario added, and those its messages mention (made

@@ -313,6 +313,42 @@ async def _probe_entity_graph(h: Harness) -> None:
         await h.backend.related_entities(word())
 
 
+async def _probe_traces(h: Harness) -> None:
+    user = h.new_user()
+    with refused(h.backend, "start_trace"):
+        await h.backend.start_trace(word(), word(), user_identifier=user)
+    with refused(h.backend, "add_step"):
+        await h.backend.add_step(word(), thought=word(), user_identifier=user)
+    with refused(h.backend, "record_tool_call"):
+        await h.backend.record_tool_call(word(), "search", user_identifier=user)
+    with refused(h.backend, "complete_trace"):
+        await h.backend.complete_trace(word(), success=True, user_identifier=user)
+    with refused(h.backend, "get_trace"):
+        await h.backend.get_trace(word(), user_identifier=user)
+    with refused(h.backend, "list_traces"):
+        await h.backend.list_traces(user_identifier=user)
+    with refused(h.backend, "list_traces_page"):
+        await h.backend.list_traces_page(user_identifier=user)
+
+
+async def _probe_tool_stats(h: Harness) -> None:
+    with refused(h.backend, "tool_stats"):
+        await h.backend.tool_stats(user_identifier=h.new_user())
+
+
+async def _probe_similar_traces(h: Harness) -> None:
+    user = h.new_user()
+    with refused(h.backend, "similar_traces"):
+        await h.backend.similar_traces(word(), user_identifier=user)
+    with refused(h.backend, "search_steps"):
+        await h.backend.search_steps(word(), user_identifier=user)
+
+
+async def _probe_trace_links(h: Harness) -> None:
+    with refused(h.backend, "link_trace"):
+        await h.backend.link_trace(word(), entity_ids=[word()], user_identifier=h.new_user())
+
+
 async def _probe_erasure(h: Harness) -> None:
     with refused(h.backend, "forget_user"):
         await h.backend.forget_user(h.new_user())
@@ -428,6 +464,24 @@ REQUIREMENTS: dict[str, Requirement] = {
         Requirement("facts", "facts round-trip with their validity", _NSE, _probe_facts),
         Requirement("relationships", "relationships add and delete", _NSE, _probe_relationships),
         Requirement("entity_graph", "relationships list and traverse", _NSE, _probe_entity_graph),
+        Requirement(
+            "traces",
+            "traces, numbered steps and tool calls round-trip; completion happens once",
+            _NSE,
+            _probe_traces,
+        ),
+        Requirement(
+            "tool_stats", "tool statistics are exact after every status", _NSE, _probe_tool_stats
+        ),
+        Requirement(
+            "similar_traces",
+            "similar traces and step search score past work",
+            _NSE,
+            _probe_similar_traces,
+        ),
+        Requirement(
+            "trace_links", "a trace links messages and entities once", _NSE, _probe_trace_links
+        ),
         Requirement(
             "multi_tenant",
             "multi_tenant=True isolates users",

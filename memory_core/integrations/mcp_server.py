@@ -124,6 +124,10 @@ def tool_names(backend: MemoryBackend) -> list[str]:
         names.append("get_entity_by_name")
     if caps.entity_merge:
         names.append("merge_entities")
+    if caps.traces:
+        names += ["start_trace", "add_step", "record_tool_call", "complete_trace"]
+    if caps.similar_traces:
+        names.append("similar_traces")
     return names
 
 
@@ -177,6 +181,7 @@ def _tools(backend: MemoryBackend, user: str | None) -> dict[Any, str]:
         _message_tools(backend, user)
         + _session_tools(backend, user)
         + _long_term_tools(backend, user)
+        + _reasoning_tools(backend, user)
     )
     return {tool: descriptions[tool.__name__] for tool in tools}
 
@@ -307,10 +312,92 @@ def _entity_tools(backend: MemoryBackend, user: str | None) -> list[ToolFunction
     return [get_entity_by_name, merge_entities]
 
 
+def _reasoning_tools(backend: MemoryBackend, user: str | None) -> list[ToolFunction]:
+    """The tools that record how the agent went about a task, and recall similar ones."""
+
+    async def start_trace(session_id: str, task: str) -> dict[str, Any]:
+        made = await backend.start_trace(session_id, task, user_identifier=user)
+        return made.model_dump(mode="json", exclude={"score", "steps"})
+
+    async def add_step(
+        trace_id: str,
+        thought: str | None = None,
+        action: str | None = None,
+        observation: str | None = None,
+    ) -> dict[str, Any]:
+        made = await backend.add_step(
+            trace_id, thought=thought, action=action, observation=observation, user_identifier=user
+        )
+        return made.model_dump(mode="json", exclude={"score"})
+
+    async def record_tool_call(
+        step_id: str,
+        tool_name: str,
+        arguments: dict[str, Any] | None = None,
+        result: Any = None,
+        status: str = "success",
+        duration_ms: int | None = None,
+        error: str | None = None,
+    ) -> dict[str, Any]:
+        made = await backend.record_tool_call(
+            step_id,
+            tool_name,
+            arguments,
+            result=result,
+            status=status,
+            duration_ms=duration_ms,
+            error=error,
+            user_identifier=user,
+        )
+        return made.model_dump(mode="json")
+
+    async def complete_trace(
+        trace_id: str, outcome: str | None = None, success: bool | None = None
+    ) -> dict[str, Any]:
+        done = await backend.complete_trace(
+            trace_id, outcome=outcome, success=success, user_identifier=user
+        )
+        return done.model_dump(mode="json", exclude={"score"})
+
+    async def similar_traces(
+        task: str, limit: int = 5, success_only: bool = True
+    ) -> dict[str, Any]:
+        hits = await backend.similar_traces(
+            task, limit=limit, success_only=success_only, user_identifier=user
+        )
+        return {"traces": [h.model_dump(mode="json", exclude={"steps"}) for h in hits]}
+
+    return [start_trace, add_step, record_tool_call, complete_trace, similar_traces]
+
+
 def _owner(backend: MemoryBackend, user: str | None) -> str | None:
     """The user entity calls are made for: entities are per user only when the backend
     is multi-tenant (elsewhere passing one would warn that it is dropped)."""
     return user if backend.multi_tenant else None
+
+
+_REASONING_DESCRIPTIONS = {
+    "start_trace": (
+        "Start recording how you go about a task in a session; returns the trace (its "
+        "id is what add_step and complete_trace take)."
+    ),
+    "add_step": (
+        "Add the next step to a trace: what you thought, the action you took and what "
+        "you observed (at least one). Steps are numbered 1, 2, 3... in order."
+    ),
+    "record_tool_call": (
+        "Record a tool call made during a step: tool name, arguments, result, status "
+        "(pending, success, failure, error, timeout or cancelled), duration in ms, error."
+    ),
+    "complete_trace": (
+        "Finish a trace with its outcome and whether it succeeded. A trace is completed "
+        "once: calling again changes nothing."
+    ),
+    "similar_traces": (
+        "Past traces whose task is like `task`, best first with a score in 0..1; only "
+        "successful ones unless success_only is false. Use them to reuse what worked."
+    ),
+}
 
 
 def _descriptions(backend: MemoryBackend) -> dict[str, str]:
@@ -383,6 +470,7 @@ def _descriptions(backend: MemoryBackend) -> dict[str, str]:
             "relationships, preference links and facts move to the target, its names become "
             "aliases of the target, and the source is deleted. Returns the target."
         ),
+        **_REASONING_DESCRIPTIONS,
     }
 
 

@@ -49,7 +49,7 @@ from memory_core.telemetry import Telemetry
 from memory_core.telemetry import resolve as resolve_telemetry
 
 from .. import nams_wire as wire
-from . import entities
+from . import entities, reasoning
 from .auth import ApiKeys, AuthMiddleware, resolve_workspace
 from .errors import ApiError, CatchAllMiddleware, check_limit
 from .faults import ASGIApp, FaultMiddleware, Faults, FaultSettings, Receive, Scope, Send
@@ -115,7 +115,13 @@ def _api_router() -> APIRouter:
     """The hosted service's routes, in the order of its reference (and of the OpenAPI
     document)."""
     router = APIRouter(prefix=wire.API_PREFIX, responses=_ERRORS)
-    for add in (_conversation_routes, _message_routes, _reading_routes, _entity_routes):
+    for add in (
+        _conversation_routes,
+        _message_routes,
+        _reading_routes,
+        _entity_routes,
+        _reasoning_routes,
+    ):
         add(router)
     return router
 
@@ -359,6 +365,48 @@ def _entity_graph_routes(router: APIRouter) -> None:
         """Delete the entity with its mentions and relationships."""
         await entities.delete_entity(hosted.backend, hosted.tenant(workspace), entity_id)
         return Response(status_code=204)
+
+
+def _reasoning_routes(router: APIRouter) -> None:
+    """Record a conversation's reasoning steps and their tool calls; read them back."""
+
+    @router.post(
+        wire.REASONING_STEPS, status_code=201, response_model_exclude_none=True, tags=["reasoning"]
+    )
+    async def record_step(
+        body: wire.ReasoningStepIn, workspace: Workspace, hosted: Hosted, limits: Limited
+    ) -> wire.ReasoningStepOut:
+        """Append a step (``reasoning``, ``actionTaken``, ``result``) to a conversation."""
+        reasoning.require_traces(hosted.backend)
+        texts = reasoning.step_texts(limits, body)
+        conversation = await hosted.conversation(workspace, body.conversation_id)
+        return await reasoning.record_step(
+            hosted.backend, hosted.traces, hosted.tenant(workspace), conversation, texts
+        )
+
+    @router.post(
+        wire.REASONING_TOOL_CALLS,
+        status_code=201,
+        response_model_exclude_none=True,
+        tags=["reasoning"],
+    )
+    async def record_tool_call(
+        body: wire.ToolCallIn, workspace: Workspace, hosted: Hosted, limits: Limited
+    ) -> wire.ToolCallOut:
+        """Record a tool call on step ``stepId``."""
+        reasoning.require_traces(hosted.backend)
+        arguments = reasoning.check_tool_call(limits, body)
+        tenant = hosted.tenant(workspace)
+        return await reasoning.record_tool_call(hosted.backend, tenant, body, arguments)
+
+    @router.get(wire.REASONING_TRACE, response_model_exclude_none=True, tags=["reasoning"])
+    async def get_reasoning_trace(
+        conversation_id: str, workspace: Workspace, hosted: Hosted
+    ) -> wire.ReasoningTraceOut:
+        """The conversation's steps by number and their tool calls."""
+        reasoning.require_traces(hosted.backend)
+        conversation = await hosted.conversation(workspace, conversation_id)
+        return await reasoning.read_trace(hosted.backend, hosted.tenant(workspace), conversation)
 
 
 class Health(BaseModel):

@@ -12,18 +12,19 @@ How the hosted model maps onto the backing store (opened with ``multi_tenant=Tru
   as the NAMS id; ids they issued are unknown here.) The backing conversation's metadata
   holds ``{"nams": {"userId": …, "metadata": …}}``: the NAMS ``userId`` and the caller's
   metadata, and the mark that the conversation was created through this API.
-* **One backing call per route** (one transaction of the backing store; nothing is
-  checked first and acted on after): creating, reading the header or the messages,
-  context, observations, reflections and extraction status (one ``get_conversation``
-  each), writing one message or a bulk, searching, deleting (``clear_session``: False
-  is ``404``); the other entity routes are in :mod:`.entities`. Two routes may make
-  more: ``GET /conversations`` (one call per backing page it reads: one while every
-  conversation read is visible, see below) and ``POST /entities`` (``find_entities`` then
-  ``add_entity``: the contract's ``add_entity`` does not say whether the entity
-  existed, and NAMS answers ``resolution: "merged"`` when it did; two concurrent
-  creates of one name may then both answer it as new, and get the same entity).
-  Searching relies on the contract's rule that a ``conversation_id`` naming no
-  conversation raises ``NotFoundError`` (scenario ``aliasing.unknown_conversation_id``).
+* **One backing call per route** (one transaction of the backing store; nothing is checked
+  first and acted on after): creating, reading the header or the messages, context,
+  observations, reflections and extraction status (one ``get_conversation`` each), writing
+  one message or a bulk, searching, deleting (``clear_session``: False is ``404``); the
+  other entity routes are in :mod:`.entities`, and the reasoning routes (a conversation
+  read, then its traces: several calls) in :mod:`.reasoning`. Two routes may make more:
+  ``GET /conversations`` (one call per backing page it reads: one while every conversation
+  read is visible, see below) and ``POST /entities`` (``find_entities`` then
+  ``add_entity``: the contract's ``add_entity`` does not say whether the entity existed,
+  and NAMS answers ``resolution: "merged"`` when it did; two concurrent creates of one
+  name may then both answer it as new, and get the same entity). Searching relies on the
+  contract's rule that a ``conversation_id`` naming no conversation raises
+  ``NotFoundError`` (scenario ``aliasing.unknown_conversation_id``).
 * **The mark** decides what the API shows: the listing and every route that reads the
   conversation (header, messages, context, observations, reflections, extraction
   status) answer ``404`` for a backing conversation without it. Writing, searching and
@@ -69,6 +70,7 @@ from memory_core.summary import run_summarizer
 from .. import nams_wire as wire
 from .entities import entity_out
 from .errors import ApiError, not_found
+from .reasoning import ConversationTraces
 
 MARK = "nams"
 TENANT_PREFIX = "nams:"
@@ -146,6 +148,7 @@ class HostedMemory:
         self.window = observation_window
         self.extraction_delay = timedelta(seconds=extraction_delay)
         self._texts: OrderedDict[tuple[str, ...], str] = OrderedDict()
+        self.traces = ConversationTraces()
 
     @property
     def search_type(self) -> wire.SearchType:
@@ -172,6 +175,10 @@ class HostedMemory:
         if not isinstance(conversation.metadata.get(MARK), dict):
             raise not_found()
         return conversation
+
+    async def conversation(self, workspace: str, conversation_id: str) -> Conversation:
+        """The workspace's marked conversation (with its newest message), or 404."""
+        return await self._marked(workspace, conversation_id, 1)
 
     @staticmethod
     def _header(workspace: str, conversation: Conversation) -> wire.ConversationOut:

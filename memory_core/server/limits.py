@@ -18,7 +18,7 @@ from typing import Any
 from fastapi import HTTPException
 
 from memory_core import DEFAULT_LIMITS, ConfigurationError, InvalidRequestError, Limits
-from memory_core.validation import check_identifier, check_metadata, check_str
+from memory_core.validation import check_identifier, check_json_value, check_metadata, check_str
 
 from .. import nams_wire as wire
 from .errors import ApiError
@@ -124,6 +124,14 @@ def check_object(limits: ServerLimits, value: Any, argument: str) -> dict[str, A
     """400 for a JSON object (metadata, entity attributes) deeper or larger than allowed."""
     try:
         return check_metadata(value, argument, limits.caller())
+    except InvalidRequestError as exc:
+        raise _bad(exc) from None
+
+
+def check_json(limits: ServerLimits, value: Any, argument: str) -> Any:
+    """400 for a JSON value (a tool call's output) deeper or larger than metadata may be."""
+    try:
+        return check_json_value(value, argument, limits.caller())
     except InvalidRequestError as exc:
         raise _bad(exc) from None
 

@@ -51,6 +51,17 @@ OPERATIONS: Mapping[str, str] = {
     "list_relationships": "search_memory",
     "related_entities": "search_memory",
     "delete_relationship": "delete_memory",
+    "start_trace": "create_memory",
+    "add_step": "create_memory",
+    "record_tool_call": "create_memory",
+    "complete_trace": "update_memory",
+    "link_trace": "update_memory",
+    "get_trace": "search_memory",
+    "list_traces": "search_memory",
+    "list_traces_page": "search_memory",
+    "tool_stats": "search_memory",
+    "similar_traces": "search_memory",
+    "search_steps": "search_memory",
     "forget_user": "delete_memory",
     "expire_conversations": "delete_memory_store",
     "stats": "list_memory_stores",
@@ -71,6 +82,11 @@ _RECORD_ARGUMENT = {
     "delete_relationship": "relationship_id",
     "list_relationships": "entity_id",
     "related_entities": "entity_id",
+    "add_step": "trace_id",
+    "record_tool_call": "step_id",
+    "complete_trace": "trace_id",
+    "link_trace": "trace_id",
+    "get_trace": "trace_id",
 }
 _QUERY_ARGUMENT = {
     "search_messages": "query",
@@ -80,6 +96,8 @@ _QUERY_ARGUMENT = {
     "get_entity_by_name": "name",
     "search_preferences": "query",
     "search_facts": "query",
+    "similar_traces": "task",
+    "search_steps": "query",
 }
 _BATCH = ("add_messages_batch",)
 

@@ -5,9 +5,11 @@ their own, writes the outcomes and the kit's own compliance report
 (``tck.report.compliance_report``) to ``--out`` (``compliance.json``, ``compliance.html``,
 ``pytest.json``), prints a line per group, and exits 0 when every test of the groups the
 backend must pass passed or are not applicable: Bronze always; Silver long-term when the
-backend claims any long-term flag (:data:`LONG_TERM_FLAGS`). A test is not applicable
-(skipped, its reason printed) only when its operation raised ``NotSupportedError`` for a
-flag the backend declares False: on a backend that claims every flag, all pass.
+backend claims any long-term flag (:data:`LONG_TERM_FLAGS`); Silver reasoning when it
+claims ``traces`` or ``tool_stats`` (:data:`REASONING_FLAGS`); Gold is reported. A test
+is not applicable (skipped, its reason printed) only when its operation raised
+``NotSupportedError`` for a flag the backend declares False: on a backend that claims
+every flag, all pass.
 
     python -m memory_core_dev.tck memory:// --out tck-report
 """
@@ -41,6 +43,7 @@ LONG_TERM_FLAGS = (
     "relationships",
     "entity_graph",
 )
+REASONING_FLAGS = ("traces", "tool_stats")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -105,9 +108,12 @@ def _required(url: str) -> set[str]:
     """The groups in which nothing may fail. A test skips as n/a only where its
     operation needs a flag the backend declares False (see :mod:`.plugin`)."""
     caps = open_backend(url).capabilities
+    required = {"bronze"}
     if any(caps.supports(flag) for flag in LONG_TERM_FLAGS):
-        return {"bronze", "silver long-term"}
-    return {"bronze"}
+        required.add("silver long-term")
+    if any(caps.supports(flag) for flag in REASONING_FLAGS):
+        required.add("silver reasoning")
+    return required
 
 
 if __name__ == "__main__":

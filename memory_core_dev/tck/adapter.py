@@ -9,12 +9,14 @@ conversations are cleared and the entities the test made deleted.
 The backend is opened with ``strict=True``: an argument it cannot honour raises
 ``NotSupportedError``, which the plugin reports as not applicable.
 
-What memory-core does not have raises ``NotImplementedError`` as the kit expects
-(reasoning memory, and the Gold and Platinum operations not mapped here), so those tests
-fail honestly instead of being skipped. Entities are read by name, updated and merged
-through ``get_entity_by_name``, ``update_entity`` and ``merge_entities`` (flags
-``entity_updates`` and ``entity_merge``; a backend without them raises
-``NotSupportedError``, reported as not applicable).
+What memory-core does not have raises ``NotImplementedError`` as the kit expects (the
+Platinum operations not mapped here), so those tests fail honestly instead of being
+skipped. Reasoning memory maps to the ``traces``, ``tool_stats`` and ``similar_traces``
+calls; a backend without them raises ``NotSupportedError`` (not applicable). Traces are
+always written for the test's user, so each test reads only its own. Entities are read by
+name, updated and merged through ``get_entity_by_name``, ``update_entity`` and
+``merge_entities`` (flags ``entity_updates`` and ``entity_merge``; a backend without them
+raises ``NotSupportedError``, reported as not applicable).
 """
 
 from __future__ import annotations
@@ -29,9 +31,11 @@ from tck.adapters.base_adapter import (
     TCKFact,
     TCKMessage,
     TCKPreference,
+    TCKReasoningStep,
     TCKReasoningTrace,
     TCKRelationship,
     TCKSessionInfo,
+    TCKToolCall,
     TCKToolStats,
 )
 
@@ -40,10 +44,11 @@ from memory_core import (
     MemoryBackend,
     Message,
     NotFoundError,
+    ReasoningStep,
+    ReasoningTrace,
+    ToolCall,
     open_backend,
 )
-
-NO_REASONING = "memory-core keeps no reasoning memory yet"
 
 
 class MemoryCoreAdapter(BaseAdapter):
@@ -84,6 +89,9 @@ class MemoryCoreAdapter(BaseAdapter):
                 await memory.forget_user(self.user)
             self.user = f"tck-{uuid4().hex}"
         else:
+            if self.user is not None and memory.capabilities.user_erasure:
+                await memory.forget_user(self.user)  # the test's traces
+            self.user = None
             for conversation in await memory.list_conversations(limit=10_000):
                 await memory.clear_session(conversation_id=conversation.id)
             if memory.capabilities.delete_entity:
@@ -283,25 +291,96 @@ class MemoryCoreAdapter(BaseAdapter):
     # ------------------------------------------------------------------ reasoning
 
     async def start_trace(self, session_id: str, task: str, **_: Any) -> TCKReasoningTrace:
-        raise NotImplementedError(NO_REASONING)
+        made = await self._memory().start_trace(session_id, task, **self._traced())
+        return _trace(made)
 
-    async def add_step(self, trace_id: UUID, **_: Any) -> Any:
-        raise NotImplementedError(NO_REASONING)
+    async def add_step(
+        self,
+        trace_id: UUID,
+        *,
+        thought: str | None = None,
+        action: str | None = None,
+        observation: str | None = None,
+    ) -> TCKReasoningStep:
+        made = await self._memory().add_step(
+            str(trace_id),
+            thought=thought,
+            action=action,
+            observation=observation,
+            **self._traced(),
+        )
+        return _step(made)
 
-    async def record_tool_call(self, step_id: UUID, tool_name: str, **_: Any) -> Any:
-        raise NotImplementedError(NO_REASONING)
+    async def record_tool_call(
+        self,
+        step_id: UUID,
+        tool_name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        result: Any = None,
+        status: Any = "success",
+        duration_ms: int | None = None,
+        error: str | None = None,
+    ) -> TCKToolCall:
+        made = await self._memory().record_tool_call(
+            str(step_id),
+            tool_name,
+            arguments,
+            result=result,
+            status=getattr(status, "value", status),
+            duration_ms=duration_ms,
+            error=error,
+            **self._traced(),
+        )
+        return _tool_call(made)
 
-    async def complete_trace(self, trace_id: UUID, **_: Any) -> Any:
-        raise NotImplementedError(NO_REASONING)
+    async def complete_trace(
+        self, trace_id: UUID, *, outcome: str | None = None, success: bool | None = None
+    ) -> TCKReasoningTrace:
+        done = await self._memory().complete_trace(
+            str(trace_id), outcome=outcome, success=success, **self._traced()
+        )
+        return _trace(done)
 
     async def get_trace_with_steps(self, trace_id: UUID) -> TCKReasoningTrace | None:
-        raise NotImplementedError(NO_REASONING)
+        found = await self._memory().get_trace(str(trace_id), **self._traced())
+        return None if found is None else _trace(found)
 
-    async def list_traces(self, **_: Any) -> list[TCKReasoningTrace]:
-        raise NotImplementedError(NO_REASONING)
+    async def list_traces(
+        self, *, session_id: str | None = None, limit: int = 100
+    ) -> list[TCKReasoningTrace]:
+        found = await self._memory().list_traces(session_id, limit=limit, **self._traced())
+        return [_trace(t) for t in found]
 
-    async def get_tool_stats(self, **_: Any) -> list[TCKToolStats]:
-        raise NotImplementedError(NO_REASONING)
+    async def get_tool_stats(self, tool_name: str | None = None) -> list[TCKToolStats]:
+        found = await self._memory().tool_stats(tool_name, **self._traced())
+        return [
+            TCKToolStats(
+                name=s.name,
+                total_calls=s.total_calls,
+                successful_calls=s.successful_calls,
+                failed_calls=s.failed_calls,
+                success_rate=s.success_rate,
+                avg_duration_ms=s.avg_duration_ms,
+            )
+            for s in found
+        ]
+
+    async def get_similar_traces(
+        self, task: str, *, limit: int = 5, success_only: bool = True
+    ) -> list[TCKReasoningTrace]:
+        found = await self._memory().similar_traces(
+            task, limit=limit, success_only=success_only, **self._traced()
+        )
+        return [_trace(t) for t in found]
+
+    def _traced(self) -> dict[str, Any]:
+        """Traces belong to a user on every backend: the test's user (a fresh one per
+        test, so a single-tenant store's earlier traces stay out of its reads)."""
+        self._wrote = True
+        if self.user is None:
+            self.user = f"tck-{uuid4().hex}"
+        return {"user_identifier": self.user}
 
 
 def _message(message: Message) -> TCKMessage:
@@ -329,3 +408,40 @@ def _now() -> Any:
     from datetime import UTC, datetime
 
     return datetime.now(UTC)
+
+
+def _trace(trace: ReasoningTrace) -> TCKReasoningTrace:
+    return TCKReasoningTrace(
+        id=UUID(trace.id),
+        session_id=trace.session_id,
+        task=trace.task,
+        steps=[_step(s) for s in trace.steps],
+        outcome=trace.outcome,
+        success=trace.success,
+        started_at=trace.started_at,
+        completed_at=trace.completed_at,
+    )
+
+
+def _step(step: ReasoningStep) -> TCKReasoningStep:
+    return TCKReasoningStep(
+        id=UUID(step.id),
+        trace_id=UUID(step.trace_id),
+        step_number=step.step_number,
+        thought=step.thought,
+        action=step.action,
+        observation=step.observation,
+        tool_calls=[_tool_call(c) for c in step.tool_calls],
+    )
+
+
+def _tool_call(call: ToolCall) -> TCKToolCall:
+    return TCKToolCall(
+        id=UUID(call.id),
+        tool_name=call.tool_name,
+        arguments=call.arguments,
+        result=call.result,
+        status=call.status.value,
+        duration_ms=call.duration_ms,
+        error=call.error,
+    )

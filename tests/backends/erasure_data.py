@@ -46,3 +46,57 @@ async def write_user(memory: MemoryBackend, user: str, tag: str) -> list[str]:
             f"Entname{tag}",
         ]
     return markers
+
+
+async def write_traces(memory: MemoryBackend, user: str, tag: str) -> list[str]:
+    """After :func:`write_user`: a completed trace of the user with two steps, a tool call
+    on the first, linked to one of the user's messages and their entity; return the
+    strings unique to it."""
+    session = f"sess{tag}0-{user}"
+    trace = await memory.start_trace(
+        session,
+        f"taskword{tag} plan",
+        metadata={"tracekey": f"traceval{tag}"},
+        user_identifier=user,
+    )
+    first = await memory.add_step(
+        trace.id, thought=f"thoughtword{tag}", action=f"actionword{tag}", user_identifier=user
+    )
+    await memory.add_step(trace.id, observation=f"observeword{tag}", user_identifier=user)
+    call = await memory.record_tool_call(
+        first.id,
+        f"toolname{tag}",
+        {"argkey": f"argval{tag}"},
+        result={"out": f"resultword{tag}"},
+        status="error",
+        duration_ms=7,
+        error=f"errorword{tag}",
+        user_identifier=user,
+    )
+    conversation = await memory.get_conversation(session, user_identifier=user)
+    owner = user if memory.multi_tenant else None  # entities are shared otherwise
+    [entity] = await memory.find_entities(f"Entname{tag}", user_identifier=owner)
+    await memory.link_trace(
+        trace.id,
+        message_ids=[conversation.messages[0].id],
+        entity_ids=[entity.id],
+        user_identifier=user,
+    )
+    await memory.complete_trace(
+        trace.id, outcome=f"outcomeword{tag}", success=True, user_identifier=user
+    )
+    return [
+        trace.id,
+        first.id,
+        call.id,
+        f"taskword{tag}",
+        f"traceval{tag}",
+        f"thoughtword{tag}",
+        f"actionword{tag}",
+        f"observeword{tag}",
+        f"toolname{tag}",
+        f"argval{tag}",
+        f"resultword{tag}",
+        f"errorword{tag}",
+        f"outcomeword{tag}",
+    ]

@@ -26,7 +26,7 @@ import unicodedata
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -41,8 +41,13 @@ from memory_core import (
     Message,
     NotFoundError,
     Preference,
+    ReasoningStep,
+    ReasoningTrace,
     Relationship,
     SessionInfo,
+    ToolCall,
+    ToolStats,
+    TracePage,
     register_backend,
 )
 from memory_core import requests as rq
@@ -1308,6 +1313,110 @@ class RelationshipsEitherDirection(_Memory):
         return await super().list_relationships(replace(req, direction="both"))
 
 
+# ---------------------------------------------------------------------------- reasoning
+
+
+class StepNumbersByCount(_Memory):
+    """Numbers a step by counting the trace's steps, then inserting (two transactions:
+    concurrent appends read the same count)."""
+
+    def __init__(self, url: str = "memory://", **options: Any) -> None:
+        super().__init__(url, **options)
+        self._numbers: dict[str, int] = {}
+
+    async def add_step(self, req: rq.AddStep) -> ReasoningStep:
+        trace = await self.get_trace(rq.GetTrace(trace_id=req.trace_id, scope=req.scope))
+        count = 0 if trace is None else len(trace.steps)
+        await anyio.sleep(0)
+        step = await super().add_step(req)
+        self._numbers[step.id] = count + 1
+        return step.model_copy(update={"step_number": count + 1})
+
+    async def get_trace(self, req: rq.GetTrace) -> ReasoningTrace | None:
+        trace = await super().get_trace(req)
+        if trace is None:
+            return None
+        steps = [
+            s.model_copy(update={"step_number": self._numbers.get(s.id, s.step_number)})
+            for s in trace.steps
+        ]
+        return trace.model_copy(update={"steps": steps})
+
+
+class CompleteOverwrites(_Memory):
+    """Completing a completed trace overwrites its outcome, success and time."""
+
+    def __init__(self, url: str = "memory://", **options: Any) -> None:
+        super().__init__(url, **options)
+        self._latest: dict[str, dict[str, Any]] = {}
+
+    async def complete_trace(self, req: rq.CompleteTrace) -> ReasoningTrace:
+        done = await super().complete_trace(req)
+        update = {"outcome": req.outcome, "success": req.success, "completed_at": datetime.now(UTC)}
+        self._latest[done.id] = update
+        return done.model_copy(update=update)
+
+    async def get_trace(self, req: rq.GetTrace) -> ReasoningTrace | None:
+        trace = await super().get_trace(req)
+        if trace is None or trace.id not in self._latest:
+            return trace
+        return trace.model_copy(update=self._latest[trace.id])
+
+
+class StatsTimeoutAsSuccess(_Memory):
+    """Counts a timed-out call as a success in the statistics (it returned, after all)."""
+
+    def __init__(self, url: str = "memory://", **options: Any) -> None:
+        super().__init__(url, **options)
+        self._timeouts: dict[tuple[str | None, str], int] = {}
+
+    async def record_tool_call(self, req: rq.RecordToolCall) -> ToolCall:
+        call = await super().record_tool_call(req)
+        if req.status == "timeout":
+            key = (req.user_identifier, req.tool_name)
+            self._timeouts[key] = self._timeouts.get(key, 0) + 1
+        return call
+
+    async def tool_stats(self, req: rq.ToolStatsQuery) -> list[ToolStats]:
+        found = []
+        for stats in await super().tool_stats(req):
+            late = self._timeouts.get((req.user_identifier, stats.name), 0)
+            good = stats.successful_calls + late
+            found.append(
+                stats.model_copy(
+                    update={
+                        "successful_calls": good,
+                        "failed_calls": stats.failed_calls - late,
+                        "success_rate": good / stats.total_calls,
+                    }
+                )
+            )
+        return found
+
+
+class TracesOldestFirst(_Memory):
+    """Lists traces oldest first (each page reversed)."""
+
+    async def list_traces(self, req: rq.ListTraces) -> TracePage:
+        page = await super().list_traces(req)
+        return page.model_copy(update={"traces": list(reversed(page.traces))})
+
+
+class SimilarTracesOfAnyOutcome(_Memory):
+    """Returns failed and unfinished traces as similar even when only successful ones
+    are asked for."""
+
+    async def similar_traces(self, req: rq.SimilarTraces) -> list[ReasoningTrace]:
+        return await super().similar_traces(replace(req, success_only=False))
+
+
+class TracesOfEveryUser(_Memory):
+    """Reads a trace by id whoever asks (its id is unguessable, after all)."""
+
+    async def get_trace(self, req: rq.GetTrace) -> ReasoningTrace | None:
+        return await super().get_trace(replace(req, scope=rq.UNSCOPED))
+
+
 @dataclass(frozen=True)
 class Case:
     """A broken store, the scenarios that must fail on it, and how the suite runs on it.
@@ -1538,6 +1647,16 @@ CATALOGUE: list[Case] = [
     Case(FactsAboutCaseSensitive, "facts.round_trip", "subject ignoring case"),
     Case(TraversalOneStepTooFar, "relationships.traversal", "depth as asked"),
     Case(RelationshipsEitherDirection, "relationships.add_and_list", "direction honoured"),
+    Case(StepNumbersByCount, "traces.step_numbers", "step numbers atomic"),
+    Case(CompleteOverwrites, "traces.complete_once", "completion once"),
+    Case(StatsTimeoutAsSuccess, "tool_stats.exact", "a timeout is a failure"),
+    Case(TracesOldestFirst, "traces.list", "traces newest first"),
+    Case(SimilarTracesOfAnyOutcome, "similar_traces.ranking", "successful only by default"),
+    Case(
+        TracesOfEveryUser,
+        ("traces.user_scoped", "traces.multi_tenant"),
+        "traces per user",
+    ),
 ]
 
 

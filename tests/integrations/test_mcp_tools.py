@@ -248,3 +248,11 @@ def test_the_entity_tools_are_offered_only_with_their_flags() -> None:
     register()
     toy = open_backend("toy://")  # the example backend keeps no entity updates
     assert not {"get_entity_by_name", "merge_entities"} & set(mcp_server.tool_names(toy))
+
+
+def test_the_reasoning_tools_are_offered_only_with_their_flags() -> None:
+    tools = {"start_trace", "add_step", "record_tool_call", "complete_trace", "similar_traces"}
+    assert tools <= set(mcp_server.tool_names(open_backend("memory://")))
+    register()
+    toy = open_backend("toy://")  # the example backend keeps no reasoning memory
+    assert not tools & set(mcp_server.tool_names(toy))

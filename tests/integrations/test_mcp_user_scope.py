@@ -239,6 +239,76 @@ async def _check_merge_entities(alice: Alice) -> None:
     await _bob_unchanged(alice.url, ids)
 
 
+async def _bobs_trace(url: str) -> dict[str, str]:
+    """Bob's completed trace with a step and a tool call (their ids by kind)."""
+    async with open_backend(url, multi_tenant=True) as memory:
+        trace = await memory.start_trace("shared", "bob tram route", user_identifier="bob")
+        step = await memory.add_step(trace.id, thought="bob tram plan", user_identifier="bob")
+        await memory.record_tool_call(step.id, "tram_api", user_identifier="bob")
+        await memory.complete_trace(trace.id, outcome="bob's", success=True, user_identifier="bob")
+        return {"trace": trace.id, "step": step.id}
+
+
+async def _bob_trace_unchanged(url: str, ids: dict[str, str]) -> None:
+    async with open_backend(url, multi_tenant=True) as memory:
+        trace = await memory.get_trace(ids["trace"], user_identifier="bob")
+        assert trace is not None and (trace.outcome, trace.success) == ("bob's", True)
+        assert [(s.id, len(s.tool_calls)) for s in trace.steps] == [(ids["step"], 1)]
+        [stats] = await memory.tool_stats(user_identifier="bob")
+        assert (stats.name, stats.total_calls) == ("tram_api", 1)
+
+
+async def _refused_not_found(alice: Alice, tool: str, **arguments: Any) -> None:
+    refused = await alice.client.call_tool(tool, arguments)
+    assert refused.is_error and "NotFoundError" in refused.content[0].text  # type: ignore[union-attr]
+
+
+async def _check_start_trace(alice: Alice) -> None:
+    ids = await _bobs_trace(alice.url)
+    made = await alice.call("start_trace", session_id="shared", task="alice tram route")
+    assert made["user_identifier"] == "alice"
+    async with open_backend(alice.url, multi_tenant=True) as memory:
+        assert [t.id for t in await memory.list_traces(user_identifier="alice")] == [made["id"]]
+    await _bob_trace_unchanged(alice.url, ids)
+
+
+async def _check_add_step(alice: Alice) -> None:
+    ids = await _bobs_trace(alice.url)
+    await _refused_not_found(alice, "add_step", trace_id=ids["trace"], thought="hers")
+    mine = await alice.call("start_trace", session_id="shared", task="alice task")
+    step = await alice.call("add_step", trace_id=mine["id"], thought="hers")
+    assert step["step_number"] == 1
+    await _bob_trace_unchanged(alice.url, ids)
+
+
+async def _check_record_tool_call(alice: Alice) -> None:
+    ids = await _bobs_trace(alice.url)
+    await _refused_not_found(alice, "record_tool_call", step_id=ids["step"], tool_name="tram_api")
+    mine = await alice.call("start_trace", session_id="shared", task="alice task")
+    step = await alice.call("add_step", trace_id=mine["id"], action="call")
+    call = await alice.call(
+        "record_tool_call", step_id=step["id"], tool_name="tram_api", status="timeout"
+    )
+    assert call["status"] == "timeout"
+    await _bob_trace_unchanged(alice.url, ids)
+
+
+async def _check_complete_trace(alice: Alice) -> None:
+    ids = await _bobs_trace(alice.url)
+    await _refused_not_found(alice, "complete_trace", trace_id=ids["trace"], success=False)
+    await _bob_trace_unchanged(alice.url, ids)
+
+
+async def _check_similar_traces(alice: Alice) -> None:
+    ids = await _bobs_trace(alice.url)
+    assert (await alice.call("similar_traces", task="tram route"))["traces"] == []
+    mine = await alice.call("start_trace", session_id="shared", task="alice tram route")
+    await alice.call("complete_trace", trace_id=mine["id"], success=True)
+    [hit] = (await alice.call("similar_traces", task="tram route"))["traces"]
+    assert hit["id"] == mine["id"] and hit["user_identifier"] == "alice"
+    await _bob_trace_unchanged(alice.url, ids)
+
+
 CHECKS: dict[str, Callable[[Alice], Awaitable[None]]] = {
     "add_message": _check_add_message,
     "recent_messages": _check_recent_messages,
@@ -255,6 +325,11 @@ CHECKS: dict[str, Callable[[Alice], Awaitable[None]]] = {
     "related_entities": _check_related_entities,
     "get_entity_by_name": _check_get_entity_by_name,
     "merge_entities": _check_merge_entities,
+    "start_trace": _check_start_trace,
+    "add_step": _check_add_step,
+    "record_tool_call": _check_record_tool_call,
+    "complete_trace": _check_complete_trace,
+    "similar_traces": _check_similar_traces,
 }
 """Each tool's check: what alice sees and writes through it."""
 NEEDS_ISSUED_IDS = {"start_session"}

@@ -28,9 +28,15 @@ from memory_core import (
     MemoryBackend,
     Message,
     Preference,
+    ReasoningStep,
+    ReasoningTrace,
     Relationship,
     SessionInfo,
     StoreStats,
+    ToolCall,
+    ToolCallStatus,
+    ToolStats,
+    TracePage,
 )
 from memory_core.sync import SyncMemoryBackend, open_backend
 
@@ -113,6 +119,22 @@ def check_methods(memory: SyncMemoryBackend, conversation_id: UUID) -> None:
     assert_type(memory.list_relationships("e1", direction="out"), list[Relationship])
     assert_type(memory.related_entities("e1", depth=2, types=["KNOWS"]), list[Entity])
     assert_type(memory.delete_relationship("r1"), bool)
+    # reasoning memory
+    trace = memory.start_trace("s", "book a flight", metadata={"k": 1})
+    assert_type(trace, ReasoningTrace)
+    step = memory.add_step(trace.id, thought="search", action="call api")
+    assert_type(step, ReasoningStep)
+    call = memory.record_tool_call(step.id, "search", {"q": "x"}, status=ToolCallStatus.ERROR)
+    assert_type(call, ToolCall)
+    assert_type(memory.record_tool_call(step.id, "search", status="timeout"), ToolCall)
+    assert_type(memory.complete_trace(trace.id, outcome="booked", success=True), ReasoningTrace)
+    assert_type(memory.link_trace(trace.id, entity_ids=["e1"]), ReasoningTrace)
+    assert_type(memory.get_trace(trace.id), ReasoningTrace | None)
+    assert_type(memory.list_traces("s", success=True), list[ReasoningTrace])
+    assert_type(memory.list_traces_page(limit=2, cursor=None), TracePage)
+    assert_type(memory.tool_stats("search"), list[ToolStats])
+    assert_type(memory.similar_traces("flight", threshold=0.5), list[ReasoningTrace])
+    assert_type(memory.search_steps("api", limit=3), list[ReasoningStep])
     # erasure and retention
     assert_type(memory.forget_user("u", batch_size=10), ErasureReport)
     assert_type(memory.expire_conversations(timedelta(days=30), dry_run=True), ExpiryReport)

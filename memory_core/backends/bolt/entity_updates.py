@@ -10,7 +10,8 @@ marked ``merged_into`` another are not found by name.
 
 A merge moves the source's edges to the target as the reference's ``MERGE_ENTITIES``
 copies them (``MENTIONS``, ``RELATED_TO`` in both directions, ``SAME_AS``,
-``EXTRACTED_FROM``, ``EXTRACTED_BY``, ``APPLIES_TO``, ``TOUCHED``; a moved
+``EXTRACTED_FROM``, ``EXTRACTED_BY``, ``APPLIES_TO``, ``TOUCHED`` from a step, and
+``TOUCHED`` from a trace (ours, see :mod:`.reasoning`); a moved
 ``RELATED_TO`` keeps its properties and gains ``migrated_from``), skipping what the
 target has, then deletes the source node instead of marking it.
 """
@@ -129,7 +130,7 @@ MATCH (source:Entity {id: $source_id}), (target:Entity {id: $target_id})
     )
     + _moved(
         "touched",
-        "(source)<-[r:TOUCHED]-(o:ReasoningStep)",
+        "(source)<-[r:TOUCHED]-(o:ReasoningStep|ReasoningTrace)",
         "MATCH (o)-[:TOUCHED]->(target)",
         "CREATE (o)-[n:TOUCHED]->(target) SET n = properties(r), n.migrated_from = source.id",
     )

@@ -1,8 +1,11 @@
 """``forget_user`` on Neo4j: bounded write transactions, one conversation at a time.
 
 A conversation belongs to a user by its ``user_identifier`` property (the tenant of a
-multi-tenant backend, the recorded user otherwise). First go the user's preferences and
-facts (and, multi-tenant, the relationships of the tenant's entities). Then each
+multi-tenant backend, the recorded user otherwise). First go the user's reasoning traces
+(their tool calls, then steps, then the traces, with every link; the running totals of
+the ``Tool`` nodes those calls were of are recomputed from the calls left, and a Tool
+left with none goes), preferences and facts (and, multi-tenant, the relationships of
+the tenant's entities). Then each
 transaction deletes at most ``batch_size`` of one conversation's messages (``DETACH
 DELETE``: their mentions and chain links go with them) or, once it has none, the
 conversation. An entity left with no relationship but ``RELATED_TO`` edges in that
@@ -95,6 +98,8 @@ RETURN count(*) AS deleted
 
 REMAINING = """
 RETURN EXISTS { MATCH (:Conversation {user_identifier: $user}) }
+    OR EXISTS { MATCH (:ReasoningTrace {user_identifier: $user}) }
+    OR EXISTS { MATCH (:User {identifier: $user})-[:HAS_TRACE]->(:ReasoningTrace) }
     OR EXISTS { MATCH (:Preference {user_identifier: $user}) }
     OR EXISTS { MATCH (:User {identifier: $user})-[:HAS_PREFERENCE]->(:Preference) }
     OR EXISTS { MATCH (:Fact {user_identifier: $user}) }
@@ -136,6 +141,68 @@ RETURN count(*) AS deleted
 MATCH (n:Fact {user_identifier: $user})
 WITH n LIMIT $batch
 DETACH DELETE n
+RETURN count(*) AS deleted
+""",
+}
+
+# The user's traces: theirs by ``user_identifier``, or by the ``(:User)`` link alone.
+_THE_USERS_TRACES = """
+CALL () {
+    MATCH (t:ReasoningTrace {user_identifier: $user}) RETURN t
+  UNION
+    MATCH (:User {identifier: $user})-[:HAS_TRACE]->(t:ReasoningTrace) RETURN t
+}
+"""
+
+REASONING = f"""
+{_THE_USERS_TRACES}
+RETURN count(t) AS traces,
+       sum(COUNT {{ (t)-[:HAS_STEP]->(:ReasoningStep) }}) AS steps,
+       sum(COUNT {{ (t)-[:HAS_STEP]->(:ReasoningStep)-[:USES_TOOL]->(:ToolCall) }}) AS tool_calls
+"""
+
+# Tool calls first, then steps, then traces (DETACH DELETE takes their links). The Tool
+# nodes a batch touched get their running totals recomputed from the calls left (the
+# reference's rule, see :mod:`.reasoning`); one left with no call and no other link goes.
+DELETE_REASONING = {
+    "tool_calls": f"""
+{_THE_USERS_TRACES}
+MATCH (t)-[:HAS_STEP]->(:ReasoningStep)-[:USES_TOOL]->(c:ToolCall)
+WITH DISTINCT c LIMIT $batch
+OPTIONAL MATCH (c)-[:INSTANCE_OF]->(tool:Tool)
+WITH collect(c) AS calls, collect(DISTINCT tool) AS tools
+CALL (calls) {{
+    UNWIND calls AS c
+    DETACH DELETE c
+}}
+CALL (tools) {{
+    UNWIND tools AS tool
+    CALL (tool) {{
+        OPTIONAL MATCH (tool)<-[:INSTANCE_OF]-(x:ToolCall)
+        RETURN count(x) AS total,
+               count(CASE WHEN x.status = 'success' THEN 1 END) AS successes,
+               count(CASE WHEN x.status IN ['error', 'timeout'] THEN 1 END) AS failures,
+               sum(coalesce(x.duration_ms, 0)) AS duration, max(x.timestamp) AS last
+    }}
+    SET tool.total_calls = total, tool.successful_calls = successes,
+        tool.failed_calls = failures, tool.total_duration_ms = duration,
+        tool.last_used_at = last
+    WITH tool WHERE NOT EXISTS {{ (tool)--() }}
+    DELETE tool
+}}
+RETURN size(calls) AS deleted
+""",
+    "steps": f"""
+{_THE_USERS_TRACES}
+MATCH (t)-[:HAS_STEP]->(s:ReasoningStep)
+WITH DISTINCT s LIMIT $batch
+DETACH DELETE s
+RETURN count(*) AS deleted
+""",
+    "traces": f"""
+{_THE_USERS_TRACES}
+WITH t LIMIT $batch
+DETACH DELETE t
 RETURN count(*) AS deleted
 """,
 }
@@ -202,13 +269,18 @@ async def _step(
 
 
 async def _long_term(conn: Connection, req: rq.ForgetUser, erased: Erased) -> None:
-    """The user's preferences and facts and (multi-tenant) the relationships of the
-    tenant's entities, first: an entity the user's preferences link is then one only
-    the user's messages hold when they go."""
+    """The user's reasoning traces (tool calls, steps, traces), preferences and facts
+    and (multi-tenant) the relationships of the tenant's entities, first: an entity the
+    user's traces or preferences link is then one only the user's messages hold when
+    they go."""
+    user = req.user_identifier
+    [row] = await conn.run_read(REASONING, user=user)
+    for kind, statement in DELETE_REASONING.items():
+        await _batches(conn, statement, row[kind], kind, req, erased, user=user)
     tenant = req.tenant is not None
-    [row] = await conn.run_read(LONG_TERM, user=req.user_identifier, tenant=tenant)
+    [row] = await conn.run_read(LONG_TERM, user=user, tenant=tenant)
     for kind, statement in DELETE_LONG_TERM.items():
-        await _batches(conn, statement, row[kind], kind, req, erased, user=req.user_identifier)
+        await _batches(conn, statement, row[kind], kind, req, erased, user=user)
 
 
 async def _tenant_entities(conn: Connection, req: rq.ForgetUser, erased: Erased) -> None:

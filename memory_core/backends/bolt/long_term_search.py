@@ -41,10 +41,13 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 @dataclass(frozen=True)
 class Kind:
-    """A searchable label's full-text index and the properties scored (in order)."""
+    """A searchable label's full-text index and the properties scored (in order);
+    ``vector`` holds its embedding, ``created`` its creation time (the tie-break)."""
 
     index: str
     fields: tuple[str, ...]
+    vector: str = "embedding"
+    created: str = "created_at"
 
 
 @dataclass(frozen=True)
@@ -81,20 +84,21 @@ def _text_statement(kind: Kind, scope: Scope) -> str:
 CALL db.index.fulltext.queryNodes($index, $lucene, {{limit: $k}}) YIELD node AS n
 WITH n, n.id IS NOT NULL AND {scope.keep} AS kept
 RETURN count(*) AS seen,
-       collect(CASE WHEN kept THEN [n.id, [{values}], n.created_at] END) AS hits
+       collect(CASE WHEN kept THEN [n.id, [{values}], n.{kind.created}] END) AS hits
 """
 
 
-def _vector_statement(scope: Scope) -> str:
+def _vector_statement(kind: Kind, scope: Scope) -> str:
     # Cosine in Cypher only picks the candidates (a zero vector or another size would
     # make it fail, so they are left out first); the score is computed in Python.
     return f"""
 {scope.match}
-WITH n WHERE n.id IS NOT NULL AND n.embedding IS :: LIST<FLOAT NOT NULL>
-  AND size(n.embedding) = size($vector) AND any(x IN n.embedding WHERE x <> 0.0)
-WITH n, vector.similarity.cosine(n.embedding, $vector) AS similarity
+WITH n, n.{kind.vector} AS stored
+WHERE n.id IS NOT NULL AND stored IS :: LIST<FLOAT NOT NULL>
+  AND size(stored) = size($vector) AND any(x IN stored WHERE x <> 0.0)
+WITH n, stored, vector.similarity.cosine(stored, $vector) AS similarity
 ORDER BY similarity DESC LIMIT $k
-RETURN n.id AS id, n.embedding AS embedding, n.created_at AS created_at
+RETURN n.id AS id, stored AS embedding, n.{kind.created} AS created_at
 """
 
 
@@ -114,7 +118,7 @@ async def ranked(
     each with its score, best first."""
     found = await _text_hits(tx, kind, scope, query, limit)
     if vector is not None:
-        await _vector_hits(tx, scope, vector, limit, found)
+        await _vector_hits(tx, kind, scope, vector, limit, found)
     ordered = sorted(found.items(), key=lambda hit: (-hit[1][0], -hit[1][1], hit[0]))
     return [(ident, score) for ident, (score, _) in ordered[:limit]]
 
@@ -151,7 +155,12 @@ async def _candidates(
 
 
 async def _vector_hits(
-    tx: AsyncManagedTransaction, scope: Scope, vector: Sequence[float], limit: int, found: Found
+    tx: AsyncManagedTransaction,
+    kind: Kind,
+    scope: Scope,
+    vector: Sequence[float],
+    limit: int,
+    found: Found,
 ) -> None:
     """Raise each record's score to its cosine with ``vector`` when that is higher and
     positive (the embedded store's rule)."""
@@ -159,7 +168,7 @@ async def _vector_hits(
     if not norm:
         return
     params = {**scope.params, "vector": list(vector), "k": candidate_pool(limit)}
-    for row in await rows(tx, _vector_statement(scope), **params):
+    for row in await rows(tx, _vector_statement(kind, scope), **params):
         stored: list[float] = row["embedding"]
         length = math.sqrt(sum(x * x for x in stored))
         if not length:

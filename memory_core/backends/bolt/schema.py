@@ -34,7 +34,13 @@ What each one is for:
   ``Fact(subject)`` for the facts another writer left without a key; ``RELATED_TO(id)``
   to find a relationship by id; full-text indexes picking search candidates on
   Preference ``category``, ``preference``, ``context``, on Fact ``subject``,
-  ``predicate``, ``object`` and on Entity ``name``, ``description``.
+  ``predicate``, ``object`` and on Entity ``name``, ``description``;
+* reasoning memory: unique ``id`` on ReasoningTrace, ReasoningStep, ToolCall and unique
+  ``Tool.name`` (the reference's names: the Tool MERGE is race-free);
+  ``ReasoningTrace(session_id)``, ``(user_identifier)``, ``(started_at)`` for listings
+  and erasure; ``ToolCall(tool_name)`` for one tool's statistics; full-text indexes
+  picking candidates on ReasoningTrace ``task`` and ReasoningStep ``thought``,
+  ``action``, ``observation``.
 """
 
 from __future__ import annotations
@@ -47,6 +53,8 @@ FULLTEXT_INDEX = "memory_core_message_search"
 PREFERENCE_SEARCH = "memory_core_preference_search"
 FACT_SEARCH = "memory_core_fact_search"
 ENTITY_SEARCH = "memory_core_entity_search"
+TRACE_SEARCH = "memory_core_trace_search"
+STEP_SEARCH = "memory_core_step_search"
 # Indexes an earlier version created that this one replaces: dropped at set-up.
 RETIRED: dict[str, str] = {
     "memory_core_message_text": "DROP INDEX memory_core_message_text IF EXISTS",
@@ -106,6 +114,25 @@ STATEMENTS: dict[str, str] = {
     "FOR (n:Fact) ON EACH [n.subject, n.predicate, n.object]",
     ENTITY_SEARCH: f"CREATE FULLTEXT INDEX {ENTITY_SEARCH} IF NOT EXISTS "
     "FOR (n:Entity) ON EACH [n.name, n.description]",
+    "reasoning_trace_id": "CREATE CONSTRAINT reasoning_trace_id IF NOT EXISTS "
+    "FOR (n:ReasoningTrace) REQUIRE n.id IS UNIQUE",
+    "reasoning_step_id": "CREATE CONSTRAINT reasoning_step_id IF NOT EXISTS "
+    "FOR (n:ReasoningStep) REQUIRE n.id IS UNIQUE",
+    "tool_name": "CREATE CONSTRAINT tool_name IF NOT EXISTS FOR (n:Tool) REQUIRE n.name IS UNIQUE",
+    "tool_call_id": "CREATE CONSTRAINT tool_call_id IF NOT EXISTS "
+    "FOR (n:ToolCall) REQUIRE n.id IS UNIQUE",
+    "trace_session_idx": "CREATE INDEX trace_session_idx IF NOT EXISTS "
+    "FOR (n:ReasoningTrace) ON (n.session_id)",
+    "memory_core_trace_user": "CREATE INDEX memory_core_trace_user IF NOT EXISTS "
+    "FOR (n:ReasoningTrace) ON (n.user_identifier)",
+    "memory_core_trace_started": "CREATE INDEX memory_core_trace_started IF NOT EXISTS "
+    "FOR (n:ReasoningTrace) ON (n.started_at)",
+    "memory_core_tool_call_name": "CREATE INDEX memory_core_tool_call_name IF NOT EXISTS "
+    "FOR (n:ToolCall) ON (n.tool_name)",
+    TRACE_SEARCH: f"CREATE FULLTEXT INDEX {TRACE_SEARCH} IF NOT EXISTS "
+    "FOR (n:ReasoningTrace) ON EACH [n.task]",
+    STEP_SEARCH: f"CREATE FULLTEXT INDEX {STEP_SEARCH} IF NOT EXISTS "
+    "FOR (n:ReasoningStep) ON EACH [n.thought, n.action, n.observation]",
 }
 
 SHOW_INDEX_NAMES = "SHOW INDEXES YIELD name RETURN collect(name) AS names"

@@ -3,9 +3,9 @@
 A conversation belongs to a user by its ``user_identifier`` property (the tenant of a
 multi-tenant backend, the recorded user otherwise), and its messages are counted by the
 degree of its ``HAS_MESSAGE`` relationships. Entities: a multi-tenant store's by their
-``tenant``; a single-tenant store's by the one user whose messages alone are linked to
-them, the rule ``forget_user`` deletes them by (an entity with any other relationship
-stays). Preferences belong to their ``user_identifier``, or to the user whose
+``tenant``; a single-tenant store's by the one user whose messages (and traces or their
+steps) alone are linked to them, the rule ``forget_user`` deletes them by (an entity with
+any other relationship stays). Preferences belong to their ``user_identifier``, or to the user whose
 ``(:User)`` links them (the reference's), facts to their ``user_identifier`` (a
 multi-tenant store's both to their ``tenant``); relationships by their source entity's
 tenant on a multi-tenant store, in the total only otherwise. Neo4j does not say how many
@@ -36,14 +36,23 @@ WHERE e.tenant IS NOT NULL AND ($user IS NULL OR e.tenant = $user)
 RETURN CASE WHEN e.tenant IS :: STRING THEN e.tenant END AS user, count(e) AS entities
 """
 
-# Entities linked only by MENTIONS from the messages of one user's conversations.
+# Entities linked only by MENTIONS from the messages of one user's conversations (and by
+# TOUCHED from that user's traces or their steps, which forget_user deletes first).
 SOLE_ENTITIES = """
 MATCH (e:Entity)<-[:MENTIONS]-(:Message)<-[:HAS_MESSAGE]-(c:Conversation)
 WHERE c.user_identifier IS NOT NULL AND ($user IS NULL OR c.user_identifier = $user)
 WITH DISTINCT e
 MATCH (e)-[r]-(x)
 OPTIONAL MATCH (x)<-[:HAS_MESSAGE]-(owner:Conversation)
-WITH e, collect(CASE WHEN type(r) = 'MENTIONS' THEN owner.user_identifier END) AS owners,
+WITH e, r, x, owner, CASE type(r) = 'TOUCHED' AND x:ReasoningStep
+    WHEN true THEN head(COLLECT {
+        MATCH (t:ReasoningTrace)-[:HAS_STEP]->(x) RETURN t.user_identifier AS who
+    }) END AS stepper
+WITH e, collect(CASE
+        WHEN type(r) = 'MENTIONS' THEN owner.user_identifier
+        WHEN type(r) = 'TOUCHED' AND x:ReasoningTrace THEN x.user_identifier
+        WHEN type(r) = 'TOUCHED' THEN stepper
+     END) AS owners,
      count(r) AS links
 WITH e, owners WHERE size(owners) = links AND size(owners) > 0
   AND all(o IN owners WHERE o = owners[0]) AND owners[0] IS :: STRING

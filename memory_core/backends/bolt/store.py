@@ -21,15 +21,20 @@ from memory_core.store import (
     Message,
     NotFoundError,
     NotSupportedError,
+    ReasoningStep,
+    ReasoningTrace,
     SessionInfo,
     Store,
     StoreError,
     StoreStats,
+    ToolCall,
+    ToolStats,
+    TracePage,
     random_ids,
 )
 from memory_core.store import requests as rq
 
-from . import cypher, erasure, stats
+from . import cypher, erasure, reasoning, reasoning_search, stats
 from .config import POOL_OPTIONS, parse_config
 from .listing import list_page
 from .long_term import BoltLongTerm
@@ -116,6 +121,11 @@ class BoltStore(BoltLongTerm, Store):
       :mod:`~memory_core.backends.bolt.facts`,
       :mod:`~memory_core.backends.bolt.relationships`); their searches score candidates
       of full-text indexes as message search does.
+    * Reasoning traces, steps and tool calls keep the reference's graph too (see
+      :mod:`~memory_core.backends.bolt.reasoning`): the reference reads ours and we read
+      its. Tool statistics are aggregate queries over the calls; the ``Tool`` node's
+      running totals are kept for the reference's readers (see
+      :mod:`~memory_core.backends.bolt.reasoning_search`).
     """
 
     name: ClassVar[str] = "bolt"
@@ -148,6 +158,10 @@ class BoltStore(BoltLongTerm, Store):
         facts=True,
         relationships=True,
         entity_graph=True,
+        traces=True,
+        tool_stats=True,
+        similar_traces=True,
+        trace_links=True,
         multi_tenant=True,
         trio=False,
         max_messages_per_read=None,
@@ -400,6 +414,38 @@ class BoltStore(BoltLongTerm, Store):
             cypher.scoped(req.tenant).delete_entity, entity_id=req.entity_id, tenant=req.tenant
         )
         return bool(found and found[0]["found"])
+
+    # ------------------------------------------------------------------ reasoning
+
+    async def start_trace(self, req: rq.StartTrace) -> ReasoningTrace:
+        return await reasoning.start(self._conn, req)
+
+    async def add_step(self, req: rq.AddStep) -> ReasoningStep:
+        return await reasoning.add_step(self._conn, req)
+
+    async def record_tool_call(self, req: rq.RecordToolCall) -> ToolCall:
+        return await reasoning.record_tool_call(self._conn, req)
+
+    async def complete_trace(self, req: rq.CompleteTrace) -> ReasoningTrace:
+        return await reasoning.complete(self._conn, req)
+
+    async def get_trace(self, req: rq.GetTrace) -> ReasoningTrace | None:
+        return await reasoning.get(self._conn, req)
+
+    async def list_traces(self, req: rq.ListTraces) -> TracePage:
+        return await reasoning.list_traces(self._conn, req)
+
+    async def link_trace(self, req: rq.LinkTrace) -> ReasoningTrace:
+        return await reasoning.link(self._conn, req)
+
+    async def tool_stats(self, req: rq.ToolStatsQuery) -> list[ToolStats]:
+        return await reasoning_search.tool_stats(self._conn, req)
+
+    async def similar_traces(self, req: rq.SimilarTraces) -> list[ReasoningTrace]:
+        return await reasoning_search.similar_traces(self._conn, req)
+
+    async def search_steps(self, req: rq.SearchSteps) -> list[ReasoningStep]:
+        return await reasoning_search.search_steps(self._conn, req)
 
     async def forget_user(self, req: rq.ForgetUser) -> Erased:
         return await erasure.forget_user(self._conn, req)

@@ -1,6 +1,9 @@
 """``forget_user`` on SQLite: bounded transactions, then a purge of the FTS index in
 bounded steps.
 
+The user's traces go first, a batch of them per transaction, their steps, tool calls and
+links with them.
+
 Each transaction deletes at most ``batch_size`` messages of one of the user's conversations
 (with their mentions; the FTS delete trigger removes their index entries), or the
 conversation once it is empty. One call erases what the user has when it starts: the
@@ -51,6 +54,8 @@ async def forget_user(db: Database, req: rq.ForgetUser) -> Erased:
     """Erase ``req``'s user, one bounded transaction at a time, then purge the index and
     empty the write-ahead log."""
     erased = Erased()
+    while await db.call(partial(_trace_batch, req=req, erased=erased), write=True):
+        pass
     for table in LONG_TERM:
         while await db.call(
             partial(_long_term_batch, req=req, table=table, erased=erased), write=True
@@ -88,6 +93,34 @@ def _long_term_batch(
     return gone
 
 
+def _trace_batch(conn: sqlite3.Connection, req: rq.ForgetUser, erased: Erased) -> int:
+    """One batch of the user's traces; how many went. Their steps, tool calls, links and
+    words go with them (``ON DELETE CASCADE``, triggers), counted first."""
+    conn.execute("PRAGMA secure_delete = ON")
+    params: list[object]
+    if req.tenant is not None:
+        where, params = "tenant = ?", [req.tenant]
+    else:
+        where, params = "tenant = '' AND user_identifier = ?", [req.user_identifier]
+    ids = [
+        row[0]
+        for row in conn.execute(
+            f"SELECT id FROM traces WHERE {where} LIMIT ?", [*params, req.batch_size]
+        )
+    ]
+    if not ids:
+        return 0
+    marks = ",".join("?" * len(ids))
+    steps = f"SELECT id FROM steps WHERE trace_id IN ({marks})"
+    calls = conn.execute(
+        f"SELECT count(*) FROM tool_calls WHERE step_id IN ({steps})", ids
+    ).fetchone()[0]
+    erased.add("tool_calls", calls)
+    erased.add("steps", conn.execute(f"SELECT count(*) FROM ({steps})", ids).fetchone()[0])
+    erased.add("traces", conn.execute(f"DELETE FROM traces WHERE id IN ({marks})", ids).rowcount)
+    return len(ids)
+
+
 def _conversations(conn: sqlite3.Connection, req: rq.ForgetUser) -> list[tuple[str, int]]:
     """The user's conversations now, each with the ``seq`` its next message will get."""
     if req.tenant is not None:
@@ -107,12 +140,12 @@ def _remaining(conn: sqlite3.Connection, req: rq.ForgetUser) -> bool:
     if req.tenant is not None:
         query = " OR ".join(
             f"EXISTS (SELECT 1 FROM {table} WHERE tenant = ?1)"
-            for table in ("conversations", "entities", "preferences", "facts")
+            for table in ("conversations", "entities", "preferences", "facts", "traces")
         )
         return bool(conn.execute(f"SELECT {query}", (req.tenant,)).fetchone()[0])
     query = " OR ".join(
         f"EXISTS (SELECT 1 FROM {table} WHERE tenant = '' AND user_identifier = ?1)"
-        for table in ("conversations", "preferences", "facts")
+        for table in ("conversations", "preferences", "facts", "traces")
     )
     return bool(conn.execute(f"SELECT {query}", (req.user_identifier,)).fetchone()[0])
 
@@ -172,7 +205,8 @@ def _delete_messages(
         orphan = (
             f"tenant = '' AND id IN ({','.join('?' * len(linked))}) "
             "AND NOT EXISTS (SELECT 1 FROM mentions WHERE entity_id = entities.id) "
-            "AND NOT EXISTS (SELECT 1 FROM preference_entities WHERE entity_id = entities.id)"
+            "AND NOT EXISTS (SELECT 1 FROM preference_entities WHERE entity_id = entities.id) "
+            "AND NOT EXISTS (SELECT 1 FROM trace_entities WHERE entity_id = entities.id)"
         )
         unmentioned = f"IN (SELECT id FROM entities WHERE {orphan})"
         links = conn.execute(

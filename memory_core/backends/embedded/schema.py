@@ -31,8 +31,13 @@ conversation's entries instead of reading every match in the store. 3: long-term
 (preferences, facts, relationships), the word index ``long_term_words`` of entities,
 preferences and facts, and each entity's ``aliases`` (a JSON list; their folded keys in
 ``entity_aliases``, looked up by ``entity_aliases_by_key``) and ``attributes`` (a JSON
-object); an upgrade adds the two columns and indexes the entities a store already has. An older
-memory-core refuses a version 3 store (its erasure would not know these tables)."""
+object); reasoning memory: ``traces`` (a trace's start time is ``created_at``; ``next_step``
+numbers its steps inside the writing transaction), ``steps``, ``tool_calls`` (``num``
+keeps their order; ``tool_calls_by_tool`` serves the statistics' aggregate), and the links
+``trace_messages`` and ``trace_entities``; traces and steps have words in
+``long_term_words``. An upgrade adds the two columns and indexes the entities a store
+already has. An older memory-core refuses a version 3 store (its erasure would not know
+these tables)."""
 
 # Characters of an unreadable schema version quoted in the error.
 _SHOWN = 60
@@ -174,6 +179,75 @@ CREATE TRIGGER IF NOT EXISTS facts_words_delete AFTER DELETE ON facts BEGIN
     DELETE FROM long_term_words WHERE record_id = old.id;
 END;
 CREATE TRIGGER IF NOT EXISTS entities_words_delete AFTER DELETE ON entities BEGIN
+    DELETE FROM long_term_words WHERE record_id = old.id;
+END;
+CREATE TABLE IF NOT EXISTS traces (
+    id              TEXT PRIMARY KEY,
+    tenant          TEXT NOT NULL,
+    user_identifier TEXT,
+    session_id      TEXT NOT NULL,
+    task            TEXT NOT NULL,
+    outcome         TEXT,
+    success         INTEGER,
+    metadata        TEXT NOT NULL DEFAULT '{}',
+    triggered_by    TEXT,
+    embedding       BLOB,
+    created_at      INTEGER NOT NULL,
+    completed_at    INTEGER,
+    next_step       INTEGER NOT NULL DEFAULT 1
+);
+CREATE INDEX IF NOT EXISTS traces_by_recency ON traces (tenant, created_at DESC, id DESC);
+CREATE INDEX IF NOT EXISTS traces_by_session
+    ON traces (tenant, session_id, created_at DESC, id DESC);
+CREATE INDEX IF NOT EXISTS traces_by_user ON traces (tenant, user_identifier, created_at DESC);
+CREATE TABLE IF NOT EXISTS steps (
+    id              TEXT PRIMARY KEY,
+    trace_id        TEXT NOT NULL REFERENCES traces (id) ON DELETE CASCADE,
+    tenant          TEXT NOT NULL,
+    user_identifier TEXT,
+    step_number     INTEGER NOT NULL,
+    thought         TEXT,
+    action          TEXT,
+    observation     TEXT,
+    metadata        TEXT NOT NULL DEFAULT '{}',
+    embedding       BLOB,
+    created_at      INTEGER NOT NULL,
+    UNIQUE (trace_id, step_number)
+);
+CREATE TABLE IF NOT EXISTS tool_calls (
+    num             INTEGER PRIMARY KEY,
+    id              TEXT NOT NULL UNIQUE,
+    step_id         TEXT NOT NULL REFERENCES steps (id) ON DELETE CASCADE,
+    tenant          TEXT NOT NULL,
+    user_identifier TEXT,
+    tool_name       TEXT NOT NULL,
+    arguments       TEXT NOT NULL DEFAULT '{}',
+    result          TEXT NOT NULL DEFAULT 'null',
+    status          TEXT NOT NULL,
+    duration_ms     INTEGER,
+    error           TEXT,
+    created_at      INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tool_calls_by_step ON tool_calls (step_id, num);
+CREATE INDEX IF NOT EXISTS tool_calls_by_tool ON tool_calls (tenant, tool_name, user_identifier);
+CREATE TABLE IF NOT EXISTS trace_messages (
+    trace_id   TEXT NOT NULL REFERENCES traces (id) ON DELETE CASCADE,
+    message_id TEXT NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
+    position   INTEGER NOT NULL,
+    PRIMARY KEY (trace_id, message_id)
+);
+CREATE INDEX IF NOT EXISTS trace_messages_by_message ON trace_messages (message_id);
+CREATE TABLE IF NOT EXISTS trace_entities (
+    trace_id  TEXT NOT NULL REFERENCES traces (id) ON DELETE CASCADE,
+    entity_id TEXT NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+    position  INTEGER NOT NULL,
+    PRIMARY KEY (trace_id, entity_id)
+);
+CREATE INDEX IF NOT EXISTS trace_entities_by_entity ON trace_entities (entity_id);
+CREATE TRIGGER IF NOT EXISTS traces_words_delete AFTER DELETE ON traces BEGIN
+    DELETE FROM long_term_words WHERE record_id = old.id;
+END;
+CREATE TRIGGER IF NOT EXISTS steps_words_delete AFTER DELETE ON steps BEGIN
     DELETE FROM long_term_words WHERE record_id = old.id;
 END;
 CREATE VIEW IF NOT EXISTS messages_fts_source AS

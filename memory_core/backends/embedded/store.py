@@ -23,6 +23,7 @@ from .database import Database
 from .fts_purge import purge
 from .location import parse_location
 from .long_term import EmbeddedLongTerm
+from .reasoning import EmbeddedReasoning
 from .transfer import EmbeddedTransfer
 
 # A newest-N read of at most this many messages tries the calling thread first (builds
@@ -30,7 +31,7 @@ from .transfer import EmbeddedTransfer
 INLINE_MESSAGES = 200
 
 
-class EmbeddedStore(EmbeddedLongTerm, Store):
+class EmbeddedStore(EmbeddedLongTerm, EmbeddedReasoning, Store):
     """Conversation memory in SQLite: ``memory://`` or ``sqlite:///path/to/file.db``.
 
     ``memory://`` is a private in-process database: each backend object has its own,
@@ -95,6 +96,10 @@ class EmbeddedStore(EmbeddedLongTerm, Store):
         facts=True,
         relationships=True,
         entity_graph=True,
+        traces=True,
+        tool_stats=True,
+        similar_traces=True,
+        trace_links=True,
         multi_tenant=True,
         trio=True,
         user_erasure=True,

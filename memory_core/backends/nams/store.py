@@ -60,7 +60,7 @@ from memory_core.store import (
 from memory_core.store import nams_wire as wire
 from memory_core.store import requests as rq
 
-from . import erasure, long_term, stats
+from . import erasure, long_term, reasoning, stats
 from .marker import load_secret
 from .sessions import (
     DEFAULT_CACHE_SIZE,
@@ -283,7 +283,7 @@ class NamsStore(Store):
     name = "nams"
     capabilities = PORTABLE_CAPABILITIES
     server_capabilities = SERVER_CAPABILITIES
-    workarounds = long_term.WORKAROUNDS
+    workarounds = {**long_term.WORKAROUNDS, **reasoning.WORKAROUNDS}
     kept_entity_types = long_term.KEPT_ENTITY_TYPES
 
     def __init__(

@@ -1,15 +1,17 @@
 """``forget_user`` on PostgreSQL: bounded transactions, one conversation at a time.
 
-The same plan as the embedded backend's: first the user's preferences and facts (on a
-multi-tenant store every long-term record of the tenant, relationships too) in batches of
-``batch_size``. Then each transaction deletes at most ``batch_size`` messages of one of
-the user's conversations (with their mentions), or the conversation once it is empty. On
-a single-tenant store an entity whose last mention went in that transaction goes in it
-too, with its relationships, unless another user's preference links it. A multi-tenant
-store's entities belong to the tenant and go last.
+The same plan as the embedded backend's: first the user's traces, ``batch_size`` of them
+per transaction with their steps, tool calls and links (see :func:`_trace_batch`); then
+the user's preferences and facts (on a multi-tenant store every long-term record of the
+tenant, relationships too) in batches of ``batch_size``. Then each transaction deletes
+at most ``batch_size`` messages of one of the user's conversations (with their
+mentions), or the conversation once it is empty. On a single-tenant store an entity
+whose last mention went in that transaction goes in it too, with its relationships,
+unless another user's preference or trace links it. A multi-tenant store's entities
+belong to the tenant and go last.
 One call erases what the user has when it starts (the conversations then listed, their
-messages numbered below their ``next_seq`` of then, the long-term records and the
-tenant's entities created by then): what the user's writers add meanwhile is left to the
+messages numbered below their ``next_seq`` of then, the traces, long-term records and
+the tenant's entities created by then): what the user's writers add meanwhile is left to the
 next call (``Erased.remaining``), so a call ends even while they keep writing.
 A delete removes rows from every query, not from the files: the row versions stay in the
 table's file after ``VACUUM`` too (until a later write reuses their space), and the GIN
@@ -40,6 +42,7 @@ async def forget_user(run: Run, req: rq.ForgetUser) -> Erased:
     """Erase ``req``'s user; ``run(work)`` runs ``work`` in one write transaction."""
     erased = Erased()
     started = datetime.now(UTC)
+    await _traces(run, req, started, erased)
     for table in LONG_TERM:
         await _long_term(run, req, table, started, erased)
     for conversation, cut in await run(partial(_conversations, req=req)):
@@ -72,6 +75,45 @@ async def _long_term(
             return
 
 
+async def _traces(run: Run, req: rq.ForgetUser, cut: datetime, erased: Erased) -> None:
+    """The user's traces started by ``cut``, in batches: as many as there were traces
+    when it started, at most."""
+    total: int = await run(partial(_count_long_term, req=req, table="traces"))
+    for _ in range(-(-total // req.batch_size)):
+        counts: dict[str, int] = await run(partial(_trace_batch, req=req, cut=cut))
+        for kind, count in counts.items():
+            erased.add(kind, count)
+        if not counts["traces"]:
+            return
+
+
+async def _trace_batch(tx: Tx, req: rq.ForgetUser, cut: datetime) -> dict[str, int]:
+    """One transaction: a batch of the user's traces, locked first (a step waits for its
+    trace), then their steps, locked (a tool call waits for its step), their tool calls,
+    the steps and the traces (their links go with them: ``ON DELETE CASCADE``)."""
+    where, params = _owned(req)
+    traces = [
+        row[0]
+        for row in await tx.rows(
+            f"SELECT id FROM {{s}}.traces WHERE {where} AND created_at <= %s LIMIT %s FOR UPDATE",
+            (*params, cut, req.batch_size),
+        )
+    ]
+    steps = [
+        row[0]
+        for row in await tx.rows(
+            "SELECT id FROM {s}.steps WHERE trace_id = ANY(%s::text[]) FOR UPDATE", (traces,)
+        )
+    ]
+    calls = await tx.run("DELETE FROM {s}.tool_calls WHERE step_id = ANY(%s::text[])", (steps,))
+    gone = await tx.run("DELETE FROM {s}.steps WHERE id = ANY(%s::text[])", (steps,))
+    return {
+        "traces": await tx.run("DELETE FROM {s}.traces WHERE id = ANY(%s::text[])", (traces,)),
+        "steps": gone,
+        "tool_calls": calls,
+    }
+
+
 async def _count_long_term(tx: Tx, req: rq.ForgetUser, table: str) -> int:
     where, params = _owned(req)
     row = await tx.row(f"SELECT count(*) FROM {{s}}.{table} WHERE {where}", params)
@@ -102,9 +144,9 @@ async def _tenant_entities(run: Run, req: rq.ForgetUser, cut: datetime, erased: 
 
 
 def _owned(req: rq.ForgetUser) -> tuple[str, tuple[str | None, ...]]:
-    """The condition (on ``conversations``, ``preferences`` or ``facts``, and on a
-    multi-tenant store ``relationships`` and ``entities``) and parameters that select the
-    user's."""
+    """The condition (on ``conversations``, ``traces``, ``preferences`` or ``facts``, and
+    on a multi-tenant store ``relationships`` and ``entities``) and parameters that select
+    the user's."""
     if req.tenant is not None:
         return "tenant = %s", (req.tenant,)
     return "tenant = '' AND user_identifier = %s", (req.user_identifier,)
@@ -118,10 +160,10 @@ async def _conversations(tx: Tx, req: rq.ForgetUser) -> list[tuple[Any, int]]:
 
 
 async def _remaining(tx: Tx, req: rq.ForgetUser) -> bool:
-    """Whether the user has a conversation, a preference or a fact (or, multi-tenant, an
-    entity) now."""
+    """Whether the user has a conversation, a trace, a preference or a fact (or,
+    multi-tenant, an entity) now."""
     where, params = _owned(req)
-    tables = ["conversations", "preferences", "facts"]
+    tables = ["conversations", "traces", "preferences", "facts"]
     if req.tenant is not None:
         tables.append("entities")
     query = " OR ".join(f"EXISTS (SELECT 1 FROM {{s}}.{t} WHERE {where})" for t in tables)
@@ -174,6 +216,7 @@ async def _orphans(tx: Tx, linked: list[Any]) -> tuple[int, int]:
         "DELETE FROM {s}.entities e WHERE e.tenant = '' AND e.id = ANY(%s) "
         "AND NOT EXISTS (SELECT 1 FROM {s}.mentions m WHERE m.entity_id = e.id) "
         "AND NOT EXISTS (SELECT 1 FROM {s}.preference_entities p WHERE p.entity_id = e.id) "
+        "AND NOT EXISTS (SELECT 1 FROM {s}.trace_entities t WHERE t.entity_id = e.id) "
         "RETURNING e.id",
         (linked,),
     )

@@ -54,6 +54,21 @@ attributes. The entities a store already has get their words on connect
 (:func:`.words.index_entities`: every connect fills the words of any entity without
 them, so a schema applied as SQL, or rows another program wrote, become searchable too).
 
+Version 3 holds reasoning memory too. ``traces`` (``created_at``: when the trace started,
+``ReasoningTrace.started_at``; ``last_step``: the number of its last step, which
+``add_step`` raises and reads in one ``UPDATE``, so concurrent appends get distinct,
+gapless numbers; ``triggered_by``: the message id given to ``start_trace``, as given),
+its ``steps`` (unique per trace and number) and their ``tool_calls`` (``num`` orders the
+calls of a step made in one microsecond; ``arguments`` and ``result`` are the exact JSON
+text). Steps and tool calls repeat their trace's ``tenant`` and ``user_identifier``, so
+``tool_stats`` reads one tool's calls from ``tool_calls_by_tool`` (which holds every
+column it adds up) and ``search_steps`` never joins. Keyset listings read
+``traces_by_recency``, ``traces_by_user_recency`` (as conversations do) and
+``traces_by_session``. ``words`` of traces (the task) and steps (thought, action and
+observation) as for preferences. ``trace_messages`` and ``trace_entities`` link a trace
+to what it touched, each link once, in the order made (``num``); a link goes with either
+side.
+
 Not a numbered migration, since it depends on the server: where the pgvector extension is
 installed or may be created, ``messages.embedding_vector`` (see :mod:`.vector`) is added
 in the same transaction.
@@ -246,6 +261,76 @@ CREATE TABLE {schema}.relationships (
 );
 CREATE INDEX relationships_by_target ON {schema}.relationships (target_id, type);
 CREATE INDEX relationships_by_tenant ON {schema}.relationships (tenant, created_at);
+CREATE TABLE {schema}.traces (
+    id              text PRIMARY KEY,
+    tenant          text NOT NULL,
+    user_identifier text,
+    session_id      text NOT NULL,
+    task            text NOT NULL,
+    outcome         text,
+    success         boolean,
+    metadata        text NOT NULL DEFAULT '{{}}',
+    triggered_by    text,
+    embedding       float8[],
+    words           text[] NOT NULL,
+    last_step       integer NOT NULL DEFAULT 0,
+    created_at      timestamptz NOT NULL,
+    completed_at    timestamptz
+);
+CREATE INDEX traces_by_recency ON {schema}.traces (tenant, created_at DESC, id DESC);
+CREATE INDEX traces_by_user_recency
+    ON {schema}.traces (user_identifier, created_at DESC, id DESC)
+    WHERE tenant = '' AND user_identifier IS NOT NULL;
+CREATE INDEX traces_by_session
+    ON {schema}.traces (tenant, session_id, created_at DESC, id DESC);
+CREATE INDEX traces_words ON {schema}.traces USING gin (words);
+CREATE TABLE {schema}.steps (
+    id              text PRIMARY KEY,
+    trace_id        text NOT NULL REFERENCES {schema}.traces (id) ON DELETE CASCADE,
+    tenant          text NOT NULL,
+    user_identifier text,
+    step_number     integer NOT NULL,
+    thought         text,
+    action          text,
+    observation     text,
+    metadata        text NOT NULL DEFAULT '{{}}',
+    embedding       float8[],
+    words           text[] NOT NULL,
+    created_at      timestamptz NOT NULL,
+    UNIQUE (trace_id, step_number)
+);
+CREATE INDEX steps_words ON {schema}.steps USING gin (words);
+CREATE TABLE {schema}.tool_calls (
+    num             bigint GENERATED ALWAYS AS IDENTITY,
+    id              text PRIMARY KEY,
+    step_id         text NOT NULL REFERENCES {schema}.steps (id) ON DELETE CASCADE,
+    tenant          text NOT NULL,
+    user_identifier text,
+    tool_name       text NOT NULL,
+    arguments       text NOT NULL DEFAULT '{{}}',
+    result          text NOT NULL DEFAULT 'null',
+    status          text NOT NULL,
+    duration_ms     bigint,
+    error           text,
+    created_at      timestamptz NOT NULL
+);
+CREATE INDEX tool_calls_by_step ON {schema}.tool_calls (step_id, created_at, num);
+CREATE INDEX tool_calls_by_tool ON {schema}.tool_calls (tenant, tool_name)
+    INCLUDE (user_identifier, status, duration_ms, created_at);
+CREATE TABLE {schema}.trace_messages (
+    num        bigint GENERATED ALWAYS AS IDENTITY,
+    trace_id   text NOT NULL REFERENCES {schema}.traces (id) ON DELETE CASCADE,
+    message_id uuid NOT NULL REFERENCES {schema}.messages (id) ON DELETE CASCADE,
+    PRIMARY KEY (trace_id, message_id)
+);
+CREATE INDEX trace_messages_by_message ON {schema}.trace_messages (message_id);
+CREATE TABLE {schema}.trace_entities (
+    num       bigint GENERATED ALWAYS AS IDENTITY,
+    trace_id  text NOT NULL REFERENCES {schema}.traces (id) ON DELETE CASCADE,
+    entity_id text NOT NULL REFERENCES {schema}.entities (id) ON DELETE CASCADE,
+    PRIMARY KEY (trace_id, entity_id)
+);
+CREATE INDEX trace_entities_by_entity ON {schema}.trace_entities (entity_id);
 """,
     ),
 ]

@@ -19,8 +19,8 @@ from memory_core.store import requests as rq
 from .tx import Tx
 
 # Single-tenant entities mentioned by the messages of exactly one user, by no message of
-# a conversation without a user or of a tenant, and linked by no other's preference (what
-# forget_user deletes with that user): (user, entities) rows.
+# a conversation without a user or of a tenant, and linked by no other's preference
+# or trace (what forget_user deletes with that user): (user, entities) rows.
 _SOLE_MENTIONS = """
 SELECT owner, count(*) FROM (
     SELECT mn.entity_id AS entity, min(c.user_identifier) AS owner
@@ -37,6 +37,10 @@ WHERE NOT EXISTS (
     SELECT 1 FROM {{s}}.preference_entities pe JOIN {{s}}.preferences p ON p.id = pe.preference_id
     WHERE pe.entity_id = sole.entity
       AND (p.tenant <> '' OR p.user_identifier IS DISTINCT FROM sole.owner)
+) AND NOT EXISTS (
+    SELECT 1 FROM {{s}}.trace_entities te JOIN {{s}}.traces t ON t.id = te.trace_id
+    WHERE te.entity_id = sole.entity
+      AND (t.tenant <> '' OR t.user_identifier IS DISTINCT FROM sole.owner)
 )
 GROUP BY owner
 """

@@ -38,6 +38,7 @@ from . import (
 from .config import Settings, parse_settings
 from .errors import open_connection, translate
 from .long_term import PostgresLongTerm
+from .reasoning import PostgresReasoning
 from .schema import migrate
 from .transfer import PostgresTransfer
 from .tx import Tx
@@ -55,7 +56,7 @@ async def in_utc(conn: psycopg.AsyncConnection[Any]) -> None:
     await conn.commit()
 
 
-class PostgresStore(PostgresLongTerm, Store):
+class PostgresStore(PostgresLongTerm, PostgresReasoning, Store):
     """Conversation memory in PostgreSQL: ``postgresql://user:pass@host:5432/db``
     (``postgres://`` too). What the URL leaves out comes from the ``PG*`` environment
     variables, as with ``psql``. Each call is one transaction on a pooled connection.
@@ -110,6 +111,10 @@ class PostgresStore(PostgresLongTerm, Store):
         facts=True,
         relationships=True,
         entity_graph=True,
+        traces=True,
+        tool_stats=True,
+        similar_traces=True,
+        trace_links=True,
         multi_tenant=True,
         trio=False,
         max_messages_per_read=None,

@@ -31,6 +31,7 @@ from .long_term import (
 from .nams import NamsSuite
 from .portability import PortabilitySuite
 from .reads import ReadsSuite
+from .reasoning import SimilarTracesSuite, ToolStatsSuite, TracesSuite
 from .runtime import RuntimeSuite
 from .search import SearchSuite
 from .sessions import SessionsSuite
@@ -61,6 +62,9 @@ AREA_SUITES = (
     PreferencesSuite,
     FactsSuite,
     RelationshipsSuite,
+    TracesSuite,
+    ToolStatsSuite,
+    SimilarTracesSuite,
     NamsSuite,
     ErrorsSuite,
     AliasingSuite,

@@ -4,6 +4,7 @@ types and every property) for the user's identifiers and content."""
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -11,7 +12,7 @@ import anyio
 import pytest
 
 from memory_core import HashingEmbedder, MemoryBackend, MemoryCoreError
-from tests.backends.erasure_data import SHARED_ENTITY, write_user
+from tests.backends.erasure_data import SHARED_ENTITY, write_traces, write_user
 
 pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
 
@@ -85,11 +86,15 @@ async def test_forget_user_leaves_no_node_or_relationship(
     multi_tenant: bool,
 ) -> None:
     gone_user, kept_user = unique("zed"), unique("kay")
+    # Tags unique to this run: on a shared Neo4j, earlier runs' entities keep their names.
+    a, b = f"A{uuid.uuid4().hex[:8]}", f"B{uuid.uuid4().hex[:8]}"
     async with open_bolt(multi_tenant=multi_tenant, embedder=HashingEmbedder()) as memory:
-        gone = await write_user(memory, gone_user, "A")
-        kept = await write_user(memory, kept_user, "B")
-        gone += await _write_long_term(memory, gone_user, "A")
-        kept += await _write_long_term(memory, kept_user, "B")
+        gone = await write_user(memory, gone_user, a)
+        kept = await write_user(memory, kept_user, b)
+        gone += await _write_long_term(memory, gone_user, a)
+        kept += await _write_long_term(memory, kept_user, b)
+        gone += await write_traces(memory, gone_user, a)
+        kept += await write_traces(memory, kept_user, b)
         assert _holding(graph, gone), "the scan must find the user before"
         report = await memory.forget_user(gone_user, batch_size=1)
         assert report.counts == {
@@ -101,6 +106,9 @@ async def test_forget_user_leaves_no_node_or_relationship(
             "preferences": 2,
             "facts": 1,
             "relationships": 1,
+            "traces": 1,
+            "steps": 2,
+            "tool_calls": 1,
         }
         assert _holding(graph, gone) == []
         still = " ".join(_holding(graph, kept))

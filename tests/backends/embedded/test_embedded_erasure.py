@@ -18,7 +18,7 @@ import pytest
 from memory_core import HashingEmbedder, InvalidRequestError, open_backend
 from memory_core.backends.embedded import erasure as embedded_erasure
 from memory_core.transfer import copy_memory
-from tests.backends.erasure_data import write_user
+from tests.backends.erasure_data import write_traces, write_user
 
 pytestmark = pytest.mark.anyio
 
@@ -85,6 +85,9 @@ async def test_forget_user_leaves_no_residue(tmp_path: Path, multi_tenant: bool)
             "preferences": 0,
             "facts": 0,
             "relationships": 0,
+            "traces": 0,
+            "steps": 0,
+            "tool_calls": 0,
         }
         assert report.scope == ("tenant" if multi_tenant else "user")
     assert _rows_holding(path, gone) == {}
@@ -92,6 +95,32 @@ async def test_forget_user_leaves_no_residue(tmp_path: Path, multi_tenant: bool)
     left = _rows_holding(path, kept)
     assert set(kept) <= {m for hits in left.values() for m in hits}, "B must be untouched"
     assert left.get("messages_fts_data"), "B's tokens stay in the index"
+
+
+async def test_forget_user_erases_the_users_traces_and_leaves_no_residue(
+    tmp_path: Path, multi_tenant: bool
+) -> None:
+    path = tmp_path / "store.db"
+    async with open_backend(
+        f"sqlite:///{path}", multi_tenant=multi_tenant, embedder=HashingEmbedder(16)
+    ) as memory:
+        gone = await write_user(memory, "userzed", "A") + await write_traces(memory, "userzed", "A")
+        kept = await write_user(memory, "userkay", "B") + await write_traces(memory, "userkay", "B")
+        before = _rows_holding(path, gone)
+        assert {"traces", "steps", "tool_calls", "trace_messages", "trace_entities"} <= set(
+            before
+        ), "the scan must see A's reasoning before"
+        report = await memory.forget_user("userzed", batch_size=1)
+        counts = {kind: report.counts[kind] for kind in ("traces", "steps", "tool_calls")}
+        assert counts == {"traces": 1, "steps": 2, "tool_calls": 1}
+        assert await memory.list_traces(user_identifier="userzed") == []
+        assert len(await memory.list_traces(user_identifier="userkay")) == 1
+        [stats] = await memory.tool_stats(user_identifier="userkay")
+        assert stats.name == "toolnameB" and stats.total_calls == 1
+    assert _rows_holding(path, gone) == {}
+    assert _file_holds(path, gone) == []
+    left = _rows_holding(path, kept)
+    assert set(kept) <= {m for hits in left.values() for m in hits}, "B must be untouched"
 
 
 async def test_forget_user_is_idempotent_and_reports_zero(tmp_path: Path) -> None:

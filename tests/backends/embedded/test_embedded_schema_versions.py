@@ -152,13 +152,29 @@ async def test_a_version_that_is_not_a_number_is_refused_by_name(
 
 
 def _to_version_2(path: Path) -> None:
-    """Turn a store into what version 2 wrote: no long-term tables, entities without
-    aliases or attributes, version 2."""
+    """Turn a store into what version 2 wrote: no long-term or reasoning tables, entities
+    without aliases or attributes, version 2."""
     conn = sqlite3.connect(path)
     with conn:
-        for trigger in ("preferences_words_delete", "facts_words_delete", "entities_words_delete"):
+        for trigger in (
+            "preferences_words_delete",
+            "facts_words_delete",
+            "entities_words_delete",
+            "traces_words_delete",
+            "steps_words_delete",
+        ):
             conn.execute(f"DROP TRIGGER {trigger}")
-        for table in ("preference_entities", "preferences", "facts", "relationships"):
+        for table in (
+            "trace_entities",
+            "trace_messages",
+            "tool_calls",
+            "steps",
+            "traces",
+            "preference_entities",
+            "preferences",
+            "facts",
+            "relationships",
+        ):
             conn.execute(f"DROP TABLE {table}")
         conn.execute("DROP TABLE long_term_words")
         conn.execute("DROP TABLE entity_aliases")

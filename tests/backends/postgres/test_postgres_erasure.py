@@ -21,7 +21,7 @@ from memory_core.backends.postgres.store import PostgresStore
 from memory_core.backends.postgres.tx import Tx
 from memory_core.cli import main as cli_main
 from memory_core_dev.postgres_server import PostgresHandle
-from tests.backends.erasure_data import SHARED_ENTITY, write_user
+from tests.backends.erasure_data import SHARED_ENTITY, write_traces, write_user
 
 pytestmark = pytest.mark.anyio
 
@@ -62,7 +62,8 @@ async def test_forget_user_leaves_no_row(
         kept = await _write_all(memory, "userkay", "B")
         before = _holding(postgres_server.url, schema, gone)
         long_term = {"preferences", "preference_entities", "facts", "relationships"}
-        assert long_term <= set(before), "the scan must see A before"
+        reasoning = {"traces", "steps", "tool_calls", "trace_messages", "trace_entities"}
+        assert long_term | reasoning <= set(before), "the scan must see A before"
         report = await memory.forget_user("userzed", batch_size=1)
         assert report.counts == {
             "conversations": 2,
@@ -74,6 +75,9 @@ async def test_forget_user_leaves_no_row(
             "facts": 1,
             # single-tenant: with A's own entity, which it links to the shared one
             "relationships": 1,
+            "traces": 1,
+            "steps": 2,
+            "tool_calls": 1,
         }
         assert _holding(postgres_server.url, schema, gone) == {}
         left = _holding(postgres_server.url, schema, kept)
@@ -129,7 +133,8 @@ async def write_long_term(memory: MemoryBackend, user: str, tag: str) -> list[st
 
 
 async def _write_all(memory: MemoryBackend, user: str, tag: str) -> list[str]:
-    return await write_user(memory, user, tag) + await write_long_term(memory, user, tag)
+    written = await write_user(memory, user, tag) + await write_long_term(memory, user, tag)
+    return written + await write_traces(memory, user, tag)
 
 
 def _tag() -> str:
