@@ -116,11 +116,25 @@ EMBEDDED_AND_BOLT = (
     "Mentions",
     "Summaries",
 )
-# lead -> the backends that make the promise (the bold paragraph above it in the docs)
-GROUPS: dict[str, str] = {
-    lead: ("Embedded and Bolt" if lead in EMBEDDED_AND_BOLT else "Every backend")
-    for lead in PROMISES
+REASONING: dict[str, tuple[str, ...]] = {
+    "Step numbers are taken in the write transaction.": ("traces.step_numbers",),
+    "A trace is completed once.": ("traces.complete_once",),
+    "Traces belong to a user": ("traces.user_scoped", "traces.multi_tenant"),
+    "Tool statistics are counted from the calls.": ("tool_stats.exact",),
+    "`similar_traces` works without an embedder.": ("similar_traces.ranking",),
 }
+"""The promises of reasoning memory: every backend that claims its flags makes them."""
+PROMISES.update(REASONING)
+
+
+def _group(lead: str) -> str:
+    if lead in EMBEDDED_AND_BOLT:
+        return "Embedded and Bolt"
+    return "Reasoning memory" if lead in REASONING else "Every backend"
+
+
+# lead -> the backends that make the promise (the bold paragraph above it in the docs)
+GROUPS: dict[str, str] = {lead: _group(lead) for lead in PROMISES}
 
 
 def problems(leads: list[str], known: set[str]) -> list[str]:

@@ -36,22 +36,27 @@ WHERE e.tenant IS NOT NULL AND ($user IS NULL OR e.tenant = $user)
 RETURN CASE WHEN e.tenant IS :: STRING THEN e.tenant END AS user, count(e) AS entities
 """
 
-# Entities linked only by MENTIONS from the messages of one user's conversations (and by
-# TOUCHED from that user's traces or their steps, which forget_user deletes first).
+# Entities linked only by MENTIONS from the messages of one user's conversations and by
+# that user's own traces, steps and preferences, which forget_user deletes first
+# (RELATED_TO edges go with the entity): what forget_user deletes with that user.
 SOLE_ENTITIES = """
 MATCH (e:Entity)<-[:MENTIONS]-(:Message)<-[:HAS_MESSAGE]-(c:Conversation)
 WHERE c.user_identifier IS NOT NULL AND ($user IS NULL OR c.user_identifier = $user)
 WITH DISTINCT e
-MATCH (e)-[r]-(x)
+MATCH (e)-[r]-(x) WHERE type(r) <> 'RELATED_TO'
 OPTIONAL MATCH (x)<-[:HAS_MESSAGE]-(owner:Conversation)
 WITH e, r, x, owner, CASE type(r) = 'TOUCHED' AND x:ReasoningStep
     WHEN true THEN head(COLLECT {
         MATCH (t:ReasoningTrace)-[:HAS_STEP]->(x) RETURN t.user_identifier AS who
-    }) END AS stepper
+    }) END AS stepper, CASE type(r) = 'APPLIES_TO' AND x:Preference
+    WHEN true THEN coalesce(x.user_identifier, head(COLLECT {
+        MATCH (u:User)-[:HAS_PREFERENCE]->(x) RETURN u.identifier AS who ORDER BY who LIMIT 1
+    })) END AS preferrer
 WITH e, collect(CASE
         WHEN type(r) = 'MENTIONS' THEN owner.user_identifier
         WHEN type(r) = 'TOUCHED' AND x:ReasoningTrace THEN x.user_identifier
         WHEN type(r) = 'TOUCHED' THEN stepper
+        WHEN type(r) = 'APPLIES_TO' THEN preferrer
      END) AS owners,
      count(r) AS links
 WITH e, owners WHERE size(owners) = links AND size(owners) > 0

@@ -539,6 +539,49 @@ class LongTermErasureSuite(SuiteBase):
         [after] = await harness.backend.list_preferences(user_identifier=bob)
         assert (after.id, after.linked_entities) == (kept.id, [entity.id])
 
+    @scenario(
+        "erasure.dry_run_counts_linked_entities",
+        "forget_user(dry_run=True) counts the entities the erasure deletes when the user's "
+        "own preference or a relationship to another entity links them too",
+        requires=(
+            "user_erasure",
+            "store_stats",
+            "preferences",
+            "relationships",
+            "explicit_mentions",
+            "entities",
+        ),
+    )
+    async def test_erasure_dry_run_counts_linked_entities(self, harness: Harness) -> None:
+        alice = harness.new_user()
+        liked, linked = f"Liked{word()}", f"Linked{word()}"
+        owner = alice if harness.backend.multi_tenant else None
+        handle = await harness.new_session(user=alice, create=True)
+        harness.allow_entities()
+        await harness.backend.add_message(
+            handle,
+            "user",
+            f"{liked} and {linked}",
+            extraction_mode="explicit",
+            explicit_mentions=[
+                EntityRef(name=liked, type="PERSON"),
+                EntityRef(name=linked, type="PERSON"),
+            ],
+            user_identifier=owner,
+        )
+        [a] = await harness.backend.find_entities(liked, user_identifier=owner)
+        [b] = await harness.backend.find_entities(linked, user_identifier=owner)
+        other = await harness.add_entity(f"Other{word()}", "PERSON", user_identifier=owner)
+        await harness.add_preference("food", "tea", user=alice, linked_entities=[a.id])
+        await harness.backend.add_relationship(b.id, other.id, "KNOWS", user_identifier=owner)
+        preview = await harness.backend.forget_user(alice, dry_run=True)
+        report = await harness.backend.forget_user(alice)
+        assert await harness.backend.find_entities(liked, user_identifier=owner) == []
+        assert await harness.backend.find_entities(linked, user_identifier=owner) == []
+        assert preview.counts.get("entities") == report.counts.get("entities"), (
+            f"the dry run said {preview.counts}, the erasure {report.counts}"
+        )
+
 
 class LongTermContextSuite(SuiteBase):
     """The ``context`` scenario of long-term memory."""
