@@ -12,6 +12,7 @@ import anyio
 import pytest
 
 from memory_core import HashingEmbedder, MemoryBackend, MemoryCoreError
+from memory_core_dev.neo4j_fixtures import Neo4jHandle
 from tests.backends.erasure_data import SHARED_ENTITY, write_traces, write_user
 
 pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
@@ -78,13 +79,16 @@ async def _write_long_term(memory: MemoryBackend, user: str, tag: str) -> list[s
     ]
 
 
+@pytest.mark.neo4j_private
 @pytest.mark.parametrize("multi_tenant", [False, True], ids=["single-tenant", "multi-tenant"])
 async def test_forget_user_leaves_no_node_or_relationship(
     open_bolt: Callable[..., MemoryBackend],
     graph: Graph,
     unique: Callable[[str], str],
     multi_tenant: bool,
+    neo4j_server: Neo4jHandle,
 ) -> None:
+    neo4j_server.require_wipeable("it scans every node and relationship of the database")
     gone_user, kept_user = unique("zed"), unique("kay")
     # Tags unique to this run: on a shared Neo4j, earlier runs' entities keep their names.
     a, b = f"A{uuid.uuid4().hex[:8]}", f"B{uuid.uuid4().hex[:8]}"

@@ -11,6 +11,7 @@ import anyio
 import pytest
 
 from memory_core import EntityRef, HashingEmbedder, MemoryBackend, NotFoundError, open_backend
+from memory_core_dev.neo4j_fixtures import Neo4jHandle
 
 pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
 
@@ -109,9 +110,11 @@ async def test_concurrent_completions_complete_once(bolt: MemoryBackend, unique:
     assert len(set(outcomes)) == 1, outcomes
 
 
+@pytest.mark.neo4j_private
 async def test_unknown_ids_raise_naming_the_argument_and_write_nothing(
-    bolt: MemoryBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique, neo4j_server: Neo4jHandle
 ) -> None:
+    neo4j_server.require_wipeable("it counts every trace and tool call of the database")
     user = unique("user")
     trace = await bolt.start_trace(unique("s"), "task", user_identifier=user)
     step = await bolt.add_step(trace.id, thought="t", user_identifier=user)
@@ -215,8 +218,9 @@ async def test_tool_stats_are_exact_per_status_and_duration(
 
 @pytest.mark.neo4j_private
 async def test_store_wide_stats_and_the_tool_nodes_running_totals(
-    bolt: MemoryBackend, graph: Graph, unique: Unique
+    bolt: MemoryBackend, graph: Graph, unique: Unique, neo4j_server: Neo4jHandle
 ) -> None:
+    neo4j_server.require_wipeable("it reads the statistics of every tool call of the database")
     for user in (unique("a"), unique("b")):
         trace = await bolt.start_trace(unique("s"), "task", user_identifier=user)
         step = await bolt.add_step(trace.id, thought="t", user_identifier=user)
