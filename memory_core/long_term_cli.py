@@ -41,6 +41,16 @@ def add_commands(subs: Any) -> None:
     _add_facts(subs)
 
 
+def _command(
+    kinds: Any, name: str, help_text: str, handler: Callable[[argparse.Namespace], int]
+) -> argparse.ArgumentParser:
+    """One ``ACTION`` subcommand with the arguments every one takes (URL, user, tenancy)."""
+    parser: argparse.ArgumentParser = kinds.add_parser(name, help=help_text)
+    _common(parser)
+    parser.set_defaults(handler=handler)
+    return parser
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("url", help="backend URL")
     parser.add_argument(
@@ -59,61 +69,60 @@ def _reading(parser: argparse.ArgumentParser, limit: int) -> None:
 def _add_preferences(subs: Any) -> None:
     group = subs.add_parser("preferences", help="list, search, add or delete a user's preferences")
     kinds = group.add_subparsers(dest="action", metavar="ACTION", required=True)
-    listing = kinds.add_parser("list", help="the newest preferences, newest first")
-    _common(listing)
+    listing = _command(
+        kinds, "list", "the newest preferences, newest first", _run(_list_preferences, "preference")
+    )
     listing.add_argument("--category", help="only this category")
     listing.add_argument("--include-superseded", action="store_true", help="superseded ones too")
     _reading(listing, 100)
-    listing.set_defaults(handler=_run(_list_preferences, "preference"))
-    search = kinds.add_parser("search", help="preferences sharing a word with QUERY, best first")
-    _common(search)
+    search = _command(
+        kinds,
+        "search",
+        "preferences sharing a word with QUERY, best first",
+        _run(_search_preferences, "preference"),
+    )
     search.add_argument("query", help="the words to look for")
     search.add_argument("--category", help="only this category")
     search.add_argument("--include-superseded", action="store_true", help="superseded ones too")
     _reading(search, 10)
-    search.set_defaults(handler=_run(_search_preferences, "preference"))
-    add = kinds.add_parser("add", help="store a preference; prints it as JSON")
-    _common(add)
+    add = _command(
+        kinds, "add", "store a preference; prints it as JSON", _run(_add_preference, "preference")
+    )
     add.add_argument("category", help="what it is about: food, travel …")
     add.add_argument("statement", help='the preference: "likes spicy dishes"')
     add.add_argument("--context", help="when it applies")
     add.add_argument("--confidence", type=float, default=1.0, help="0 to 1 (1)")
-    add.set_defaults(handler=_run(_add_preference, "preference"))
-    delete = kinds.add_parser("delete", help="delete a preference by id")
-    _common(delete)
+    delete = _command(
+        kinds, "delete", "delete a preference by id", _run(_delete_preference, "preference")
+    )
     delete.add_argument("id", help="the preference's id")
-    delete.set_defaults(handler=_run(_delete_preference, "preference"))
 
 
 def _add_facts(subs: Any) -> None:
     group = subs.add_parser("facts", help="show, search, add or delete a user's facts")
     kinds = group.add_subparsers(dest="action", metavar="ACTION", required=True)
-    about = kinds.add_parser("about", help="the facts about SUBJECT, newest first")
-    _common(about)
+    about = _command(
+        kinds, "about", "the facts about SUBJECT, newest first", _run(_facts_about, "fact")
+    )
     about.add_argument("subject", help="the subject (case is ignored)")
     about.add_argument("--predicate", help="only this predicate")
     about.add_argument("--as-of", help="only the facts valid at this time (ISO 8601)")
     _reading(about, 100)
-    about.set_defaults(handler=_run(_facts_about, "fact"))
-    search = kinds.add_parser("search", help="facts sharing a word with QUERY, best first")
-    _common(search)
+    search = _command(
+        kinds, "search", "facts sharing a word with QUERY, best first", _run(_search_facts, "fact")
+    )
     search.add_argument("query", help="the words to look for")
     search.add_argument("--as-of", help="only the facts valid at this time (ISO 8601)")
     _reading(search, 10)
-    search.set_defaults(handler=_run(_search_facts, "fact"))
-    add = kinds.add_parser("add", help="store a fact; prints it as JSON")
-    _common(add)
+    add = _command(kinds, "add", "store a fact; prints it as JSON", _run(_add_fact, "fact"))
     add.add_argument("subject", help='who or what it is about: "Ada"')
     add.add_argument("predicate", help="the relation: WORKS_AT")
     add.add_argument("object", help='the value: "Acme"')
     add.add_argument("--valid-from", help="true from this time (ISO 8601)")
     add.add_argument("--valid-until", help="true until this time, excluded (ISO 8601)")
     add.add_argument("--confidence", type=float, default=1.0, help="0 to 1 (1)")
-    add.set_defaults(handler=_run(_add_fact, "fact"))
-    delete = kinds.add_parser("delete", help="delete a fact by id")
-    _common(delete)
+    delete = _command(kinds, "delete", "delete a fact by id", _run(_delete_fact, "fact"))
     delete.add_argument("id", help="the fact's id")
-    delete.set_defaults(handler=_run(_delete_fact, "fact"))
 
 
 def _run(action: Action, kind: str) -> Callable[[argparse.Namespace], int]:

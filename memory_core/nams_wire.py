@@ -495,8 +495,8 @@ class EntityIn(WireModel):
     description: str | None = None
 
 
-class EntityOut(WireModel):
-    """An entity; ``resolution="merged"`` when the name folded into an existing one."""
+class GraphNode(WireModel):
+    """An entity of ``GET /entities/graph``; the fields every entity answer starts with."""
 
     id: str
     name: str | None = None
@@ -505,6 +505,11 @@ class EntityOut(WireModel):
     confidence: float | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None
+
+
+class EntityOut(GraphNode):
+    """An entity; ``resolution="merged"`` when the name folded into an existing one."""
+
     resolution: str | None = None
     merged_into: str | None = None
     score: float | None = None
@@ -554,18 +559,6 @@ class EntityDetailOut(EntityOut):
     """``GET /entities/{id}``: the entity and its outgoing relationships."""
 
     relationships: list[RelationshipRef] = Field(default_factory=list)
-
-
-class GraphNode(WireModel):
-    """An entity of ``GET /entities/graph``."""
-
-    id: str
-    name: str | None = None
-    type: str | None = None
-    description: str | None = None
-    confidence: float | None = None
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
 
 
 class GraphEdge(WireModel):
