@@ -66,7 +66,10 @@ from .turns import (
     TurnIncompleteError,
     TurnMemory,
     TurnNotOpenError,
+    TurnReasoning,
     TurnResult,
+    TurnStep,
+    TurnToolCall,
     with_memory,
 )
 from .version import VERSION
@@ -127,7 +130,10 @@ __all__ = [
     "TurnIncompleteError",
     "TurnMemory",
     "TurnNotOpenError",
+    "TurnReasoning",
     "TurnResult",
+    "TurnStep",
+    "TurnToolCall",
     "UserStats",
     "__version__",
     "known_schemes",

@@ -20,7 +20,9 @@ On every turn:
    key ``conversation-{conversation}-{turn}-user`` and mentions of the retrieved entities.
 3. The agent runs with the retrieved entities in its context.
 4. **The assistant reply** is stored the same way (``turn_key`` ``…:assistant``, key
-   ``…-assistant``), mentioning the entities the reply cites or produces.
+   ``…-assistant``), mentioning the entities the reply cites or produces. When the reply
+   comes with its reasoning (:class:`TurnReasoning`), that is recorded first as one
+   reasoning trace, which is then linked to the reply.
 
 Replaying a turn (same conversation and turn id) writes nothing new and returns the stored
 messages. When a reply was produced, both halves are stored or :class:`TurnIncompleteError`
@@ -33,6 +35,7 @@ on :class:`TurnMemory`.
 from .agent import MemoryAgent, TurnContext, with_memory
 from .identifiers import MAX_IDENTIFIERS, cited_entities, extract_identifiers
 from .memory import DEFAULT_REPLAY_LOOKBACK, DEFAULT_RETRIEVAL_LIMIT, TurnMemory
+from .reasoning import TurnReasoning, TurnStep, TurnToolCall
 from .results import (
     OpenedTurn,
     Reply,
@@ -54,7 +57,10 @@ __all__ = [
     "TurnIncompleteError",
     "TurnMemory",
     "TurnNotOpenError",
+    "TurnReasoning",
     "TurnResult",
+    "TurnStep",
+    "TurnToolCall",
     "cited_entities",
     "extract_identifiers",
     "with_memory",

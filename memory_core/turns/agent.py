@@ -86,7 +86,9 @@ class MemoryAgent:
                 if reply.refers_to is None
                 else reply.refers_to
             )
-            stored = await self.memory.close_turn(turn, reply.text, refers_to=refs)
+            stored = await self.memory.close_turn(
+                turn, reply.text, refers_to=refs, reasoning=reply.reasoning
+            )
             return self._result(opened, stored, replayed=False)
 
     async def _run(self, text: str, context: TurnContext) -> Any:

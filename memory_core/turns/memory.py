@@ -20,6 +20,7 @@ from ..errors import (
 from ..models import Entity, EntityRef, Message, MessageRole
 from ..validation import check_entity_refs, check_int, check_optional_str, check_str
 from .identifiers import MAX_IDENTIFIERS, extract_identifiers
+from .reasoning import TraceRecorder, TurnReasoning, check_reasoning
 from .results import (
     EntityLike,
     Half,
@@ -50,6 +51,11 @@ class _Turn:
     user: Message
     assistant: Message | None = None
     assistant_failed: bool = False
+    # No reasoning write was tried for this turn and its user message was first stored
+    # by this object: no trace of it can exist yet, so none is looked for.
+    fresh: bool = False
+    # The turn's trace (if any) is linked to its reply.
+    settled: bool = False
 
 
 @dataclass
@@ -117,10 +123,24 @@ class TurnMemory:
             ("mentions", caps.explicit_mentions),
             ("idempotency_keys", caps.idempotency_keys),
         ]
-        self.not_recorded: tuple[str, ...] = tuple(name for name, ok in missing if not ok)
+        self._message_gaps = tuple(name for name, ok in missing if not ok)
+        self.not_recorded: tuple[str, ...] = self._message_gaps + (
+            () if caps.traces else ("reasoning",)
+        )
         """What this backend cannot store for a turn: any of ``"metadata"``,
-        ``"mentions"``, ``"idempotency_keys"``."""
+        ``"mentions"``, ``"idempotency_keys"``, ``"reasoning"`` (no ``traces``)."""
         self._exact = caps.message_metadata
+        self._traces = (
+            TraceRecorder(
+                backend,
+                self.conversation_id,
+                self.platform,
+                self.user_identifier,
+                self.replay_lookback,
+            )
+            if caps.traces
+            else None
+        )
         self._turns: OrderedDict[str, _Turn] = OrderedDict()
         self._lock = anyio.Lock()
         self._conversation_ready = False
@@ -171,6 +191,8 @@ class TurnMemory:
             if state is None:
                 state, replayed = await self._open_in_storage(turn, text, retrieved)
             self._remember(turn, state)
+            if state.assistant is not None:
+                await self._settle(turn, state, None)
         return OpenedTurn(
             turn_id=turn,
             conversation_id=self.conversation_id,
@@ -186,22 +208,45 @@ class TurnMemory:
         turn_id: str,
         assistant_message: str,
         refers_to: Iterable[EntityLike] | None = None,
+        *,
+        reasoning: TurnReasoning | None = None,
     ) -> Message:
         """Store the assistant reply (exact content) for an opened turn and return it.
 
         ``refers_to`` lists the entities the reply cites or produces (ids, ``EntityRef``
-        or ``Entity``). A replay returns the stored reply and writes nothing (the first
-        stored reply wins). Raises :class:`TurnNotOpenError` when the turn was not opened
-        and :class:`TurnIncompleteError` when the write fails.
+        or ``Entity``). ``reasoning`` (a :class:`TurnReasoning`) is recorded first, as one
+        reasoning trace of the conversation linked to both messages and the entities they
+        mention; on a backend without ``traces`` it is not recorded (see
+        :attr:`not_recorded`). A replay returns the stored reply and writes nothing (the
+        first stored reply wins, with the reasoning recorded with it). Raises
+        :class:`TurnNotOpenError` when the turn was not opened and
+        :class:`TurnIncompleteError` when a write fails.
         """
         turn = check_turn_id(turn_id)
         text = check_str(assistant_message, "assistant_message")
         refs = _entity_refs(refers_to)
+        plan = check_reasoning(reasoning, self.backend.limits)
         async with self._lock:
             state = self._turns.get(turn) or await self._closable_in_storage(turn)
             self._remember(turn, state)
-            if state.assistant is None:
-                state.assistant = await self._store_reply(turn, state, text, refs)
+            recorded, linking = None, state.assistant is not None
+            try:
+                if state.assistant is None:
+                    recorded = await self._record(turn, state, plan)
+                    state.assistant = await self._store_reply(turn, state, text, refs)
+                    linking = True
+                await self._settle(turn, state, recorded)
+            except Exception as exc:
+                raise TurnIncompleteError(
+                    self.conversation_id,
+                    turn,
+                    state.user,
+                    text,
+                    refs,
+                    exc,
+                    reasoning,
+                    linking=linking,
+                ) from exc
             return state.assistant
 
     async def retrieve(self, user_message: str) -> list[Entity]:
@@ -248,7 +293,7 @@ class TurnMemory:
         # just read was already stored (an idempotent replay beyond the lookback).
         newest = tail.newest
         replayed = newest is not None and user.created_at < newest.created_at
-        return _Turn(user), replayed
+        return _Turn(user, fresh=not replayed), replayed
 
     async def _closable_in_storage(self, turn: str) -> _Turn:
         if not self._exact:
@@ -286,6 +331,28 @@ class TurnMemory:
             return _Turn(newest)
         return None
 
+    async def _record(self, turn: str, state: _Turn, plan: TurnReasoning | None) -> str | None:
+        """Record the turn's reasoning (before its reply) and return the trace's id."""
+        if plan is None:
+            return None
+        if self._traces is None:
+            self._warn_degraded(("reasoning",))
+            return None
+        # From the first try on, a write may have reached the store: later tries look.
+        look, state.fresh = not state.fresh, False
+        return await self._traces.record(self._turn_key(turn, "user"), turn, state.user, plan, look)
+
+    async def _settle(self, turn: str, state: _Turn, recorded: str | None) -> None:
+        """Link the turn's trace to its stored reply: the trace just ``recorded``, else
+        the completed trace storage holds for the turn (none when the turn is fresh)."""
+        if state.settled or state.assistant is None:
+            return
+        if self._traces is not None and (recorded is not None or not state.fresh):
+            found = recorded or await self._traces.find(self._turn_key(turn, "user"))
+            if isinstance(found, str) or (found is not None and found.completed_at is not None):
+                await self._traces.link(found, state.user, state.assistant)
+        state.settled = True
+
     async def _store_reply(
         self, turn: str, state: _Turn, text: str, refs: list[EntityRef]
     ) -> Message:
@@ -297,11 +364,9 @@ class TurnMemory:
                 if stored is not None:
                     return stored
             return await self._write("assistant", turn, text, refs)
-        except Exception as exc:
+        except Exception:
             state.assistant_failed = True
-            raise TurnIncompleteError(
-                self.conversation_id, turn, state.user, text, refs, exc
-            ) from exc
+            raise
 
     async def _stored_reply(self, turn: str, state: _Turn, text: str) -> Message | None:
         """The reply of ``turn`` if storage holds it: by ``turn_key`` where messages carry
@@ -337,7 +402,7 @@ class TurnMemory:
             if refs:
                 options["explicit_mentions"] = refs
         await self._ensure_conversation()
-        self._warn_degraded()
+        self._warn_degraded(self._message_gaps)
         return await self.backend.add_message(
             session_id=self.conversation_id,
             role=half,
@@ -408,18 +473,19 @@ class TurnMemory:
         while len(self._turns) > TURN_LOG_SIZE:
             self._turns.popitem(last=False)
 
-    def _warn_degraded(self) -> None:
+    def _warn_degraded(self, gaps: tuple[str, ...]) -> None:
         """Log what turns lose on this backend: once per backend object and set of gaps,
-        however many ``TurnMemory`` objects use it."""
-        if not self.not_recorded:
+        however many ``TurnMemory`` objects use it. The message gaps are said at the first
+        write, ``reasoning`` at the first turn that has some."""
+        if not gaps:
             return
         said = _degraded_warned.setdefault(self.backend, set())
-        if self.not_recorded not in said:
-            said.add(self.not_recorded)
+        if gaps not in said:
+            said.add(gaps)
             logger.warning(
                 "the %s backend cannot record %s for agent turns; turns are stored without them",
                 self.backend.name,
-                ", ".join(self.not_recorded),
+                ", ".join(gaps),
             )
 
     def __repr__(self) -> str:

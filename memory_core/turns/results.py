@@ -11,6 +11,7 @@ from ..errors import (
     NotFoundError,
 )
 from ..models import Entity, EntityRef, Message
+from .reasoning import TurnReasoning
 
 Half: TypeAlias = Literal["user", "assistant"]
 EntityLike: TypeAlias = str | EntityRef | Entity
@@ -49,11 +50,14 @@ class Reply:
 
     ``refers_to`` takes entity ids, :class:`EntityRef` or :class:`Entity` objects. Left as
     ``None``, :func:`with_memory` links the retrieved entities the text names
-    (:func:`cited_entities`); an empty list links nothing.
+    (:func:`cited_entities`); an empty list links nothing. ``reasoning`` (a
+    :class:`TurnReasoning`: the task, the steps with their tool calls, the outcome) is
+    recorded as the turn's reasoning trace (see :meth:`TurnMemory.close_turn`).
     """
 
     text: str
     refers_to: list[EntityLike] | None = None
+    reasoning: TurnReasoning | None = None
 
 
 @dataclass(frozen=True)
@@ -79,11 +83,13 @@ class TurnResult:
 
 
 class TurnIncompleteError(MemoryCoreError):
-    """The user half of a turn is stored but the assistant reply could not be.
+    """The user half of a turn is stored but the assistant reply, its reasoning or the
+    link between them could not be.
 
     Complete the turn by calling ``close_turn(turn_id, assistant_message,
-    refers_to=refers_to)`` again (the attributes hold what to pass); it is replay-safe.
-    The cause is chained (``__cause__``).
+    refers_to=refers_to, reasoning=reasoning)`` again (the attributes hold what to pass);
+    it is replay-safe. ``linking`` is True when only linking the stored reply to the
+    turn's reasoning trace failed. The cause is chained (``__cause__``).
     """
 
     def __init__(
@@ -94,15 +100,26 @@ class TurnIncompleteError(MemoryCoreError):
         assistant_message: str,
         refers_to: list[EntityRef],
         cause: BaseException,
+        reasoning: TurnReasoning | None = None,
+        *,
+        linking: bool = False,
     ) -> None:
         self.conversation_id = conversation_id
         self.turn_id = turn_id
         self.user_message = user_message
         self.assistant_message = assistant_message
         self.refers_to = refers_to
+        self.reasoning = reasoning
+        self.linking = linking
+        failed = (
+            "the reply is stored but linking its reasoning trace to it failed"
+            if linking
+            else "the user message is stored but storing the assistant reply failed"
+            if reasoning is None
+            else "the user message is stored but storing the reasoning and reply failed"
+        )
         super().__init__(
-            f"turn {turn_id!r} of conversation {conversation_id!r} is incomplete: the user "
-            f"message is stored but storing the assistant reply failed "
+            f"turn {turn_id!r} of conversation {conversation_id!r} is incomplete: {failed} "
             f"({type(cause).__name__}). Call close_turn({turn_id!r}, ...) again with the "
             "same turn id to complete the pair; it is replay-safe."
         )

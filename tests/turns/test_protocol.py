@@ -29,7 +29,7 @@ pytestmark = [
     pytest.mark.filterwarnings("error::memory_core.CapabilityWarning"),
 ]
 
-DEGRADED = ("metadata", "mentions", "idempotency_keys")
+DEGRADED = ("metadata", "mentions", "idempotency_keys", "reasoning")
 
 
 def _pairs(messages: list[Message]) -> list[tuple[str, str]]:

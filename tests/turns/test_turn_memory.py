@@ -77,7 +77,7 @@ async def test_pair_is_stored_with_metadata_keys_and_mentions() -> None:
         ("user", "Compare Acme Corp with Globex"),
         ("assistant", "Globex is bigger"),
     ]
-    assert memory.not_recorded == ()
+    assert memory.not_recorded == ("reasoning",)  # the fake has no traces
 
 
 async def test_refers_to_accepts_ids_refs_and_entities_deduplicated() -> None:
@@ -481,7 +481,7 @@ async def test_nams_like_backend_degrades_without_capability_warnings(
     backend = NamsLikeFake()
     (acme,) = await _entities(backend, "Acme")
     memory = await TurnMemory.start_conversation(backend, "unit")
-    assert memory.not_recorded == ("metadata", "mentions", "idempotency_keys")
+    assert memory.not_recorded == ("metadata", "mentions", "idempotency_keys", "reasoning")
     with warnings.catch_warnings():
         warnings.simplefilter("error", CapabilityWarning)
         with caplog.at_level(logging.WARNING, logger="memory_core.turns"):
@@ -569,7 +569,7 @@ async def test_nams_like_retry_after_a_reply_write_that_reached_the_store() -> N
 async def test_metadata_without_keys_adopts_a_reply_that_reached_the_store() -> None:
     backend = _NoKeys()
     memory = TurnMemory(backend, "c", "unit")
-    assert memory.not_recorded == ("idempotency_keys",)
+    assert memory.not_recorded == ("idempotency_keys", "reasoning")
     await memory.open_turn("t", "question")
     await memory.open_turn("t2", "another question")  # the reply is not at the tail
     original = backend.store.add_message
