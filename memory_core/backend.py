@@ -941,8 +941,10 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
         conversation_id: Any = None,
         user_identifier: str | None = None,
     ) -> bool:
-        """Delete a whole conversation. True if something was deleted; a missing session
-        is not an error. The session accepts new messages afterwards."""
+        """Delete a whole conversation and the reasoning traces of its session (with
+        their steps and tool calls, where the backend has ``traces``). True if something
+        was deleted; a missing session is not an error. The session accepts new messages
+        afterwards."""
         target = self._policy.target("clear_session", session_id, conversation_id, user_identifier)
         await self._ready()
         return await self.store.clear_session(target)
@@ -990,7 +992,8 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
     @instrument("stats")
     async def stats(self, *, user_identifier: str | None = None) -> StoreStats:
         """What the store holds: conversations, messages and entities per user (the
-        tenant on a multi-tenant backend), the totals, and the store's size where the
+        tenant on a multi-tenant backend; and preferences, facts, relationships and
+        reasoning traces where the backend keeps them), the totals, and the store's size where the
         backend can tell (capability ``store_stats``; see :class:`StoreStats`). The
         store counts with aggregate queries: nothing is read whole. ``user_identifier``:
         that user's row only (zeros when the user has nothing), without totals; it may be

@@ -213,8 +213,11 @@ class Store(ABC):
 
     @abstractmethod
     async def clear_session(self, target: rq.Target) -> bool:
-        """Delete the whole conversation of ``target``: True if something was deleted,
-        False (not an error) when there was nothing."""
+        """Delete the whole conversation of ``target`` and, where the store has ``traces``,
+        the reasoning traces of its session in the tenant (with their steps, tool calls
+        and links), in one transaction: True if something was deleted, False (not an
+        error) when there was nothing. A session with traces and no conversation loses
+        its traces; a ``conversation_id`` that names no conversation deletes nothing."""
 
     async def get_context(self, req: rq.GetContext) -> str:
         """Prompt text for ``req.target``. The default (any backend) is the newest
@@ -458,10 +461,12 @@ class Store(ABC):
     async def stats(self, req: rq.Stats) -> StoreStats:
         """``store_stats``: count conversations, messages and entities per user (the
         tenant on a multi-tenant store; see :class:`~memory_core.stats.UserStats` for
-        which entities are a user's), in the store (aggregate queries: never read every
-        record into the program); ``req.user``: that user's row only (zeros when the
-        user has nothing) and no total. ``size_bytes``: the store's size where it can
-        tell; ``None`` for a count or a size the store cannot make."""
+        which entities are a user's), and the kinds of
+        :data:`~memory_core.stats.COUNTED_KINDS` the store keeps, in the store
+        (aggregate queries: never read every record into the program); ``req.user``:
+        that user's row only (zeros when the user has nothing) and no total.
+        ``size_bytes``: the store's size where it can tell; ``None`` for a count or a
+        size the store cannot make."""
         raise self.unimplemented("stats")
 
     # ------------------------------------------------------------------ transfer

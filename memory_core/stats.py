@@ -12,8 +12,10 @@ Where the store keeps long-term memory (its flags ``preferences``, ``facts``,
 ``relationships``), each row also counts the user's preferences and facts (a
 multi-tenant backend's: the tenant's), and on a multi-tenant backend the tenant's
 relationships. On a single-tenant store relationships join entities the users share:
-they belong to no user, and only the total counts them. A kind the store does not keep
-is ``None``.
+they belong to no user, and only the total counts them. Where the store keeps reasoning
+traces (its flag ``traces``), each row counts the user's traces (a multi-tenant
+backend's: the tenant's) and the total every trace; their steps and tool calls are not
+counted. A kind the store does not keep is ``None``.
 """
 
 from __future__ import annotations
@@ -24,8 +26,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 LONG_TERM_KINDS = ("preferences", "facts", "relationships")
+COUNTED_KINDS = (*LONG_TERM_KINDS, "traces")
+"""The counts a row has besides conversations, messages and entities, ``None`` where the
+store does not keep that kind: the long-term kinds and reasoning traces."""
 LongTermCounts = dict[str, dict[str | None, int]]
-"""Per kind of :data:`LONG_TERM_KINDS` the store counts per user: {user: count}."""
+"""Per kind of :data:`COUNTED_KINDS` the store counts per user: {user: count}."""
 
 
 class UserStats(BaseModel):
@@ -43,6 +48,7 @@ class UserStats(BaseModel):
     preferences: int | None = None
     facts: int | None = None
     relationships: int | None = None
+    traces: int | None = None
 
 
 class StatsTotal(BaseModel):
@@ -57,6 +63,7 @@ class StatsTotal(BaseModel):
     preferences: int | None = None
     facts: int | None = None
     relationships: int | None = None
+    traces: int | None = None
 
 
 class StoreStats(BaseModel):
@@ -118,12 +125,12 @@ def only_user(rows: list[UserStats], user: str, long_term: LongTermCounts) -> li
 
 
 def table(stats: StoreStats, where: str) -> str:
-    """``stats`` as a plain-text table (what ``memory-core stats`` prints): a long-term
-    column only where the store counts that kind; ``-`` where a row has no count of it
-    (relationships per user on a single-tenant store)."""
+    """``stats`` as a plain-text table (what ``memory-core stats`` prints): a column of
+    :data:`COUNTED_KINDS` only where the store counts that kind; ``-`` where a row has no
+    count of it (relationships per user on a single-tenant store)."""
     head = "tenant" if stats.scope == "tenant" else "user"
     every = [*stats.users, *([stats.total] if stats.total is not None else [])]
-    kinds = [k for k in LONG_TERM_KINDS if any(getattr(r, k) is not None for r in every)]
+    kinds = [k for k in COUNTED_KINDS if any(getattr(r, k) is not None for r in every)]
     cells = [[head, "conversations", "messages", "entities", *kinds]]
     for r in stats.users:
         name = "(no user)" if r.user_identifier is None else r.user_identifier

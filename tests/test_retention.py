@@ -215,3 +215,23 @@ async def test_a_failing_delete_reaches_the_caller_as_the_store_raised_it(
         monkeypatch.setattr(memory, "clear_session", broken)
         with pytest.raises(TransportError, match="went away"):
             await memory.expire_conversations(cutoff)
+
+
+async def test_an_expired_conversation_takes_its_sessions_traces_and_the_archive_none(
+    tmp_path: Path,
+) -> None:
+    """Expiry deletes with clear_session, so the expired session's traces go; the archive
+    holds the messages only (no trace record), and a fresh session's trace stays."""
+    archive = tmp_path / "expired.jsonl"
+    async with open_backend("memory://") as memory:
+        cutoff = await _old_and_new(memory)
+        old = await memory.start_trace("old-a", "plan", user_identifier="u1")
+        await memory.add_step(old.id, thought="tracewordzq", user_identifier="u1")
+        new = await memory.start_trace("new-a", "plan", user_identifier="u1")
+        report = await memory.expire_conversations(cutoff, archive=archive)
+        assert sorted(report.session_ids) == ["old-a", "old-b"]
+        assert await memory.get_trace(old.id, user_identifier="u1") is None
+        assert [t.id for t in await memory.list_traces(user_identifier="u1")] == [new.id]
+    kinds = {json.loads(line)["record"] for line in archive.read_text().splitlines()}
+    assert kinds <= {"header", "conversation", "message", "entity", "mention", "end"}, kinds
+    assert "tracewordzq" not in archive.read_text()

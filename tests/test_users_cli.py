@@ -19,7 +19,8 @@ from memory_core_dev.postgres_server import PostgresHandle
 
 
 def _fill(url: str, **options: Any) -> None:
-    """ada: two sessions, three messages, an entity of her own; bob: one message."""
+    """ada: two sessions, three messages, an entity of her own, a reasoning trace; bob:
+    one message."""
     with open_backend(url, **options) as memory:
         memory.add_message(
             "a1",
@@ -32,6 +33,7 @@ def _fill(url: str, **options: Any) -> None:
         memory.add_message("a1", "assistant", "hi", user_identifier="ada")
         memory.add_message("a2", "user", "again", user_identifier="ada")
         memory.add_message("b1", "user", "other", user_identifier="bob")
+        memory.start_trace("a1", "plan a trip", user_identifier="ada")
 
 
 def _counts(url: str, **options: Any) -> dict[str | None, tuple[int, int | None]]:
@@ -98,12 +100,13 @@ def test_stats_prints_a_table_per_user_with_totals(
         "preferences",
         "facts",
         "relationships",
+        "traces",
     ]
     assert [line.split() for line in lines[5:7]] == [
-        ["ada", "2", "3", "1", "0", "0", "-"],
-        ["bob", "1", "1", "0", "0", "0", "-"],
+        ["ada", "2", "3", "1", "0", "0", "-", "1"],
+        ["bob", "1", "1", "0", "0", "0", "-", "0"],
     ]
-    assert lines[-1].split() == ["total", "3", "4", "1", "0", "0", "0"]
+    assert lines[-1].split() == ["total", "3", "4", "1", "0", "0", "0", "1"]
 
 
 def test_stats_as_json_for_one_user(url: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -118,6 +121,7 @@ def test_stats_as_json_for_one_user(url: str, capsys: pytest.CaptureFixture[str]
             "preferences": 0,
             "facts": 0,
             "relationships": None,
+            "traces": 0,
         }
     ]
     assert found["total"] is None and found["size_bytes"] > 0

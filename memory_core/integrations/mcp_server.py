@@ -438,7 +438,11 @@ def _descriptions(backend: MemoryBackend) -> dict[str, str]:
             "Prompt-ready text: the session's recent messages plus, with a query, relevant ones."
         ),
         "list_sessions": "Sessions with message counts and previews, most recently updated first.",
-        "clear_session": f"Delete every message of a session. {clear_note}",
+        "clear_session": (
+            "Delete every message of a session"
+            + (", and its reasoning traces. " if caps.traces else ". ")
+            + clear_note
+        ),
         "start_session": (
             "Create a session and return its session_id (on this backend the store issues "
             "the id; `name` is only a label)."

@@ -1,8 +1,9 @@
 """What the stats tests of each backend check, on a store only they write to: two users
 written by :func:`~tests.backends.erasure_data.write_user` (two sessions of two messages
 each; an entity of their own and one they share), counted exactly per user and in total,
-on a single-tenant and a multi-tenant store; and a dry-run erasure that deletes nothing
-and counts what the erasure that follows deletes."""
+on a single-tenant and a multi-tenant store; each user's traces, and clear_session's
+deleting a session's traces; and a dry-run erasure that deletes nothing and counts what
+the erasure that follows deletes."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ def row(user: str, multi_tenant: bool) -> UserStats:
         preferences=0,
         facts=0,
         relationships=0 if multi_tenant else None,
+        traces=0,
     )
 
 
@@ -91,3 +93,28 @@ async def check_dry_run(memory: MemoryBackend, ada: str, bob: str) -> None:
     assert {kind: report.counts[kind] for kind in preview.counts} == preview.counts
     left = await memory.stats()
     assert [r.user_identifier for r in left.users] == [bob]
+
+
+async def check_trace_counts(memory: MemoryBackend, ada: str, bob: str) -> None:
+    """In an empty store: each user's traces counted (traces without a user in their own
+    row on a single-tenant store), one user's alone, the total; a clear_session of a
+    session holding only traces takes them out of the counts."""
+    for user, count in ((ada, 3), (bob, 1)):
+        for i in range(count):
+            trace = await memory.start_trace(f"{user}-s{i % 2}", "plan", user_identifier=user)
+            step = await memory.add_step(trace.id, thought="t", user_identifier=user)
+            await memory.record_tool_call(step.id, "tool", user_identifier=user)
+    if not memory.multi_tenant:
+        await memory.start_trace("nobody's", "plan")
+    found = await memory.stats()
+    expected = {ada: 3, bob: 1, **({} if memory.multi_tenant else {None: 1})}
+    assert {r.user_identifier: r.traces for r in found.users} == expected
+    assert found.total is not None and found.total.traces == sum(expected.values())
+    one = await memory.stats(user_identifier=ada)
+    assert [r.traces for r in one.users] == [3]
+    assert [r.traces for r in (await memory.stats(user_identifier="nobody-at-all")).users] == [0]
+    assert await memory.clear_session(f"{ada}-s0", user_identifier=ada) is True
+    left = await memory.stats()
+    assert {r.user_identifier: r.traces for r in left.users} == {**expected, ada: 1}
+    [stats] = await memory.tool_stats("tool", user_identifier=ada)
+    assert stats.total_calls == 1

@@ -1417,6 +1417,79 @@ class TracesOfEveryUser(_Memory):
         return await super().get_trace(replace(req, scope=rq.UNSCOPED))
 
 
+class ClearKeepsTraces(_Memory):
+    """clear_session deletes the conversation and leaves its session's traces (they are
+    read before the clear and written back after it, under new ids)."""
+
+    async def clear_session(self, target: rq.Target) -> bool:
+        session = await self._session_of(target)
+        tenant = rq.Scope(tenant=target.tenant)
+        kept: list[ReasoningTrace] = []
+        if session is not None:
+            page = await self.list_traces(
+                rq.ListTraces(
+                    session_id=session, success=None, limit=ALL, cursor=None, scope=tenant
+                )
+            )
+            for header in page.traces:
+                full = await self.get_trace(rq.GetTrace(trace_id=header.id, scope=tenant))
+                kept += [] if full is None else [full]
+        cleared = await super().clear_session(target)
+        for trace in kept:
+            await self._write_back(
+                trace, rq.Scope(user_identifier=trace.user_identifier, tenant=target.tenant)
+            )
+        return cleared
+
+    async def _session_of(self, target: rq.Target) -> str | None:
+        if target.session_id is not None:
+            return target.session_id
+        try:
+            found = await self.get_conversation(
+                rq.GetConversation(target=target, limit=1, since=None)
+            )
+        except NotFoundError:
+            return None
+        return found.session_id
+
+    async def _write_back(self, trace: ReasoningTrace, scope: rq.Scope) -> None:
+        made = await self.start_trace(
+            rq.StartTrace(
+                session_id=trace.session_id,
+                task=trace.task,
+                metadata=trace.metadata,
+                triggered_by_message_id=None,
+                embedding=None,
+                scope=scope,
+            )
+        )
+        for step in trace.steps:
+            again = await self.add_step(
+                rq.AddStep(
+                    trace_id=made.id,
+                    thought=step.thought,
+                    action=step.action,
+                    observation=step.observation,
+                    metadata=step.metadata,
+                    embedding=None,
+                    scope=scope,
+                )
+            )
+            for call in step.tool_calls:
+                await self.record_tool_call(
+                    rq.RecordToolCall(
+                        step_id=again.id,
+                        tool_name=call.tool_name,
+                        arguments=call.arguments,
+                        result=call.result,
+                        status=call.status.value,
+                        duration_ms=call.duration_ms,
+                        error=call.error,
+                        scope=scope,
+                    )
+                )
+
+
 @dataclass(frozen=True)
 class Case:
     """A broken store, the scenarios that must fail on it, and how the suite runs on it.
@@ -1656,6 +1729,11 @@ CATALOGUE: list[Case] = [
         TracesOfEveryUser,
         ("traces.user_scoped", "traces.multi_tenant"),
         "traces per user",
+    ),
+    Case(
+        ClearKeepsTraces,
+        ("traces.clear_session", "traces.clear_session_by_id"),
+        "clear_session deletes the session's traces",
     ),
 ]
 

@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, cast
 
 import httpx
@@ -17,6 +18,7 @@ import pytest
 
 from memory_core import register_backend
 from memory_core.backends.embedded import EmbeddedStore
+from memory_core.sync import open_backend
 from memory_core_dev.nams_server import API_KEY, NamsTestServer, start_nams_server
 
 pytestmark = pytest.mark.nams
@@ -192,6 +194,28 @@ def test_an_input_that_is_no_json_object_reads_back_as_sent(http: httpx.Client) 
     for sent in ("ls -la", "[1, 2]", "5", '"quoted"', "", "[" * 5000 + "]" * 5000):
         made = tool_call(http, first["id"], input=sent)
         assert made["input"] == sent
+
+
+def test_deleting_a_conversation_deletes_its_steps_and_tool_calls_from_the_store(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'backing.db'}"
+    workspace = NamsTestServer.workspace()
+    tenant = f"nams:{workspace}"
+    with start_nams_server(url) as server, server.client(workspace) as http:
+        gone, kept = conversation(http), conversation(http)
+        for cid in (gone, kept):
+            tool_call(http, step(http, cid, reasoning=f"think {cid}")["id"], status="success")
+        with open_backend(url, multi_tenant=True) as store:
+            assert len(store.list_traces(user_identifier=tenant)) == 2
+            assert http.delete(f"/conversations/{gone}").is_success
+            [left] = store.list_traces(user_identifier=tenant)
+            full = store.get_trace(left.id, user_identifier=tenant)
+            assert full is not None and [s.thought for s in full.steps] == [f"think {kept}"]
+            [stats] = store.tool_stats(user_identifier=tenant)
+            assert stats.total_calls == 1
+        assert error_code(http.get(f"/reasoning/trace/{gone}"), 404) == "not_found"
+        assert [s["reasoning"] for s in trace(http, kept)["steps"]] == [f"think {kept}"]
 
 
 class NoTraces(EmbeddedStore):

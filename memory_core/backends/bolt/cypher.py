@@ -580,6 +580,93 @@ WHERE $tenant IS NULL OR c.user_identifier = $tenant
     + _CLEAR
 )
 
+# The session whose reasoning traces clear_session deletes with the conversation: that
+# of the conversation a session name stands for as an id (see _NAMED_BY_ID), else the
+# name; for a conversation id, its conversation's (null when there is none).
+SESSION_OF_SESSION = (
+    _NAMED_BY_ID
+    + """
+RETURN coalesce(named.session_id, $session_id) AS session
+"""
+)
+
+SESSION_OF_ID = """
+OPTIONAL MATCH (c:Conversation {id: $conversation_id})
+WHERE $tenant IS NULL OR c.user_identifier = $tenant
+RETURN head(collect(c.session_id)) AS session
+"""
+
+# Inside a ``CALL`` over ``tool`` once some of its calls were deleted: its running totals
+# recomputed from the calls left, by the reference's rule (see :mod:`.reasoning`), so the
+# reference's statistics stop counting them; a Tool left with no call and no link goes.
+RECOUNT_TOOL = """    CALL (tool) {
+        OPTIONAL MATCH (tool)<-[:INSTANCE_OF]-(x:ToolCall)
+        RETURN count(x) AS total,
+               count(CASE WHEN x.status = 'success' THEN 1 END) AS successes,
+               count(CASE WHEN x.status IN ['error', 'timeout'] THEN 1 END) AS failures,
+               sum(coalesce(x.duration_ms, 0)) AS duration, max(x.timestamp) AS last
+    }
+    SET tool.total_calls = total, tool.successful_calls = successes,
+        tool.failed_calls = failures, tool.total_duration_ms = duration,
+        tool.last_used_at = last
+    WITH tool WHERE NOT EXISTS { (tool)--() }
+    DELETE tool
+"""
+
+# A session's traces (in the tenant; on a single-tenant store whoever's, the reference's
+# too), and those a conversation of the session links by HAS_TRACE (the link the
+# reference's clear_session follows), with their steps and tool calls; then each (:User)
+# those traces were linked to, and each (:Tool) those calls were of, once nothing else is
+# attached to it, as _CLEAR does for users. A Tool that stays gets its running totals
+# recomputed from the calls left, as forget_user does (the reference's own delete leaves
+# them stale: its statistics would go on counting deleted calls).
+DELETE_SESSION_TRACES = (
+    """
+CALL () {
+    MATCH (t:ReasoningTrace {session_id: $session})
+    WHERE $tenant IS NULL OR t.tenant = $tenant
+    RETURN t
+  UNION
+    MATCH (c:Conversation {session_id: $session})-[:HAS_TRACE]->(t:ReasoningTrace)
+    WHERE $tenant IS NULL OR (c.user_identifier = $tenant AND t.tenant = $tenant)
+    RETURN t
+}
+WITH collect(t) AS doomed
+WITH doomed, COLLECT {
+    UNWIND doomed AS t
+    MATCH (u:User)-[:HAS_TRACE]->(t)
+    RETURN DISTINCT u
+} AS users, COLLECT {
+    UNWIND doomed AS t
+    MATCH (t)-[:HAS_STEP]->(:ReasoningStep)-[:USES_TOOL]->(:ToolCall)-[:INSTANCE_OF]->(tool:Tool)
+    RETURN DISTINCT tool
+} AS tools
+CALL (doomed) {
+    UNWIND doomed AS t
+    CALL (t) {
+        MATCH (t)-[:HAS_STEP]->(:ReasoningStep)-[:USES_TOOL]->(c:ToolCall)
+        DETACH DELETE c
+    }
+    CALL (t) {
+        MATCH (t)-[:HAS_STEP]->(s:ReasoningStep)
+        DETACH DELETE s
+    }
+    DETACH DELETE t
+}
+CALL (tools) {
+    UNWIND tools AS tool
+"""
+    + RECOUNT_TOOL
+    + """}
+CALL (users) {
+    UNWIND users AS n
+    WITH n WHERE NOT EXISTS { (n)--() }
+    DELETE n
+}
+RETURN size(doomed) AS deleted
+"""
+)
+
 # ---------------------------------------------------------------------------- searching
 
 # The best ``$k`` full-text matches, as one row: ``seen``, how many the index yielded, and

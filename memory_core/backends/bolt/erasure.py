@@ -31,6 +31,7 @@ from neo4j import AsyncManagedTransaction
 from memory_core.store import Erased
 from memory_core.store import requests as rq
 
+from .cypher import RECOUNT_TOOL
 from .session import Connection
 
 CONVERSATIONS = """
@@ -177,19 +178,7 @@ CALL (calls) {{
 }}
 CALL (tools) {{
     UNWIND tools AS tool
-    CALL (tool) {{
-        OPTIONAL MATCH (tool)<-[:INSTANCE_OF]-(x:ToolCall)
-        RETURN count(x) AS total,
-               count(CASE WHEN x.status = 'success' THEN 1 END) AS successes,
-               count(CASE WHEN x.status IN ['error', 'timeout'] THEN 1 END) AS failures,
-               sum(coalesce(x.duration_ms, 0)) AS duration, max(x.timestamp) AS last
-    }}
-    SET tool.total_calls = total, tool.successful_calls = successes,
-        tool.failed_calls = failures, tool.total_duration_ms = duration,
-        tool.last_used_at = last
-    WITH tool WHERE NOT EXISTS {{ (tool)--() }}
-    DELETE tool
-}}
+{RECOUNT_TOOL}}}
 RETURN size(calls) AS deleted
 """,
     "steps": f"""

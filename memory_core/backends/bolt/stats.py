@@ -8,8 +8,10 @@ steps) alone are linked to them, the rule ``forget_user`` deletes them by (an en
 any other relationship stays). Preferences belong to their ``user_identifier``, or to the user whose
 ``(:User)`` links them (the reference's), facts to their ``user_identifier`` (a
 multi-tenant store's both to their ``tenant``); relationships by their source entity's
-tenant on a multi-tenant store, in the total only otherwise. Neo4j does not say how many
-bytes one database takes: ``size_bytes`` is None.
+tenant on a multi-tenant store, in the total only otherwise. Reasoning traces belong to
+their user as ``forget_user`` finds them: by ``user_identifier``, or by the ``(:User)``
+that links them (``HAS_TRACE``; a multi-tenant store's to their ``tenant``). Neo4j does
+not say how many bytes one database takes: ``size_bytes`` is None.
 A ``user_identifier`` (or ``tenant``) another program stored as something other than a
 string names no user: its conversations count under ``None``.
 """
@@ -104,6 +106,27 @@ MATCH (n:Fact {user_identifier: $user}) WHERE NOT $tenants OR n.tenant = $user
 RETURN $user AS user, count(n) AS count
 """
 
+TRACES = """
+MATCH (t:ReasoningTrace) WHERE NOT $tenants OR t.tenant IS NOT NULL
+WITH t, CASE WHEN $tenants THEN t.tenant ELSE coalesce(t.user_identifier, head(COLLECT {
+    MATCH (u:User)-[:HAS_TRACE]->(t) RETURN u.identifier AS who ORDER BY who LIMIT 1
+})) END AS owner
+RETURN CASE WHEN owner IS :: STRING THEN owner END AS user, count(t) AS count
+"""
+
+USER_TRACES = """
+CALL () {
+    MATCH (t:ReasoningTrace {user_identifier: $user})
+    WHERE NOT $tenants OR t.tenant = $user
+    RETURN t
+  UNION
+    MATCH (:User {identifier: $user})-[:HAS_TRACE]->(t:ReasoningTrace)
+    WHERE NOT $tenants AND t.user_identifier IS NULL
+    RETURN t
+}
+RETURN $user AS user, count(t) AS count
+"""
+
 USER_RELATIONSHIPS = """
 MATCH (s:Entity {tenant: $user})-[r:RELATED_TO]->(:Entity)
 RETURN $user AS user, count(r) AS count
@@ -130,12 +153,19 @@ CALL () {
     MATCH (s:Entity)-[r:RELATED_TO]->(:Entity) WHERE NOT $tenants OR s.tenant IS NOT NULL
     RETURN count(r) AS relationships
 }
-RETURN conversations, messages, entities, preferences, facts, relationships
+CALL () {
+    MATCH (t:ReasoningTrace) WHERE NOT $tenants OR t.tenant IS NOT NULL
+    RETURN count(t) AS traces
+}
+RETURN conversations, messages, entities, preferences, facts, relationships, traces
 """
 
 
-async def stats(conn: Connection, req: rq.Stats, multi_tenant: bool, name: str) -> StoreStats:
-    """The counts of ``req``."""
+async def stats(
+    conn: Connection, req: rq.Stats, multi_tenant: bool, name: str, traces: bool
+) -> StoreStats:
+    """The counts of ``req``; ``traces``: whether the store claims the flag (its traces
+    are counted, else ``None``)."""
     found = await conn.run_read(CONVERSATIONS, user=req.user, tenants=multi_tenant)
     conversations: dict[str | None, tuple[int, int | None]] = {
         row["user"]: (int(row["conversations"]), int(row["messages"] or 0)) for row in found
@@ -144,7 +174,7 @@ async def stats(conn: Connection, req: rq.Stats, multi_tenant: bool, name: str) 
     entities = {
         row["user"]: int(row["entities"]) for row in await conn.run_read(query, user=req.user)
     }
-    long_term = await _long_term(conn, req.user, multi_tenant)
+    long_term = await _long_term(conn, req.user, multi_tenant, traces)
     rows = merge_counts(conversations, entities, long_term)
     if req.user is not None:
         rows = only_user(rows, req.user, long_term)
@@ -158,6 +188,7 @@ async def stats(conn: Connection, req: rq.Stats, multi_tenant: bool, name: str) 
             preferences=int(row["preferences"]),
             facts=int(row["facts"]),
             relationships=int(row["relationships"]),
+            traces=int(row["traces"]) if traces else None,
         )
     return StoreStats(
         backend=name,
@@ -168,19 +199,29 @@ async def stats(conn: Connection, req: rq.Stats, multi_tenant: bool, name: str) 
     )
 
 
-async def _long_term(conn: Connection, user: str | None, multi_tenant: bool) -> LongTermCounts:
-    """{kind: {user: count}} of preferences and facts, and a multi-tenant store's
-    relationships."""
+async def _long_term(
+    conn: Connection, user: str | None, multi_tenant: bool, traces: bool
+) -> LongTermCounts:
+    """{kind: {user: count}} of preferences and facts, traces (with ``traces``), and a
+    multi-tenant store's relationships."""
     if user is None:
-        queries = {"preferences": PREFERENCES, "facts": FACTS, "relationships": RELATIONSHIPS}
+        queries = {
+            "preferences": PREFERENCES,
+            "facts": FACTS,
+            "relationships": RELATIONSHIPS,
+            "traces": TRACES,
+        }
     else:
         queries = {
             "preferences": USER_PREFERENCES,
             "facts": USER_FACTS,
             "relationships": USER_RELATIONSHIPS,
+            "traces": USER_TRACES,
         }
     if not multi_tenant:
         del queries["relationships"]
+    if not traces:
+        del queries["traces"]
     counts: LongTermCounts = {}
     for kind, query in queries.items():
         found = await conn.run_read(query, user=user, tenants=multi_tenant)

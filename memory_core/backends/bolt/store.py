@@ -113,9 +113,11 @@ class BoltStore(BoltLongTerm, Store):
       scope once (see :mod:`memory_core.backends.bolt.listing`).
       ``list_conversations(user_identifier=…)`` keeps that user's conversations also
       without ``multi_tenant`` (it listed every conversation before).
-    * ``clear_session`` deletes the conversation and its messages, and a ``(:User)`` node
-      linked to it once nothing else is attached to that User (one with other
-      conversations, or any other relationship, stays).
+    * ``clear_session`` deletes the conversation and its messages, the reasoning traces
+      of its session (with their steps and tool calls), and a ``(:User)`` node linked to
+      any of them, or a ``(:Tool)`` node of those calls, once nothing else is attached to
+      it (a User with other conversations, or any other relationship, stays; a Tool that
+      stays gets its running totals recomputed from the calls left).
     * Preferences, facts and relationships between entities keep the reference's graph
       too (see :mod:`~memory_core.backends.bolt.preferences`,
       :mod:`~memory_core.backends.bolt.facts`,
@@ -382,9 +384,25 @@ class BoltStore(BoltLongTerm, Store):
         return bool(found and found[0]["deleted"])
 
     async def clear_session(self, target: rq.Target) -> bool:
-        query = cypher.CLEAR_SESSION_SESSION if target.session_id else cypher.CLEAR_SESSION_ID
-        found = await self._conn.run_write(query, **_target_params(target))
-        return bool(found and found[0]["deleted"])
+        """The conversation and its session's traces, in one transaction."""
+        params = _target_params(target)
+        if target.session_id:
+            of_session, clear = cypher.SESSION_OF_SESSION, cypher.CLEAR_SESSION_SESSION
+        else:
+            of_session, clear = cypher.SESSION_OF_ID, cypher.CLEAR_SESSION_ID
+
+        async def work(tx: AsyncManagedTransaction) -> bool:
+            [found] = await rows(tx, of_session, **params)
+            traces = 0
+            if isinstance(found["session"], str):
+                [gone] = await rows(
+                    tx, cypher.DELETE_SESSION_TRACES, session=found["session"], tenant=target.tenant
+                )
+                traces = gone["deleted"]
+            cleared = await rows(tx, clear, **params)
+            return bool(traces or (cleared and cleared[0]["deleted"]))
+
+        return await self._conn.write(work)
 
     # ------------------------------------------------------------------ entities
 
@@ -451,7 +469,8 @@ class BoltStore(BoltLongTerm, Store):
         return await erasure.forget_user(self._conn, req)
 
     async def stats(self, req: rq.Stats) -> StoreStats:
-        return await stats.stats(self._conn, req, self.multi_tenant, self.name)
+        traces = self.capabilities.traces
+        return await stats.stats(self._conn, req, self.multi_tenant, self.name, traces)
 
     def bulk_transfer(self) -> BoltTransfer:
         """The fast, lossless path of :mod:`memory_core.transfer`."""

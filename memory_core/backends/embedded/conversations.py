@@ -30,6 +30,7 @@ from memory_core.store import requests as rq
 from .codec import SQL_INT_MAX, dump_json, now_micros, sql_int
 from .fts_purge import mark_pending
 from .rows import to_conversation, to_conversations, to_session
+from .trace_delete import delete_session_traces
 
 NAMESPACE = UUID("76d6accc-5703-50c3-bfc3-6639b22e80f8")
 CURSOR_KIND = "embedded"  # the prefix of this store's listing cursors
@@ -287,10 +288,17 @@ def list_sessions(conn: sqlite3.Connection, req: rq.ListSessions) -> list[Sessio
 
 def clear(conn: sqlite3.Connection, target: rq.Target) -> bool:
     """Delete the conversation with its messages, mentions and index entries (their
-    tokens stay in the index's segments until the caller's :func:`.fts_purge.purge`)."""
+    tokens stay in the index's segments until the caller's :func:`.fts_purge.purge`), and
+    the reasoning traces of its session in the tenant. A session with traces and no
+    conversation loses its traces; a ``conversation_id`` that names none deletes nothing.
+    True when anything went."""
     row = find(conn, target)
+    session = row["session_id"] if row is not None else target.session_id
+    traces = 0
+    if session is not None:
+        traces = delete_session_traces(conn, tenant_key(target.tenant), session)
     if row is None:
-        return False
+        return traces > 0
     # Children first, explicitly, so nothing depends on foreign-key cascades; the FTS
     # delete trigger removes each message from the index.
     conn.execute(

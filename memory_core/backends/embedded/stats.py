@@ -5,7 +5,8 @@ messages' ``(conversation_id, seq)`` index); entities: a multi-tenant store's by
 single-tenant store's by the one user whose messages alone mention them (what
 ``forget_user`` deletes with that user). Preferences and facts by their user (a
 multi-tenant store's by tenant), relationships by tenant on a multi-tenant store and in
-the total only otherwise. One user's counts read only that user's rows.
+the total only otherwise; reasoning traces like preferences, where the store claims
+``traces``. One user's counts read only that user's rows.
 """
 
 from __future__ import annotations
@@ -52,11 +53,14 @@ WHERE mn.entity_id IN (
 """
 
 
-def stats(conn: sqlite3.Connection, req: rq.Stats, multi_tenant: bool, name: str) -> StoreStats:
-    """The counts of ``req`` (one read transaction) and the store's size."""
+def stats(
+    conn: sqlite3.Connection, req: rq.Stats, multi_tenant: bool, name: str, traces: bool
+) -> StoreStats:
+    """The counts of ``req`` (one read transaction) and the store's size; ``traces``:
+    whether the store claims the flag (its traces are counted, else ``None``)."""
     conversations = _conversations(conn, req.user, multi_tenant)
     entities = _tenant_entities(conn, req.user) if multi_tenant else _user_entities(conn, req.user)
-    long_term = _long_term(conn, req.user, multi_tenant)
+    long_term = _long_term(conn, req.user, multi_tenant, traces)
     rows = merge_counts(conversations, entities, long_term)
     if req.user is not None:
         rows = only_user(rows, req.user, long_term)
@@ -64,7 +68,7 @@ def stats(conn: sqlite3.Connection, req: rq.Stats, multi_tenant: bool, name: str
         backend=name,
         scope="tenant" if multi_tenant else "user",
         users=rows,
-        total=None if req.user is not None else _total(conn, multi_tenant),
+        total=None if req.user is not None else _total(conn, multi_tenant, traces),
         size_bytes=_size(conn),
     )
 
@@ -88,9 +92,12 @@ def _conversations(
     return {row[0]: (row[1], row[2]) for row in found}
 
 
-def _long_term(conn: sqlite3.Connection, user: str | None, multi_tenant: bool) -> LongTermCounts:
-    """{kind: {user: count}} of preferences and facts (by the user indexes), and a
-    multi-tenant store's relationships (one tenant's by its entities)."""
+def _long_term(
+    conn: sqlite3.Connection, user: str | None, multi_tenant: bool, traces: bool
+) -> LongTermCounts:
+    """{kind: {user: count}} of preferences and facts (by the user indexes), traces
+    (``traces``: by ``traces_by_user``), and a multi-tenant store's relationships (one
+    tenant's by its entities)."""
     owner = "tenant" if multi_tenant else "user_identifier"
     where = "tenant != ''" if multi_tenant else "tenant = ''"
     params: tuple[str, ...] = ()
@@ -104,7 +111,7 @@ def _long_term(conn: sqlite3.Connection, user: str | None, multi_tenant: bool) -
                 f"SELECT {owner}, count(*) FROM {kind} WHERE {where} GROUP BY {owner}", params
             )
         }
-        for kind in ("preferences", "facts")
+        for kind in ("preferences", "facts", *(("traces",) if traces else ()))
     }
     if multi_tenant:
         sql = "SELECT tenant, count(*) FROM relationships WHERE tenant != '' GROUP BY tenant"
@@ -133,7 +140,7 @@ def _user_entities(conn: sqlite3.Connection, user: str | None) -> dict[str | Non
     return {row[0]: row[1] for row in found}
 
 
-def _total(conn: sqlite3.Connection, multi_tenant: bool) -> StatsTotal:
+def _total(conn: sqlite3.Connection, multi_tenant: bool, traces: bool) -> StatsTotal:
     scope = "tenant != ''" if multi_tenant else "tenant = ''"
     row = conn.execute(
         f"SELECT (SELECT count(*) FROM conversations WHERE {scope}), "
@@ -141,7 +148,8 @@ def _total(conn: sqlite3.Connection, multi_tenant: bool) -> StatsTotal:
         f"WHERE c.{scope}), (SELECT count(*) FROM entities WHERE {scope}), "
         f"(SELECT count(*) FROM preferences WHERE {scope}), "
         f"(SELECT count(*) FROM facts WHERE {scope}), "
-        f"(SELECT count(*) FROM relationships WHERE {scope})"
+        f"(SELECT count(*) FROM relationships WHERE {scope}), "
+        f"(SELECT count(*) FROM traces WHERE {scope})"
     ).fetchone()
     return StatsTotal(
         conversations=row[0],
@@ -150,6 +158,7 @@ def _total(conn: sqlite3.Connection, multi_tenant: bool) -> StatsTotal:
         preferences=row[3],
         facts=row[4],
         relationships=row[5],
+        traces=row[6] if traces else None,
     )
 
 

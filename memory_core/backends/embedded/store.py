@@ -206,7 +206,10 @@ class EmbeddedStore(EmbeddedLongTerm, EmbeddedReasoning, Store):
 
     async def stats(self, req: rq.Stats) -> StoreStats:
         return await self._store.call(
-            lambda conn: stats.stats(conn, req, self.multi_tenant, self.name), write=False
+            lambda conn: stats.stats(
+                conn, req, self.multi_tenant, self.name, self.capabilities.traces
+            ),
+            write=False,
         )
 
     def bulk_transfer(self) -> EmbeddedTransfer:

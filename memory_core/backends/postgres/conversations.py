@@ -28,6 +28,7 @@ from memory_core.store import requests as rq
 
 from .codec import SQL_INT_MAX, sql_int, store_metadata, store_optional
 from .rows import CONVERSATION_COLUMNS, to_conversation, to_session
+from .trace_delete import delete_session_traces
 from .tx import Tx
 
 NAMESPACE = UUID("76d6accc-5703-50c3-bfc3-6639b22e80f8")
@@ -347,10 +348,16 @@ async def list_sessions(tx: Tx, req: rq.ListSessions) -> list[SessionInfo]:
 
 
 async def clear(tx: Tx, target: rq.Target) -> bool:
-    """Delete the conversation with its messages."""
+    """Delete the conversation with its messages, and the reasoning traces of its session
+    in the tenant. A session with traces and no conversation loses its traces; a
+    ``conversation_id`` that names none deletes nothing. True when anything went."""
     row = await find(tx, target)
+    session = row[1] if row is not None else target.session_id
+    traces = 0
+    if session is not None:
+        traces = await delete_session_traces(tx, tenant_key(target.tenant), session)
     if row is None:
-        return False
+        return traces > 0
     await tx.run("DELETE FROM {s}.messages WHERE conversation_id = %s", (row[0],))
     await tx.run("DELETE FROM {s}.conversations WHERE id = %s", (row[0],))
     return True

@@ -5,7 +5,7 @@ conversations and their messages (``GROUP BY`` over the conversations and the me
 ``(conversation_id, seq)`` index), the entities of a tenant, or on a single-tenant store
 the entities only one user's messages mention; preferences and facts by their user (a
 tenant's on a multi-tenant store), relationships by tenant on a multi-tenant store and in
-the total only otherwise. The size is ``pg_total_relation_size``
+the total only otherwise, reasoning traces like preferences. The size is ``pg_total_relation_size``
 (table, indexes and TOAST) summed over the tables of the store's schema.
 """
 
@@ -61,13 +61,14 @@ WHERE n.nspname = %s AND c.relkind IN ('r', 'p')
 """
 
 
-async def stats(tx: Tx, req: rq.Stats, multi_tenant: bool, name: str) -> StoreStats:
-    """The counts of ``req`` and the size of the store's tables."""
+async def stats(tx: Tx, req: rq.Stats, multi_tenant: bool, name: str, traces: bool) -> StoreStats:
+    """The counts of ``req`` and the size of the store's tables; ``traces``: whether the
+    store claims the flag (its traces are counted, else ``None``)."""
     conversations = await _conversations(tx, req.user, multi_tenant)
     entities = await (
         _tenant_entities(tx, req.user) if multi_tenant else _user_entities(tx, req.user)
     )
-    long_term = await _long_term(tx, req.user, multi_tenant)
+    long_term = await _long_term(tx, req.user, multi_tenant, traces)
     rows = merge_counts(conversations, entities, long_term)
     if req.user is not None:
         rows = only_user(rows, req.user, long_term)
@@ -76,7 +77,7 @@ async def stats(tx: Tx, req: rq.Stats, multi_tenant: bool, name: str) -> StoreSt
         backend=name,
         scope="tenant" if multi_tenant else "user",
         users=rows,
-        total=None if req.user is not None else await _total(tx, multi_tenant),
+        total=None if req.user is not None else await _total(tx, multi_tenant, traces),
         size_bytes=int(size[0]) if size else None,
     )
 
@@ -100,16 +101,18 @@ async def _conversations(
     return {row[0]: (int(row[1]), int(row[2])) for row in found}
 
 
-async def _long_term(tx: Tx, user: str | None, multi_tenant: bool) -> LongTermCounts:
-    """{kind: {user: count}} of preferences and facts, and a multi-tenant store's
-    relationships."""
+async def _long_term(tx: Tx, user: str | None, multi_tenant: bool, traces: bool) -> LongTermCounts:
+    """{kind: {user: count}} of preferences and facts, traces (with ``traces``), and a
+    multi-tenant store's relationships."""
     owner = "tenant" if multi_tenant else "user_identifier"
     where = "tenant <> ''" if multi_tenant else "tenant = ''"
     params: tuple[Any, ...] = ()
     if user is not None:
         where += f" AND {owner} = %s"
         params = (user,)
-    kinds = ("preferences", "facts", "relationships") if multi_tenant else ("preferences", "facts")
+    kinds = ["preferences", "facts", *(["relationships"] if multi_tenant else [])]
+    if traces:
+        kinds.append("traces")
     counts: LongTermCounts = {}
     for kind in kinds:
         found = await tx.rows(
@@ -137,7 +140,7 @@ async def _user_entities(tx: Tx, user: str | None) -> dict[str | None, int]:
     return {row[0]: int(row[1]) for row in found}
 
 
-async def _total(tx: Tx, multi_tenant: bool) -> StatsTotal:
+async def _total(tx: Tx, multi_tenant: bool, traces: bool) -> StatsTotal:
     scope = "tenant <> ''" if multi_tenant else "tenant = ''"
     row = await tx.row(
         f"SELECT (SELECT count(*) FROM {{s}}.conversations WHERE {scope}), "
@@ -146,7 +149,8 @@ async def _total(tx: Tx, multi_tenant: bool) -> StatsTotal:
         f"(SELECT count(*) FROM {{s}}.entities WHERE {scope}), "
         f"(SELECT count(*) FROM {{s}}.preferences WHERE {scope}), "
         f"(SELECT count(*) FROM {{s}}.facts WHERE {scope}), "
-        f"(SELECT count(*) FROM {{s}}.relationships WHERE {scope})"
+        f"(SELECT count(*) FROM {{s}}.relationships WHERE {scope}), "
+        f"(SELECT count(*) FROM {{s}}.traces WHERE {scope})"
     )
     assert row is not None
     counts = [int(value) for value in row]
@@ -157,4 +161,5 @@ async def _total(tx: Tx, multi_tenant: bool) -> StatsTotal:
         preferences=counts[3],
         facts=counts[4],
         relationships=counts[5],
+        traces=counts[6] if traces else None,
     )

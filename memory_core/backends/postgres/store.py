@@ -322,7 +322,8 @@ class PostgresStore(PostgresLongTerm, PostgresReasoning, Store):
         return erased
 
     async def stats(self, req: rq.Stats) -> StoreStats:
-        work = lambda tx: stats.stats(tx, req, self.multi_tenant, self.name)  # noqa: E731
+        traces = self.capabilities.traces
+        work = lambda tx: stats.stats(tx, req, self.multi_tenant, self.name, traces)  # noqa: E731
         return await self._run(work, write=False)
 
     async def purge(self) -> residue.Purged:

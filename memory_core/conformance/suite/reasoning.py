@@ -9,6 +9,7 @@ the backend has ``user_erasure``.
 from __future__ import annotations
 
 from typing import Any
+from uuid import uuid4
 
 import anyio
 import pytest
@@ -323,6 +324,83 @@ class TracesSuite(SuiteBase):
     )
     async def test_traces_multi_tenant(self, harness: Harness) -> None:
         await _isolated(harness, await harness.tenant_backend())
+
+    @scenario(
+        "traces.clear_session",
+        "clear_session deletes the session's traces with their steps and tool calls, and "
+        "only those: another session's trace stays (and, on a multi-tenant backend, another "
+        "user's trace of the same session name); tool_stats drop the deleted calls; a session "
+        "with traces and no conversation returns True, then False",
+        requires="traces",
+    )
+    async def test_traces_clear_session(self, harness: Harness) -> None:
+        user, session, other = harness.new_user(), harness.unique(), harness.unique()
+        tool = f"tool_{word()}"
+        if harness.caps.auto_create_conversation:
+            await harness.backend.add_message(session, "user", "hello", user_identifier=user)
+        gone = [await _traced(harness, harness.backend, session, user, tool) for _ in range(2)]
+        kept = await _traced(harness, harness.backend, other, user, tool)
+        assert await harness.backend.clear_session(session, user_identifier=user) is True
+        for trace in gone:
+            assert await harness.backend.get_trace(trace, user_identifier=user) is None
+        assert await harness.backend.list_traces(session, user_identifier=user) == []
+        left = await harness.backend.get_trace(kept, user_identifier=user)
+        assert left is not None and [len(s.tool_calls) for s in left.steps] == [1]
+        if harness.caps.tool_stats:
+            [stats] = await harness.backend.tool_stats(tool, user_identifier=user)
+            assert stats.total_calls == 1, stats
+        assert await harness.backend.clear_session(other, user_identifier=user) is True
+        assert await harness.backend.get_trace(kept, user_identifier=user) is None
+        assert await harness.backend.clear_session(other, user_identifier=user) is False
+        if harness.caps.multi_tenant:
+            await _tenants_apart(harness, tool)
+
+    @scenario(
+        "traces.clear_session_by_id",
+        "clear_session(conversation_id=...) deletes the traces of that conversation's "
+        "session; an unknown conversation_id returns False and deletes no trace",
+        requires=("traces", "auto_create_conversation"),
+    )
+    async def test_traces_clear_session_by_id(self, harness: Harness) -> None:
+        user, session = harness.new_user(), harness.unique()
+        await harness.backend.add_message(session, "user", "hello", user_identifier=user)
+        made = await harness.backend.get_conversation(session, user_identifier=user)
+        trace = await _traced(harness, harness.backend, session, user, f"tool_{word()}")
+        unknown = uuid4()
+        assert (
+            await harness.backend.clear_session(conversation_id=unknown, user_identifier=user)
+            is False
+        )
+        assert await harness.backend.get_trace(trace, user_identifier=user) is not None
+        assert (
+            await harness.backend.clear_session(conversation_id=made.id, user_identifier=user)
+            is True
+        )
+        assert await harness.backend.get_trace(trace, user_identifier=user) is None
+        assert await harness.backend.list_traces(session, user_identifier=user) == []
+
+
+async def _traced(harness: Harness, backend: Any, session: str, user: str, tool: str) -> str:
+    """A trace of ``user`` in ``session`` with one step and one call of ``tool``; its id."""
+    trace = await harness.start_trace(session, f"task {word()}", backend=backend, user=user)
+    step = await backend.add_step(trace.id, thought="look", user_identifier=user)
+    await backend.record_tool_call(step.id, tool, status="success", user_identifier=user)
+    return trace.id
+
+
+async def _tenants_apart(harness: Harness, tool: str) -> None:
+    """On a multi-tenant backend: clearing one tenant's session leaves another tenant's
+    traces of the same session name."""
+    backend = await harness.tenant_backend()
+    alice, bob, session = harness.new_user(), harness.new_user(), harness.unique()
+    await _traced(harness, backend, session, alice, tool)
+    theirs = await _traced(harness, backend, session, bob, tool)
+    assert await backend.clear_session(session, user_identifier=alice) is True
+    assert await backend.list_traces(session, user_identifier=alice) == []
+    assert await backend.get_trace(theirs, user_identifier=bob) is not None
+    if backend.capabilities.tool_stats:
+        [stats] = await backend.tool_stats(tool, user_identifier=bob)
+        assert stats.total_calls == 1, stats
 
 
 async def _isolated(harness: Harness, backend: Any) -> None:

@@ -12,7 +12,13 @@ import pytest
 from memory_core import MemoryBackend
 from memory_core_dev.neo4j_fixtures import Neo4jHandle
 from tests.backends.erasure_data import write_user
-from tests.backends.stats_cases import check_counts, check_dry_run, check_long_term_counts, row
+from tests.backends.stats_cases import (
+    check_counts,
+    check_dry_run,
+    check_long_term_counts,
+    check_trace_counts,
+    row,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
 
@@ -50,3 +56,16 @@ async def test_long_term_counts_per_user(
     neo4j_server.require_wipeable("it checks the whole database's totals")
     async with open_bolt(multi_tenant=multi_tenant) as memory:
         await check_long_term_counts(memory, unique("ada"), unique("bob"))
+
+
+@pytest.mark.neo4j_private
+@pytest.mark.parametrize("multi_tenant", [False, True], ids=["single-tenant", "multi-tenant"])
+async def test_trace_counts_per_user(
+    open_bolt: Callable[..., MemoryBackend],
+    neo4j_server: Neo4jHandle,
+    unique: Callable[[str], str],
+    multi_tenant: bool,
+) -> None:
+    neo4j_server.require_wipeable("it checks the whole database's totals")
+    async with open_bolt(multi_tenant=multi_tenant) as memory:
+        await check_trace_counts(memory, unique("ada"), unique("bob"))

@@ -339,12 +339,20 @@ def _message_markers(markers: list[str], user: str) -> list[str]:
 
 
 async def _cleared_by(tmp_path: Path, multi_tenant: bool, how: str) -> tuple[Path, list[str]]:
-    """Write two users, delete userzed's conversations ``how`` and check that userkay's
-    are still found; the store's path (closed) and what must be gone from it."""
+    """Write two users, with a trace each, delete userzed's conversations ``how`` (which
+    deletes the traces of their sessions) and check that userkay's conversations and
+    trace are still found; the store's path (closed) and what must be gone from it."""
     path = tmp_path / "store.db"
-    async with open_backend(f"sqlite:///{path}", multi_tenant=multi_tenant) as memory:
+    async with open_backend(
+        f"sqlite:///{path}", multi_tenant=multi_tenant, embedder=HashingEmbedder(16)
+    ) as memory:
         gone = await write_user(memory, "userzed", "A")
         await write_user(memory, "userkay", "B")
+        traced = await write_traces(memory, "userzed", "A")
+        await write_traces(memory, "userkay", "B")
+        before = _rows_holding(path, traced)
+        assert {"traces", "steps", "tool_calls", "long_term_words"} <= set(before)
+        gone += traced
         # Whole pages of messages, so that the delete frees pages of the file.
         bulk = [{"role": "user", "content": f"bulkwordA{i} " + "padding " * 500} for i in range(20)]
         await memory.add_messages_batch("sessA0-userzed", bulk, user_identifier="userzed")
@@ -360,6 +368,11 @@ async def _cleared_by(tmp_path: Path, multi_tenant: bool, how: str) -> tuple[Pat
             assert expired.conversations == 2
         found = await memory.search_messages("contentwordB0", user_identifier="userkay")
         assert [m.content for m in found] == ["contentwordB0 hello"]
+        assert await memory.list_traces(user_identifier="userzed") == []
+        assert len(await memory.list_traces(user_identifier="userkay")) == 1
+        [stats] = await memory.tool_stats(user_identifier="userkay")
+        assert stats.name == "toolnameB" and stats.total_calls == 1
+        assert await memory.search_steps("thoughtwordA", user_identifier="userzed") == []
     return path, _message_markers(gone, "userzed")
 
 
@@ -368,10 +381,11 @@ async def test_deleted_conversations_leave_no_words_in_the_index_or_the_file(
     tmp_path: Path, multi_tenant: bool, how: str
 ) -> None:
     """clear_session (and expiry, and the server's DELETE /conversations/{id}, both built
-    on it): no table, the FTS5 shadow tables included, and no byte of the file (free
-    pages included) holds the deleted conversations' words."""
+    on it): no table, the FTS5 shadow tables and the word index of traces and steps
+    included, and no byte of the file (free pages included) holds the deleted
+    conversations' words or those of their sessions' traces."""
     path, gone = await _cleared_by(tmp_path, multi_tenant, how)
-    assert "contentwordA0" in gone and "replywordA1" in gone
+    assert "contentwordA0" in gone and "replywordA1" in gone and "thoughtwordA" in gone
     assert _rows_holding(path, gone) == {}
     assert _file_holds(path, gone) == []
     conn = sqlite3.connect(path)

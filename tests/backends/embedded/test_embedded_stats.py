@@ -9,7 +9,12 @@ from pathlib import Path
 import pytest
 
 from memory_core import open_backend
-from tests.backends.stats_cases import check_counts, check_dry_run, check_long_term_counts
+from tests.backends.stats_cases import (
+    check_counts,
+    check_dry_run,
+    check_long_term_counts,
+    check_trace_counts,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -63,3 +68,9 @@ async def test_conversations_without_a_user_have_the_last_row() -> None:
         found = await memory.stats()
     assert [r.user_identifier for r in found.users] == ["zed", None]
     assert found.users[1].conversations == 1 and found.users[1].messages == 1
+
+
+@pytest.mark.parametrize("multi_tenant", [False, True], ids=["single-tenant", "multi-tenant"])
+async def test_trace_counts_per_user(multi_tenant: bool) -> None:
+    async with open_backend("memory://", multi_tenant=multi_tenant) as memory:
+        await check_trace_counts(memory, "ada", "bob")

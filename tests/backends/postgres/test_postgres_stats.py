@@ -9,7 +9,12 @@ import pytest
 from memory_core import open_backend
 from memory_core_dev.postgres_schemas import new_schema, with_schema
 from memory_core_dev.postgres_server import PostgresHandle
-from tests.backends.stats_cases import check_counts, check_dry_run, check_long_term_counts
+from tests.backends.stats_cases import (
+    check_counts,
+    check_dry_run,
+    check_long_term_counts,
+    check_trace_counts,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -45,3 +50,10 @@ async def test_the_size_is_that_of_the_schemas_tables(postgres_server: PostgresH
             (schema,),
         ).fetchone()
     assert tables is not None and found.size_bytes == tables[0] and tables[0] > 0
+
+
+@pytest.mark.parametrize("multi_tenant", [False, True], ids=["single-tenant", "multi-tenant"])
+async def test_trace_counts_per_user(postgres_server: PostgresHandle, multi_tenant: bool) -> None:
+    url = with_schema(postgres_server.url, new_schema("stats"))
+    async with open_backend(url, multi_tenant=multi_tenant) as memory:
+        await check_trace_counts(memory, "ada", "bob")
