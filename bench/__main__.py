@@ -3,11 +3,13 @@ with the peers and the floor; writes ``bench/results/latest.json`` and ``latest.
 
     python -m bench            # default sizes (minutes on a shared 2-core machine)
     python -m bench --full     # the full sizes (1k singles, 100k reads, 5,000 convs)
+    python -m bench --quick    # small sizes, the usual repeats: a first look in seconds
     python -m bench --smoke    # tiny sizes: checks the harness works (CI runs this)
     python -m bench --only embedded,nams
     python -m bench --only embedded,bolt,nams --workloads keyset   # one kind of workload
     python -m bench --only postgres --name postgres   # bench/results/postgres.json and .md
     python -m bench --full --only embedded,postgres,bolt --workloads long_term --name long-term
+    python -m bench --full --only embedded,postgres,bolt --workloads reasoning --name reasoning
     python -m bench --scale --steps 10k,100k --plots docs/assets   # bench/results/scale.*
 
 Bolt uses ``NEO4J_URI`` when set (no auth unless ``NEO4J_USERNAME``/``NEO4J_PASSWORD``),
@@ -42,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--smoke", action="store_true", help="tiny sizes (CI)")
     mode.add_argument("--full", action="store_true", help="the issue's sizes")
+    mode.add_argument("--quick", action="store_true", help="small sizes, the usual repeats")
     parser.add_argument("--scale", action="store_true", help="growth and concurrency (scale.py)")
     parser.add_argument("--steps", default="", help="--scale: store sizes (default 10k,100k,1m)")
     parser.add_argument("--agents", default="1,8,32,128", help="--scale: concurrent agents")
@@ -76,8 +79,12 @@ def main(argv: list[str] | None = None) -> int:
         want = Selection(tuple(w.strip() for w in args.workloads.split(",") if w.strip()))
     except ValueError as exc:
         parser.error(str(exc))
-    name = "smoke" if args.smoke else "full" if args.full else "default"
-    sizes = {"smoke": sizes_module.SMOKE, "full": sizes_module.FULL}.get(name, sizes_module.DEFAULT)
+    name = "smoke" if args.smoke else "full" if args.full else "quick" if args.quick else "default"
+    sizes = {
+        "smoke": sizes_module.SMOKE,
+        "full": sizes_module.FULL,
+        "quick": sizes_module.QUICK,
+    }.get(name, sizes_module.DEFAULT)
     if args.repeats is not None:
         from dataclasses import replace
 

@@ -243,6 +243,10 @@ async def run(
             from .long_term_backends import bolt
 
             entries += await bolt(uri, sizes, log)
+        if want("reasoning"):
+            from . import reasoning_backends
+
+            entries += await reasoning_backends.bolt(uri, sizes, log)
     finally:
         await floor.close(f"bench-{tag}-")
         await peer.close()

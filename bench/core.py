@@ -42,6 +42,7 @@ class Selection:
         "agent",
         "keyset",
         "long_term",
+        "reasoning",
     )
 
     def __init__(self, names: tuple[str, ...] = ()) -> None:

@@ -128,6 +128,10 @@ async def run(
             from .long_term_backends import embedded
 
             entries += await embedded(root, sizes, log)
+        if want("reasoning"):
+            from . import reasoning_backends
+
+            entries += await reasoning_backends.embedded(root, sizes, log)
     return entries
 
 

@@ -251,6 +251,10 @@ async def _workloads(
         from .long_term_backends import postgres
 
         entries += await postgres(backend, sizes, log)
+    if want("reasoning"):
+        from . import reasoning_backends
+
+        entries += await reasoning_backends.postgres(backend, sizes, log)
     return entries
 
 

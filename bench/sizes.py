@@ -8,8 +8,8 @@ from dataclasses import dataclass, replace
 @dataclass(frozen=True)
 class Sizes:
     """Every size the workloads use. ``--full`` is the issue's table; the default is a
-    smaller run that finishes in minutes on a shared machine; ``--smoke`` only checks
-    that the harness works."""
+    smaller run that finishes in minutes on a shared machine; ``--quick`` is a first look
+    in seconds; ``--smoke`` only checks that the harness works."""
 
     repeats: int = 5
     warmups: int = 1  # unrecorded rounds of every subject before the repeats
@@ -33,6 +33,9 @@ class Sizes:
     long_term_records: int = 2_000  # preferences of the searched user
     long_term_entities: int = 2_000  # entities of the graph related_entities walks
     long_term_reads: int = 30  # searches / walks per repeat (the median is reported)
+    reasoning_steps: int = 200  # add_step + record_tool_call pairs per repeat
+    reasoning_traces: int = 2_000  # traces of the measured user (10 tool calls each)
+    reasoning_reads: int = 20  # statistics / similar-trace reads per repeat (median)
 
 
 DEFAULT = Sizes()
@@ -50,6 +53,9 @@ FULL = Sizes(
     long_term_records=10_000,
     long_term_entities=10_000,
     long_term_reads=50,
+    reasoning_steps=500,
+    reasoning_traces=10_000,
+    reasoning_reads=30,
 )
 SMOKE = replace(
     DEFAULT,
@@ -75,4 +81,16 @@ SMOKE = replace(
     long_term_records=40,
     long_term_entities=40,
     long_term_reads=2,
+    reasoning_steps=3,
+    reasoning_traces=40,
+    reasoning_reads=2,
+)
+# A first look in seconds: every group at small sizes, with the usual repeats.
+QUICK = replace(
+    SMOKE,
+    repeats=5,
+    warmups=1,
+    reasoning_steps=50,
+    reasoning_traces=300,
+    reasoning_reads=10,
 )

@@ -8,6 +8,9 @@ results (bench/results/*.json); scripts/gen_docs.py writes them into the page.
   on PostgreSQL? (the peers of ``SPEED_RUNS``)
 - How fast is long-term memory (preferences, facts, relationships), against the targets
   of issue 50? (``LONG_TERM_RUN``, ``long_term_table``)
+- How fast is reasoning memory (steps, tool statistics, similar traces), against the
+  targets of issue 51, and does one tool's statistics grow with the store?
+  (``REASONING_RUN``, ``long_term_table`` with ``REASONING_ROWS``, ``stats_growth_table``)
 - Which runs, when, with what software (``runs_table``).
 """
 
@@ -26,6 +29,7 @@ RESULTS = Path(__file__).resolve().parent.parent / "bench" / "results"
 SPEED_RUNS = ("latest.json", "postgres-default.json")
 SCALE_RUN = "scale.json"
 LONG_TERM_RUN = "long-term.json"
+REASONING_RUN = "reasoning.json"
 
 BACKENDS = {
     "embedded": "SQLite (embedded)",
@@ -95,6 +99,36 @@ LONG_TERM_ROWS = (
     ),
 )
 LONG_TERM_BACKENDS = ("embedded", "postgres", "bolt")
+_FULL_STORE = "10000 traces"
+REASONING_ROWS = (
+    Row("add a step with one tool call (p50)", ("add_step + record_tool_call",), "p50_ms"),
+    Row(
+        "statistics of a tool called in every trace (10,000 of 100,000 calls)",
+        ("tool_stats (common tool)",),
+        "median_ms",
+        _FULL_STORE,
+    ),
+    Row(
+        "statistics of a tool called 1,000 times (among 100,000 calls)",
+        ("tool_stats (rare tool)",),
+        "median_ms",
+        _FULL_STORE,
+    ),
+    Row(
+        "statistics of every tool (100,000 calls)",
+        ("tool_stats (all tools)",),
+        "median_ms",
+        _FULL_STORE,
+    ),
+    Row(
+        "similar traces among 10,000 (top 5)", ("similar_traces (top 5)",), "median_ms", _FULL_STORE
+    ),
+)
+# (label, workload) of the statistics timed at a tenth of the traces and at all of them
+STATS_GROWTH = (
+    ("a tool called in every trace", "tool_stats (common tool)"),
+    ("a tool called 1,000 times", "tool_stats (rare tool)"),
+)
 SPEED_ROWS = (ADD_ONE, ADD_100, ADD_500, READ_1K, SEARCH, LIST, TURN)
 NEO4J_ROWS = (ADD_ONE, ADD_100, ADD_500, READ_1K, READ_10K, READ_100K, LIST)
 POSTGRES_ROWS = (ADD_ONE, ADD_100, ADD_500, READ_1K, READ_10K)
@@ -203,11 +237,12 @@ def versus_table(
     return _table(head, lines)
 
 
-def long_term_table(run: dict[str, Any]) -> str:
-    """Each long-term call on each backend: memory-core's median and in brackets its time
-    over the floor's, then the target (at most that many times the floor's)."""
+def long_term_table(run: dict[str, Any], table: tuple[Row, ...] = LONG_TERM_ROWS) -> str:
+    """Each long-term (or reasoning: ``table``) call on each backend: memory-core's median
+    and in brackets its time over the floor's, then the target (at most that many times
+    the floor's)."""
     rows = []
-    for row in LONG_TERM_ROWS:
+    for row in table:
         cells = [row.label]
         target = None
         for backend in LONG_TERM_BACKENDS:
@@ -222,6 +257,27 @@ def long_term_table(run: dict[str, Any]) -> str:
         rows.append(cells)
     head = ["call", *(BACKENDS[b] for b in LONG_TERM_BACKENDS), "target"]
     return _table(head, rows)
+
+
+def stats_growth_table(run: dict[str, Any]) -> str:
+    """One tool's statistics at a tenth of the traces and at all of them (1,000 → 10,000
+    traces at ``--full``), memory-core's and the floor's medians, per backend."""
+    lines = []
+    for label, workload in STATS_GROWTH:
+        for subject in ("memory-core", "floor"):
+            cells = [f"{label}: {subject}"]
+            for backend in LONG_TERM_BACKENDS:
+                entries = [
+                    e
+                    for e in run["workloads"]
+                    if e["backend"] == backend and e["workload"] == workload
+                ]
+                values = [_median(e, subject, "median_ms") for e in entries]
+                shown = " → ".join("—" if v is None else number(v) for v in values)
+                cells.append(f"{shown} ms" if values else "—")
+            lines.append(cells)
+    head = ["statistics of one tool", *(BACKENDS[b] for b in LONG_TERM_BACKENDS)]
+    return _table(head, lines)
 
 
 def growth_table(scale: dict[str, Any]) -> str:

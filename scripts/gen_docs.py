@@ -122,6 +122,24 @@ def bench_long_term_neo4j() -> str:
     return bench_docs.versus_table([run], "bolt", rows, bench_docs.NEO4J_PEERS)
 
 
+def bench_reasoning() -> str:
+    """Reasoning memory on each backend beside its floor, and the targets."""
+    run = bench_docs.load(bench_docs.REASONING_RUN)
+    return bench_docs.long_term_table(run, bench_docs.REASONING_ROWS)
+
+
+def bench_reasoning_growth() -> str:
+    """One tool's statistics as the store grows tenfold, beside the floor's."""
+    return bench_docs.stats_growth_table(bench_docs.load(bench_docs.REASONING_RUN))
+
+
+def bench_reasoning_neo4j() -> str:
+    """memory-core's reasoning calls on Neo4j beside neo4j-agent-memory's."""
+    run = bench_docs.load(bench_docs.REASONING_RUN)
+    rows = bench_docs.REASONING_ROWS
+    return bench_docs.versus_table([run], "bolt", rows, bench_docs.NEO4J_PEERS)
+
+
 def bench_growth() -> str:
     """Each store as it grows (the scale run)."""
     return bench_docs.growth_table(bench_docs.load(bench_docs.SCALE_RUN))
@@ -134,7 +152,13 @@ def bench_agents() -> str:
 
 def bench_runs() -> str:
     """The results files the page reports: when, at which sizes, with what software."""
-    runs = {**_speed_runs(), bench_docs.LONG_TERM_RUN: bench_docs.load(bench_docs.LONG_TERM_RUN)}
+    runs = {
+        **_speed_runs(),
+        **{
+            name: bench_docs.load(name)
+            for name in (bench_docs.LONG_TERM_RUN, bench_docs.REASONING_RUN)
+        },
+    }
     return bench_docs.runs_table(runs, bench_docs.load(bench_docs.SCALE_RUN))
 
 
@@ -184,6 +208,9 @@ BLOCKS: dict[str, list[tuple[str, Callable[[], str]]]] = {
         ("bench-postgres", bench_postgres),
         ("bench-long-term", bench_long_term),
         ("bench-long-term-neo4j", bench_long_term_neo4j),
+        ("bench-reasoning", bench_reasoning),
+        ("bench-reasoning-growth", bench_reasoning_growth),
+        ("bench-reasoning-neo4j", bench_reasoning_neo4j),
         ("bench-runs", bench_runs),
     ],
 }

@@ -6,8 +6,10 @@ Tool statistics are aggregate queries over the ``ToolCall`` nodes in scope, neve
 only ``error`` and ``timeout`` as failures and average durations over every call (a call
 without a duration as 0), so they cannot answer the contract's questions. They are kept
 exact for the reference's readers (each call adds to them, ``forget_user`` recomputes
-them). One user's statistics walk that user's traces; the whole store's, one tool's
-calls by the ``ToolCall(tool_name)`` index (or every call).
+them). One user's statistics of every tool walk that user's traces; of one tool, the
+planner starts from the user's traces or from the ``ToolCall(tool_name)`` index, as its
+statistics favour. The whole store's read one tool's calls by that index (or every
+call).
 
 Similar traces and step search score the candidates of full-text indexes (and, with a
 query vector, the cosine of ``task_embedding`` or a step's ``embedding``) as preference
@@ -51,6 +53,14 @@ USER_STATS = f"""
 MATCH (t:ReasoningTrace {{user_identifier: $user}}) WHERE {owned("t")}
 MATCH (t)-[:HAS_STEP]->(:ReasoningStep)-[:USES_TOOL]->(c:ToolCall)
 {_STATS}"""
+# The tool's name in the pattern, not after it: the planner may start from the
+# ToolCall(tool_name) index and climb to each call's trace, so a rare tool's statistics
+# do not read every call of the user.
+USER_TOOL_STATS = f"""
+MATCH (t:ReasoningTrace {{user_identifier: $user}})-[:HAS_STEP]->(:ReasoningStep)
+      -[:USES_TOOL]->(c:ToolCall {{tool_name: $tool}})
+WHERE {owned("t")}
+{_STATS}"""
 TOOL_STATS = f"MATCH (c:ToolCall {{tool_name: $tool}})\n{_STATS}"
 ALL_STATS = f"MATCH (c:ToolCall)\n{_STATS}"
 
@@ -67,7 +77,7 @@ RETURN s {{{STEP_FIELDS}, trace_id: t.id}} AS step
 async def tool_stats(conn: Connection, req: rq.ToolStatsQuery) -> list[ToolStats]:
     """The ``tool_stats`` hook: one aggregate query, by tool name."""
     if req.user_identifier is not None:
-        statement = USER_STATS
+        statement = USER_STATS if req.tool_name is None else USER_TOOL_STATS
     else:
         statement = ALL_STATS if req.tool_name is None else TOOL_STATS
     found = await conn.run_read(

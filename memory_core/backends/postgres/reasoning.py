@@ -2,8 +2,8 @@
 traces, steps, tool calls, statistics, similar traces and links (see :mod:`.traces` and
 :mod:`.trace_search`).
 
-A tool call is one replayable statement outside a transaction block; a start, a step, a
-completion and links run in a transaction; reads run outside one.
+A step and a tool call are each one replayable statement outside a transaction block; a
+start, a completion and links run in a transaction; reads run outside one.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ class PostgresReasoning:
 
     async def add_step(self, req: rq.AddStep) -> ReasoningStep:
         ident, now = str(uuid4()), datetime.now(UTC)
-        return await self._run(lambda tx: traces.add_step(tx, req, ident, now), write=True)
+        work = lambda tx: traces.add_step(tx, req, ident, now)  # noqa: E731
+        return await self._run(work, write=True, autocommit=True)
 
     async def record_tool_call(self, req: rq.RecordToolCall) -> ToolCall:
         ident, now = str(uuid4()), datetime.now(UTC)

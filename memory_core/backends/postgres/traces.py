@@ -2,12 +2,12 @@
 
 A trace records the caller's ``user_identifier`` in its tenant; a call whose scope has a
 user reaches only that user's traces, a call without one every trace of the tenant (see
-:func:`scope`). Steps and tool calls repeat their trace's tenant and user. A tool call is
-one statement outside a transaction block (its id is chosen before the first attempt: a
-replay after a lost connection finds the row it wrote). A start (the trigger checked,
-the trace, its link) is one transaction; a step raises its trace's ``last_step`` and
-inserts the step in one transaction, so concurrent appends get distinct, gapless numbers
-(the row lock orders them).
+:func:`scope`). Steps and tool calls repeat their trace's tenant and user. A step and a
+tool call are each one statement outside a transaction block, returning what it wrote
+(its id is chosen before the first attempt: a replay after a lost connection finds the
+row it wrote). A step's statement raises its trace's ``last_step`` and inserts the step,
+so concurrent appends get distinct, gapless numbers (the row lock orders them). A start
+(the trigger checked, the trace, its link) is one transaction.
 
 A message is known to a scope when its conversation is in the scope's tenant, an entity
 when it is the tenant's, as for the entities a preference links. The message a trace was
@@ -100,41 +100,40 @@ async def start(tx: Tx, req: rq.StartTrace, now: datetime) -> ReasoningTrace:
     return await _trace(tx, ident)
 
 
+_ADD_STEP = (
+    "WITH t AS (UPDATE {{s}}.traces r SET last_step = r.last_step + 1 WHERE r.id = %s AND "
+    "{where} RETURNING r.id, r.last_step, r.tenant, r.user_identifier) "
+    "INSERT INTO {{s}}.steps (id, trace_id, tenant, user_identifier, step_number, thought, "
+    "action, observation, metadata, embedding, words, created_at) SELECT %s, t.id, t.tenant, "
+    "t.user_identifier, t.last_step, %s, %s, %s, %s, %s::float8[], %s::text[], %s FROM t "
+    "RETURNING step_number"
+)
+
+
 async def add_step(tx: Tx, req: rq.AddStep, ident: str, now: datetime) -> ReasoningStep:
-    """The ``add_step`` hook (in a transaction): the trace's next number, then the step."""
+    """The ``add_step`` hook, one statement (``ident`` and ``now`` chosen once): the
+    trace's next number and the step. The trace's row lock orders concurrent appends; a
+    replay after a lost connection finds the step the first attempt wrote."""
     where, params = scope("r", req.scope)
-    row = await tx.row(
-        f"UPDATE {{s}}.traces r SET last_step = r.last_step + 1 WHERE r.id = %s AND {where} "
-        "RETURNING r.last_step, r.tenant, r.user_identifier",
-        [req.trace_id, *params],
-    )
-    if row is None:
-        raise NotFoundError.missing(BACKEND, "trace", req.trace_id, argument="trace_id")
-    number, tenant, user = row
     metadata = store_metadata(req.metadata)[0]
     texts = (
         store_optional(req.thought),
         store_optional(req.action),
         store_optional(req.observation),
     )
-    await tx.run(
-        "INSERT INTO {s}.steps (id, trace_id, tenant, user_identifier, step_number, thought, "
-        "action, observation, metadata, embedding, words, created_at) VALUES (%s, %s, %s, "
-        "%s, %s, %s, %s, %s, %s, %s::float8[], %s::text[], %s)",
-        (
-            ident,
-            req.trace_id,
-            tenant,
-            user,
-            number,
-            *texts,
-            metadata,
-            req.embedding,
-            words.of(req.thought, req.action, req.observation),
-            now,
-        ),
-    )
-    return to_step((ident, now, req.trace_id, number, *texts, metadata), [])
+    step_words = words.of(req.thought, req.action, req.observation)
+    values = [*texts, metadata, req.embedding, step_words, now]
+    try:
+        row = await tx.row(_ADD_STEP.format(where=where), [req.trace_id, *params, ident, *values])
+    except pg_errors.UniqueViolation as exc:
+        if exc.diag.constraint_name != "steps_pkey":
+            raise
+        row = await tx.row(  # a replay: the first attempt wrote it
+            "SELECT step_number FROM {s}.steps WHERE id = %s", (ident,)
+        )
+    if row is None:
+        raise NotFoundError.missing(BACKEND, "trace", req.trace_id, argument="trace_id")
+    return to_step((ident, now, req.trace_id, row[0], *texts, metadata), [])
 
 
 async def record_call(tx: Tx, req: rq.RecordToolCall, ident: str, now: datetime) -> ToolCall:
@@ -151,23 +150,23 @@ async def record_call(tx: Tx, req: rq.RecordToolCall, ident: str, now: datetime)
         now,
     ]
     try:
-        written = await tx.run(
-            "INSERT INTO {s}.tool_calls (id, step_id, tenant, user_identifier, tool_name, "
-            "arguments, result, status, duration_ms, error, created_at) SELECT %s, r.id, "
-            "r.tenant, r.user_identifier, %s, %s, %s, %s, %s, %s, %s FROM {s}.steps r "
-            f"WHERE r.id = %s AND {where}",
+        row = await tx.row(
+            "INSERT INTO {s}.tool_calls AS tc (id, step_id, tenant, user_identifier, "
+            "tool_name, arguments, result, status, duration_ms, error, created_at) SELECT %s, "
+            "r.id, r.tenant, r.user_identifier, %s, %s, %s, %s, %s, %s, %s FROM {s}.steps r "
+            f"WHERE r.id = %s AND {where} RETURNING {CALL_COLUMNS}",
             [*values, req.step_id, *params],
         )
     except pg_errors.UniqueViolation as exc:
         if exc.diag.constraint_name != "tool_calls_pkey":
             raise
-        written = 1  # a replay: the first attempt wrote it
+        row = await tx.row(  # a replay: the first attempt wrote it
+            f"SELECT {CALL_COLUMNS} FROM {{s}}.tool_calls tc WHERE tc.id = %s", (ident,)
+        )
     except pg_errors.ForeignKeyViolation:  # the step deleted meanwhile
-        written = 0
-    if not written:
+        row = None
+    if row is None:
         raise NotFoundError.missing(BACKEND, "step", req.step_id, argument="step_id")
-    row = await tx.row(f"SELECT {CALL_COLUMNS} FROM {{s}}.tool_calls tc WHERE tc.id = %s", (ident,))
-    assert row is not None
     return to_call(row)
 
 
