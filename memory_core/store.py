@@ -32,7 +32,9 @@ names, by what they are for:
 * transfers (a store with ``bulk_transfer``): :class:`ImportState`,
   :class:`TransferReport`, :class:`BulkTransfer`, :mod:`transfer_records` with
   :data:`Record` and :func:`parse_stamp`, the import rules' reasons (:data:`SAME_SESSION`
-  …) and id rules (:func:`own_id`, :func:`keeps_id`).
+  …) and id rules (:func:`own_id`, :func:`keeps_id`), and the decisions every bulk
+  importer shares (:class:`ImportRules`, :class:`TraceRules`, :func:`candidates`,
+  :func:`choose_id`; :data:`ALL_KINDS` for a hook's ``kinds``).
 """
 
 from __future__ import annotations
@@ -40,14 +42,25 @@ from __future__ import annotations
 from . import foreign, nams_wire, requests
 from .archive import records as transfer_records
 from .archive.hooks import (
+    ALL_KINDS,
     DERIVED_ID,
     FOREIGN_ENTITY,
     FOREIGN_ID,
+    FOREIGN_LINK,
+    FOREIGN_MESSAGE,
+    LINK_LOST,
+    MESSAGE_LOST,
+    NO_USER,
     NOT_CARRIED,
+    PRESENT,
     RENAMED,
     SAME_SESSION,
     SAME_SESSION_MESSAGES,
+    SAME_TRIPLE,
+    STEP_LOST,
+    STEP_NUMBER_TAKEN,
     TENANT_LOST,
+    TRACE_LOST,
     BulkTransfer,
     ImportState,
     keeps_id,
@@ -55,6 +68,7 @@ from .archive.hooks import (
 )
 from .archive.records import Record, parse_stamp
 from .archive.report import TransferReport
+from .archive.rules import ImportRules, TraceRules, candidates, choose_id
 from .capabilities import Capabilities
 from .cursors import cursor_error, decode_cursor, encode_cursor
 from .embedding import Embedder
@@ -108,16 +122,27 @@ from .validation import metadata_json, parse_uuid
 from .version import VERSION
 
 __all__ = [
+    "ALL_KINDS",
     "DEFAULTED_HOOKS",
     "DEFAULT_LIMITS",
     "DERIVED_ID",
     "FOREIGN_ENTITY",
     "FOREIGN_ID",
+    "FOREIGN_LINK",
+    "FOREIGN_MESSAGE",
+    "LINK_LOST",
+    "MESSAGE_LOST",
     "NOT_CARRIED",
+    "NO_USER",
+    "PRESENT",
     "RENAMED",
     "SAME_SESSION",
     "SAME_SESSION_MESSAGES",
+    "SAME_TRIPLE",
+    "STEP_LOST",
+    "STEP_NUMBER_TAKEN",
     "TENANT_LOST",
+    "TRACE_LOST",
     "VERSION",
     "AuthenticationError",
     "BulkTransfer",
@@ -133,6 +158,7 @@ __all__ = [
     "Erased",
     "ExtractionStatus",
     "Fact",
+    "ImportRules",
     "ImportState",
     "InvalidRequestError",
     "Limits",
@@ -157,11 +183,14 @@ __all__ = [
     "ToolCallStatus",
     "ToolStats",
     "TracePage",
+    "TraceRules",
     "TransferReport",
     "TransportError",
     "UserStats",
     "candidate_pool",
+    "candidates",
     "canonical_uuid",
+    "choose_id",
     "cursor_error",
     "decode_cursor",
     "default_store_path",

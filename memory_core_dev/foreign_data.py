@@ -23,6 +23,8 @@ import argparse
 import os
 import sys
 import warnings
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 from uuid import uuid4
 
@@ -102,9 +104,11 @@ def add_postgres_adversarial(url: str, schema: str, tag: str) -> None:
                 conn.execute(statement, params)
 
 
-async def add_reference_writes(uri: str, auth: Auth, tag: str, sessions: int = 3) -> None:
-    """Conversations written by the reference library's own API (no embedder, no
-    extraction), sessions ``reference-{tag}-{n}``, several messages each."""
+@asynccontextmanager
+async def reference_client(uri: str, auth: Auth) -> AsyncIterator[Any]:
+    """A connected ``Neo4jClient`` of the reference library (neo4j-agent-memory, the
+    ``bench`` extra) on ``uri``, its constraints and indexes set up; closed on exit. Wrap
+    it in the reference's memory class a test reads with (``ShortTermMemory(client)``…)."""
     from pydantic import SecretStr
 
     with warnings.catch_warnings():
@@ -112,7 +116,6 @@ async def add_reference_writes(uri: str, auth: Auth, tag: str, sessions: int = 3
         from neo4j_agent_memory.config.settings import Neo4jConfig
         from neo4j_agent_memory.graph.client import Neo4jClient
         from neo4j_agent_memory.graph.schema import SchemaManager
-        from neo4j_agent_memory.memory.short_term import ShortTermMemory
 
     user, password = auth or ("neo4j", "unused-auth-is-off")
     client = Neo4jClient(Neo4jConfig(uri=uri, username=user, password=SecretStr(password)))
@@ -121,6 +124,17 @@ async def add_reference_writes(uri: str, auth: Auth, tag: str, sessions: int = 3
         schema = SchemaManager(client)
         await schema.setup_constraints()
         await schema.setup_indexes()
+        yield client
+    finally:
+        await client.close()
+
+
+async def add_reference_writes(uri: str, auth: Auth, tag: str, sessions: int = 3) -> None:
+    """Conversations written by the reference library's own API (no embedder, no
+    extraction), sessions ``reference-{tag}-{n}``, several messages each."""
+    from neo4j_agent_memory.memory.short_term import ShortTermMemory
+
+    async with reference_client(uri, auth) as client:
         memory = ShortTermMemory(client)
         for n in range(sessions):
             session = f"reference-{tag}-{n}"
@@ -131,8 +145,6 @@ async def add_reference_writes(uri: str, auth: Auth, tag: str, sessions: int = 3
                 [{"role": "user", "content": "batched"}, {"role": "system", "content": "ok"}],
                 generate_embeddings=False,
             )
-    finally:
-        await client.close()
 
 
 def _auth_from_env() -> Auth:

@@ -2,8 +2,9 @@
 
 An archive is JSON Lines. Every line is one object whose ``"record"`` key names its kind:
 ``header`` (first), ``entity``, ``conversation``, ``message``, ``mention``, since format
-version 2 ``relationship``, ``preference`` and ``fact``, and ``end`` (last; its absence
-means the archive was cut short). The JSON Schema of every kind ships as
+version 2 ``relationship``, ``preference`` and ``fact``, since format version 3 ``trace``,
+``step`` and ``tool_call``, and ``end`` (last; its absence means the archive was cut
+short). The JSON Schema of every kind ships as
 ``memory_core/transfer/schema.json``; :func:`check_record` applies the same rules without
 needing ``jsonschema`` at run time.
 """
@@ -19,13 +20,26 @@ from typing import Any
 from ..capabilities import Capabilities
 from ..errors import InvalidRequestError
 from ..limits import DEFAULT_LIMITS, Limits
-from ..models import Conversation, Entity, Fact, Message, MessageRole, Preference, Relationship
+from ..models import (
+    Conversation,
+    Entity,
+    Fact,
+    Message,
+    MessageRole,
+    Preference,
+    ReasoningStep,
+    ReasoningTrace,
+    Relationship,
+    ToolCall,
+    ToolCallStatus,
+)
 from ..validation import (
     MAX_LINKED_ENTITIES,
     RELATION_TYPE,
     check_aliases,
     check_entity_type,
     check_identifier,
+    check_json_value,
     check_metadata,
     check_str,
     check_threshold,
@@ -33,7 +47,7 @@ from ..validation import (
 from .errors import ArchiveError
 
 FORMAT = "memory-core-archive"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 # The versions this code reads (a reader of version N refuses N + 1 and anything below 1).
 READS_VERSIONS = range(1, FORMAT_VERSION + 1)
 # The largest seq, position or count an archive may carry: exact in every JSON reader
@@ -49,15 +63,24 @@ KINDS = (
     "relationship",
     "preference",
     "fact",
+    "trace",
+    "step",
+    "tool_call",
     "end",
 )
 # The long-term kinds, added in format version 2 (a version-1 archive holds none), in
 # the order they follow a tenant's conversations.
 LONG_TERM = ("relationship", "preference", "fact")
-SINCE_VERSION = dict.fromkeys(LONG_TERM, 2)
+# The reasoning kinds, added in format version 3, after a tenant's facts: each trace
+# followed by its steps, each step by its tool calls.
+REASONING = ("trace", "step", "tool_call")
+SINCE_VERSION = {**dict.fromkeys(LONG_TERM, 2), **dict.fromkeys(REASONING, 3)}
+# The kinds a header's ``not_exported`` may name (what an export could not read).
+OMITTABLE = (*LONG_TERM, *REASONING)
 # As the public API takes them (memory_core.long_term, which this package may not import:
 # it would close a circle through the store interface; a test holds the two equal).
 ROLES = frozenset(r.value for r in MessageRole)
+STATUSES = frozenset(s.value for s in ToolCallStatus)
 
 Record = dict[str, Any]
 
@@ -237,6 +260,59 @@ def fact(item: Fact, embedding: list[float] | None = None) -> Record:
     }
 
 
+def trace_record(trace: ReasoningTrace, embedding: list[float] | None = None) -> Record:
+    """A trace record, without its steps (they follow it as records of their own);
+    ``embedding`` is the stored vector of its task (the model does not carry it)."""
+    return {
+        "record": "trace",
+        "id": trace.id,
+        "session_id": trace.session_id,
+        "task": trace.task,
+        "outcome": trace.outcome,
+        "success": trace.success,
+        "metadata": trace.metadata,
+        "user_identifier": trace.user_identifier,
+        "started_at": stamp(trace.started_at),
+        "completed_at": stamp(trace.completed_at),
+        "message_ids": list(trace.message_ids),
+        "entity_ids": list(trace.entity_ids),
+        "embedding": embedding,
+    }
+
+
+def step_record(step: ReasoningStep, embedding: list[float] | None = None) -> Record:
+    """A step record, without its tool calls (they follow it as records of their own);
+    ``embedding`` is the stored vector (the model does not carry it)."""
+    return {
+        "record": "step",
+        "id": step.id,
+        "trace_id": step.trace_id,
+        "step_number": step.step_number,
+        "thought": step.thought,
+        "action": step.action,
+        "observation": step.observation,
+        "metadata": step.metadata,
+        "created_at": stamp(step.created_at),
+        "embedding": embedding,
+    }
+
+
+def tool_call_record(call: ToolCall) -> Record:
+    """A tool call record."""
+    return {
+        "record": "tool_call",
+        "id": call.id,
+        "step_id": call.step_id,
+        "tool_name": call.tool_name,
+        "arguments": call.arguments,
+        "result": call.result,
+        "status": call.status.value,
+        "duration_ms": call.duration_ms,
+        "error": call.error,
+        "created_at": stamp(call.created_at),
+    }
+
+
 def end(counts: Mapping[str, int], truncated: list[Record], unreadable: list[str]) -> Record:
     """The last record: totals, truncated conversations, what could not be read."""
     return {
@@ -256,6 +332,9 @@ _DICT = (dict,)
 _LIST_OR_NONE = (list, type(None))
 _NUMBER = (int, float)
 _OPT_STAMP = _OPT_STR
+_OPT_BOOL = (bool, type(None))
+_OPT_INT = (int, type(None))
+_JSON = (dict, list, str, int, float, bool, type(None))
 
 # kind -> field -> (allowed types, required)
 FIELDS: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
@@ -345,13 +424,57 @@ FIELDS: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
         "created_at": (_STR, True),
         "embedding": (_LIST_OR_NONE, False),
     },
+    "trace": {
+        "id": (_STR, True),
+        "session_id": (_STR, True),
+        "task": (_STR, True),
+        "outcome": (_OPT_STR, False),
+        "success": (_OPT_BOOL, False),
+        "metadata": (_DICT, True),
+        "user_identifier": (_OPT_STR, True),
+        "started_at": (_STR, True),
+        "completed_at": (_OPT_STAMP, False),
+        "message_ids": ((list,), True),
+        "entity_ids": ((list,), True),
+        "embedding": (_LIST_OR_NONE, False),
+    },
+    "step": {
+        "id": (_STR, True),
+        "trace_id": (_STR, True),
+        "step_number": (_INT, True),
+        "thought": (_OPT_STR, False),
+        "action": (_OPT_STR, False),
+        "observation": (_OPT_STR, False),
+        "metadata": (_DICT, True),
+        "created_at": (_STR, True),
+        "embedding": (_LIST_OR_NONE, False),
+    },
+    "tool_call": {
+        "id": (_STR, True),
+        "step_id": (_STR, True),
+        "tool_name": (_STR, True),
+        "arguments": (_DICT, True),
+        "result": (_JSON, False),
+        "status": (_STR, True),
+        "duration_ms": (_OPT_INT, False),
+        "error": (_OPT_STR, False),
+        "created_at": (_STR, True),
+    },
     "end": {
         "counts": (_DICT, True),
         "truncated": ((list,), False),
         "unreadable": ((list,), False),
     },
 }
-STAMPS = {"created_at", "updated_at", "superseded_at", "valid_from", "valid_until"}
+STAMPS = {
+    "created_at",
+    "updated_at",
+    "superseded_at",
+    "valid_from",
+    "valid_until",
+    "started_at",
+    "completed_at",
+}
 UUID_FIELDS = {
     "conversation": ("id",),
     "message": ("id", "conversation_id"),
@@ -361,6 +484,8 @@ ORDINALS = {
     "conversation": ("message_count",),
     "message": ("seq",),
     "mention": ("position",),
+    "step": ("step_number",),
+    "tool_call": ("duration_ms",),
 }
 _UUID_TEXT = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 
@@ -404,7 +529,7 @@ def check_record(value: Any, line: int | None = None, limits: Limits = DEFAULT_L
             raise ArchiveError(f"{kind}.{name} is not a UUID (8-4-4-4-12 hex digits)", line=line)
         value[name] = value[name].lower()
     for name in ORDINALS.get(kind, ()):
-        if name in value and not 0 <= value[name] <= MAX_ORDINAL:
+        if value.get(name) is not None and not 0 <= value[name] <= MAX_ORDINAL:
             raise ArchiveError(f"{kind}.{name} must be within 0..{MAX_ORDINAL}", line=line)
     if kind == "header":
         _check_header(value, line)
@@ -434,12 +559,12 @@ def _check_header(value: Record, line: int | None) -> None:
     for item in value.get("not_exported", ()):
         if not (
             isinstance(item, dict)
-            and item.get("kind") in LONG_TERM
+            and item.get("kind") in OMITTABLE
             and isinstance(item.get("reason"), str)
         ):
             raise ArchiveError(
-                "header.not_exported: each item is {kind, reason} of a long-term kind "
-                f"({', '.join(LONG_TERM)})",
+                "header.not_exported: each item is {kind, reason} of a long-term or "
+                f"reasoning kind ({', '.join(OMITTABLE)})",
                 line=line,
             )
 
@@ -569,6 +694,65 @@ def _check_fact(record: Record, limits: Limits) -> None:
     _long_term_common(record)
 
 
+def _check_trace(record: Record, limits: Limits) -> None:
+    check_identifier(record["id"], "id", limits, plain=True)
+    check_identifier(record["session_id"], "session_id", limits, plain=True)
+    _user(record, limits)
+    _text(record, "task", limits)
+    _text(record, "outcome", limits)
+    record["metadata"] = check_metadata(record["metadata"], "metadata", limits)
+    completed = record.get("completed_at")
+    if completed is None:
+        for name in ("outcome", "success"):
+            if record.get(name) is not None:
+                raise InvalidRequestError("is set without completed_at", argument=name)
+    elif parse_stamp(completed) < parse_stamp(record["started_at"]):
+        raise InvalidRequestError("must not be earlier than started_at", argument="completed_at")
+    for name in ("message_ids", "entity_ids"):
+        _distinct_ids(record[name], name, limits)
+    _vector(record)
+
+
+def _distinct_ids(ids: list[Any], name: str, limits: Limits) -> None:
+    """A list of record ids, each once."""
+    for ident in ids:
+        if not isinstance(ident, str):
+            raise InvalidRequestError("must hold ids (strings)", argument=name)
+        check_identifier(ident, name, limits, plain=True)
+    if len(set(ids)) != len(ids):
+        raise InvalidRequestError("names a record twice", argument=name)
+
+
+def _check_step(record: Record, limits: Limits) -> None:
+    check_identifier(record["id"], "id", limits, plain=True)
+    check_identifier(record["trace_id"], "trace_id", limits, plain=True)
+    if record["step_number"] < 1:
+        raise InvalidRequestError("must be at least 1", argument="step_number")
+    texts = ("thought", "action", "observation")
+    for name in texts:
+        _text(record, name, limits)
+    if all(record.get(name) is None for name in texts):
+        raise InvalidRequestError(
+            "a step needs a thought, an action or an observation", argument="thought"
+        )
+    record["metadata"] = check_metadata(record["metadata"], "metadata", limits)
+    _vector(record)
+
+
+def _check_tool_call(record: Record, limits: Limits) -> None:
+    check_identifier(record["id"], "id", limits, plain=True)
+    check_identifier(record["step_id"], "step_id", limits, plain=True)
+    check_identifier(record["tool_name"], "tool_name", limits)
+    record["arguments"] = check_metadata(record["arguments"], "arguments", limits)
+    record["result"] = check_json_value(record.get("result"), "result", limits)
+    if record["status"] not in STATUSES:
+        raise InvalidRequestError(
+            f"{_short(record['status'])} is not one of {', '.join(sorted(STATUSES))}",
+            argument="status",
+        )
+    _text(record, "error", limits)
+
+
 def _text(record: Record, name: str, limits: Limits) -> None:
     """A non-empty text within ``max_content_chars`` (an optional one may be null)."""
     if record.get(name) is not None:
@@ -604,4 +788,7 @@ _CONTENT_CHECKS: dict[str, Callable[[Record, Limits], None]] = {
     "relationship": _check_relationship,
     "preference": _check_preference,
     "fact": _check_fact,
+    "trace": _check_trace,
+    "step": _check_step,
+    "tool_call": _check_tool_call,
 }

@@ -7,11 +7,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-KIND_ORDER = ("conversation", "message", "entity", "mention", "relationship", "preference", "fact")
+KIND_ORDER = (
+    "conversation",
+    "message",
+    "entity",
+    "mention",
+    "relationship",
+    "preference",
+    "fact",
+    "trace",
+    "step",
+    "tool_call",
+)
 
 
 def counted(count: int, kind: str) -> str:
-    """``1 entity``, ``2 entities``, ``1,200 messages``."""
+    """``1 entity``, ``2 entities``, ``1,200 messages``, ``3 tool calls``."""
+    kind = kind.replace("_", " ")
     if count == 1:
         return f"1 {kind}"
     return f"{count:,} {kind[:-1]}ies" if kind.endswith("y") else f"{count:,} {kind}s"

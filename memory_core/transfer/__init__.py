@@ -2,7 +2,8 @@
 
 The archive is JSON Lines (gzip when the file name ends in ``.gz``), one record per
 line — ``header``, ``entity``, ``conversation``, ``message``, ``mention``,
-``relationship``, ``preference``, ``fact``, ``end`` (format version 2) — as described by
+``relationship``, ``preference``, ``fact``, ``trace``, ``step``, ``tool_call``, ``end``
+(format version 3) — as described by
 the JSON Schema shipped in ``schema.json`` (:func:`schema`). See the documentation
 page "Moving memory between backends" (``docs/transfer.md``).
 """

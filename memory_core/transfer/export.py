@@ -8,12 +8,14 @@ from typing import IO, Any
 
 from ..archive import records as rec
 from ..archive.files import PathLike, dump_line, replacing
+from ..archive.hooks import carried_kinds
 from ..archive.records import Record
 from ..archive.report import TransferReport
 from ..backend import MemoryBackend
 from ..errors import InvalidRequestError, MemoryCoreError
 from ..models import Conversation, EntityType
 from ..validation import check_optional_str
+from .public_traces import public_traces
 
 # Where a conversation's session name (and title) is kept on a target that issues its
 # own conversation ids (NAMS), so that an export from there gives the names back.
@@ -50,7 +52,10 @@ async def iter_records(
     report = report if report is not None else TransferReport()
     await backend.connect()
     hook = backend.store.bulk_transfer()
-    omitted = {} if hook is not None or prefix is not None else _not_listable(backend)
+    if hook is not None:
+        omitted = _not_carried_by(hook, backend)
+    else:
+        omitted = {} if prefix is not None else _not_listable(backend)
     report.unreadable.extend(unlisted(omitted))
     yield rec.header(
         backend.name,
@@ -72,7 +77,7 @@ async def iter_records(
         counts[kind] += 1
         report.copy(kind)
         yield record
-    for kind in ("entity", "conversation", "message", "mention", *rec.LONG_TERM):
+    for kind in ("entity", "conversation", "message", "mention", *rec.LONG_TERM, *rec.REASONING):
         counts.setdefault(kind, 0)
     yield rec.end(counts, report.truncated, report.unreadable)
 
@@ -95,10 +100,12 @@ async def export_memory(
     ``users`` limits the export to those users (required for a multi-tenant backend
     without a bulk hook: the public API cannot list users); ``session_prefix`` to
     sessions whose name starts with it (then no relationship, preference or fact is
-    exported: they belong to no session). Without a bulk hook, facts and relationships
-    cannot be listed: the header's ``not_exported`` and the report say so. Memory use is
-    bounded by one page of records (one conversation when reading through the public
-    API).
+    exported: they belong to no session; traces of those sessions are). Without a bulk
+    hook, facts and relationships cannot be listed: the header's ``not_exported`` and the
+    report say so; traces are read with ``list_traces_page`` and ``get_trace``, without
+    their embeddings (the report says so). Memory use is bounded by one page of records
+    (one conversation, or one trace, when reading through the public API; the ids of a
+    user's traces are held to put them in archive order).
     """
     report = TransferReport(on_progress=on_progress)
     report.started()
@@ -134,8 +141,27 @@ NOT_LISTABLE = {
 }
 
 
-# The capability flag a store needs to hold each long-term kind.
-FLAGS = {"relationship": "relationships", "preference": "preferences", "fact": "facts"}
+# The capability flag a store needs to hold each long-term and reasoning kind.
+FLAGS = {
+    "relationship": "relationships",
+    "preference": "preferences",
+    "fact": "facts",
+    "trace": "traces",
+    "step": "traces",
+    "tool_call": "traces",
+}
+HOOK_LACKS = "the {name} bulk transfer does not read them yet"
+NO_TRACE_VECTORS = "the public API gives no embeddings"
+
+
+def _not_carried_by(hook: object, backend: MemoryBackend) -> dict[str, str]:
+    """The kinds the source holds (its flag) that its bulk transfer does not read."""
+    carried = carried_kinds(hook)
+    return {
+        kind: HOOK_LACKS.format(name=backend.name)
+        for kind, flag in FLAGS.items()
+        if kind not in carried and backend.capabilities.supports(flag)
+    }
 
 
 def _not_listable(backend: MemoryBackend) -> dict[str, str]:
@@ -177,6 +203,14 @@ async def _public_records(
                 yield record
         if prefix is None and caps.preferences:
             async for record in _preference_records(backend, user, seen):
+                yield record
+        if caps.traces:
+            async for record in public_traces(backend, user, prefix, report):
+                if record["record"] == "trace":  # the entities it links come before it
+                    for entity_id in record["entity_ids"]:
+                        if entity_id not in seen:
+                            seen.add(entity_id)
+                            yield await _entity_record(backend, entity_id, None, None, user)
                 yield record
 
 

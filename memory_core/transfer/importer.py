@@ -8,14 +8,14 @@ from typing import IO, Any
 
 from ..archive.errors import ArchiveError
 from ..archive.files import BadLines, PathLike, open_archive, read_records
-from ..archive.hooks import BulkTransfer, ImportState, OnConflict
-from ..archive.records import Record
+from ..archive.hooks import ALL_KINDS, BulkTransfer, ImportState, OnConflict, carried_kinds
+from ..archive.records import REASONING, Record
 from ..archive.report import TransferReport
 from ..backend import MemoryBackend
 from ..errors import InvalidRequestError
 from ..limits import Limits
 from ..validation import check_int
-from .export import FLAGS, unlisted
+from .export import FLAGS, HOOK_LACKS, unlisted
 from .public_writer import PublicWriter
 
 ON_CONFLICT: tuple[OnConflict, ...] = ("skip", "overwrite", "new-ids")
@@ -114,6 +114,8 @@ class _References:
         self.messages: set[str] = set()  # of the current conversation only
         self.max_mentions = max_mentions
         self.mentions: dict[str, int] = {}  # per message of the current conversation
+        self.trace: str | None = None  # the last trace: its steps follow it
+        self.step: str | None = None  # the last step of that trace: its tool calls follow it
 
     def check(self, record: Record, line: int | None) -> None:
         kind = record["record"]
@@ -136,6 +138,8 @@ class _References:
             self.messages.add(record["id"])
         elif kind in ("preference", "relationship"):
             self._linked(record, line)
+        elif kind in REASONING:
+            self._reasoning(record, line)
         elif kind == "mention":
             if record["message_id"] not in self.messages:
                 raise ArchiveError(
@@ -153,6 +157,24 @@ class _References:
                     line=line,
                 )
             self.mentions[record["message_id"]] = count + 1
+
+    def _reasoning(self, record: Record, line: int | None) -> None:
+        """A trace's steps follow it, and a step's tool calls follow the step."""
+        kind = record["record"]
+        if kind == "trace":
+            self.trace, self.step = record["id"], None
+        elif kind == "step":
+            if record["trace_id"] != self.trace:
+                raise ArchiveError(
+                    f"step {record['id']} does not follow its trace {record['trace_id']}",
+                    line=line,
+                )
+            self.step = record["id"]
+        elif record["step_id"] != self.step:
+            raise ArchiveError(
+                f"tool call {record['id']} does not follow its step {record['step_id']}",
+                line=line,
+            )
 
     def _linked(self, record: Record, line: int | None) -> None:
         """A preference's linked entities and a relationship's ends come before it."""
@@ -183,6 +205,7 @@ async def write_records(
     :func:`import_memory`)."""
     await backend.connect()
     hook = backend.store.bulk_transfer() if mode != "new-ids" else None
+    carried = carried_kinds(hook) if hook is not None else ALL_KINDS
     state = ImportState(mode, report)
     writer: _HookWriter | PublicWriter
     writer = (
@@ -213,6 +236,9 @@ async def write_records(
                 if kind in FLAGS and not backend.capabilities.supports(FLAGS[kind]):
                     report.skip(kind, no_flag(backend, kind))
                     continue
+                if kind not in carried:
+                    report.skip(kind, HOOK_LACKS.format(name=backend.name))
+                    continue
                 await writer.add(record)
         except ArchiveError:
             # What came before the bad line is written, nothing after it.
@@ -230,7 +256,8 @@ UNHANDLED = "the target's bulk transfer did not write them"
 
 def no_flag(backend: MemoryBackend, kind: str) -> str:
     """Why a record of ``kind`` is skipped: the target lacks the flag for it."""
-    return f"{backend.name} stores no {kind}s (capability {FLAGS[kind]!r} is False)"
+    kinds = kind.replace("_", " ") + "s"
+    return f"{backend.name} stores no {kinds} (capability {FLAGS[kind]!r} is False)"
 
 
 def _note_omitted(header: Record, report: TransferReport) -> None:

@@ -1,7 +1,8 @@
 """Importing through the public contract: any backend, ids issued by the target.
 
 Used for targets without a bulk hook (NAMS, third-party backends) and for
-``on_conflict="new-ids"``. Messages go in batches (``add_messages_batch``, which keeps
+``on_conflict="new-ids"``. Traces, steps and tool calls go through
+:mod:`.public_traces`. Messages go in batches (``add_messages_batch``, which keeps
 caller timestamps where the target can) except those carrying an idempotency key or
 mentions the target can store, which go one by one through ``add_message`` (the only
 call that takes them; their timestamp is then the target's). Everything the target
@@ -21,13 +22,14 @@ from typing import Any
 
 from ..archive.files import PathLike
 from ..archive.hooks import TENANT_LOST, ImportState
-from ..archive.records import Record, parse_stamp
+from ..archive.records import REASONING, Record, parse_stamp
 from ..backend import MemoryBackend
 from ..errors import InvalidRequestError, NotFoundError, NotSupportedError
 from ..models import EntityRef, Message
 from .checkpoint import Checkpoint, Progress
 from .export import SESSION_KEY
 from .public_long_term import NO_IDS, LongTermWriter
+from .public_traces import TraceWriter
 
 MAX_CHUNK = 100
 
@@ -64,6 +66,7 @@ class PublicWriter:
         self.chunk = min(self.caps.max_bulk_messages or MAX_CHUNK, MAX_CHUNK)
         self.current: _Current | None = None
         self.long_term = LongTermWriter(backend, state, self.checkpoint)
+        self.traces = TraceWriter(backend, state, self.checkpoint)
 
     def close(self) -> None:
         self.checkpoint.close()
@@ -71,6 +74,7 @@ class PublicWriter:
     async def finish(self) -> None:
         await self._flush()
         await self.long_term.finish()
+        await self.traces.finish()
 
     async def add(self, record: Record) -> None:
         kind = record["record"]
@@ -83,6 +87,9 @@ class PublicWriter:
             self._mention(record)
         elif kind == "entity":
             await self._entity(record)
+        elif kind in REASONING:
+            await self._flush()
+            await self.traces.add(record)
         else:
             await self._flush()  # the conversation before it is written whole first
             await self.long_term.add(record)

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from memory_core import EntityRef, MemoryBackend
+from memory_core.backends.embedded import EmbeddedStore
 from memory_core.transfer import export_memory
 
 BASE = datetime(2026, 5, 20, 9, 30, 0, 123457, tzinfo=UTC)
@@ -177,3 +178,19 @@ async def populate_long_term(
         user_identifier=user,
     )
     await backend.add_fact("Lisbon", "IS_IN", "Portugal", user_identifier=user)
+
+
+class PublicStore(EmbeddedStore):
+    """The embedded store without its bulk hook: transfers go through the public API."""
+
+    def bulk_transfer(self) -> None:
+        return None
+
+
+def backend_of(store: type[EmbeddedStore], **options: Any) -> MemoryBackend:
+    """An in-memory backend on ``store`` (an embedded store with other flags or hooks)."""
+
+    class Backend(MemoryBackend):
+        store_class = store
+
+    return Backend("memory://", **options)

@@ -14,10 +14,22 @@ import pytest
 from memory_core import InvalidRequestError, open_backend
 from memory_core.transfer import export_memory
 from tests.transfer.sample import populate, populate_long_term
+from tests.transfer.trace_sample import populate_traces
 
 pytestmark = pytest.mark.anyio
 
-KINDS = ("entity", "conversation", "message", "mention", "relationship", "preference", "fact")
+KINDS = (
+    "entity",
+    "conversation",
+    "message",
+    "mention",
+    "relationship",
+    "preference",
+    "fact",
+    "trace",
+    "step",
+    "tool_call",
+)
 
 
 async def _records(url: str = "memory://", fill: bool = True) -> list[dict[str, Any]]:
@@ -25,6 +37,7 @@ async def _records(url: str = "memory://", fill: bool = True) -> list[dict[str, 
         if fill:
             await populate(source)
             await populate_long_term(source)
+            await populate_traces(source, None)
         out = io.StringIO()
         await export_memory(source, out)
     return [json.loads(line) for line in out.getvalue().splitlines()]

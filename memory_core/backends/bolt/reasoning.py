@@ -81,26 +81,28 @@ STEP_FIELDS = f""".id, .step_number, .thought, .action, .observation, .metadata,
 STEP_PROJECTION = f"s {{{STEP_FIELDS}}}"
 HEADER = """t {.id, .session_id, .task, .outcome, .success, .metadata, .user_identifier,
     .started_at, .completed_at}"""
+# A trace's linked ids, in the order linked (a projection's fields).
+LINKS = """message_ids: COLLECT {
+        MATCH (t)-[r:INITIATED_BY|TOUCHED]->(m:Message)
+        RETURN m.id AS id ORDER BY type(r) = 'TOUCHED', r.recorded_at, r.position, id
+    },
+    entity_ids: COLLECT {
+        CALL (t) {
+            MATCH (t)-[r:TOUCHED]->(e:Entity)
+            RETURN e.id AS id, [0, r.recorded_at, r.position] AS key
+          UNION
+            MATCH (t)-[:HAS_STEP]->(s:ReasoningStep)-[r:TOUCHED]->(e:Entity)
+            RETURN e.id AS id, [1, s.step_number, r.recorded_at] AS key
+        }
+        RETURN id ORDER BY key, id
+    }"""
 FULL = f"""t {{.id, .session_id, .task, .outcome, .success, .metadata, .user_identifier,
     .started_at, .completed_at,
     steps: COLLECT {{
         MATCH (t)-[:HAS_STEP]->(s:ReasoningStep)
         RETURN {STEP_PROJECTION} AS step ORDER BY s.step_number, s.id
     }},
-    message_ids: COLLECT {{
-        MATCH (t)-[r:INITIATED_BY|TOUCHED]->(m:Message)
-        RETURN m.id AS id ORDER BY type(r) = 'TOUCHED', r.recorded_at, r.position, id
-    }},
-    entity_ids: COLLECT {{
-        CALL (t) {{
-            MATCH (t)-[r:TOUCHED]->(e:Entity)
-            RETURN e.id AS id, [0, r.recorded_at, r.position] AS key
-          UNION
-            MATCH (t)-[:HAS_STEP]->(s:ReasoningStep)-[r:TOUCHED]->(e:Entity)
-            RETURN e.id AS id, [1, s.step_number, r.recorded_at] AS key
-        }}
-        RETURN id ORDER BY key, id
-    }}}}"""
+    {LINKS}}}"""
 
 START = f"""
 WITH CASE WHEN $trigger IS NULL OR any(mid IN [$trigger] WHERE {_KNOWN_MESSAGE})

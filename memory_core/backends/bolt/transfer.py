@@ -4,26 +4,30 @@ Export reads in pages (entities by id, conversations by session id, messages by 
 on the ``Message(conversation_id, seq)`` index), each page in its own read transaction.
 A conversation another library wrote (no ``seq``) is read in its timestamp order and
 numbered 1, 2, …. Each tenant's relationships, preferences and facts follow its
-conversations (:mod:`.transfer_long_term`). Import writes a batch of records in one
-write transaction, in five phases (entities, conversations, messages, mentions, then
-the long-term records of :mod:`.transfer_long_term_import`: every record only refers to
-kinds of an earlier phase, or, for a preference's successor, is linked once that is
-there), keeping ids, sequence numbers, timestamps, embeddings, idempotency keys and the
-order of a message's mentions (``MENTIONS.position``). The graph it writes is the one the
-backend itself writes: HAS_MESSAGE, FIRST_MESSAGE, NEXT_MESSAGE chain,
-``next_seq``/``message_count``, User nodes, entity labels and keys.
+conversations (:mod:`.transfer_long_term`), then its traces with their steps and tool
+calls (:mod:`.transfer_traces`). Import writes a batch of records in one write
+transaction, in six phases (entities, conversations, messages, mentions, the long-term
+records of :mod:`.transfer_long_term_import`, then the traces, steps and tool calls of
+:mod:`.transfer_traces_import`: every record only refers to kinds of an earlier phase,
+or, for a preference's successor, is linked once that is there), keeping ids, sequence
+numbers, timestamps, embeddings, idempotency keys and the order of a message's mentions
+(``MENTIONS.position``). The graph it writes is the one the backend itself writes:
+HAS_MESSAGE, FIRST_MESSAGE, NEXT_MESSAGE chain, ``next_seq``/``message_count``, User
+nodes, entity labels and keys.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from neo4j import AsyncManagedTransaction
 
 from memory_core.store import (
+    ALL_KINDS,
     DERIVED_ID,
     FOREIGN_ENTITY,
     FOREIGN_ID,
@@ -33,6 +37,7 @@ from memory_core.store import (
     SAME_SESSION_MESSAGES,
     ImportState,
     Record,
+    TraceRules,
     TransferReport,
     keeps_id,
     own_id,
@@ -46,9 +51,12 @@ from .records import dump_metadata, read_conversation, read_message, session_uui
 from .session import Connection, rows
 from .transfer_long_term import entity_held, export_long_term
 from .transfer_long_term_import import LongTermWriter
+from .transfer_traces import export_traces
+from .transfer_traces_import import TraceWriter
 
 PAGE = 1000
 LONG_TERM = ("relationship", "preference", "fact")
+TRACE_KINDS = ("trace", "step", "tool_call")
 
 TENANTS = """
 CALL () {
@@ -59,6 +67,8 @@ CALL () {
     MATCH (p:Preference) WHERE p.tenant IS NOT NULL RETURN p.tenant AS t
   UNION
     MATCH (f:Fact) WHERE f.tenant IS NOT NULL RETURN f.tenant AS t
+  UNION
+    MATCH (r:ReasoningTrace) WHERE r.tenant IS NOT NULL RETURN r.tenant AS t
 }
 RETURN t ORDER BY t
 """
@@ -234,6 +244,9 @@ def _scope(conversation_id: str, key: str | None) -> str | None:
 class BoltTransfer:
     """Reads and writes archive records straight from and to the graph."""
 
+    # Every record kind, traces, steps and tool calls too.
+    kinds = ALL_KINDS
+
     def __init__(self, conn: Connection, multi_tenant: bool) -> None:
         self.conn = conn
         self.multi_tenant = multi_tenant
@@ -258,6 +271,8 @@ class BoltTransfer:
             if not session_prefix:  # long-term records belong to no session
                 async for record in export_long_term(self.conn, tenant, only, PAGE):
                     yield record
+            async for record in export_traces(self.conn, tenant, session_prefix, only, PAGE):
+                yield record
 
     async def _entities(
         self, tenant: str | None, prefix: str | None, users: list[str] | None
@@ -350,6 +365,10 @@ class BoltTransfer:
             for archive_id, (owner, target) in writer.renamed.items()
             if owner == writer.current
         }
+        state.messages = writer.moved
+        if writer.traced is not None:
+            state.traces, state.steps = writer.traced.traces, writer.traced.steps
+            state.trace_tenant = writer.traced.trace_tenant
         state.report.merge(writer.tally)
 
 
@@ -390,6 +409,10 @@ class _Importer:
         self.current: str | None = None
         # archive message id -> (its archive conversation, the id it got or None)
         self.renamed: dict[str, tuple[str, str | None]] = {}
+        # Every message of the import that did not keep its archive id (see ImportState).
+        self.moved: dict[str, str | None] = {}
+        # The state the batch's reasoning records left (None: the batch had none).
+        self.traced: ImportState | None = None
 
     def tenant(self, record: Record) -> tuple[bool, str | None]:
         """(placeable, tenant): a multi-tenant target needs a user on every record."""
@@ -407,6 +430,8 @@ class _Importer:
         self.conversations = dict(self.state.conversations)
         self.entities = dict(self.state.entities)
         self.reasons = dict(self.state.reasons)
+        self.moved = dict(self.state.messages)
+        self.traced = None
         current = self.state.current
         self.renamed = {}
         if current is not None:
@@ -433,6 +458,23 @@ class _Importer:
                 self.tally, self.entities, self.state.on_conflict, self.multi_tenant
             )
             await writer.run(tx, long_term)
+        traces = [r for r in self.records if r["record"] in TRACE_KINDS]
+        if traces:
+            await self.reasoning(tx, traces)
+
+    async def reasoning(self, tx: AsyncManagedTransaction, records: list[Record]) -> None:
+        """The batch's traces, steps and tool calls, on copies of the state's maps."""
+        work = replace(
+            self.state,
+            report=self.tally,
+            entities=self.entities,
+            messages=self.moved,
+            traces=dict(self.state.traces),
+            steps=dict(self.state.steps),
+        )
+        rules = TraceRules(work, self.tally, self.multi_tenant)
+        await TraceWriter(work, rules, self.multi_tenant).run(tx, records)
+        self.traced = work
 
     async def entity(self, tx: AsyncManagedTransaction, record: Record) -> None:
         placeable, tenant = self.tenant(record)
@@ -629,9 +671,11 @@ class _Importer:
             if target != record["id"]:
                 if place is not None and self.foreign(place["tenant"], tenant):
                     self.renamed[record["id"]] = (record["conversation_id"], None)
+                    self.moved[record["id"]] = None
                     self.tally.skip("message", FOREIGN_ID)
                     continue
                 self.renamed[record["id"]] = (record["conversation_id"], target)
+                self.moved[record["id"]] = target
             if target in written or (
                 place is not None and (place["cid"] == cid or self.state.on_conflict != "overwrite")
             ):

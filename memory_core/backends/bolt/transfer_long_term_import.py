@@ -34,10 +34,11 @@ from neo4j import AsyncManagedTransaction
 
 from memory_core.store import (
     FOREIGN_ID,
-    RENAMED,
+    ImportRules,
     Record,
     TransferReport,
-    own_id,
+    candidates,
+    choose_id,
     parse_stamp,
 )
 
@@ -45,11 +46,6 @@ from .records import dump_metadata
 from .relationships import UPPER_TYPE
 from .session import rows
 from .transfer_long_term import AWAITING, SUCCESSOR
-
-LINK_LOST = "its entity was not carried"
-FOREIGN_LINK = "its entity belongs to another tenant"
-SAME_TRIPLE = "a relationship with this source, type and target is already in the target"
-MULTI_TENANT_NEEDS_USER = "no user_identifier and the target is multi-tenant"
 
 # Whether each id is taken, and by which tenant.
 PLACES = {
@@ -192,21 +188,10 @@ class _Ids:
         self.holders = holders  # id -> its tenant (None too), absent when free
         self.multi_tenant = multi_tenant
 
-    @staticmethod
-    def candidates(kind: str, archive_id: str, tenant: str | None) -> list[str]:
-        return [archive_id, own_id(tenant or "", kind, archive_id)]
-
     def place(self, archive_id: str, tenant: str | None) -> tuple[str | None, bool]:
-        """The id a record takes in ``tenant`` and whether the tenant already has it: its
-        archive id, unless another tenant holds that (then one derived from the tenant,
-        which a re-run finds again); ``(None, False)`` when even that is another
-        tenant's."""
-        for ident in self.candidates(self.kind, archive_id, tenant):
-            if ident not in self.holders:
-                return ident, False
-            if not self.multi_tenant or self.holders[ident] == tenant:
-                return ident, True
-        return None, False
+        """The id a record takes in ``tenant`` and whether the tenant already has it
+        (:func:`~memory_core.archive.rules.choose_id`)."""
+        return choose_id(self.kind, archive_id, tenant, self.holders, self.multi_tenant)
 
     def take(self, ident: str, tenant: str | None) -> None:
         self.holders[ident] = tenant
@@ -226,19 +211,17 @@ class LongTermWriter:
     ) -> None:
         self.tally = tally
         self.entities = entities
-        self.overwrite = on_conflict == "overwrite"
         self.multi_tenant = multi_tenant
+        self.rules = ImportRules(tally, on_conflict, entities, multi_tenant)
         self.entity_tenants: dict[str, str | None] = {}
 
     async def run(self, tx: AsyncManagedTransaction, records: list[Record]) -> None:
         by_kind: dict[str, list[Placed]] = {}
         for record in records:
-            kind = record["record"]
-            user = record["user_identifier"]
-            if self.multi_tenant and not (isinstance(user, str) and user):
-                self.tally.skip(kind, MULTI_TENANT_NEEDS_USER)
+            tenant = self.rules.tenant(record, single=None)
+            if self.multi_tenant and tenant is None:
                 continue
-            by_kind.setdefault(kind, []).append((record, user if self.multi_tenant else None))
+            by_kind.setdefault(record["record"], []).append((record, tenant))
         await self.find_entities(tx, by_kind)
         await self.relationships(tx, by_kind.get("relationship", []))
         await self.preferences(tx, by_kind.get("preference", []))
@@ -270,27 +253,17 @@ class LongTermWriter:
         self, tx: AsyncManagedTransaction, kind: str, wanted: list[tuple[str, str | None]]
     ) -> _Ids:
         """Where the candidate ids of ``wanted`` (archive id, tenant) are."""
-        ids = list({i for a, t in wanted for i in _Ids.candidates(kind, a, t)})
+        ids = list({i for a, t in wanted for i in candidates(kind, a, t)})
         found = await rows(tx, PLACES[kind], ids=ids) if ids else []
         holders = {row["id"]: row["tenant"] for row in found if row["found"]}
         return _Ids(kind, holders, self.multi_tenant)
 
     def admit(self, ids: _Ids, record: Record, tenant: str | None) -> str | None:
         """The id ``record`` is written under, or None (counted) when it is skipped."""
-        kind = record["record"]
-        ident, present = ids.place(record["id"], tenant)
-        if ident is None:
-            self.tally.skip(kind, FOREIGN_ID)
-        elif present and not self.overwrite:
-            self.tally.skip(kind, "already in the target")
-            ident = None
-        return ident
+        return self.rules.admit(record["record"], *ids.place(record["id"], tenant))
 
     def copied(self, record: Record, ident: str) -> None:
-        kind = record["record"]
-        if ident != record["id"]:
-            self.tally.lose(f"{kind}.id", RENAMED)
-        self.tally.copy(kind)
+        self.rules.copied(record, ident)
 
     # ------------------------------------------------------------------ relationships
 
@@ -310,8 +283,7 @@ class LongTermWriter:
                 plan.drop_id(ident)
             triple = (ends[0], record["type"], ends[1])
             if plan.holds(triple):
-                if not self.overwrite:
-                    self.tally.skip("relationship", SAME_TRIPLE)
+                if not self.rules.keeps_triple():
                     continue
                 plan.drop_triple(triple)
             plan.create(triple, ident, _relationship_props(record, ident))
@@ -322,13 +294,7 @@ class LongTermWriter:
     def ends(self, record: Record, tenant: str | None) -> tuple[str, str] | None:
         """A relationship's source and target in the target, both of ``tenant``; ``None``
         (counted) when one was not carried or is another tenant's."""
-        names = (record["source_id"], record["target_id"])
-        source, target = (self.entity(name, tenant) for name in names)
-        if source is None or target is None:
-            lost = any(self.entities.get(name) is None for name in names)
-            self.tally.skip("relationship", LINK_LOST if lost else FOREIGN_LINK)
-            return None
-        return source, target
+        return self.rules.ends(record, lambda name: self.entity(name, tenant))
 
     async def triples(
         self, tx: AsyncManagedTransaction, items: list[Placed]
@@ -384,17 +350,9 @@ class LongTermWriter:
     def linked(self, archive_ids: list[str], tenant: str | None) -> list[str]:
         """A preference's linked entities in the target, in order, each once; a link to an
         entity not carried, or of another tenant, is counted and dropped."""
-        kept: list[str] = []
-        for archive_id in archive_ids:
-            entity = self.entity(archive_id, tenant)
-            if entity is None:
-                carried = self.entities.get(archive_id) is not None
-                self.tally.lose(
-                    "preference.linked_entities", FOREIGN_LINK if carried else LINK_LOST
-                )
-            elif entity not in kept:
-                kept.append(entity)
-        return kept
+        return self.rules.linked(
+            archive_ids, lambda name: self.entity(name, tenant), "preference.linked_entities"
+        )
 
     # ------------------------------------------------------------------ facts
 

@@ -110,7 +110,7 @@ def record_tool_call(conn: sqlite3.Connection, req: rq.RecordToolCall) -> ToolCa
             step["user_identifier"],
             req.tool_name,
             dump_json(req.arguments),
-            _dump_value(req.result),
+            dump_value(req.result),
             req.status,
             req.duration_ms,
             req.error,
@@ -368,5 +368,5 @@ def _chunks(ids: list[str]) -> list[list[str]]:
     return [ids[start : start + 500] for start in range(0, len(ids), 500)]
 
 
-def _dump_value(value: Any) -> str:
+def dump_value(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))

@@ -1,11 +1,13 @@
 """The bulk transfer hook of the embedded backend (see :mod:`memory_core.transfer`).
 
 Export reads in pages (keyset on entity id, session id and ``seq``; the long-term
-records of :mod:`.transfer_long_term` by id), each page in its own short read
+records of :mod:`.transfer_long_term` by id; the traces of :mod:`.transfer_traces` by
+start time and id, their steps by number), each page in its own short read
 transaction, so memory stays bounded and writers are not blocked for long; it is not a
 snapshot of a store being written meanwhile. Import writes each batch of records in one
 transaction, keeping ids, sequence numbers, timestamps, embeddings, idempotency keys and
-mention order, and indexes the words of entities, preferences and facts for search.
+mention order, and indexes the words of entities, preferences, facts, traces and steps
+for search. It carries every record kind (``kinds``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from functools import partial
 from typing import TypeVar
 
 from memory_core.store import (
+    ALL_KINDS,
     DERIVED_ID,
     FOREIGN_ENTITY,
     FOREIGN_ID,
@@ -23,16 +26,17 @@ from memory_core.store import (
     SAME_SESSION,
     SAME_SESSION_MESSAGES,
     TENANT_LOST,
+    ImportRules,
     ImportState,
     Record,
+    TraceRules,
     TransferReport,
     keeps_id,
     own_id,
-    parse_stamp,
 )
 from memory_core.store import transfer_records as rec
 
-from .codec import dump_json, now_micros, pack_vector, to_micros
+from .codec import dump_json, now_micros, pack_vector
 from .conversations import session_uuid
 from .database import Database
 from .entity_updates import put_extras
@@ -43,19 +47,20 @@ from .transfer_long_term import (
     conversation_scope,
     entity_in_scope,
     export_long_term,
+    micros,
 )
+from .transfer_traces import TraceImporter, export_traces
 from .words import ENTITY, index
 
 PAGE = 1000
 T = TypeVar("T")
-
-
-def _micros(value: str | None) -> int | None:
-    return None if value is None else to_micros(parse_stamp(value))
+REASONING = frozenset(rec.REASONING)
 
 
 class EmbeddedTransfer:
     """Reads and writes archive records straight from and to the SQLite store."""
+
+    kinds = ALL_KINDS
 
     def __init__(self, store: Database, multi_tenant: bool) -> None:
         self.store = store
@@ -79,6 +84,8 @@ class EmbeddedTransfer:
             if not session_prefix:  # long-term records belong to no session
                 async for record in export_long_term(self._read, tenant, owner, only):
                     yield record
+            async for record in export_traces(self._read, tenant, session_prefix, only):
+                yield record
 
     async def _tenants(self, users: list[str] | None) -> list[str]:
         if not self.multi_tenant:
@@ -90,7 +97,8 @@ class EmbeddedTransfer:
                 "SELECT tenant FROM conversations WHERE tenant <> '' UNION "
                 "SELECT tenant FROM entities WHERE tenant <> '' UNION "
                 "SELECT tenant FROM preferences WHERE tenant <> '' UNION "
-                "SELECT tenant FROM facts WHERE tenant <> '' ORDER BY 1"
+                "SELECT tenant FROM facts WHERE tenant <> '' UNION "
+                "SELECT tenant FROM traces WHERE tenant <> '' ORDER BY 1"
             ).fetchall()
         )
         return [r[0] for r in rows]
@@ -196,7 +204,9 @@ class _Importer:
         self.multi_tenant = multi_tenant
         self.next_seq: dict[str, int] = {}
         self.latest: dict[str, int] = {}
-        self.long_term = LongTermImporter(state, tally, self.tenant, multi_tenant)
+        self.rules = ImportRules(tally, state.on_conflict, state.entities, multi_tenant)
+        self.long_term = LongTermImporter(state, self.rules)
+        self.traces = TraceImporter(state, TraceRules(state, tally, multi_tenant))
 
     def tenant(self, record: Record) -> str | None:
         """The stored tenant of a record, ``None`` when it cannot be placed."""
@@ -216,6 +226,8 @@ class _Importer:
                 self.message(conn, record)
             elif kind == "mention":
                 self.mention(conn, record)
+            elif kind in REASONING:
+                self.traces.write(conn, record)
             else:
                 self.long_term.write(conn, record)
         for conversation_id, seq in self.next_seq.items():
@@ -244,8 +256,8 @@ class _Importer:
                 tally.skip("entity", FOREIGN_ID)
                 state.entities[archive_id] = None
                 return
-        created = _micros(record.get("created_at")) or now_micros()
-        updated = _micros(record.get("updated_at")) or created
+        created = micros(record.get("created_at")) or now_micros()
+        updated = micros(record.get("updated_at")) or created
         values = (
             record["name"],
             record["name"].casefold(),
@@ -344,7 +356,7 @@ class _Importer:
             return
         if row is not None:
             _delete_conversation(conn, row["id"])
-        created = _micros(record["created_at"])
+        created = micros(record["created_at"])
         conn.execute(
             "INSERT INTO conversations (id, tenant, session_id, title, metadata, user_identifier, "
             "created_at, updated_at, next_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)",
@@ -356,7 +368,7 @@ class _Importer:
                 dump_json(record["metadata"]),
                 record["user_identifier"],
                 created,
-                _micros(record.get("updated_at")) or created,
+                micros(record.get("updated_at")) or created,
             ),
         )
         state.conversations[archive_id] = target_id
@@ -378,10 +390,10 @@ class _Importer:
             message_id = own_id(conversation_id, "message", record["id"])
             found = _message_place(conn, message_id, conversation_id)
             if found is not None and not found["ours"]:
-                self.state.renamed[record["id"]] = None
+                self.state.rename_message(record["id"], None)
                 tally.skip("message", FOREIGN_ID)
                 return
-            self.state.renamed[record["id"]] = message_id
+            self.state.rename_message(record["id"], message_id)
         if found is not None:
             if self.state.on_conflict != "overwrite" or found["cid"] == conversation_id:
                 tally.skip("message", "already in the target")
@@ -406,7 +418,7 @@ class _Importer:
                 "SELECT next_seq FROM conversations WHERE id = ?", (conversation_id,)
             ).fetchone()[0]
         seq = max(record["seq"], floor)
-        created = _micros(record["created_at"])
+        created = micros(record["created_at"])
         assert created is not None
         conn.execute(
             "INSERT INTO messages (id, conversation_id, seq, role, content, metadata, "

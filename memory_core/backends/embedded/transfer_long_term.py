@@ -19,13 +19,12 @@ from typing import TypeVar
 
 from memory_core.store import (
     FOREIGN_ID,
-    RENAMED,
-    TENANT_LOST,
+    ImportRules,
     ImportState,
     Preference,
     Record,
-    TransferReport,
-    own_id,
+    candidates,
+    choose_id,
     parse_stamp,
 )
 from memory_core.store import transfer_records as rec
@@ -38,9 +37,6 @@ from .relationships import to_relationship
 PAGE = 1000
 T = TypeVar("T")
 Reader = Callable[[Callable[[sqlite3.Connection], T]], Awaitable[T]]
-LINK_LOST = "its entity was not carried"
-FOREIGN_LINK = "its entity belongs to another tenant"
-SAME_TRIPLE = "a relationship with this source, type and target is already in the target"
 
 
 def conversation_scope(prefix: str | None, users: list[str] | None) -> tuple[str, list[object]]:
@@ -182,44 +178,35 @@ def _fact_page(
 # ---------------------------------------------------------------------------- import
 
 
-def _micros(value: str | None) -> int | None:
+def micros(value: str | None) -> int | None:
+    """An archive timestamp as the store keeps it (microseconds), ``None`` kept."""
     return None if value is None else to_micros(parse_stamp(value))
 
 
 class LongTermImporter:
     """The long-term records of one batch, written in its transaction (the store's
-    worker thread). ``tenant`` gives a record's stored tenant, ``None`` when it cannot be
-    placed (no user in a multi-tenant store)."""
+    worker thread), by the shared rules (``rules``)."""
 
-    def __init__(
-        self,
-        state: ImportState,
-        tally: TransferReport,
-        tenant: Callable[[Record], str | None],
-        multi_tenant: bool,
-    ) -> None:
+    def __init__(self, state: ImportState, rules: ImportRules) -> None:
         self.state = state
-        self.tally = tally
-        self.tenant = tenant
-        self.multi_tenant = multi_tenant
+        self.rules = rules
 
     def write(self, conn: sqlite3.Connection, record: Record) -> None:
         kind = record["record"]
-        tenant = self.tenant(record)
+        tenant = self.rules.tenant(record)
         if tenant is None:
-            self.tally.skip(kind, "no user_identifier and the target is multi-tenant")
             return
         table = kind + "s"
-        ident, present = _place(conn, table, kind, record["id"], tenant)
+        found = holders(conn, table, kind, record["id"], tenant)
+        ident = self.rules.place(record, tenant, found)
         if ident is None:
-            self.tally.skip(kind, FOREIGN_ID)
             return
-        if present and self.state.on_conflict != "overwrite":
-            self.tally.skip(kind, "already in the target")
-            return
-        ends = self._ends(conn, record, tenant) if kind == "relationship" else None
-        if kind == "relationship" and ends is None:
-            return  # checked before anything is replaced
+        present = ident in found
+        ends = None
+        if kind == "relationship":
+            ends = self.rules.ends(record, lambda a: entity_of(conn, self.state, a, tenant))
+            if ends is None:
+                return  # checked before anything is replaced
         if present:
             conn.execute(f"DELETE FROM {table} WHERE id = ?", (ident,))
         if kind == "preference":
@@ -228,24 +215,7 @@ class LongTermImporter:
             self._fact(conn, record, ident, tenant)
         elif ends is None or not self._relationship(conn, record, ident, tenant, ends):
             return
-        if ident != record["id"]:
-            self.tally.lose(f"{kind}.id", RENAMED)
-        if kind == "relationship" and not self.multi_tenant and record["user_identifier"]:
-            self.tally.lose("relationship.user_identifier", TENANT_LOST)
-        self.tally.copy(kind)
-
-    def _ends(
-        self, conn: sqlite3.Connection, record: Record, tenant: str
-    ) -> tuple[str, str] | None:
-        """A relationship's source and target in the target, both of ``tenant``; ``None``
-        (counted) when one was not carried or is another tenant's."""
-        names = ("source_id", "target_id")
-        source, target = (self._entity(conn, record[name], tenant) for name in names)
-        if source is None or target is None:
-            lost = any(self.state.entities.get(record[name]) is None for name in names)
-            self.tally.skip("relationship", LINK_LOST if lost else FOREIGN_LINK)
-            return None
-        return source, target
+        self.rules.copied(record, ident)
 
     def _relationship(
         self,
@@ -261,8 +231,7 @@ class LongTermImporter:
             (source, record["type"], target),
         ).fetchone()
         if same is not None:
-            if self.state.on_conflict != "overwrite":
-                self.tally.skip("relationship", SAME_TRIPLE)
+            if not self.rules.keeps_triple():
                 return False
             conn.execute("DELETE FROM relationships WHERE id = ?", (same[0],))
         conn.execute(
@@ -277,9 +246,9 @@ class LongTermImporter:
                 record["type"],
                 dump_json(record["properties"]),
                 record["confidence"],
-                _micros(record.get("valid_from")),
-                _micros(record.get("valid_until")),
-                _micros(record["created_at"]),
+                micros(record.get("valid_from")),
+                micros(record.get("valid_until")),
+                micros(record["created_at"]),
             ),
         )
         return True
@@ -287,12 +256,19 @@ class LongTermImporter:
     def _preference(
         self, conn: sqlite3.Connection, record: Record, ident: str, tenant: str
     ) -> None:
-        linked = self._linked(conn, record["linked_entities"], tenant)
+        linked = self.rules.linked(
+            record["linked_entities"],
+            lambda a: entity_of(conn, self.state, a, tenant),
+            "preference.linked_entities",
+        )
         successor = record.get("superseded_by")
         if successor is not None:
-            successor, _ = _place(conn, "preferences", "preference", successor, tenant)
+            found = holders(conn, "preferences", "preference", successor, tenant)
+            successor, _ = choose_id(
+                "preference", successor, tenant, found, self.rules.multi_tenant
+            )
             if successor is None:  # it cannot be written into this tenant either
-                self.tally.lose("preference.superseded_by", FOREIGN_ID)
+                self.rules.tally.lose("preference.superseded_by", FOREIGN_ID)
         conn.execute(
             "INSERT INTO preferences (id, tenant, user_identifier, category, preference, context, "
             "confidence, metadata, embedding, created_at, superseded_at, superseded_by) "
@@ -307,8 +283,8 @@ class LongTermImporter:
                 record["confidence"],
                 dump_json(record["metadata"]),
                 pack_vector(record.get("embedding")),
-                _micros(record["created_at"]),
-                _micros(record.get("superseded_at")),
+                micros(record["created_at"]),
+                micros(record.get("superseded_at")),
                 successor,
             ),
         )
@@ -333,51 +309,36 @@ class LongTermImporter:
                 record["predicate"],
                 record["object"],
                 record["confidence"],
-                _micros(record.get("valid_from")),
-                _micros(record.get("valid_until")),
+                micros(record.get("valid_from")),
+                micros(record.get("valid_until")),
                 record.get("source_message_id"),
                 dump_json(record["metadata"]),
                 pack_vector(record.get("embedding")),
-                _micros(record["created_at"]),
+                micros(record["created_at"]),
             ),
         )
         texts = (record["subject"], record["predicate"], record["object"])
         words.index(conn, words.FACT, tenant, ident, texts)
 
-    def _entity(self, conn: sqlite3.Connection, archive_id: str, tenant: str) -> str | None:
-        """The target id of an archive entity, when it was carried into ``tenant``."""
-        entity = self.state.entities.get(archive_id)
-        if entity is None:
-            return None
-        row = conn.execute(
-            "SELECT 1 FROM entities WHERE id = ? AND tenant = ?", (entity, tenant)
-        ).fetchone()
-        return entity if row is not None else None
 
-    def _linked(self, conn: sqlite3.Connection, archive_ids: list[str], tenant: str) -> list[str]:
-        """A preference's linked entities in the target, in order, each once; a link to an
-        entity not carried, or of another tenant, is counted and dropped."""
-        kept: list[str] = []
-        for archive_id in archive_ids:
-            entity = self._entity(conn, archive_id, tenant)
-            if entity is None:
-                carried = self.state.entities.get(archive_id) is not None
-                self.tally.lose(
-                    "preference.linked_entities", FOREIGN_LINK if carried else LINK_LOST
-                )
-            elif entity not in kept:
-                kept.append(entity)
-        return kept
+def entity_of(
+    conn: sqlite3.Connection, state: ImportState, archive_id: str, tenant: str
+) -> str | None:
+    """The target id of an archive entity, when it was carried into ``tenant``."""
+    entity = state.entities.get(archive_id)
+    if entity is None:
+        return None
+    row = conn.execute(
+        "SELECT 1 FROM entities WHERE id = ? AND tenant = ?", (entity, tenant)
+    ).fetchone()
+    return entity if row is not None else None
 
 
-def _place(
+def holders(
     conn: sqlite3.Connection, table: str, kind: str, archive_id: str, tenant: str
-) -> tuple[str | None, bool]:
-    """The id a record takes in ``tenant`` and whether the tenant already has it: its
-    archive id, unless another tenant holds that (then one derived from the tenant, which
-    a re-run finds again); ``(None, False)`` when even that is another tenant's."""
-    for ident in (archive_id, own_id(tenant, kind, archive_id)):
-        row = conn.execute(f"SELECT tenant FROM {table} WHERE id = ?", (ident,)).fetchone()
-        if row is None or row[0] == tenant:
-            return ident, row is not None
-    return None, False
+) -> dict[str, str | None]:
+    """Who holds the ids a record of ``archive_id`` may take (:func:`candidates`): id ->
+    tenant."""
+    ids = candidates(kind, archive_id, tenant)
+    rows = conn.execute(f"SELECT id, tenant FROM {table} WHERE id IN (?, ?)", ids).fetchall()
+    return {row[0]: row[1] for row in rows}

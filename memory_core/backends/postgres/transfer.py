@@ -2,10 +2,11 @@
 
 Export reads in keyset pages (entities by id, sessions by name, both in byte order as
 the embedded store sorts them, messages by ``seq``; the long-term records of
-:mod:`.transfer_long_term` by id), each page in its own short transaction: memory stays
-bounded; it is not a snapshot of a store written meanwhile. Import writes each batch of
-records in one transaction (:mod:`.transfer_import`), messages and mentions as
-multi-row inserts.
+:mod:`.transfer_long_term` by id; traces, steps and tool calls as
+:mod:`.transfer_traces` reads them), each page in its own short transaction: memory
+stays bounded; it is not a snapshot of a store written meanwhile. Import writes each
+batch of records in one transaction (:mod:`.transfer_import`, the reasoning records by
+:mod:`.transfer_traces_import`), messages and mentions as multi-row inserts.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from memory_core.store import ImportState, Message, Record, TransferReport, trusted
+from memory_core.store import ALL_KINDS, ImportState, Message, Record, TransferReport, trusted
 from memory_core.store import transfer_records as rec
 
 from .rows import (
@@ -26,6 +27,7 @@ from .rows import (
 )
 from .transfer_import import Importer
 from .transfer_long_term import BYTES, PAGE, conversation_scope, entity_in_scope, export_long_term
+from .transfer_traces import export_traces
 from .tx import Tx
 
 # MESSAGE_COLUMNS, then seq and the (entity id, position) pairs of the message's mentions.
@@ -46,6 +48,9 @@ class PostgresTransfer:
     (and retried once on a connection found broken before COMMIT, so an import batch
     works on copies of the id maps and publishes them once committed)."""
 
+    # Every record kind, traces, steps and tool calls too.
+    kinds = ALL_KINDS
+
     def __init__(self, run: Callable[..., Awaitable[Any]], multi_tenant: bool) -> None:
         self._run = run
         self.multi_tenant = multi_tenant
@@ -64,7 +69,8 @@ class PostgresTransfer:
     ) -> AsyncIterator[Record]:
         """Every record in scope, per tenant: entities, then each conversation followed
         by its messages in ``seq`` order, each message followed by its mentions; then,
-        without ``session_prefix``, the tenant's relationships, preferences and facts."""
+        without ``session_prefix``, the tenant's relationships, preferences and facts;
+        then its traces in scope with their steps and tool calls."""
         only = None if self.multi_tenant else users
         for tenant in await self._tenants(users):
             async for record in self._entities(tenant, session_prefix, only):
@@ -74,6 +80,8 @@ class PostgresTransfer:
             if not session_prefix:  # long-term records belong to no session
                 async for record in export_long_term(self._read, tenant, tenant or None, only):
                     yield record
+            async for record in export_traces(self._read, tenant, session_prefix, only):
+                yield record
 
     async def _tenants(self, users: list[str] | None) -> list[str]:
         if not self.multi_tenant:
@@ -84,7 +92,8 @@ class PostgresTransfer:
             "SELECT t FROM (SELECT tenant FROM {s}.conversations WHERE tenant <> '' UNION "
             "SELECT tenant FROM {s}.entities WHERE tenant <> '' UNION "
             "SELECT tenant FROM {s}.preferences WHERE tenant <> '' UNION "
-            "SELECT tenant FROM {s}.facts WHERE tenant <> '') AS found (t) "
+            "SELECT tenant FROM {s}.facts WHERE tenant <> '' UNION "
+            "SELECT tenant FROM {s}.traces WHERE tenant <> '') AS found (t) "
             f"ORDER BY t {BYTES}",
             [],
         )

@@ -12,6 +12,7 @@ Ids travel as text here (``::uuid`` in SQL) so that they compare equal to the ar
 from __future__ import annotations
 
 import json
+from dataclasses import fields, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,6 +26,7 @@ from memory_core.store import (
     TENANT_LOST,
     ImportState,
     Record,
+    TraceRules,
     TransferReport,
     keeps_id,
     own_id,
@@ -38,9 +40,12 @@ from .entities import name_key
 from .entity_updates import extras
 from .messages import add_more_words
 from .transfer_long_term import LongTermImporter
+from .transfer_traces_import import TraceImporter
 from .tx import Tx
 
 NUL_ID = "PostgreSQL cannot hold an id with a NUL character: it got an id of its own"
+
+TRACE_KINDS = ("trace", "step", "tool_call")
 
 # Rows per multi-row INSERT.
 CHUNK = 500
@@ -67,15 +72,13 @@ def _when(value: str | None) -> datetime | None:
 
 
 def _copy(state: ImportState) -> ImportState:
-    return ImportState(
-        on_conflict=state.on_conflict,
-        report=TransferReport(),
-        conversations=dict(state.conversations),
-        entities=dict(state.entities),
-        reasons=dict(state.reasons),
-        current=state.current,
-        renamed=dict(state.renamed),
-    )
+    """The state with a report of its own and copies of its maps."""
+    work = replace(state, report=TransferReport())
+    for item in fields(work):
+        value = getattr(work, item.name)
+        if isinstance(value, dict):
+            setattr(work, item.name, dict(value))
+    return work
 
 
 class Importer:
@@ -89,12 +92,13 @@ class Importer:
         self.messages: list[Record] = []
         self.mentions: list[Record] = []
         self.long_term = LongTermImporter(self.state, self.tally, self.tenant, multi_tenant)
+        self.traces = TraceImporter(self.state, TraceRules(self.state, self.tally, multi_tenant))
 
     def publish(self, state: ImportState) -> None:
         """Hand what this batch did to the import's state."""
-        work = self.state
-        state.conversations, state.entities = work.conversations, work.entities
-        state.reasons, state.current, state.renamed = work.reasons, work.current, work.renamed
+        for item in fields(state):
+            if item.name != "report":
+                setattr(state, item.name, getattr(self.state, item.name))
         state.report.merge(self.tally)
 
     def tenant(self, record: Record) -> str | None:
@@ -118,6 +122,8 @@ class Importer:
                     await self.entity(tx, record)
                 elif kind == "conversation":
                     await self.conversation(tx, record)
+                elif kind in TRACE_KINDS:
+                    await self.traces.write(tx, record)
                 else:
                     await self.long_term.write(tx, record)
         await self.flush(tx)
@@ -380,10 +386,10 @@ class _Messages:
                 message_id = own_id(conversation_id, "message", record["id"])
                 place = places.get(message_id)
                 if place is not None and not place[1]:
-                    state.renamed[record["id"]] = None
+                    state.rename_message(record["id"], None)
                     tally.skip("message", FOREIGN_ID)
                     continue
-                state.renamed[record["id"]] = message_id
+                state.rename_message(record["id"], message_id)
             if message_id in written:
                 tally.skip("message", "already in the target")
                 continue

@@ -19,12 +19,12 @@ from typing import Any
 
 from memory_core.store import (
     FOREIGN_ID,
-    RENAMED,
-    TENANT_LOST,
+    ImportRules,
     ImportState,
     Record,
     TransferReport,
-    own_id,
+    candidates,
+    choose_id,
     parse_stamp,
 )
 from memory_core.store import transfer_records as rec
@@ -40,9 +40,6 @@ PAGE = 1000
 BYTES = 'COLLATE "C"'
 Row = tuple[Any, ...]
 Reader = Callable[[str, list[object]], Awaitable[list[Row]]]
-LINK_LOST = "its entity was not carried"
-FOREIGN_LINK = "its entity belongs to another tenant"
-SAME_TRIPLE = "a relationship with this source, type and target is already in the target"
 
 
 def conversation_scope(prefix: str | None, users: list[str] | None) -> tuple[str, list[object]]:
@@ -162,9 +159,10 @@ def _vector(values: list[float] | None) -> list[float] | None:
 
 
 class LongTermImporter:
-    """The long-term records of one batch, written in its transaction. ``tenant`` gives
-    a record's stored tenant, ``None`` when it cannot be placed (no user in a
-    multi-tenant store)."""
+    """The long-term records of one batch, written in its transaction, by the shared
+    rules (:class:`~memory_core.archive.rules.ImportRules`). ``tenant`` is the caller's
+    rule for a record's tenant; the shared one is applied (they agree: ``""`` in a
+    single-tenant store, the user in a multi-tenant one, ``None`` without one)."""
 
     def __init__(
         self,
@@ -174,30 +172,28 @@ class LongTermImporter:
         multi_tenant: bool,
     ) -> None:
         self.state = state
-        self.tally = tally
         self.tenant = tenant
-        self.multi_tenant = multi_tenant
+        self.rules = ImportRules(tally, state.on_conflict, state.entities, multi_tenant)
 
     async def write(self, tx: Tx, record: Record) -> None:
         """Write one record (or count why not): each is counted once, as copied or
         skipped."""
         kind = record["record"]
-        tenant = self.tenant(record)
+        tenant = self.rules.tenant(record)
         if tenant is None:
-            self.tally.skip(kind, "no user_identifier and the target is multi-tenant")
             return
         table = kind + "s"
-        ident, present = await _place(tx, table, kind, record["id"], tenant)
+        found = await _holders(tx, table, kind, record["id"], tenant)
+        ident = self.rules.place(record, tenant, found)
         if ident is None:
-            self.tally.skip(kind, FOREIGN_ID)
             return
-        if present and self.state.on_conflict != "overwrite":
-            self.tally.skip(kind, "already in the target")
-            return
-        ends = await self._ends(tx, record, tenant) if kind == "relationship" else None
-        if kind == "relationship" and ends is None:
-            return  # checked before anything is replaced
-        if present:
+        ends = None
+        if kind == "relationship":
+            entities = await self._entities(tx, [record["source_id"], record["target_id"]], tenant)
+            ends = self.rules.ends(record, entities.get)
+            if ends is None:
+                return  # checked before anything is replaced
+        if ident in found:
             await tx.run(f"DELETE FROM {{s}}.{table} WHERE id = %s", (ident,))
         if kind == "preference":
             await self._preference(tx, record, ident, tenant)
@@ -205,23 +201,7 @@ class LongTermImporter:
             await self._fact(tx, record, ident, tenant)
         elif ends is None or not await self._relationship(tx, record, ident, tenant, ends):
             return
-        if ident != record["id"]:
-            self.tally.lose(f"{kind}.id", RENAMED)
-        if kind == "relationship" and not self.multi_tenant and record["user_identifier"]:
-            self.tally.lose("relationship.user_identifier", TENANT_LOST)
-        self.tally.copy(kind)
-
-    async def _ends(self, tx: Tx, record: Record, tenant: str) -> tuple[str, str] | None:
-        """A relationship's source and target in the target, both of ``tenant``; ``None``
-        (counted) when one was not carried or is another tenant's."""
-        source = await self._entity(tx, record["source_id"], tenant)
-        target = await self._entity(tx, record["target_id"], tenant)
-        if source is None or target is None:
-            names = ("source_id", "target_id")
-            lost = any(self.state.entities.get(record[name]) is None for name in names)
-            self.tally.skip("relationship", LINK_LOST if lost else FOREIGN_LINK)
-            return None
-        return source, target
+        self.rules.copied(record, ident)
 
     async def _relationship(
         self, tx: Tx, record: Record, ident: str, tenant: str, ends: tuple[str, str]
@@ -233,8 +213,7 @@ class LongTermImporter:
             (source, record["type"], target),
         )
         if same is not None:
-            if self.state.on_conflict != "overwrite":
-                self.tally.skip("relationship", SAME_TRIPLE)
+            if not self.rules.keeps_triple():
                 return False
             await tx.run("DELETE FROM {s}.relationships WHERE id = %s", (same[0],))
         await tx.run(
@@ -257,12 +236,18 @@ class LongTermImporter:
         return True
 
     async def _preference(self, tx: Tx, record: Record, ident: str, tenant: str) -> None:
-        linked = await self._linked(tx, record["linked_entities"], tenant)
+        entities = await self._entities(tx, record["linked_entities"], tenant)
+        linked = self.rules.linked(
+            record["linked_entities"], entities.get, "preference.linked_entities"
+        )
         successor = record.get("superseded_by")
         if successor is not None:
-            successor, _ = await _place(tx, "preferences", "preference", successor, tenant)
+            found = await _holders(tx, "preferences", "preference", successor, tenant)
+            successor, _ = choose_id(
+                "preference", successor, tenant, found, self.rules.multi_tenant
+            )
             if successor is None:  # it cannot be written into this tenant either
-                self.tally.lose("preference.superseded_by", FOREIGN_ID)
+                self.rules.tally.lose("preference.superseded_by", FOREIGN_ID)
         texts = (record["category"], record["preference"], record.get("context"))
         await tx.run(
             "INSERT INTO {s}.preferences (id, tenant, user_identifier, category, preference, "
@@ -318,40 +303,26 @@ class LongTermImporter:
             ),
         )
 
-    async def _entity(self, tx: Tx, archive_id: str, tenant: str) -> str | None:
-        """The target id of an archive entity, when it was carried into ``tenant``."""
-        entity = self.state.entities.get(archive_id)
-        if entity is None:
-            return None
-        row = await tx.row(
-            "SELECT 1 FROM {s}.entities WHERE id = %s AND tenant = %s", (entity, tenant)
-        )
-        return entity if row is not None else None
-
-    async def _linked(self, tx: Tx, archive_ids: list[str], tenant: str) -> list[str]:
-        """A preference's linked entities in the target, in order, each once; a link to an
-        entity not carried, or of another tenant, is counted and dropped."""
-        kept: list[str] = []
+    async def _entities(self, tx: Tx, archive_ids: list[str], tenant: str) -> dict[str, str]:
+        """The target ids of the archive entities carried into ``tenant``, by archive id."""
+        found: dict[str, str] = {}
         for archive_id in archive_ids:
-            entity = await self._entity(tx, archive_id, tenant)
+            entity = self.state.entities.get(archive_id)
             if entity is None:
-                carried = self.state.entities.get(archive_id) is not None
-                self.tally.lose(
-                    "preference.linked_entities", FOREIGN_LINK if carried else LINK_LOST
-                )
-            elif entity not in kept:
-                kept.append(entity)
-        return kept
+                continue
+            row = await tx.row(
+                "SELECT 1 FROM {s}.entities WHERE id = %s AND tenant = %s", (entity, tenant)
+            )
+            if row is not None:
+                found[archive_id] = entity
+        return found
 
 
-async def _place(
+async def _holders(
     tx: Tx, table: str, kind: str, archive_id: str, tenant: str
-) -> tuple[str | None, bool]:
-    """The id a record takes in ``tenant`` and whether the tenant already has it: its
-    archive id, unless another tenant holds that (then one derived from the tenant, which
-    a re-run finds again); ``(None, False)`` when even that is another tenant's."""
-    for ident in (archive_id, own_id(tenant, kind, archive_id)):
-        row = await tx.row(f"SELECT tenant FROM {{s}}.{table} WHERE id = %s", (ident,))
-        if row is None or row[0] == tenant:
-            return ident, row is not None
-    return None, False
+) -> dict[str, str | None]:
+    """Who holds the ids a record of ``archive_id`` may take (:func:`candidates`): id ->
+    tenant."""
+    ids = list(candidates(kind, archive_id, tenant))
+    found = await tx.rows(f"SELECT id, tenant FROM {{s}}.{table} WHERE id = ANY(%s)", (ids,))
+    return {row[0]: row[1] for row in found}

@@ -13,16 +13,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from pydantic import SecretStr
 
 from memory_core import MemoryBackend
+from memory_core_dev.foreign_data import reference_client
 from memory_core_dev.neo4j_fixtures import Neo4jHandle
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # the reference warns about neo4j preview features
-    from neo4j_agent_memory.config.settings import Neo4jConfig
-    from neo4j_agent_memory.graph.client import Neo4jClient
-    from neo4j_agent_memory.graph.schema import SchemaManager
     from neo4j_agent_memory.memory.short_term import ShortTermMemory
 
 pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
@@ -40,17 +37,8 @@ ROLES = ["user", "assistant", "system", "tool"]
 @pytest.fixture
 async def reference(neo4j_server: Neo4jHandle) -> AsyncIterator[ShortTermMemory]:
     """The reference library's short-term memory on the test server (no extraction)."""
-    user, password = neo4j_server.auth or ("neo4j", "unused-auth-is-off")
-    config = Neo4jConfig(uri=neo4j_server.uri, username=user, password=SecretStr(password))
-    client = Neo4jClient(config)
-    await client.connect()
-    try:
-        schema = SchemaManager(client)
-        await schema.setup_constraints()
-        await schema.setup_indexes()
+    async with reference_client(neo4j_server.uri, neo4j_server.auth) as client:
         yield ShortTermMemory(client)
-    finally:
-        await client.close()
 
 
 def _shape(messages: list[Any]) -> list[tuple[str, str, dict[str, Any]]]:

@@ -15,18 +15,15 @@ from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
 import pytest
-from pydantic import SecretStr
 
 from memory_core import MemoryBackend, NotFoundError
+from memory_core_dev.foreign_data import reference_client
 from memory_core_dev.neo4j_fixtures import Neo4jHandle
 
 from .helpers import Graph
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # the reference warns about neo4j preview features
-    from neo4j_agent_memory.config.settings import Neo4jConfig
-    from neo4j_agent_memory.graph.client import Neo4jClient
-    from neo4j_agent_memory.graph.schema import SchemaManager
     from neo4j_agent_memory.memory.long_term import LongTermMemory
     from neo4j_agent_memory.schema.models import EntityRef as ReferenceRef
 
@@ -40,17 +37,8 @@ METADATA = {"source": "chat ✓", "n": 3, "nested": {"x": [1.5, None]}}
 @pytest.fixture
 async def reference(neo4j_server: Neo4jHandle) -> AsyncIterator[LongTermMemory]:
     """The reference library's long-term memory on the test server."""
-    user, password = neo4j_server.auth or ("neo4j", "unused-auth-is-off")
-    config = Neo4jConfig(uri=neo4j_server.uri, username=user, password=SecretStr(password))
-    client = Neo4jClient(config)
-    await client.connect()
-    try:
-        schema = SchemaManager(client)
-        await schema.setup_constraints()
-        await schema.setup_indexes()
+    async with reference_client(neo4j_server.uri, neo4j_server.auth) as client:
         yield LongTermMemory(client)
-    finally:
-        await client.close()
 
 
 async def test_bolt_long_term_reads_back_through_reference(

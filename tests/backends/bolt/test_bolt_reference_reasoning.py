@@ -14,16 +14,13 @@ from collections.abc import AsyncIterator, Callable
 from uuid import UUID
 
 import pytest
-from pydantic import SecretStr
 
 from memory_core import MemoryBackend
+from memory_core_dev.foreign_data import reference_client
 from memory_core_dev.neo4j_fixtures import Neo4jHandle
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # the reference warns about neo4j preview features
-    from neo4j_agent_memory.config.settings import Neo4jConfig
-    from neo4j_agent_memory.graph.client import Neo4jClient
-    from neo4j_agent_memory.graph.schema import SchemaManager
     from neo4j_agent_memory.memory.reasoning import ReasoningMemory, ToolCallStatus
     from neo4j_agent_memory.schema.models import EntityRef as ReferenceRef
 
@@ -35,17 +32,8 @@ METADATA = {"source": "chat ✓", "n": 3}
 @pytest.fixture
 async def reference(neo4j_server: Neo4jHandle) -> AsyncIterator[ReasoningMemory]:
     """The reference library's reasoning memory on the test server."""
-    user, password = neo4j_server.auth or ("neo4j", "unused-auth-is-off")
-    config = Neo4jConfig(uri=neo4j_server.uri, username=user, password=SecretStr(password))
-    client = Neo4jClient(config)
-    await client.connect()
-    try:
-        schema = SchemaManager(client)
-        await schema.setup_constraints()
-        await schema.setup_indexes()
+    async with reference_client(neo4j_server.uri, neo4j_server.auth) as client:
         yield ReasoningMemory(client)
-    finally:
-        await client.close()
 
 
 async def test_the_reference_reads_our_traces_and_tool_totals(

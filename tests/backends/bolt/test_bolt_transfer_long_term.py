@@ -14,11 +14,11 @@ from typing import Any
 from uuid import UUID, uuid4
 
 import pytest
-from pydantic import SecretStr
 
 from memory_core import HashingEmbedder, MemoryBackend, open_backend
 from memory_core.archive import records as rec
 from memory_core.transfer import copy_memory, import_memory, iter_records
+from memory_core_dev.foreign_data import reference_client
 from memory_core_dev.neo4j_fixtures import Neo4jHandle
 from tests.transfer.test_long_term import KINDS, _fill, _header
 
@@ -26,9 +26,6 @@ from .helpers import Graph
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # the reference warns about neo4j preview features
-    from neo4j_agent_memory.config.settings import Neo4jConfig
-    from neo4j_agent_memory.graph.client import Neo4jClient
-    from neo4j_agent_memory.graph.schema import SchemaManager
     from neo4j_agent_memory.memory.long_term import LongTermMemory
     from neo4j_agent_memory.schema.models import EntityRef as ReferenceRef
 
@@ -44,17 +41,8 @@ END = START + timedelta(days=400)
 @pytest.fixture
 async def reference(neo4j_server: Neo4jHandle) -> AsyncIterator[LongTermMemory]:
     """The reference library's long-term memory on the test server."""
-    user, password = neo4j_server.auth or ("neo4j", "unused-auth-is-off")
-    config = Neo4jConfig(uri=neo4j_server.uri, username=user, password=SecretStr(password))
-    client = Neo4jClient(config)
-    await client.connect()
-    try:
-        schema = SchemaManager(client)
-        await schema.setup_constraints()
-        await schema.setup_indexes()
+    async with reference_client(neo4j_server.uri, neo4j_server.auth) as client:
         yield LongTermMemory(client)
-    finally:
-        await client.close()
 
 
 # Per node or edge of a tenant: its text, its properties' value types, its links.
