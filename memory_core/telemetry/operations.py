@@ -159,8 +159,8 @@ def _record(item: Message | Entity) -> dict[str, Any]:
 
 
 def result_attributes(name: str, result: Any, capture: bool) -> dict[str, Any]:
-    """Attributes of what the call returned: the record id where one record was written,
-    the record count, and (with capture on) the records."""
+    """Attributes of what the call returned: the record id where one record was written
+    or read, the record count, and (with capture on) the messages or entities."""
     found: dict[str, Any] = {}
     records: list[Message | Entity] | None = None
     if isinstance(result, Message | Entity):
@@ -176,6 +176,10 @@ def result_attributes(name: str, result: Any, capture: bool) -> dict[str, Any]:
         records = result
     elif isinstance(result, list):
         found[RECORD_COUNT] = len(result)
+    elif isinstance(getattr(result, "id", None), str):
+        # One long-term or reasoning record (a preference, a trace, a step, a tool call):
+        # its id, never its text.
+        found[RECORD_ID] = result.id
     if records is not None and name != "create_conversation":
         found[RECORD_COUNT] = len(records)
         if capture:

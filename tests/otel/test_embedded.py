@@ -191,3 +191,38 @@ async def test_a_backend_class_takes_the_option_too(otel: Recorded) -> None:
     async with open_backend("memory://", telemetry=otel.telemetry()) as backend:
         await backend.add_message("s-1", "user", "a")
     assert [s.name for s in otel.spans()] == ["add_message :memory:", "create_memory"]
+
+
+async def test_reasoning_calls_name_their_operation_and_record_but_not_their_text(
+    otel: Recorded,
+) -> None:
+    async with open_backend("memory://", telemetry=otel.telemetry()) as backend:
+        trace = await backend.start_trace("s-r", "book a flight")
+        step = await backend.add_step(trace.id, thought=SECRET)
+        call = await backend.record_tool_call(step.id, "search", arguments={"q": SECRET})
+        await backend.complete_trace(trace.id, outcome="booked", success=True)
+        await backend.get_trace(trace.id)
+        stats = await backend.tool_stats()
+        await backend.similar_traces("flight")
+    spans = [(s.name, s.attributes or {}) for s in otel.spans()]
+    memory = [
+        (name, a["memory_core.operation"]) for name, a in spans if "memory_core.operation" in a
+    ]
+    assert memory == [
+        ("create_memory", "start_trace"),
+        ("create_memory", "add_step"),
+        ("create_memory", "record_tool_call"),
+        ("update_memory", "complete_trace"),
+        ("search_memory", "get_trace"),
+        ("search_memory", "tool_stats"),
+        ("search_memory", "similar_traces"),
+    ]
+    by_operation = {a["memory_core.operation"]: a for _, a in spans if "memory_core.operation" in a}
+    assert by_operation["start_trace"]["gen_ai.memory.record.id"] == trace.id
+    assert by_operation["start_trace"]["gen_ai.memory.store.id"] == "s-r"
+    assert by_operation["add_step"]["gen_ai.memory.record.id"] == step.id
+    assert by_operation["record_tool_call"]["gen_ai.memory.record.id"] == call.id
+    assert by_operation["get_trace"]["gen_ai.memory.record.id"] == trace.id
+    assert by_operation["tool_stats"]["gen_ai.memory.record.count"] == len(stats) == 1
+    assert "gen_ai.memory.query.text" not in by_operation["similar_traces"]
+    no_content(otel.spans(), SECRET)
