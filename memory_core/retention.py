@@ -29,9 +29,18 @@ from pydantic import BaseModel, ConfigDict
 from .capabilities import Capabilities
 from .erasure import audit
 from .errors import InvalidArgumentTypeError, InvalidRequestError, NotFoundError, StoreError
-from .models import Conversation, ConversationPage, Entity, EntityRef, EntityType
+from .models import (
+    Conversation,
+    ConversationPage,
+    Entity,
+    EntityRef,
+    EntityType,
+    ReasoningTrace,
+    TracePage,
+)
 
 _ALL = 10**9
+_TRACE_PAGE = 500
 #: Conversations an expiry deletes at once.
 DELETING_AT_ONCE = 8
 #: What "last active" means: the conversation's ``updated_at``, or its newest message.
@@ -77,6 +86,17 @@ class Expiring(Protocol):
         type: str | None = ...,
         user_identifier: str | None = ...,
     ) -> list[Entity]: ...
+    async def list_traces_page(
+        self,
+        *,
+        session_id: str | None = ...,
+        limit: int = ...,
+        cursor: str | None = ...,
+        user_identifier: str | None = ...,
+    ) -> TracePage: ...
+    async def get_trace(
+        self, trace_id: str, *, user_identifier: str | None = ...
+    ) -> ReasoningTrace | None: ...
 
 
 class ExpiryReport(BaseModel):
@@ -320,6 +340,8 @@ async def _write_archive(
     from .archive.files import dump_line, replacing
 
     counts = dict.fromkeys(("entity", "conversation", "message", "mention"), 0)
+    if backend.capabilities.traces:
+        counts |= dict.fromkeys(("trace", "step", "tool_call"), 0)
     truncated: list[dict[str, object]] = []
     seen: set[str] = set()
     with replacing(path, replace=False) as out:
@@ -334,6 +356,10 @@ async def _write_archive(
         out.write(dump_line(header))
         for conversation in conversations:
             async for record in _records(backend, conversation, user, seen, truncated):
+                counts[record["record"]] += 1
+                out.write(dump_line(record))
+        if backend.capabilities.traces:
+            async for record in _trace_records(backend, conversations, user):
                 counts[record["record"]] += 1
                 out.write(dump_line(record))
         out.write(dump_line(rec.end(counts, truncated, [])))
@@ -372,6 +398,40 @@ async def _records(
         for position, ref in enumerate(message.mentions):
             if ref.id:
                 yield rec.mention(str(message.id), ref.id, position)
+
+
+async def _trace_records(
+    backend: Expiring, conversations: list[Conversation], user: str | None
+) -> AsyncIterator[dict[str, Any]]:
+    """The traces ``clear_session`` deletes with ``conversations`` (those of their
+    sessions: on a multi-tenant backend the owner's, otherwise every user's), oldest
+    first, each followed by its steps and their tool calls."""
+    from .archive import records as rec
+
+    found: dict[str, tuple[datetime, str | None]] = {}
+    for conversation in conversations:
+        scope = (user or conversation.user_identifier) if backend.multi_tenant else None
+        cursor: str | None = None
+        while True:
+            page = await backend.list_traces_page(
+                session_id=conversation.session_id,
+                limit=_TRACE_PAGE,
+                cursor=cursor,
+                user_identifier=scope,
+            )
+            found |= {t.id: (t.started_at, scope) for t in page.traces}
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+    for ident, (_, scope) in sorted(found.items(), key=lambda item: (item[1][0], item[0])):
+        trace = await backend.get_trace(ident, user_identifier=scope)
+        if trace is None:
+            continue
+        yield rec.trace_record(trace)
+        for step in trace.steps:
+            yield rec.step_record(step)
+            for call in sorted(step.tool_calls, key=lambda c: (c.created_at, c.id)):
+                yield rec.tool_call_record(call)
 
 
 async def _entity(backend: Expiring, ref: EntityRef, owner: str | None) -> dict[str, Any]:

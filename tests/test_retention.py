@@ -217,21 +217,29 @@ async def test_a_failing_delete_reaches_the_caller_as_the_store_raised_it(
             await memory.expire_conversations(cutoff)
 
 
-async def test_an_expired_conversation_takes_its_sessions_traces_and_the_archive_none(
+async def test_an_expired_conversation_takes_its_sessions_traces_into_the_archive(
     tmp_path: Path,
 ) -> None:
     """Expiry deletes with clear_session, so the expired session's traces go; the archive
-    holds the messages only (no trace record), and a fresh session's trace stays."""
+    holds them (each step and tool call after its trace), an import brings them back
+    whole, and a fresh session's trace stays."""
     archive = tmp_path / "expired.jsonl"
     async with open_backend("memory://") as memory:
         cutoff = await _old_and_new(memory)
         old = await memory.start_trace("old-a", "plan", user_identifier="u1")
-        await memory.add_step(old.id, thought="tracewordzq", user_identifier="u1")
+        step = await memory.add_step(old.id, thought="tracewordzq", user_identifier="u1")
+        await memory.record_tool_call(step.id, "search", status="timeout", user_identifier="u1")
+        await memory.complete_trace(old.id, outcome="done", success=True, user_identifier="u1")
+        kept = await memory.get_trace(old.id, user_identifier="u1")
         new = await memory.start_trace("new-a", "plan", user_identifier="u1")
         report = await memory.expire_conversations(cutoff, archive=archive)
         assert sorted(report.session_ids) == ["old-a", "old-b"]
         assert await memory.get_trace(old.id, user_identifier="u1") is None
         assert [t.id for t in await memory.list_traces(user_identifier="u1")] == [new.id]
-    kinds = {json.loads(line)["record"] for line in archive.read_text().splitlines()}
-    assert kinds <= {"header", "conversation", "message", "entity", "mention", "end"}, kinds
-    assert "tracewordzq" not in archive.read_text()
+    lines = [json.loads(line) for line in archive.read_text().splitlines()]
+    kinds = [line["record"] for line in lines]
+    assert kinds[-4:] == ["trace", "step", "tool_call", "end"], kinds
+    assert (lines[-1]["counts"]["trace"], lines[-1]["counts"]["tool_call"]) == (1, 1)
+    async with open_backend("memory://") as restored:
+        await import_memory(restored, archive)
+        assert await restored.get_trace(old.id, user_identifier="u1") == kept
