@@ -598,7 +598,8 @@ RETURN head(collect(c.session_id)) AS session
 
 # Inside a ``CALL`` over ``tool`` once some of its calls were deleted: its running totals
 # recomputed from the calls left, by the reference's rule (see :mod:`.reasoning`), so the
-# reference's statistics stop counting them; a Tool left with no call and no link goes.
+# reference's statistics stop counting them. DROP_TOOL then removes one left with no call
+# and no link.
 RECOUNT_TOOL = """    CALL (tool) {
         OPTIONAL MATCH (tool)<-[:INSTANCE_OF]-(x:ToolCall)
         RETURN count(x) AS total,
@@ -609,7 +610,8 @@ RECOUNT_TOOL = """    CALL (tool) {
     SET tool.total_calls = total, tool.successful_calls = successes,
         tool.failed_calls = failures, tool.total_duration_ms = duration,
         tool.last_used_at = last
-    WITH tool WHERE NOT EXISTS { (tool)--() }
+"""
+DROP_TOOL = """    WITH tool WHERE NOT EXISTS { (tool)--() }
     DELETE tool
 """
 
@@ -657,6 +659,7 @@ CALL (tools) {
     UNWIND tools AS tool
 """
     + RECOUNT_TOOL
+    + DROP_TOOL
     + """}
 CALL (users) {
     UNWIND users AS n

@@ -31,7 +31,7 @@ from neo4j import AsyncManagedTransaction
 from memory_core.store import Erased
 from memory_core.store import requests as rq
 
-from .cypher import RECOUNT_TOOL
+from .cypher import DROP_TOOL, RECOUNT_TOOL
 from .session import Connection
 
 CONVERSATIONS = """
@@ -178,7 +178,7 @@ CALL (calls) {{
 }}
 CALL (tools) {{
     UNWIND tools AS tool
-{RECOUNT_TOOL}}}
+{RECOUNT_TOOL}{DROP_TOOL}}}
 RETURN size(calls) AS deleted
 """,
     "steps": f"""

@@ -26,6 +26,7 @@ from neo4j import AsyncManagedTransaction
 
 from memory_core.store import ImportState, Record, TraceRules, candidates, parse_stamp
 
+from .cypher import RECOUNT_TOOL
 from .records import dump_metadata
 from .session import rows
 
@@ -53,7 +54,8 @@ RETURN c.id AS id, head(COLLECT {
 
 # What an overwrite deletes: the node, and under it its steps and calls (``nodes``,
 # ``calls``); then the Tool nodes of those calls get their totals from the calls left.
-_DELETE_TAIL = """
+_DELETE_TAIL = (
+    """
 CALL (calls) {
     UNWIND calls AS c
     OPTIONAL MATCH (c)-[:INSTANCE_OF]->(tool:Tool)
@@ -65,18 +67,11 @@ CALL (calls, nodes) {
 }
 CALL (tools) {
     UNWIND tools AS tool
-    CALL (tool) {
-        OPTIONAL MATCH (tool)<-[:INSTANCE_OF]-(x:ToolCall)
-        RETURN count(x) AS total,
-               count(CASE WHEN x.status = 'success' THEN 1 END) AS successes,
-               count(CASE WHEN x.status IN ['error', 'timeout'] THEN 1 END) AS failures,
-               sum(coalesce(x.duration_ms, 0)) AS duration, max(x.timestamp) AS last
-    }
-    SET tool.total_calls = total, tool.successful_calls = successes,
-        tool.failed_calls = failures, tool.total_duration_ms = duration,
-        tool.last_used_at = last
-}
 """
+    + RECOUNT_TOOL
+    + """}
+"""
+)
 DELETE = {
     "trace": """
 MATCH (n:ReasoningTrace {id: $id})
