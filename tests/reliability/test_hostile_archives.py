@@ -32,7 +32,7 @@ from memory_core import Limits, MemoryBackend, open_backend
 from memory_core.archive.files import max_line_bytes
 from memory_core.archive.records import MAX_ORDINAL
 from memory_core.cli import main
-from memory_core.transfer import ArchiveError, export_memory, import_memory
+from memory_core.transfer import FORMAT_VERSION, ArchiveError, export_memory, import_memory
 from tests.transfer.sample import populate
 
 from .archives import archive, conversation, entity, mention, message
@@ -200,7 +200,7 @@ def test_the_cli_says_one_line_and_skips_with_skip_bad(
     assert "bad lines skipped: 1" in out and "line 5" in out and err == ""
 
 
-@pytest.mark.parametrize("version", [0, -5, 3, 2**70])
+@pytest.mark.parametrize("version", [0, -5, FORMAT_VERSION + 1, 2**70])
 async def test_only_the_versions_this_code_reads_are_accepted(version: int) -> None:
     lines = archive(conversation(CID, "chat", None), message(M1, CID, "first", 1))
     head = json.loads(lines[0])

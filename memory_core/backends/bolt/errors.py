@@ -46,8 +46,9 @@ def _text(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def translate(exc: BaseException, where: str) -> MemoryCoreError:
-    """The memory-core error for a driver exception raised while talking to ``where``."""
+def translate(exc: BaseException, where: str, *, commit_sent: bool = False) -> MemoryCoreError:
+    """The memory-core error for a driver exception raised while talking to ``where``
+    (``commit_sent``: an attempt of this write reached its COMMIT, see :func:`_lost`)."""
     if isinstance(exc, MemoryCoreError):
         return exc
     code, text = _code(exc), _text(exc)
@@ -67,6 +68,8 @@ def translate(exc: BaseException, where: str) -> MemoryCoreError:
             maybe_applied=True,
             retryable=False,
         )
+    if commit_sent and isinstance(exc, _LOST):
+        return _lost(exc, where, code, text)
     if isinstance(exc, neo.AuthError | neo.Forbidden):
         return AuthenticationError(f"{where}: authentication or authorization failed ({code})")
     if isinstance(exc, neo.SessionExpired | neo.ServiceUnavailable):
@@ -90,6 +93,34 @@ def translate(exc: BaseException, where: str) -> MemoryCoreError:
     if isinstance(exc, OSError | TimeoutError):
         return TransportError(f"{where}: network error ({type(exc).__name__})")
     return StoreError(f"{where}: unexpected driver failure ({type(exc).__name__})")
+
+
+_LOST: tuple[type[BaseException], ...] = (
+    neo.SessionExpired,
+    neo.ServiceUnavailable,
+    neo.TransientError,
+    OSError,
+    TimeoutError,
+)
+
+
+def _lost(exc: BaseException, where: str, code: str, text: str) -> TransportError:
+    """A write that ran out of retries on a lost connection or a transient (cluster)
+    error after one of its attempts sent COMMIT: a COMMIT answered with such an error may
+    still have been applied (a cluster's leader switching), and the driver reports only
+    its last attempt's error, so the caller is told the write may have been applied."""
+    if isinstance(exc, neo.TransientError):
+        why = f"transient failure that outlasted retries ({code}: {text})"
+    elif isinstance(exc, OSError | TimeoutError):
+        why = f"network error ({type(exc).__name__})"
+    else:
+        why = f"Neo4j is unreachable ({type(exc).__name__}: {text})"
+    return TransportError(
+        f"{where}: {why}; the write may or may not have been applied (retry it with an "
+        "idempotency_key to be safe)",
+        maybe_applied=True,
+        retryable=True,
+    )
 
 
 def is_constraint_race(exc: BaseException) -> bool:

@@ -4,8 +4,12 @@ Every call runs in a managed transaction (``execute_read`` / ``execute_write``),
 driver retries transient failures and lost connections (a transaction that failed
 before COMMIT was rolled back by the server, so rerunning it cannot apply a write
 twice; a connection lost *during* COMMIT raises ``IncompleteCommit``, which the driver
-never retries and which becomes a :class:`~memory_core.TransportError` saying so).
-Sessions share one bookmark manager, so a read after a write sees it on a cluster too.
+never retries and which becomes a :class:`~memory_core.TransportError` saying so). A
+write that runs out of retries is ``maybe_applied`` when one of its attempts reached
+COMMIT (:class:`_Commits`). Reads run in read transactions (a cluster may serve them from
+any member), writes in write transactions (the leader). All sessions of one connection
+share one bookmark manager, so a read after a write sees it on a cluster too; two
+backend objects share none (docs/production.md).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from .config import BoltConfig
 from .errors import DRIVER_ERRORS, is_constraint_race, translate
 
 T = TypeVar("T")
+A = TypeVar("A")
 Rows = list[dict[str, Any]]
 Work = Callable[[AsyncManagedTransaction], Awaitable[T]]
 
@@ -62,6 +67,28 @@ async def rows(tx: AsyncManagedTransaction, query: str, **params: Any) -> Rows:
 
 async def _all_rows(result: neo4j.AsyncResult) -> Rows:
     return [plain(record) async for record in result]
+
+
+class _Commits:
+    """Whether an attempt of one write got as far as its COMMIT. Only then may the write
+    have been applied when the driver gives up: a transaction that never sent COMMIT is
+    rolled back by the server, but a COMMIT answered with an error (a cluster's leader
+    switching) may still be applied, and the driver reports only its last attempt's
+    error."""
+
+    def __init__(self) -> None:
+        self.sent = False
+
+    def before_commit(self, step: Callable[[A], Awaitable[T]]) -> Callable[[A], Awaitable[T]]:
+        """``step`` (the transaction function, or ``execute_query``'s result transformer,
+        which runs inside it), noting when it completes: the driver commits next."""
+
+        async def run(arg: A) -> T:
+            result = await step(arg)
+            self.sent = True
+            return result
+
+        return run
 
 
 class Connection:
@@ -152,9 +179,9 @@ class Connection:
     async def write(self, work: Work[T]) -> T:
         """Run ``work`` in a managed write transaction (see :meth:`_rerun_after_race`)."""
 
-        async def attempt() -> T:
+        async def attempt(commits: _Commits) -> T:
             async with self._session(neo4j.WRITE_ACCESS) as session:
-                return await session.execute_write(work)
+                return await session.execute_write(commits.before_commit(work))
 
         with self._round_trip():
             return await self._rerun_after_race(attempt)
@@ -163,20 +190,24 @@ class Connection:
         """One statement in one write transaction (see :meth:`_rerun_after_race`)."""
         with self._round_trip(query):
             return await self._rerun_after_race(
-                lambda: self._one_statement(query, params, neo4j.RoutingControl.WRITE)
+                lambda commits: self._one_statement(
+                    query, params, neo4j.RoutingControl.WRITE, commits.before_commit(_all_rows)
+                )
             )
 
-    async def _rerun_after_race(self, attempt: Callable[[], Awaitable[T]]) -> T:
+    async def _rerun_after_race(self, attempt: Callable[[_Commits], Awaitable[T]]) -> T:
         """A unique-constraint failure rolled the transaction back, so it is rerun (a
         concurrent writer created the conversation, or stored the same idempotency key,
-        first; the rerun finds what it wrote). Driver errors become memory-core errors."""
+        first; the rerun finds what it wrote). Driver errors become memory-core errors,
+        ``maybe_applied`` when an attempt reached its COMMIT (see :class:`_Commits`)."""
         for tries in range(CONSTRAINT_RETRIES + 1):
+            commits = _Commits()
             try:
-                return await attempt()
+                return await attempt(commits)
             except DRIVER_ERRORS as exc:
                 if is_constraint_race(exc) and tries < CONSTRAINT_RETRIES:
                     continue
-                raise translate(exc, self.where) from None
+                raise translate(exc, self.where, commit_sent=commits.sent) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def run_read(self, query: str, **params: Any) -> Rows:
@@ -188,7 +219,11 @@ class Connection:
             raise translate(exc, self.where) from None
 
     async def _one_statement(
-        self, query: str, params: dict[str, Any], routing: neo4j.RoutingControl
+        self,
+        query: str,
+        params: dict[str, Any],
+        routing: neo4j.RoutingControl,
+        transform: Callable[[neo4j.AsyncResult], Awaitable[Rows]] = _all_rows,
     ) -> Rows:
         # ``execute_query`` is a managed transaction like ``execute_read``/``_write`` (same
         # retries), but it sends BEGIN with the statement: two round trips, not three.
@@ -200,7 +235,7 @@ class Connection:
             routing_=routing,
             database_=self.config.database,
             bookmark_manager_=self._bookmarks,
-            result_transformer_=_all_rows,
+            result_transformer_=transform,
         )
         return found
 
