@@ -22,14 +22,31 @@ from typing import Any
 
 from neo4j import AsyncManagedTransaction
 
-from memory_core.store import ReasoningStep, ReasoningTrace, ToolStats
+from memory_core.store import (
+    ReasoningStep,
+    ReasoningTrace,
+    ToolStats,
+    candidate_pool,
+    query_terms,
+    text_score,
+)
 from memory_core.store import requests as rq
 
-from .long_term_search import Kind, Scope, load_ranked, ranked
+from .long_term_search import (
+    TEXT_K_MAX,
+    Found,
+    Kind,
+    Scope,
+    _micros,
+    _vector_hits,
+    load_ranked,
+    lucene_queries,
+    ranked,
+)
 from .reasoning import HEADER, STEP_FIELDS, owned, to_step, to_trace
 from .records import to_datetime
 from .schema import STEP_SEARCH, TRACE_SEARCH
-from .session import Connection
+from .session import Connection, rows
 
 TRACE_KIND = Kind(
     index=TRACE_SEARCH, fields=("task",), vector="task_embedding", created="started_at"
@@ -63,6 +80,20 @@ WHERE {owned("t")}
 {_STATS}"""
 TOOL_STATS = f"MATCH (c:ToolCall {{tool_name: $tool}})\n{_STATS}"
 ALL_STATS = f"MATCH (c:ToolCall)\n{_STATS}"
+
+# The best candidates of the scope by Lucene's rank, at most $pool of them (the index read
+# for $k matches, the scope's kept).
+_TRACE_CANDIDATES = """
+CALL db.index.fulltext.queryNodes($index, $lucene, {{limit: $k}}) YIELD node AS n
+WITH n, n.id IS NOT NULL AND {keep} AS kept
+RETURN count(*) AS seen, collect(CASE WHEN kept THEN [n.id, n.task, n.started_at] END)[..$pool]
+    AS hits
+"""
+# How many times the pool the index is first asked for when the scope filters its
+# matches (by user or success): asked for the pool alone, a store where a fifth of the
+# matches were out of scope was short and asked again for four times as many. The
+# candidates are the same either way: the scope's best pool by Lucene's rank.
+FILTERED_FIRST_READ = 2
 
 LOAD_TRACES = f"""
 MATCH (t:ReasoningTrace) WHERE t.id IN $ids
@@ -109,14 +140,52 @@ async def similar_traces(conn: Connection, req: rq.SimilarTraces) -> list[Reason
     )
     params = {"tenant": req.tenant, "user": req.user_identifier, "success_only": req.success_only}
     scope = Scope(match=f"{match} WHERE {keep}", keep=keep, params=params)
+    filtered = req.success_only or req.user_identifier is not None or req.tenant is not None
 
     async def work(tx: AsyncManagedTransaction) -> list[ReasoningTrace]:
-        best = await ranked(tx, TRACE_KIND, scope, req.task, req.query_embedding, req.limit)
+        found = await _trace_hits(tx, scope, req.task, req.limit, filtered)
+        if req.query_embedding is not None:
+            await _vector_hits(tx, TRACE_KIND, scope, req.query_embedding, req.limit, found)
+        order = sorted(found.items(), key=lambda hit: (-hit[1][0], -hit[1][1], hit[0]))
+        best = [(ident, score) for ident, (score, _) in order[: req.limit]]
         if req.threshold is not None:
             best = [(ident, score) for ident, score in best if score >= req.threshold]
         return await load_ranked(tx, best, LOAD_TRACES, to_trace)
 
     return await conn.read(work)
+
+
+async def _trace_hits(
+    tx: AsyncManagedTransaction, scope: Scope, task: str, limit: int, filtered: bool
+) -> Found:
+    """The traces sharing a word with ``task`` among the scope's best
+    :func:`candidate_pool` by Lucene's rank, each with its score and start time (as
+    :mod:`.long_term_search` finds them, with a first read sized for the scope)."""
+    terms = query_terms(task)
+    found: Found = {}
+    for lucene in lucene_queries(task, len(TRACE_KIND.fields)):
+        for ident, text, started in await _trace_candidates(tx, scope, lucene, limit, filtered):
+            score = text_score(terms, text) if isinstance(text, str) else 0.0
+            if score > 0:
+                found[str(ident)] = (score, _micros(started))
+    return found
+
+
+async def _trace_candidates(
+    tx: AsyncManagedTransaction, scope: Scope, lucene: str, limit: int, filtered: bool
+) -> list[list[Any]]:
+    """The scope's best ``candidate_pool(limit)`` matches of ``lucene``: the index is
+    asked for four times as many whenever those held fewer while more may exist."""
+    pool = candidate_pool(limit)
+    k = min(pool * (FILTERED_FIRST_READ if filtered else 1), TEXT_K_MAX)
+    statement = _TRACE_CANDIDATES.format(keep=scope.keep)
+    while True:
+        params = {**scope.params, "index": TRACE_KIND.index, "lucene": lucene}
+        [row] = await rows(tx, statement, **params, k=k, pool=pool)
+        hits: list[list[Any]] = row["hits"]
+        if len(hits) >= pool or row["seen"] < k or k >= TEXT_K_MAX:
+            return hits
+        k = min(k * 4, TEXT_K_MAX)
 
 
 async def search_steps(conn: Connection, req: rq.SearchSteps) -> list[ReasoningStep]:

@@ -60,17 +60,15 @@ def similar(conn: sqlite3.Connection, req: rq.SimilarTraces) -> list[ReasoningTr
         where += " AND r.completed_at IS NOT NULL AND r.success = 1"
     found = _scored(
         conn,
-        traces.TRACE,
-        "traces",
+        (traces.TRACE, "traces", tenant),
         req.task,
         req.query_embedding,
         where,
         params,
         req.limit,
-        tenant,
     )
     ranked = _kept(found, req.threshold, req.limit)
-    loaded = traces.headers(conn, [row for row, _ in ranked])
+    loaded = traces.headers(conn, _full_rows(conn, "traces", ranked))
     for trace, (_, score) in zip(loaded, ranked, strict=True):
         trace.__dict__["score"] = score
     return loaded
@@ -81,10 +79,16 @@ def search_steps(conn: sqlite3.Connection, req: rq.SearchSteps) -> list[Reasonin
     tenant = tenant_key(req.tenant)
     where, params = traces.filters(tenant, req.user_identifier)
     found = _scored(
-        conn, traces.STEP, "steps", req.query, req.query_embedding, where, params, req.limit, tenant
+        conn,
+        (traces.STEP, "steps", tenant),
+        req.query,
+        req.query_embedding,
+        where,
+        params,
+        req.limit,
     )
     ranked = ranking.best(found, req.limit)
-    loaded = traces.load_steps(conn, [row for row, _ in ranked])
+    loaded = traces.load_steps(conn, _full_rows(conn, "steps", ranked))
     for step, (_, score) in zip(loaded, ranked, strict=True):
         step.__dict__["score"] = score
     return loaded
@@ -92,30 +96,46 @@ def search_steps(conn: sqlite3.Connection, req: rq.SearchSteps) -> list[Reasonin
 
 def _scored(
     conn: sqlite3.Connection,
-    kind: str,
-    table: str,
+    source: tuple[str, str, str],
     query: str,
     vector: list[float] | None,
     where: str,
     params: list[object],
     limit: int,
-    tenant: str,
 ) -> dict[str, tuple[sqlite3.Row, float]]:
-    """The rows of ``table`` sharing a word with ``query`` (the best
+    """The rows of ``source`` (word kind, table, tenant) sharing a word with ``query`` (the best
     :func:`candidate_pool`), or with a positive cosine to ``vector``, each with its
-    score."""
+    score. Only the columns scoring and ordering need are read: of the few rows kept,
+    :func:`_full_rows` reads the rest."""
+    kind, table, tenant = source
     terms = query_terms(query)
     found: dict[str, tuple[sqlite3.Row, float]] = {}
     if terms:
         sql, args = words.matching(kind, table, tenant, terms, where, params)
+        # The word index's query reads whole rows; of the candidates, only these.
+        sql = sql.replace("SELECT r.* ", f"SELECT r.id, r.created_at, {_TEXT_SQL[table]} ", 1)
         rows = conn.execute(sql, [*args, candidate_pool(limit)])
         found = ranking.by_text(rows, terms, _TEXT[table])
     if vector is not None:
         rows = conn.execute(
-            f"SELECT * FROM {table} r WHERE {where} AND r.embedding IS NOT NULL", params
+            f"SELECT r.id, r.created_at, r.embedding FROM {table} r "
+            f"WHERE {where} AND r.embedding IS NOT NULL",
+            params,
         )
         ranking.add_vector_hits(found, rows, vector)
     return found
+
+
+def _full_rows(conn: sqlite3.Connection, table: str, ranked: ranking.Scored) -> list[sqlite3.Row]:
+    """The whole rows of the ``ranked`` ones, in that order."""
+    ids = [row["id"] for row, _ in ranked]
+    by_id: dict[str, sqlite3.Row] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        found = conn.execute(f"SELECT * FROM {table} WHERE id IN ({marks})", chunk)
+        by_id.update((row["id"], row) for row in found)
+    return [by_id[ident] for ident in ids]
 
 
 def _kept(
@@ -124,6 +144,10 @@ def _kept(
     if threshold is not None:
         found = {key: hit for key, hit in found.items() if hit[1] >= threshold}
     return ranking.best(found, limit)
+
+
+# The columns the text score reads, by table.
+_TEXT_SQL = {"traces": "r.task", "steps": "r.thought, r.action, r.observation"}
 
 
 def _task(row: sqlite3.Row) -> str:

@@ -67,58 +67,78 @@ def start(conn: sqlite3.Connection, req: rq.StartTrace) -> ReasoningTrace:
 
 
 def add_step(conn: sqlite3.Connection, req: rq.AddStep) -> ReasoningStep:
-    """The ``add_step`` hook: the number is taken and advanced in this transaction."""
-    trace = owned(conn, req.scope, req.trace_id)
-    number = conn.execute(
-        "UPDATE traces SET next_step = next_step + 1 WHERE id = ? RETURNING next_step - 1",
-        (trace["id"],),
-    ).fetchone()[0]
-    ident = str(uuid4())
+    """The ``add_step`` hook: the number is taken and advanced in this transaction, by
+    the statement that finds the trace in scope; the step is built from what is
+    inserted (a new step has no tool calls)."""
+    where, params = filters(tenant_key(req.tenant), req.user_identifier)
+    trace = conn.execute(
+        f"UPDATE traces AS r SET next_step = next_step + 1 WHERE r.id = ? AND {where} "
+        "RETURNING next_step - 1, tenant, user_identifier",
+        [req.trace_id, *params],
+    ).fetchone()
+    if trace is None:
+        raise NotFoundError.missing("embedded", "trace", req.trace_id, argument="trace_id")
+    number, tenant, user = trace
+    ident, metadata, created = str(uuid4()), dump_json(req.metadata), now_micros()
     conn.execute(
         "INSERT INTO steps (id, trace_id, tenant, user_identifier, step_number, thought, "
         "action, observation, metadata, embedding, created_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             ident,
-            trace["id"],
-            trace["tenant"],
-            trace["user_identifier"],
+            req.trace_id,
+            tenant,
+            user,
             number,
             req.thought,
             req.action,
             req.observation,
-            dump_json(req.metadata),
+            metadata,
             pack_vector(req.embedding),
-            now_micros(),
+            created,
         ),
     )
-    words.index(conn, STEP, trace["tenant"], ident, (req.thought, req.action, req.observation))
-    return load_steps(conn, [_step_row(conn, ident)])[0]
+    words.index(conn, STEP, tenant, ident, (req.thought, req.action, req.observation))
+    return ReasoningStep(
+        id=ident,
+        trace_id=req.trace_id,
+        step_number=number,
+        thought=req.thought,
+        action=req.action,
+        observation=req.observation,
+        metadata=load_json(metadata),
+        tool_calls=[],
+        created_at=from_micros(created),
+    )
 
 
 def record_tool_call(conn: sqlite3.Connection, req: rq.RecordToolCall) -> ToolCall:
-    """The ``record_tool_call`` hook."""
-    step = _owned_step(conn, req)
-    ident = str(uuid4())
-    conn.execute(
+    """The ``record_tool_call`` hook: one ``INSERT ... SELECT`` from the step in scope
+    (no row inserted: the step is not one); the call is built from what is inserted."""
+    where, params = filters(tenant_key(req.tenant), req.user_identifier)
+    ident, created = str(uuid4()), now_micros()
+    arguments, result = dump_json(req.arguments), dump_value(req.result)
+    values = (req.tool_name, arguments, result, req.status, req.duration_ms, req.error)
+    inserted = conn.execute(
         "INSERT INTO tool_calls (id, step_id, tenant, user_identifier, tool_name, arguments, "
-        "result, status, duration_ms, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            ident,
-            step["id"],
-            step["tenant"],
-            step["user_identifier"],
-            req.tool_name,
-            dump_json(req.arguments),
-            dump_value(req.result),
-            req.status,
-            req.duration_ms,
-            req.error,
-            now_micros(),
-        ),
+        "result, status, duration_ms, error, created_at) "
+        "SELECT ?, r.id, r.tenant, r.user_identifier, ?, ?, ?, ?, ?, ?, ? "
+        f"FROM steps r WHERE r.id = ? AND {where}",
+        [ident, *values, created, req.step_id, *params],
     )
-    row = conn.execute("SELECT * FROM tool_calls WHERE id = ?", (ident,)).fetchone()
-    return _tool_call(row)
+    if inserted.rowcount != 1:
+        raise NotFoundError.missing("embedded", "step", req.step_id, argument="step_id")
+    return ToolCall(
+        id=ident,
+        step_id=req.step_id,
+        tool_name=req.tool_name,
+        arguments=load_json(arguments),
+        result=json.loads(result),
+        status=ToolCallStatus(req.status),
+        duration_ms=req.duration_ms,
+        error=req.error,
+        created_at=from_micros(created),
+    )
 
 
 def complete(conn: sqlite3.Connection, req: rq.CompleteTrace) -> ReasoningTrace:
@@ -199,21 +219,6 @@ def _find(conn: sqlite3.Connection, scope: rq.Scope, ident: str) -> sqlite3.Row 
     row: sqlite3.Row | None = conn.execute(
         f"SELECT * FROM traces r WHERE r.id = ? AND {where}", [ident, *params]
     ).fetchone()
-    return row
-
-
-def _owned_step(conn: sqlite3.Connection, req: rq.RecordToolCall) -> sqlite3.Row:
-    where, params = filters(tenant_key(req.tenant), req.user_identifier)
-    row: sqlite3.Row | None = conn.execute(
-        f"SELECT * FROM steps r WHERE r.id = ? AND {where}", [req.step_id, *params]
-    ).fetchone()
-    if row is None:
-        raise NotFoundError.missing("embedded", "step", req.step_id, argument="step_id")
-    return row
-
-
-def _step_row(conn: sqlite3.Connection, ident: str) -> sqlite3.Row:
-    row: sqlite3.Row = conn.execute("SELECT * FROM steps WHERE id = ?", (ident,)).fetchone()
     return row
 
 
