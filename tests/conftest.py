@@ -12,6 +12,8 @@ Neo4j (or uses ``NEO4J_URI``) and one NAMS-compatible HTTP server per backing st
   (or ``PG_VECTOR_TEST_URL``); started only when a test asks for it.
 * ``pgbouncer_server`` — PgBouncer in transaction mode in front of ``postgres_server``
   (two server connections); started only when a test asks for it.
+* ``pg_ha`` — a pg_auto_failover formation (monitor, primary, synchronous standby) on
+  127.0.0.1; started only when a test asks for it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import pytest
 
 from memory_core_dev.nams_server import nams_bolt_server, nams_server
 from memory_core_dev.neo4j_fixtures import PRIVATE, neo4j_clean, neo4j_server
+from memory_core_dev.pg_ha import pg_ha
 from memory_core_dev.pgbouncer_server import pgbouncer_server
 from memory_core_dev.postgres_server import pgvector_server, postgres_server
 
@@ -32,6 +35,7 @@ __all__ = [
     "nams_server",
     "neo4j_clean",
     "neo4j_server",
+    "pg_ha",
     "pgbouncer_server",
     "pgvector_server",
     "postgres_server",

@@ -535,6 +535,14 @@ async def _on_validation_error(request: Request, exc: Exception) -> Response:
     return _error(400, wire.ErrorCode.INVALID_REQUEST, "invalid request", problems)
 
 
+MAYBE_APPLIED = (
+    "the backing store lost the connection while committing: the write may or may not be "
+    "stored; read it back before sending it again"
+)
+STORE_RETRY_AFTER = "1"
+"""``Retry-After`` of a 503 for a retryable backing-store error (nothing was written)."""
+
+
 async def _on_core_error(request: Request, exc: Exception) -> Response:
     """Errors of the backing store, translated; nothing of the request is echoed."""
     assert isinstance(exc, MemoryCoreError)
@@ -549,6 +557,13 @@ async def _on_core_error(request: Request, exc: Exception) -> Response:
         log.error("backing store refused: %s", type(exc).__name__)
     else:
         log.error("backing store failed: %s", escape(str(exc)))
+    if exc.maybe_applied:
+        # Not 503: clients resend a 503 whatever the method, and this write may be stored.
+        return _error(500, wire.ErrorCode.INTERNAL, MAYBE_APPLIED)
+    if exc.retryable:
+        # A failover or a restart of the store: the pool is already reconnecting.
+        headers = {wire.RETRY_AFTER: STORE_RETRY_AFTER}
+        return _error(kind.status, kind.code, "the backing store is unavailable", **headers)
     return _error(kind.status, kind.code, "the backing store is unavailable")
 
 

@@ -11,7 +11,9 @@ message twice):
 * ``GET`` and ``DELETE`` (idempotent) are also retried after read errors, timeouts,
   dropped connections, ``502`` and ``504``;
 * a ``POST`` that may have reached the server is never sent again: the caller gets a
-  :class:`~memory_core.errors.TransportError` and decides.
+  :class:`~memory_core.errors.TransportError` and decides. A ``POST`` answered with a 5xx
+  other than ``503`` (``500``, ``502``, ``504``: the service, or a proxy, may have stored
+  it before failing) raises one with ``maybe_applied=True``.
 
 Waits use jittered exponential backoff (full jitter, capped by ``max_backoff``) when the
 server gives no ``Retry-After``; with one, the wait is that value plus up to 10 %.
@@ -357,6 +359,11 @@ class NamsTransport:
             )
         if kind is RateLimitedError:
             return RateLimitedError(text, retry_after=retry_after)
+        if method not in IDEMPOTENT and status >= 500 and status not in _RETRY_ALWAYS:
+            return TransportError(
+                f"{text}; it was not resent: it may have been stored. Check before retrying.",
+                maybe_applied=True,
+            )
         return kind(text)
 
     def _credential_hint(self, status: int) -> str:

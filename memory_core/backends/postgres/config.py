@@ -25,8 +25,17 @@ SCHEMES = ("postgresql", "postgres")
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 # What the backend takes as keyword arguments, not in the URL.
 _BACKEND_OPTIONS = frozenset(
-    {"min_size", "max_size", "pool_timeout", "statement_timeout", "prepared_statements"}
+    {
+        "min_size",
+        "max_size",
+        "pool_timeout",
+        "statement_timeout",
+        "prepared_statements",
+        "read_from",
+        "replica_wait",
+    }
 )
+READ_FROM = ("primary", "replica")
 
 
 @dataclass(frozen=True)
@@ -41,11 +50,26 @@ class Settings:
     connect_timeout: float
     statement_timeout: float | None
     prepared_statements: bool
+    read_from: str = "primary"
+    replica_wait: float = 1.0
 
     @property
     def safe_url(self) -> str:
         """The URL with any password hidden."""
         return redact_url(self.conninfo)
+
+    @property
+    def replica_conninfo(self) -> str:
+        """The URL reads use with ``read_from="replica"``: :attr:`conninfo` with
+        ``target_session_attrs=prefer-standby`` (a standby among its hosts, else the
+        primary)."""
+        base, _, query = self.conninfo.partition("?")
+        kept = [
+            piece
+            for piece in filter(None, query.split("&"))
+            if unquote(piece.partition("=")[0]) != "target_session_attrs"
+        ]
+        return f"{base}?{'&'.join([*kept, 'target_session_attrs=prefer-standby'])}"
 
 
 def check_schema(name: object) -> str:
@@ -77,6 +101,8 @@ def parse_settings(
     connect_timeout: float,
     statement_timeout: float | None,
     prepared_statements: bool,
+    read_from: str = "primary",
+    replica_wait: float = 1.0,
 ) -> Settings:
     """Check the URL and options; ``ConfigurationError`` naming what is wrong."""
     if not isinstance(url, str):
@@ -92,6 +118,8 @@ def parse_settings(
         _number("statement_timeout", statement_timeout, minimum=0)
     if not isinstance(prepared_statements, bool):
         raise ConfigurationError("prepared_statements must be True or False")
+    if read_from not in READ_FROM:
+        raise ConfigurationError(f"read_from must be 'primary' or 'replica', got {read_from!r}")
     return Settings(
         conninfo=conninfo,
         schema=check_schema(chosen),
@@ -101,6 +129,8 @@ def parse_settings(
         connect_timeout=_number("connect_timeout", connect_timeout, minimum=1),
         statement_timeout=statement_timeout,
         prepared_statements=prepared_statements,
+        read_from=read_from,
+        replica_wait=_number("replica_wait", replica_wait, minimum=0),
     )
 
 

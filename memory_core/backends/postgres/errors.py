@@ -73,6 +73,14 @@ def translate(exc: BaseException, *, write: bool, sent: bool) -> MemoryCoreError
         return AuthenticationError("postgres: the server refused the credentials")
     if isinstance(exc, pg_errors.InsufficientPrivilege):
         return AuthenticationError(f"postgres: permission denied for this user ({reason(exc)})")
+    if isinstance(exc, pg_errors.ReadOnlySqlTransaction):
+        return TransportError(
+            "postgres: the server is read-only (a standby, or a primary being failed over); "
+            "nothing was written. With several hosts in the URL, add "
+            "target_session_attrs=read-write so that only the primary is used",
+            retryable=True,
+            maybe_applied=False,
+        )
     if isinstance(exc, pg_errors.SerializationFailure | pg_errors.DeadlockDetected):
         return TransportError(
             "postgres: the transaction conflicted with another; nothing was written",

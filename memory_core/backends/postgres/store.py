@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any, ClassVar, TypeVar
@@ -39,12 +40,18 @@ from .config import Settings, parse_settings
 from .errors import open_connection, translate
 from .long_term import PostgresLongTerm
 from .reasoning import PostgresReasoning
+from .replicas import Lagging, Replicas, primary_position
 from .schema import migrate
 from .transfer import PostgresTransfer
 from .tx import Tx
 
 T = TypeVar("T")
 Work = Callable[[Tx], Awaitable[T]]
+
+# psycopg_pool logs each failed connection attempt (a failover, a restart) at WARNING;
+# with logging unconfigured Python would print every one to stderr. An application that
+# configures logging still receives them ("psycopg.pool" propagates).
+logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
 
 
 async def in_utc(conn: psycopg.AsyncConnection[Any]) -> None:
@@ -79,6 +86,12 @@ class PostgresStore(PostgresLongTerm, PostgresReasoning, Store):
     ``prepared_statements``
         ``True`` (default): psycopg prepares statements it runs often. ``False`` for
         PgBouncer in transaction mode.
+    ``read_from``
+        ``"primary"`` (default) or ``"replica"``: reads on a standby among the URL's
+        hosts (see :mod:`.replicas`), each after this store's writes.
+    ``replica_wait``
+        seconds a read waits for a standby to replay this store's last write before it
+        reads from the primary instead (default 1).
 
     Migrations are applied on :meth:`connect` under an advisory lock (see
     :mod:`memory_core.backends.postgres.schema`).
@@ -137,6 +150,8 @@ class PostgresStore(PostgresLongTerm, PostgresReasoning, Store):
         connect_timeout: float = 10.0,
         statement_timeout: float | None = None,
         prepared_statements: bool = True,
+        read_from: str = "primary",
+        replica_wait: float = 1.0,
         **options: Any,
     ) -> None:
         self.settings: Settings = parse_settings(
@@ -148,9 +163,14 @@ class PostgresStore(PostgresLongTerm, PostgresReasoning, Store):
             connect_timeout=connect_timeout,
             statement_timeout=statement_timeout,
             prepared_statements=prepared_statements,
+            read_from=read_from,
+            replica_wait=replica_wait,
         )
         super().__init__(**options)
         self._pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] | None = None
+        self._replicas: Replicas | None = None
+        if self.settings.read_from == "replica":
+            self._replicas = Replicas(self.settings.replica_wait)
         self._vector_schema: str | None = None
 
     @property
@@ -188,17 +208,23 @@ class PostgresStore(PostgresLongTerm, PostgresReasoning, Store):
             options["options"] = f"-c statement_timeout={millis}"
         return options
 
-    async def connect(self) -> None:
-        pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
-            self.settings.conninfo,
+    def _new_pool(
+        self, conninfo: str, name: str, **more: Any
+    ) -> AsyncConnectionPool[psycopg.AsyncConnection[Any]]:
+        return AsyncConnectionPool(
+            conninfo,
             min_size=self.settings.min_size,
             max_size=self.settings.max_size,
             timeout=self.settings.pool_timeout,
             kwargs=self._connection_options(),
             configure=in_utc,
             open=False,
-            name="memory-core",
+            name=name,
+            **more,
         )
+
+    async def connect(self) -> None:
+        pool = self._new_pool(self.settings.conninfo, "memory-core")
         try:
             # One connection of our own first: the pool would report a refused password
             # or an unreachable server only as a timeout, after connect_timeout.
@@ -208,7 +234,10 @@ class PostgresStore(PostgresLongTerm, PostgresReasoning, Store):
                 await in_utc(conn)
                 await migrate(conn, self.settings.schema)
                 self._vector_schema = await vector.active(conn, self.settings.schema)
+                if self._replicas is not None:  # reads wait for the migrations too
+                    await self._replicas.note_write(conn)
             await pool.open(wait=self.settings.min_size > 0, timeout=self.settings.connect_timeout)
+            await self._open_replicas()
         except (psycopg.Error, PoolTimeout) as exc:
             await pool.close()
             raise translate(exc, write=False, sent=False) from None
@@ -217,10 +246,28 @@ class PostgresStore(PostgresLongTerm, PostgresReasoning, Store):
             raise
         self._pool = pool
 
+    async def _open_replicas(self) -> None:
+        """The reads' pool. Its connections live at most a minute, so that after a
+        failover (the standby promoted) reads find a standby again."""
+        if self._replicas is None:
+            return
+        conninfo = self.settings.replica_conninfo
+        pool = self._new_pool(conninfo, "memory-core-replica", max_lifetime=60.0)
+        try:
+            await pool.open(wait=self.settings.min_size > 0, timeout=self.settings.connect_timeout)
+        except BaseException:
+            await pool.close()
+            raise
+        self._replicas.pool = pool
+
     async def close(self) -> None:
         pool, self._pool = self._pool, None
         if pool is not None:
             await pool.close()
+        if self._replicas is not None:
+            replica_pool, self._replicas.pool = self._replicas.pool, None
+            if replica_pool is not None:
+                await replica_pool.close()
 
     async def _run(self, work: Work[T], *, write: bool, autocommit: bool = False) -> T:
         """``work`` in one transaction on a pooled connection, errors translated.
@@ -233,21 +280,58 @@ class PostgresStore(PostgresLongTerm, PostgresReasoning, Store):
 
         ``autocommit``: ``work`` runs outside a transaction block, each statement its own
         transaction: a read, or a write of one replayable statement (see :mod:`.single`).
-        Lost once, it is made once more; lost twice, a write may have been applied."""
+        Lost once, it is made once more; lost twice, a write may have been applied.
+
+        With ``read_from="replica"``, a read runs on the reads' pool once its server has
+        replayed this store's writes, else on the primary (see :mod:`.replicas`)."""
+        replicas = self._replicas
+        if replicas is None:
+            return await self._attempts(work, write, autocommit)
+        if write:
+            try:
+                return await self._attempts(work, write, autocommit)
+            except BaseException:
+                replicas.write_failed()
+                raise
+        doubt = replicas.in_doubt
+        if doubt:
+            replicas.learn(await self._attempts(primary_position, False, True), doubt)
+        try:
+            routed = replicas.after_catch_up(work)
+            return await self._attempts(routed, write, autocommit, replica=True)
+        except Lagging:
+            return await self._attempts(work, write, autocommit)
+
+    def _pool_for(self, replica: bool) -> AsyncConnectionPool[psycopg.AsyncConnection[Any]] | None:
+        return self._replicas.pool if replica and self._replicas is not None else self._pool
+
+    async def _attempts(
+        self, work: Work[T], write: bool, autocommit: bool, *, replica: bool = False
+    ) -> T:
         for attempt in range(2):
             try:
-                return await self._once(work, autocommit)
+                if self._replicas is None:
+                    return await self._once(work, autocommit)
+                return await self._on(work, autocommit, write=write, replica=replica)
             except _Broken as broken:
-                if broken.at_commit or attempt == 1 or self._pool is None:
+                pool = self._pool_for(replica)
+                if broken.at_commit or attempt == 1 or pool is None:
                     sent = broken.at_commit or autocommit
                     raise translate(broken.cause, write=write, sent=sent) from None
-                await self._pool.check()
+                await pool.check()
             except (psycopg.Error, PoolTimeout) as exc:
                 raise translate(exc, write=write, sent=True) from None
         raise AssertionError("unreachable")
 
     async def _once(self, work: Work[T], autocommit: bool = False) -> T:
-        pool = self._pool
+        return await self._on(work, autocommit)
+
+    async def _on(
+        self, work: Work[T], autocommit: bool = False, *, write: bool = False, replica: bool = False
+    ) -> T:
+        """One attempt on a connection of the primary's pool (of the reads' pool:
+        ``replica``); after a ``write``, with replicas, the primary's position is noted."""
+        pool = self._pool_for(replica)
         if pool is None:
             raise TransportError("postgres: the backend is closed", retryable=False)
         async with pool.connection() as conn:
@@ -255,14 +339,22 @@ class PostgresStore(PostgresLongTerm, PostgresReasoning, Store):
             try:
                 tx = Tx(conn.cursor(), self.settings.schema, self._vector_schema)
                 if autocommit:
-                    return await work(tx)
-                async with conn.transaction():
                     result = await work(tx)
-                    at_commit = True
+                else:
+                    async with conn.transaction():
+                        result = await work(tx)
+                        at_commit = True
+            except psycopg.errors.ReadOnlySqlTransaction as exc:
+                # A standby (the old primary after a failover): refused, nothing written.
+                # Closed, the pool discards it; the next connection is the primary's.
+                await conn.close()
+                raise _Broken(exc, at_commit=False) from None
             except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
                 if isinstance(exc, psycopg.errors.QueryCanceled) or not conn.broken:
                     raise
                 raise _Broken(exc, at_commit) from None
+            if write and self._replicas is not None:
+                await self._replicas.note_write(conn)
             return result
 
     async def add_message(self, req: rq.AddMessage) -> Message:

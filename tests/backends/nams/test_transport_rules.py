@@ -80,6 +80,26 @@ async def test_a_request_that_never_left_is_sent_max_retries_more_times(
     assert caught.value.retryable is True and caught.value.maybe_applied is False
 
 
+@pytest.mark.parametrize("status", [500, 502, 504])
+async def test_a_post_answered_5xx_may_have_been_stored_and_is_not_resent(
+    api: respx.MockRouter, status: int
+) -> None:
+    """A 5xx other than 503 (the service or a proxy failed after it may have stored the
+    write) to a POST: not resent, and ``maybe_applied``; to a GET it says nothing."""
+    route = api.post(f"/conversations/{CID}/messages").respond(status)
+    api.get(f"/conversations/{CID}/messages").respond(status)
+    api.get(f"/conversations/{CID}").respond(json=conversation())
+    async with mocked_backend(max_retries=2) as memory:
+        with pytest.raises(TransportError) as posted:
+            await memory.add_message(CID, "user", "x")
+        with pytest.raises(TransportError) as read:
+            await memory.get_conversation(CID)
+    assert route.call_count == 1
+    assert posted.value.maybe_applied is True and posted.value.retryable is True
+    assert "may have been stored" in str(posted.value)
+    assert read.value.maybe_applied is False
+
+
 async def test_each_retry_is_logged_with_its_reason_count_and_wait(
     api: respx.MockRouter,
     caplog: pytest.LogCaptureFixture,

@@ -1,0 +1,215 @@
+"""Failover soak: concurrent writers against a pg_auto_failover formation while its primary
+is failed over again and again.
+
+Run ``python -m bench.failover`` from the repository root (``--writers``, ``--failovers``,
+``--kinds``). It starts a formation of its own on 127.0.0.1
+(:class:`memory_core_dev.pg_ha.HaFormation`: a monitor, a primary and a synchronous
+standby), opens one backend object on its multi-host URL and runs the writers of
+:mod:`bench.failover_writers` on it. Failovers alternate: a switchover
+(``pg_autoctl perform failover``), then a SIGKILL of the primary's postmaster. After each,
+the next one waits until every writer has had a few more writes acknowledged.
+
+Reported (printed, and written to ``bench/results/failover.json`` and ``failover.md``):
+acknowledged writes lost, duplicates among keyed writes and turns, batches stored in part,
+the write outage per failover (the longest pause between two acknowledged writes of any
+writer around it: p50, p95, max) and the errors the writers saw, by type.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import platform
+import sys
+import time
+import uuid
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from memory_core import MemoryBackend, open_backend
+from memory_core_dev.pg_ha import HaFormation
+
+from .core import percentile
+from .failover_writers import KINDS, WRITERS, Tally, check
+
+RESULTS = Path(__file__).resolve().parent / "results"
+AFTER = 3  # acknowledgements each writer needs after a failover before the next one
+STALLED = 300.0  # seconds without those acknowledgements before the soak gives up
+
+
+def sessions_for(writers: int, kinds: list[str]) -> list[str]:
+    """One session per writer, the kinds taken in turn."""
+    return [f"{kind}-{i}" for i, kind in zip(range(writers), itertools.cycle(kinds), strict=False)]
+
+
+def outage(acked_at: list[float], began: float, resumed: float) -> float:
+    """The longest pause between acknowledgements from the last one before ``began`` to
+    ``resumed``."""
+    before = [t for t in acked_at if t < began]
+    times = sorted([*before[-1:], *(t for t in acked_at if began <= t <= resumed)])
+    return max((b - a for a, b in itertools.pairwise(times)), default=resumed - began)
+
+
+async def _wait_acks(tally: Tally, sessions: list[str], need: dict[str, int]) -> None:
+    """Until each session has ``need`` acknowledged contents; TimeoutError after
+    :data:`STALLED` seconds (a writer stuck: the soak's own failure, not a figure)."""
+    with anyio.fail_after(STALLED):
+        while any(tally.count(s) < need[s] for s in sessions):
+            await anyio.sleep(0.01)
+
+
+async def _fail_over(formation: HaFormation, tally: Tally, sessions: list[str], n: int) -> float:
+    """The ``n``-th failover (even: switchover, odd: killed primary); its outage."""
+    fault = formation.failover if n % 2 == 0 else formation.kill_primary
+    began = time.monotonic()
+    await anyio.to_thread.run_sync(fault)
+    await _wait_acks(tally, sessions, {s: tally.count(s) + AFTER for s in sessions})
+    return outage(tally.acked_at, began, time.monotonic())
+
+
+async def soak(
+    formation: HaFormation, store: MemoryBackend, sessions: list[str], failovers: int
+) -> tuple[Tally, list[float]]:
+    """The writers on ``store`` while ``formation`` fails over ``failovers`` times."""
+    tally, stop, outages = Tally(), anyio.Event(), []
+    async with anyio.create_task_group() as group:
+        for session in sessions:
+            group.start_soon(WRITERS[session.split("-")[0]], store, session, tally, stop)
+        await _wait_acks(tally, sessions, dict.fromkeys(sessions, AFTER))
+        for n in range(failovers):
+            outages.append(await _fail_over(formation, tally, sessions, n))
+            print(f"failover {n + 1}/{failovers}: outage {outages[-1]:.2f} s", flush=True)
+        stop.set()
+    return tally, outages
+
+
+async def run(
+    formation: HaFormation, *, writers: int, failovers: int, kinds: list[str]
+) -> dict[str, Any]:
+    """Soak ``formation`` and return the report."""
+    sessions = sessions_for(writers, kinds)
+    url = f"{formation.url}&schema=soak_{uuid.uuid4().hex[:12]}"
+    began = time.monotonic()
+    async with open_backend(url, max_size=writers + 2, pool_timeout=30, connect_timeout=2) as store:
+        tally, outages = await soak(formation, store, sessions, failovers)
+        found = await check(store, tally, sessions)
+        if found.lost:
+            await _evidence(formation, store, url.rsplit("schema=", 1)[1], tally, sessions)
+    errors = tally.errors_by_type()
+    return {
+        "writers": writers,
+        "kinds": kinds,
+        "failovers": failovers,
+        "seconds": round(time.monotonic() - began, 1),
+        "acknowledged_calls": len(tally.acked_at),
+        "acknowledged_messages": sum(len(v) for v in tally.acknowledged.values()),
+        **asdict(found),
+        "outage_s": {
+            "p50": round(percentile(outages, 0.5), 2),
+            "p95": round(percentile(outages, 0.95), 2),
+            "max": round(max(outages, default=0.0), 2),
+            "each": [round(o, 2) for o in outages],
+        },
+        "errors": errors,
+        "maybe_applied": sum(e.maybe_applied for e in tally.errors),
+        "gave_up": tally.gave_up,
+        "machine": f"{platform.machine()}, {_cores()} cores, Python {platform.python_version()}",
+    }
+
+
+async def _evidence(
+    formation: HaFormation, store: MemoryBackend, schema: str, tally: Tally, sessions: list[str]
+) -> None:
+    """Print where the lost writes were (by session: how many, the first and last of them in
+    acknowledgement order) and how many messages each node holds, before the formation
+    is stopped."""
+    import psycopg
+
+    for session in sessions:
+        stored = {m.content for m in (await store.get_conversation(session, limit=10**8)).messages}
+        acked = tally.acknowledged.get(session, [])
+        lost = [c for c in acked if c not in stored]
+        print(f"LOST {session}: {len(lost)} of {len(acked)}, first {lost[:1]}, last {lost[-1:]}")
+    for node in formation.ports:
+        with psycopg.connect(formation.node_url(node), autocommit=True) as conn:
+            count = conn.execute(f"SELECT count(*) FROM {schema}.messages").fetchone()
+            standby = conn.execute("SELECT pg_is_in_recovery()").fetchone()
+        print(f"LOST {node}: {count} messages, in recovery {standby}")
+    print(f"LOST formation: {formation.states()}", flush=True)
+
+
+def _cores() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0))
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The report as a short markdown page."""
+    o = report["outage_s"]
+    errors = ", ".join(f"{k} {v}" for k, v in report["errors"].items()) or "none"
+    return "\n".join(
+        [
+            "# Failover soak (`python -m bench.failover`)",
+            "",
+            f"{report['writers']} writers ({', '.join(report['kinds'])}), "
+            f"{report['failovers']} failovers (switchover and killed primary in turn), "
+            f"{report['seconds']} s; {report['machine']}.",
+            "",
+            "| measure | value |",
+            "| --- | --- |",
+            f"| acknowledged calls (messages) | {report['acknowledged_calls']:,} "
+            f"({report['acknowledged_messages']:,}) |",
+            f"| acknowledged writes lost | {report['lost']} |",
+            f"| duplicates among keyed writes and turns | {report['duplicates']} |",
+            f"| batches stored in part | {report['half_batches']} |",
+            f"| write outage per failover, p50 / p95 / max | {o['p50']} / {o['p95']} / "
+            f"{o['max']} s |",
+            f"| errors seen by the writers | {errors} |",
+            f"| of which maybe_applied | {report['maybe_applied']} |",
+            "",
+        ]
+    )
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench.failover", description=__doc__)
+    p.add_argument("--writers", type=int, default=6, help="concurrent writers (6)")
+    p.add_argument("--failovers", type=int, default=20, help="failovers (20)")
+    p.add_argument(
+        "--kinds", default=",".join(KINDS), help=f"writer kinds, in turn ({','.join(KINDS)})"
+    )
+    p.add_argument("--out", type=Path, default=RESULTS, help="results directory")
+    args = p.parse_args(argv)
+    args.kinds = [k for k in args.kinds.split(",") if k]
+    if not args.kinds or set(args.kinds) - set(KINDS) or args.writers < 1:
+        p.error(f"--kinds takes {', '.join(KINDS)}; --writers at least 1")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Start a formation, soak it, print and write the report; 1 when a write was lost or
+    stored twice."""
+    args = _parse(argv)
+    formation = HaFormation().start()
+    print(f"formation started in {formation.started_in:.1f} s", flush=True)
+    try:
+        report = anyio.run(
+            lambda: run(formation, writers=args.writers, failovers=args.failovers, kinds=args.kinds)
+        )
+    finally:
+        formation.stop()
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "failover.json").write_text(json.dumps(report, indent=2) + "\n")
+    (args.out / "failover.md").write_text(markdown(report))
+    print(markdown(report))
+    bad = report["lost"] or report["duplicates"] or report["half_batches"] or report["unexpected"]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

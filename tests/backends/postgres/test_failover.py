@@ -1,0 +1,320 @@
+"""Failover of a real pg_auto_failover pair under concurrent writers (issue 52).
+
+Four writers share one backend object opened on the multi-host URL
+(``target_session_attrs=read-write``): keyed ``add_message`` calls, batches and turns
+through :class:`~memory_core.TurnMemory`, each retrying a retryable error as an
+application would (a batch, which has no key, only when nothing was applied). Meanwhile
+the primary is switched over (``pg_autoctl perform failover``) or its postmaster killed.
+Afterwards: every acknowledged write is stored, nothing keyed and no turn twice, every
+error a retryable ``TransportError`` whose ``maybe_applied`` is true of what is stored,
+and the same backend object goes on working. The formation (``pg_ha``) is this module's
+alone; the run's other PostgreSQL servers are untouched.
+"""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+import anyio
+import psycopg
+import pytest
+
+from memory_core import (
+    MemoryBackend,
+    MemoryCoreError,
+    TransportError,
+    TurnIncompleteError,
+    TurnMemory,
+    open_backend,
+)
+from memory_core.backends.postgres.config import parse_settings
+from memory_core_dev.pg_ha import HaFormation
+from memory_core_dev.postgres_server import private_server
+
+T = TypeVar("T")
+RETRY_FOR = 60.0  # seconds a writer keeps retrying one write before the test fails
+BATCH = 20
+
+
+@dataclass
+class Tally:
+    """What the writers saw."""
+
+    acknowledged: dict[str, list[str]] = field(default_factory=dict)
+    batches: list[tuple[list[str], MemoryCoreError | None]] = field(default_factory=list)
+    errors: list[MemoryCoreError] = field(default_factory=list)
+    acked_at: list[float] = field(default_factory=list)
+
+    def ack(self, session: str, *contents: str) -> None:
+        self.acknowledged.setdefault(session, []).extend(contents)
+        self.acked_at.append(time.monotonic())
+
+
+async def _retrying(call: Callable[[], Awaitable[T]], tally: Tally) -> T:
+    """``call`` until it succeeds, retrying a retryable memory-core error, and a
+    :class:`TurnIncompleteError` as its message says (the turn is closed again; its cause
+    is the error checked); any other exception fails the test."""
+    deadline = time.monotonic() + RETRY_FOR
+    while True:
+        try:
+            return await call()
+        except TurnIncompleteError as exc:
+            cause = exc.__cause__
+            tally.errors.append(cause if isinstance(cause, MemoryCoreError) else exc)
+            if time.monotonic() > deadline:
+                raise
+        except MemoryCoreError as exc:
+            tally.errors.append(exc)
+            if not exc.retryable or time.monotonic() > deadline:
+                raise
+        await anyio.sleep(0.05)
+
+
+async def _keyed(store: MemoryBackend, session: str, tally: Tally, stop: anyio.Event) -> None:
+    k = 0
+    while not stop.is_set():
+        text = f"{session}/{k}"
+        write = lambda: store.add_message(session, "user", text, idempotency_key=text)  # noqa: B023,E731
+        await _retrying(write, tally)
+        tally.ack(session, text)
+        k += 1
+
+
+async def _batches(store: MemoryBackend, session: str, tally: Tally, stop: anyio.Event) -> None:
+    """Batches have no key: one that may have been applied is not sent again, one that
+    was not is followed by a new one (so each batch's fate can be checked)."""
+    k = 0
+    while not stop.is_set():
+        contents = [f"{session}/{k}/{i}" for i in range(BATCH)]
+        items = [{"role": "user", "content": c} for c in contents]
+        try:
+            await store.add_messages_batch(session, items)
+        except MemoryCoreError as exc:
+            tally.errors.append(exc)
+            tally.batches.append((contents, exc))
+            await anyio.sleep(0.05)
+        else:
+            tally.batches.append((contents, None))
+            tally.ack(session, *contents)
+        k += 1
+
+
+async def _turns(store: MemoryBackend, session: str, tally: Tally, stop: anyio.Event) -> None:
+    memory = TurnMemory(store, session, "failover-test")
+    k = 0
+    while not stop.is_set():
+        turn, question, answer = f"turn-{k}", f"{session}/q{k}", f"{session}/a{k}"
+        await _retrying(lambda: memory.open_turn(turn, question), tally)  # noqa: B023
+        await _retrying(lambda: memory.close_turn(turn, answer), tally)  # noqa: B023
+        tally.ack(session, question, answer)
+        k += 1
+
+
+@pytest.fixture
+async def store(pg_ha: HaFormation) -> AsyncIterator[MemoryBackend]:
+    url = f"{pg_ha.url}&schema=f_{uuid.uuid4().hex[:12]}"
+    async with open_backend(url, max_size=6, pool_timeout=20, connect_timeout=2) as backend:
+        yield backend
+
+
+async def _under_fault(store: MemoryBackend, fault: Callable[[], object]) -> Tally:
+    """Four writers; ``fault`` (in a thread) once each has acknowledged a few writes; they
+    go on until each has acknowledged a few more after it."""
+    tally, stop = Tally(), anyio.Event()
+    writers = {"keyed-a": _keyed, "keyed-b": _keyed, "batches": _batches, "turns": _turns}
+    async with anyio.create_task_group() as group:
+        for session, writer in writers.items():
+            group.start_soon(writer, store, session, tally, stop)
+        while len(tally.acknowledged) < len(writers) or len(tally.acked_at) < 20:
+            await anyio.sleep(0.01)
+        began = time.monotonic()
+        await anyio.to_thread.run_sync(fault)
+        seen = {s: len(tally.acknowledged[s]) for s in writers}
+        while any(len(tally.acknowledged[s]) < seen[s] + 3 for s in writers):
+            await anyio.sleep(0.01)
+        stop.set()
+    times = sorted(t for t in tally.acked_at if t >= began - 5)
+    pause = max(b - a for a, b in itertools.pairwise(times))
+    maybe = sum(e.maybe_applied for e in tally.errors)
+    print(  # the figures for RELIABILITY.md (run with -s)
+        f"{len(tally.acked_at)} acknowledged writes, {len(tally.errors)} errors "
+        f"({maybe} maybe_applied), longest pause between acknowledgements {pause:.2f} s"
+    )
+    return tally
+
+
+async def _check(store: MemoryBackend, tally: Tally) -> None:
+    for error in tally.errors:
+        assert isinstance(error, TransportError), repr(error)
+        assert error.retryable, repr(error)
+    for session, acknowledged in tally.acknowledged.items():
+        read = await store.get_conversation(session, limit=100_000)
+        stored = [m.content for m in read.messages]
+        assert len(stored) == len(set(stored)), f"{session}: a write stored twice"
+        lost = set(acknowledged) - set(stored)
+        assert not lost, f"{session}: acknowledged writes lost: {sorted(lost)[:5]}"
+        if session == "batches":
+            _check_batches(tally, set(stored))
+        else:
+            assert sorted(stored) == sorted(set(acknowledged)), f"{session}: unexpected writes"
+
+
+def _check_batches(tally: Tally, stored: set[str]) -> None:
+    for contents, error in tally.batches:
+        found = [c for c in contents if c in stored]
+        assert found in ([], contents), f"half a batch: {len(found)} of {BATCH}"
+        if error is not None and not error.maybe_applied:
+            assert not found, f"a batch reported as not applied was stored ({error})"
+
+
+async def _still_works(store: MemoryBackend) -> None:
+    """The same object, no re-open: a write and a read reach the primary."""
+    stored = await store.add_message("after", "user", "the next call")
+    read = await store.get_conversation("after")
+    assert [m.id for m in read.messages] == [stored.id]
+
+
+@pytest.mark.anyio
+async def test_a_switchover_under_writers_loses_nothing_and_stores_nothing_twice(
+    pg_ha: HaFormation, store: MemoryBackend
+) -> None:
+    before = pg_ha.primary()
+    tally = await _under_fault(store, pg_ha.failover)
+    assert pg_ha.primary() != before
+    await _check(store, tally)
+    await _still_works(store)
+
+
+@pytest.mark.anyio
+async def test_a_killed_primary_under_writers_loses_nothing_and_stores_nothing_twice(
+    pg_ha: HaFormation, store: MemoryBackend
+) -> None:
+    tally = await _under_fault(store, pg_ha.kill_primary)
+    await _check(store, tally)
+    await _still_works(store)
+
+
+@pytest.mark.anyio
+async def test_a_write_refused_by_a_standby_is_retryable_and_not_applied(
+    pg_ha: HaFormation,
+) -> None:
+    """What a connection to the old primary meets once it is a standby: the refusal is a
+    retryable ``TransportError`` that says nothing was written and names the URL option
+    that keeps writes on the primary (not a final ``StoreError``)."""
+    schema = f"ro_{uuid.uuid4().hex[:12]}"
+    async with open_backend(f"{pg_ha.url}&schema={schema}") as primary:
+        await primary.add_message("s", "user", "on the primary")
+    standby = next(n for n, (role, _) in pg_ha.states().items() if role == "secondary")
+    await anyio.to_thread.run_sync(_replayed, pg_ha.node_url(standby), schema)
+    app = f"application_name={schema}"
+    url = f"{pg_ha.node_url(standby)}?schema={schema}&{app}"
+    async with open_backend(url, min_size=1, max_size=1) as replica:
+        await replica.get_conversation("s")
+        pooled = _sessions(pg_ha.node_url(standby), schema)
+        with pytest.raises(TransportError) as raised:
+            await replica.add_message("s", "user", "refused")
+        # the refused connection is closed, never lent again (its server process ends)
+        assert pooled
+        with anyio.move_on_after(30):
+            while pooled & _sessions(pg_ha.node_url(standby), schema):
+                await anyio.sleep(0.05)
+        assert not pooled & _sessions(pg_ha.node_url(standby), schema)
+    assert raised.value.retryable and not raised.value.maybe_applied
+    assert "target_session_attrs=read-write" in str(raised.value)
+    async with open_backend(f"{pg_ha.url}&schema={schema}") as primary:
+        read = await primary.get_conversation("s")
+    assert [m.content for m in read.messages] == ["on the primary"]
+
+
+@pytest.mark.anyio
+async def test_no_writable_host_within_pool_timeout_is_retryable_and_not_applied() -> None:
+    """The primary gone for longer than ``pool_timeout``: the call gives up with a
+    retryable error saying nothing was written, and the same object works once a primary
+    is back."""
+    with private_server() as server:
+        url = f"{server.url}?schema=gone&target_session_attrs=read-write"
+        async with open_backend(url, pool_timeout=1, connect_timeout=1) as store:
+            await store.add_message("s", "user", "before")
+            await anyio.to_thread.run_sync(server.stop)
+            with pytest.raises(TransportError) as raised:
+                await store.add_message("s", "user", "while down", idempotency_key="k")
+            assert raised.value.retryable and not raised.value.maybe_applied
+            assert "no connection from the pool in time" in str(raised.value)
+            await anyio.to_thread.run_sync(server.start)
+            await _retrying(
+                lambda: store.add_message("s", "user", "while down", idempotency_key="k"),
+                Tally(),
+            )
+            read = await store.get_conversation("s")
+    assert [m.content for m in read.messages] == ["before", "while down"]
+
+
+def _sessions(url: str, application: str) -> set[int]:
+    """The server processes of the connections named ``application`` at ``url``."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = %s", (application,)
+        ).fetchall()
+    return {pid for (pid,) in rows}
+
+
+def _replayed(url: str, schema: str) -> None:
+    """Wait until the standby at ``url`` has replayed the one message of ``schema``."""
+    deadline = time.monotonic() + 30
+    while True:
+        with psycopg.connect(url, autocommit=True) as conn:
+            found = conn.execute(
+                "SELECT 1 FROM pg_tables WHERE schemaname = %s AND tablename = 'messages'",
+                (schema,),
+            ).fetchone()
+            count = conn.execute(f"SELECT count(*) FROM {schema}.messages") if found else None
+            if count is not None and (count.fetchone() or (0,))[0] == 1:
+                return
+        assert time.monotonic() < deadline, "the standby did not replay the schema"
+        time.sleep(0.1)
+
+
+def test_the_multi_host_url_is_kept_and_its_password_hidden() -> None:
+    url = (
+        "postgresql://app:s3cr3t-pw@10.0.0.1:5432,10.0.0.2:5433/memory"
+        "?target_session_attrs=read-write&schema=ha&connect_timeout=3"
+    )
+    settings = parse_settings(
+        url,
+        schema=None,
+        min_size=1,
+        max_size=2,
+        pool_timeout=5,
+        connect_timeout=2,
+        statement_timeout=None,
+        prepared_statements=True,
+    )
+    assert settings.conninfo == (
+        "postgresql://app:s3cr3t-pw@10.0.0.1:5432,10.0.0.2:5433/memory"
+        "?target_session_attrs=read-write&connect_timeout=3"
+    )
+    assert settings.schema == "ha"
+    backend = open_backend(url)
+    shown = f"{backend.describe()} {backend!r} {backend.store!r} {settings!r}"
+    assert "s3cr3t" not in shown
+    assert "10.0.0.1:5432,10.0.0.2:5433" in backend.describe()
+    assert "target_session_attrs=read-write" in backend.describe()
+
+
+def test_the_pools_connection_errors_are_not_printed_when_logging_is_unconfigured() -> None:
+    """psycopg_pool logs each failed connection attempt at WARNING to ``psycopg.pool``;
+    with logging left unconfigured, Python would print each one to stderr."""
+    code = (
+        "import logging, memory_core.backends.postgres.store\n"
+        "logging.getLogger('psycopg.pool').warning('error connecting in %r', 'memory-core')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""

@@ -1,0 +1,199 @@
+"""Two ``memory-core serve`` processes over one pg_auto_failover pair keep serving through
+a switchover (issue 52).
+
+Each server is a process of its own on 127.0.0.1, over the formation's multi-host URL
+(``target_session_attrs=read-write``). Four NAMS clients (the library's NAMS backend, which
+resends where safe) write through them, two per server: single messages and batches of
+10. A write that failed with ``maybe_applied=False`` is sent again by the writer; one with
+``maybe_applied=True`` is not (the NAMS wire has no idempotency key). Meanwhile the primary
+is switched over. Afterwards, read through the other server: every acknowledged write is
+stored once, nothing is stored twice, a write that failed without ``maybe_applied`` is
+stored only by its resend, and every error a writer saw is a retryable
+``TransportError``.
+
+``MEMORY_CORE_SERVER_FAILOVERS`` (default 1) sets how many switchovers the test makes; the
+figure on the Reliability page comes from a run with 5.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+
+from memory_core import MemoryBackend, MemoryCoreError, TransportError, open_backend
+from memory_core_dev.pg_ha import HaFormation
+from memory_core_dev.postgres_server import free_port
+
+pytestmark = pytest.mark.anyio
+KEY = "failover-test-key"
+BATCH = 10
+PER_SESSION = 50  # messages per session
+FAILOVERS = int(os.environ.get("MEMORY_CORE_SERVER_FAILOVERS", "1"))
+
+
+@dataclass
+class Tally:
+    """Acknowledged contents per session, contents whose outcome is unknown, errors, and
+    acknowledged writes per writer."""
+
+    acknowledged: dict[str, list[str]] = field(default_factory=dict)
+    unknown: set[str] = field(default_factory=set)
+    errors: list[MemoryCoreError] = field(default_factory=list)
+    acked_at: list[float] = field(default_factory=list)
+    writes: dict[str, int] = field(default_factory=dict)
+
+
+def _serve(url: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    with open(log, "ab") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "memory_core.cli", "serve", url, "--port", str(port)],
+            env={**os.environ, "NAMS_SERVER_API_KEYS": KEY},
+            stdout=subprocess.DEVNULL,
+            stderr=out,
+        )
+    root = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if httpx.get(root + "/health", trust_env=False, timeout=2).status_code == 200:
+                return process, f"nams+{root}/v1"
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    process.kill()
+    raise RuntimeError(f"the server did not start:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture
+def servers(pg_ha: HaFormation, tmp_path: Path) -> Iterator[list[str]]:
+    """Two server processes over one fresh schema of the formation; their client URLs."""
+    url = f"{pg_ha.url}&schema=srv_{uuid.uuid4().hex[:12]}&connect_timeout=2"
+    started = [_serve(url, tmp_path / f"server-{n}.log") for n in range(2)]
+    try:
+        yield [client_url for _, client_url in started]
+    finally:
+        for process, _ in started:
+            process.terminate()
+        for process, _ in started:
+            process.wait(timeout=30)
+
+
+async def _write(
+    write: Callable[[], Awaitable[object]], contents: list[str], session: str, tally: Tally
+) -> None:
+    """One write, sent again while it fails with ``maybe_applied=False``; one that may
+    have been applied is not sent again (its contents are then unknown)."""
+    while True:
+        try:
+            await write()
+        except MemoryCoreError as exc:
+            tally.errors.append(exc)
+            if not exc.retryable:
+                raise
+            if exc.maybe_applied:
+                tally.unknown.update(contents)
+                return
+            await anyio.sleep(0.1)
+            continue
+        tally.acknowledged.setdefault(session, []).extend(contents)
+        tally.acked_at.append(time.monotonic())
+        return
+
+
+async def _writer(
+    client: MemoryBackend, name: str, batched: bool, tally: Tally, stop: anyio.Event
+) -> None:
+    """Writes until ``stop``; a new session every 50 messages (NAMS reads 200 at most)."""
+    for k in itertools.count():
+        if stop.is_set():
+            return
+        write: Callable[[], Awaitable[object]]
+        if batched:
+            session = f"{name}-{k // (PER_SESSION // BATCH)}"
+            contents = [f"{session}/{k}/{i}" for i in range(BATCH)]
+            items = [{"role": "user", "content": c} for c in contents]
+            write = lambda: client.add_messages_batch(session, items)  # noqa: B023,E731
+        else:
+            session = f"{name}-{k // PER_SESSION}"
+            contents = [f"{session}/{k}"]
+            write = lambda: client.add_message(session, "user", contents[0])  # noqa: B023,E731
+        await _write(write, contents, session, tally)
+        tally.writes[name] = tally.writes.get(name, 0) + 1
+
+
+def _client(url: str, workspace: str) -> MemoryBackend:
+    return open_backend(
+        url, api_key=KEY, workspace_id=workspace, session_names="portable", trust_env=False
+    )
+
+
+async def _written(tally: Tally, need: dict[str, int]) -> None:
+    """Until each writer has had ``need`` writes acknowledged (or given up on)."""
+    while any(tally.writes.get(w, 0) < n for w, n in need.items()):
+        await anyio.sleep(0.05)
+
+
+async def _through_failovers(
+    pg_ha: HaFormation, urls: list[str], workspace: str, writers: list[str]
+) -> Tally:
+    """Writer ``n`` through server ``n % 2``, batches when ``n`` is odd."""
+    tally, stop = Tally(), anyio.Event()
+    clients = [_client(urls[n % 2], workspace) for n in range(len(writers))]
+    async with anyio.create_task_group() as group:
+        for n, (client, name) in enumerate(zip(clients, writers, strict=True)):
+            await client.connect()
+            group.start_soon(_writer, client, name, n % 2 == 1, tally, stop)
+        await _written(tally, dict.fromkeys(writers, 3))
+        for _ in range(FAILOVERS):
+            need = {w: tally.writes.get(w, 0) + 3 for w in writers}
+            await anyio.to_thread.run_sync(pg_ha.failover)
+            await _written(tally, need)
+        stop.set()
+    for client in clients:
+        await client.close()
+    return tally
+
+
+async def _check(urls: list[str], workspace: str, writers: list[str], tally: Tally) -> None:
+    """Each session read through the server its writer did not write through."""
+    readers = [_client(url, workspace) for url in urls]
+    try:
+        for session, acknowledged in tally.acknowledged.items():
+            writer = writers.index(session.split("-")[0])
+            read = await readers[(writer + 1) % 2].get_conversation(session, limit=200)
+            stored = [m.content for m in read.messages]
+            assert len(stored) == len(set(stored)), f"{session}: a write stored twice"
+            assert set(acknowledged) <= set(stored), f"{session}: acknowledged writes lost"
+            extra = set(stored) - set(acknowledged)
+            assert extra <= tally.unknown, f"{session}: unexpected writes {sorted(extra)[:3]}"
+    finally:
+        for reader in readers:
+            await reader.close()
+
+
+async def test_two_servers_keep_serving_through_a_switchover(
+    pg_ha: HaFormation, servers: list[str]
+) -> None:
+    workspace = f"ws-{uuid.uuid4().hex[:12]}"
+    writers = [f"w{n}" for n in range(4)]
+    tally = await _through_failovers(pg_ha, servers, workspace, writers)
+    for error in tally.errors:
+        assert isinstance(error, TransportError) and error.retryable, repr(error)
+    await _check(servers, workspace, writers, tally)
+    maybe = sum(e.maybe_applied for e in tally.errors)
+    pause = max(b - a for a, b in itertools.pairwise(sorted(tally.acked_at)))
+    print(  # the figures for RELIABILITY.md (run with -s)
+        f"{FAILOVERS} switchover(s): {len(tally.acked_at)} acknowledged writes, "
+        f"{len(tally.errors)} errors ({maybe} maybe_applied), longest pause {pause:.2f} s"
+    )
