@@ -21,6 +21,7 @@ import argparse
 import itertools
 import json
 import platform
+import shutil
 import sys
 import time
 import uuid
@@ -62,17 +63,31 @@ async def _wait_acks(tally: Tally, sessions: list[str], need: dict[str, int]) ->
             await anyio.sleep(0.01)
 
 
-async def _fail_over(formation: HaFormation, tally: Tally, sessions: list[str], n: int) -> float:
-    """The ``n``-th failover (even: switchover, odd: killed primary); its outage."""
+async def _fail_over(
+    formation: HaFormation, tally: Tally, sessions: list[str], n: int, events: list[str]
+) -> float:
+    """The ``n``-th failover (even: switchover, odd: killed primary); its outage. Each is
+    written to ``events``: when it began and ended (seconds since the first
+    acknowledgement), what it was, the primary before and after."""
     fault = formation.failover if n % 2 == 0 else formation.kill_primary
+    before = formation.primary()
     began = time.monotonic()
-    await anyio.to_thread.run_sync(fault)
+    after = await anyio.to_thread.run_sync(fault)
+    ended = time.monotonic()
     await _wait_acks(tally, sessions, {s: tally.count(s) + AFTER for s in sessions})
+    start = tally.acked_at[0]
+    events.append(
+        f"{began - start:8.2f}-{ended - start:8.2f} s {fault.__name__}: {before} -> {after}"
+    )
     return outage(tally.acked_at, began, time.monotonic())
 
 
 async def soak(
-    formation: HaFormation, store: MemoryBackend, sessions: list[str], failovers: int
+    formation: HaFormation,
+    store: MemoryBackend,
+    sessions: list[str],
+    failovers: int,
+    events: list[str],
 ) -> tuple[Tally, list[float]]:
     """The writers on ``store`` while ``formation`` fails over ``failovers`` times."""
     tally, stop, outages = Tally(), anyio.Event(), []
@@ -81,7 +96,7 @@ async def soak(
             group.start_soon(WRITERS[session.split("-")[0]], store, session, tally, stop)
         await _wait_acks(tally, sessions, dict.fromkeys(sessions, AFTER))
         for n in range(failovers):
-            outages.append(await _fail_over(formation, tally, sessions, n))
+            outages.append(await _fail_over(formation, tally, sessions, n, events))
             print(f"failover {n + 1}/{failovers}: outage {outages[-1]:.2f} s", flush=True)
         stop.set()
     return tally, outages
@@ -93,11 +108,12 @@ async def run(
     """Soak ``formation`` and return the report."""
     sessions = sessions_for(writers, kinds)
     url = f"{formation.url}&schema=soak_{uuid.uuid4().hex[:12]}"
-    began = time.monotonic()
+    began, events = time.monotonic(), list[str]()
     async with open_backend(url, max_size=writers + 2, pool_timeout=30, connect_timeout=2) as store:
-        tally, outages = await soak(formation, store, sessions, failovers)
+        tally, outages = await soak(formation, store, sessions, failovers, events)
         found = await check(store, tally, sessions)
         if found.lost:
+            print("LOST failovers:", *events, sep="\n  ")
             await _evidence(formation, store, url.rsplit("schema=", 1)[1], tally, sessions)
     errors = tally.errors_by_type()
     return {
@@ -133,13 +149,26 @@ async def _evidence(
         stored = {m.content for m in (await store.get_conversation(session, limit=10**8)).messages}
         acked = tally.acknowledged.get(session, [])
         lost = [c for c in acked if c not in stored]
-        print(f"LOST {session}: {len(lost)} of {len(acked)}, first {lost[:1]}, last {lost[-1:]}")
+        times = [f"{tally.when[c] - tally.acked_at[0]:.2f} s" for c in (lost[:1] + lost[-1:])]
+        print(
+            f"LOST {session}: {len(lost)} of {len(acked)}, first and last {lost[:1] + lost[-1:]}"
+            f" acknowledged at {times}"
+        )
     for node in formation.ports:
         with psycopg.connect(formation.node_url(node), autocommit=True) as conn:
             count = conn.execute(f"SELECT count(*) FROM {schema}.messages").fetchone()
             standby = conn.execute("SELECT pg_is_in_recovery()").fetchone()
         print(f"LOST {node}: {count} messages, in recovery {standby}")
     print(f"LOST formation: {formation.states()}", flush=True)
+    kept = RESULTS / "failover-lost-logs"
+    shutil.rmtree(kept, ignore_errors=True)
+    shutil.copytree(formation.root, kept, ignore=_not_logs)
+    print(f"LOST the formation's logs: {kept}", flush=True)
+
+
+def _not_logs(folder: str, names: list[str]) -> set[str]:
+    """Everything but logs and directories (the data directories' own ``log`` folders)."""
+    return {n for n in names if not n.endswith(".log") and not Path(folder, n).is_dir()}
 
 
 def _cores() -> int:

@@ -36,12 +36,15 @@ class Tally:
     batches: list[tuple[list[str], MemoryCoreError | None]] = field(default_factory=list)
     errors: list[MemoryCoreError] = field(default_factory=list)
     acked_at: list[float] = field(default_factory=list)
+    when: dict[str, float] = field(default_factory=dict)
     gave_up: int = 0
 
     def ack(self, session: str, *contents: str) -> None:
         """Record an acknowledged write of ``contents`` to ``session``."""
+        now = time.monotonic()
         self.acknowledged.setdefault(session, []).extend(contents)
-        self.acked_at.append(time.monotonic())
+        self.acked_at.append(now)
+        self.when.update(dict.fromkeys(contents, now))
 
     def count(self, session: str) -> int:
         """How many contents ``session`` has had acknowledged."""

@@ -11,6 +11,7 @@ import pytest
 
 from bench.__main__ import BACKENDS, main, run
 from bench.bolt import _schema_names
+from bench.core import Selection
 from bench.postgres import LANGCHAIN, LANGGRAPH
 from bench.report import write
 from bench.sizes import SMOKE
@@ -20,6 +21,9 @@ from memory_core_dev.postgres_server import PostgresHandle
 pytestmark = [pytest.mark.anyio, pytest.mark.neo4j]
 
 SUBJECT_STATS = {"min", "median", "max"}
+# The long-term and reasoning groups have tests of their own (test_bench_long_term.py,
+# test_bench_reasoning.py): run here too, they quadrupled this test's time.
+SHORT_TERM = Selection(tuple(k for k in Selection.KEYS if k not in {"long_term", "reasoning"}))
 
 
 @pytest.mark.neo4j_private
@@ -35,6 +39,7 @@ async def test_smoke_run_writes_json_and_markdown_with_expected_keys(
         list(BACKENDS),
         neo4j_uri=neo4j_server.uri,
         postgres_url=postgres_server.url,
+        want=SHORT_TERM,
     )
     assert _databases(postgres_server.url) == databases, "the bench left a database behind"
     assert await _peer_schema(neo4j_server.uri) == schema, "the bench left the peer's schema"
