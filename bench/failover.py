@@ -2,12 +2,16 @@
 is failed over again and again.
 
 Run ``python -m bench.failover`` from the repository root (``--writers``, ``--failovers``,
-``--kinds``). It starts a formation of its own on 127.0.0.1
+``--kinds``, ``--faults``). It starts a formation of its own on 127.0.0.1
 (:class:`memory_core_dev.pg_ha.HaFormation`: a monitor, a primary and a synchronous
 standby), opens one backend object on its multi-host URL and runs the writers of
-:mod:`bench.failover_writers` on it. Failovers alternate: a switchover
-(``pg_autoctl perform failover``), then a SIGKILL of the primary's postmaster. After each,
-the next one waits until every writer has had a few more writes acknowledged.
+:mod:`memory_core_dev.failover_writers` on it. The failovers take ``--faults`` in turn:
+``switchover`` (``pg_autoctl perform failover``), ``kill`` (a SIGKILL of the primary's
+postmaster: its keeper starts it again, or the monitor promotes the standby) and ``lose``
+(the primary's machine lost, keeper and PostgreSQL together: the monitor promotes the
+standby, which takes writes alone for :data:`ALONE` seconds before the lost node comes
+back as its standby). After each, the next one waits until every writer has had a few more
+writes acknowledged.
 
 Reported (printed, and written to ``bench/results/failover.json`` and ``failover.md``):
 acknowledged writes lost, duplicates among keyed writes and turns, batches stored in part,
@@ -18,6 +22,7 @@ writer around it: p50, p95, max) and the errors the writers saw, by type.
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import platform
@@ -25,19 +30,22 @@ import shutil
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 
 from memory_core import MemoryBackend, open_backend
+from memory_core_dev.failover_writers import KINDS, WRITERS, Tally, check
 from memory_core_dev.pg_ha import HaFormation
 
 from .core import percentile
-from .failover_writers import KINDS, WRITERS, Tally, check
 
 RESULTS = Path(__file__).resolve().parent / "results"
+DEFAULT_FAULTS = ("switchover", "kill", "lose")
+ALONE = 2.0  # seconds the new primary takes writes alone before the lost node comes back
 AFTER = 3  # acknowledgements each writer needs after a failover before the next one
 STALLED = 300.0  # seconds without those acknowledgements before the soak gives up
 
@@ -63,13 +71,36 @@ async def _wait_acks(tally: Tally, sessions: list[str], need: dict[str, int]) ->
             await anyio.sleep(0.01)
 
 
+def lose_and_restore(formation: HaFormation) -> str:
+    """The primary's machine lost (the monitor promotes the standby, which takes writes
+    alone), then brought back as the standby; the primary's name."""
+    formation.lose_primary()
+    time.sleep(ALONE)
+    return formation.restore()
+
+
+FAULTS = {"switchover": "failover", "kill": "kill_primary", "lose": "lose_and_restore"}
+
+
+def fault_of(formation: HaFormation, name: str) -> Callable[[], str]:
+    """One of :data:`FAULTS` on ``formation``."""
+    if name == "lose":
+        return functools.partial(lose_and_restore, formation)
+    return cast(Callable[[], str], getattr(formation, FAULTS[name]))
+
+
 async def _fail_over(
-    formation: HaFormation, tally: Tally, sessions: list[str], n: int, events: list[str]
+    formation: HaFormation,
+    tally: Tally,
+    sessions: list[str],
+    n: int,
+    events: list[str],
+    faults: list[str],
 ) -> float:
-    """The ``n``-th failover (even: switchover, odd: killed primary); its outage. Each is
+    """The ``n``-th failover (``faults`` in turn); its outage. Each is
     written to ``events``: when it began and ended (seconds since the first
     acknowledgement), what it was, the primary before and after."""
-    fault = formation.failover if n % 2 == 0 else formation.kill_primary
+    fault = fault_of(formation, faults[n % len(faults)])
     before = formation.primary()
     began = time.monotonic()
     after = await anyio.to_thread.run_sync(fault)
@@ -77,7 +108,8 @@ async def _fail_over(
     await _wait_acks(tally, sessions, {s: tally.count(s) + AFTER for s in sessions})
     start = tally.acked_at[0]
     events.append(
-        f"{began - start:8.2f}-{ended - start:8.2f} s {fault.__name__}: {before} -> {after}"
+        f"{began - start:8.2f}-{ended - start:8.2f} s {faults[n % len(faults)]}: "
+        f"{before} -> {after}"
     )
     return outage(tally.acked_at, began, time.monotonic())
 
@@ -88,6 +120,7 @@ async def soak(
     sessions: list[str],
     failovers: int,
     events: list[str],
+    faults: list[str],
 ) -> tuple[Tally, list[float]]:
     """The writers on ``store`` while ``formation`` fails over ``failovers`` times."""
     tally, stop, outages = Tally(), anyio.Event(), []
@@ -96,21 +129,28 @@ async def soak(
             group.start_soon(WRITERS[session.split("-")[0]], store, session, tally, stop)
         await _wait_acks(tally, sessions, dict.fromkeys(sessions, AFTER))
         for n in range(failovers):
-            outages.append(await _fail_over(formation, tally, sessions, n, events))
+            took = await _fail_over(formation, tally, sessions, n, events, faults)
+            outages.append(took)
             print(f"failover {n + 1}/{failovers}: outage {outages[-1]:.2f} s", flush=True)
         stop.set()
     return tally, outages
 
 
 async def run(
-    formation: HaFormation, *, writers: int, failovers: int, kinds: list[str]
+    formation: HaFormation,
+    *,
+    writers: int,
+    failovers: int,
+    kinds: list[str],
+    faults: list[str] | None = None,
 ) -> dict[str, Any]:
-    """Soak ``formation`` and return the report."""
+    """Soak ``formation`` and return the report (``faults``: :data:`DEFAULT_FAULTS`)."""
+    faults = faults or list(DEFAULT_FAULTS)
     sessions = sessions_for(writers, kinds)
     url = f"{formation.url}&schema=soak_{uuid.uuid4().hex[:12]}"
     began, events = time.monotonic(), list[str]()
     async with open_backend(url, max_size=writers + 2, pool_timeout=30, connect_timeout=2) as store:
-        tally, outages = await soak(formation, store, sessions, failovers, events)
+        tally, outages = await soak(formation, store, sessions, failovers, events, faults)
         found = await check(store, tally, sessions)
         if found.lost:
             print("LOST failovers:", *events, sep="\n  ")
@@ -120,6 +160,7 @@ async def run(
         "writers": writers,
         "kinds": kinds,
         "failovers": failovers,
+        "faults": faults,
         "seconds": round(time.monotonic() - began, 1),
         "acknowledged_calls": len(tally.acked_at),
         "acknowledged_messages": sum(len(v) for v in tally.acknowledged.values()),
@@ -186,7 +227,7 @@ def markdown(report: dict[str, Any]) -> str:
             "# Failover soak (`python -m bench.failover`)",
             "",
             f"{report['writers']} writers ({', '.join(report['kinds'])}), "
-            f"{report['failovers']} failovers (switchover and killed primary in turn), "
+            f"{report['failovers']} failovers ({', '.join(report['faults'])} in turn), "
             f"{report['seconds']} s; {report['machine']}.",
             "",
             "| measure | value |",
@@ -213,10 +254,18 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         "--kinds", default=",".join(KINDS), help=f"writer kinds, in turn ({','.join(KINDS)})"
     )
     p.add_argument("--out", type=Path, default=RESULTS, help="results directory")
+    p.add_argument(
+        "--faults",
+        default=",".join(DEFAULT_FAULTS),
+        help=f"faults, in turn ({','.join(FAULTS)}; default {','.join(DEFAULT_FAULTS)})",
+    )
     args = p.parse_args(argv)
     args.kinds = [k for k in args.kinds.split(",") if k]
+    args.faults = [f for f in args.faults.split(",") if f]
     if not args.kinds or set(args.kinds) - set(KINDS) or args.writers < 1:
         p.error(f"--kinds takes {', '.join(KINDS)}; --writers at least 1")
+    if not args.faults or set(args.faults) - set(FAULTS):
+        p.error(f"--faults takes {', '.join(FAULTS)}")
     return args
 
 
@@ -228,7 +277,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"formation started in {formation.started_in:.1f} s", flush=True)
     try:
         report = anyio.run(
-            lambda: run(formation, writers=args.writers, failovers=args.failovers, kinds=args.kinds)
+            lambda: run(
+                formation,
+                writers=args.writers,
+                failovers=args.failovers,
+                kinds=args.kinds,
+                faults=args.faults,
+            )
         )
     finally:
         formation.stop()

@@ -12,6 +12,10 @@ Under root everything runs as the unprivileged ``nobody``, like
 :meth:`HaFormation.failover` is a switchover (``pg_autoctl perform failover``);
 :meth:`HaFormation.kill_primary` SIGKILLs the primary's postmaster (its keeper starts it
 again). Both return once the formation has a primary and a standby again.
+:meth:`HaFormation.lose_primary` loses the primary's whole machine (keeper and PostgreSQL
+killed together): the monitor promotes the standby, which takes writes alone until
+:meth:`HaFormation.restore` brings the lost node back as its standby. The monitor's
+health checks are tuned (:data:`MONITOR_SETTINGS`) to find a lost node in seconds.
 
 The ``pg_ha`` fixture (session scope, started only when a test asks for it) yields a
 started :class:`HaFormation`. It never skips: without ``pg_autoctl`` it fails, naming the
@@ -41,6 +45,18 @@ __all__ = ["HaFormation", "find_pg_autoctl", "pg_ha"]
 SETTLE_TIMEOUT = 90.0
 # A spread checkpoint makes the standby's base backup wait seconds for nothing here.
 _NODE_SETTINGS = {"fsync": "off", "checkpoint_completion_target": "0", "max_connections": "100"}
+# The monitor finds a lost node (keeper and PostgreSQL gone) in about 5 s, not 20-30 s:
+# health checks every second, one retry, unhealthy after 5 s without a keeper's report;
+# and then waits 5 s, not 30 s, for the old primary to confirm its demotion before it
+# promotes the standby.
+MONITOR_SETTINGS = {
+    "pgautofailover.primary_demote_timeout": "5000",
+    "pgautofailover.health_check_period": "1000",
+    "pgautofailover.health_check_timeout": "1000",
+    "pgautofailover.health_check_max_retries": "1",
+    "pgautofailover.health_check_retry_delay": "500",
+    "pgautofailover.node_considered_unhealthy_timeout": "5000",
+}
 
 
 def find_pg_autoctl() -> tuple[str, Path]:
@@ -67,6 +83,8 @@ class HaFormation:
         self.ports = {"node1": free_port(), "node2": free_port()}
         self._user = UNPRIVILEGED_USER if os.geteuid() == 0 else None
         self._processes: dict[str, subprocess.Popen[bytes]] = {}
+        self.lost: str | None = None
+        """The node :meth:`lose_primary` took down, until :meth:`restore`."""
         self.started_in = 0.0
         atexit.register(self.stop)
 
@@ -167,6 +185,8 @@ class HaFormation:
             "--pgctl", str(self.bindir / "pg_ctl"), "--hostname", "127.0.0.1",
             "--listen", "127.0.0.1", "--auth", "trust", "--no-ssl",
         )  # fmt: skip
+        with open(monitor / "postgresql.auto.conf", "a", encoding="utf-8") as conf:
+            conf.writelines(f"{key} = '{value}'\n" for key, value in MONITOR_SETTINGS.items())
         self._background("monitor", "run", "--pgdata", str(monitor))
         self._create_node("node1", self._initdb("node1"))
         self._wait(lambda states: states.get("node1") == ("single", "single"))
@@ -269,6 +289,46 @@ class HaFormation:
             time.sleep(0.1)
         self._wait_settled()
         return self.primary()
+
+    def lose_primary(self) -> str:
+        """Lose the primary's whole machine: SIGKILL its keeper and its PostgreSQL together,
+        so nothing restarts it and the monitor, its health checks failing, promotes the
+        standby. Returns the new primary's name once it takes writes (alone: the formation
+        is degraded until :meth:`restore`)."""
+        old = self.primary()
+        _kill_group(self._processes.pop(old).pid)
+        self.lost = old
+
+        def promoted(states: dict[str, tuple[str, str]]) -> bool:
+            return any(
+                name != old and reported == goal and reported in ("wait_primary", "primary")
+                for name, (reported, goal) in states.items()
+            )
+
+        self._wait(promoted, "the monitor to promote the standby")
+        self._wait_writable()
+        return self.primary_or_alone()
+
+    def restore(self) -> str:
+        """Start the lost node's keeper again (:meth:`lose_primary`): it rejoins as the
+        standby. Returns the primary's name once the formation has both again."""
+        if self.lost is None:
+            raise RuntimeError("no node was lost")
+        name, self.lost = self.lost, None
+        self._background(name, "run", "--pgdata", str(self.root / name))
+        self._wait_settled(old_primary=name)
+        return self.primary()
+
+    def primary_or_alone(self) -> str:
+        """The node reported ``primary``, or else the one reported ``wait_primary``
+        (taking writes without a standby); never a lost node (the monitor keeps its last
+        report)."""
+        states = {n: s for n, s in self.states().items() if n != self.lost}
+        for role in ("primary", "wait_primary"):
+            found = [n for n, (reported, _) in states.items() if reported == role]
+            if len(found) == 1:
+                return found[0]
+        raise RuntimeError(f"no single primary: {self.states()}")
 
     def _postmaster(self, name: str, *, missing_ok: bool = False) -> int:
         try:

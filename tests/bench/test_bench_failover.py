@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bench import failover
-from bench.failover_writers import KINDS
+from memory_core_dev.failover_writers import KINDS
 from memory_core_dev.pg_ha import HaFormation
 
 
@@ -26,8 +26,9 @@ async def test_one_failover_loses_nothing_and_reports_it(pg_ha: HaFormation) -> 
     json.dumps(report)  # what main writes to bench/results/failover.json
 
 
-def test_the_command_refuses_an_unknown_kind(tmp_path: Path) -> None:
+@pytest.mark.parametrize("option", ["--kinds", "--faults"])
+def test_the_command_refuses_an_unknown_kind_or_fault(tmp_path: Path, option: str) -> None:
     with pytest.raises(SystemExit) as exited:
-        failover.main(["--kinds", "keyed,bogus", "--out", str(tmp_path)])
+        failover.main([option, "switchover,keyed,bogus", "--out", str(tmp_path)])
     assert exited.value.code == 2
     assert list(tmp_path.iterdir()) == []

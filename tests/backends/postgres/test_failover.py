@@ -1,10 +1,12 @@
 """Failover of a real pg_auto_failover pair under concurrent writers (issue 52).
 
-Four writers share one backend object opened on the multi-host URL
-(``target_session_attrs=read-write``): keyed ``add_message`` calls, batches and turns
-through :class:`~memory_core.TurnMemory`, each retrying a retryable error as an
+Four writers (:mod:`memory_core_dev.failover_writers`, the soak's too) share one backend
+object opened on the multi-host URL (``target_session_attrs=read-write``): keyed
+``add_message`` calls, batches and turns through :class:`~memory_core.TurnMemory`, each
+retrying a retryable error as an
 application would (a batch, which has no key, only when nothing was applied). Meanwhile
-the primary is switched over (``pg_autoctl perform failover``) or its postmaster killed.
+the primary is switched over (``pg_autoctl perform failover``), its postmaster killed,
+or its whole machine lost (keeper and PostgreSQL killed: the monitor promotes).
 Afterwards: every acknowledged write is stored, nothing keyed and no turn twice, every
 error a retryable ``TransportError`` whose ``maybe_applied`` is true of what is stored,
 and the same backend object goes on working. The formation (``pg_ha``) is this module's
@@ -18,9 +20,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import TypeVar
+from collections.abc import AsyncIterator, Callable
 
 import anyio
 import psycopg
@@ -28,93 +28,21 @@ import pytest
 
 from memory_core import (
     MemoryBackend,
-    MemoryCoreError,
     TransportError,
-    TurnIncompleteError,
-    TurnMemory,
     open_backend,
 )
 from memory_core.backends.postgres.config import parse_settings
+from memory_core_dev.failover_writers import (
+    Findings,
+    Tally,
+    batches,
+    check,
+    keyed,
+    retrying,
+    turns,
+)
 from memory_core_dev.pg_ha import HaFormation
 from memory_core_dev.postgres_server import private_server
-
-T = TypeVar("T")
-RETRY_FOR = 60.0  # seconds a writer keeps retrying one write before the test fails
-BATCH = 20
-
-
-@dataclass
-class Tally:
-    """What the writers saw."""
-
-    acknowledged: dict[str, list[str]] = field(default_factory=dict)
-    batches: list[tuple[list[str], MemoryCoreError | None]] = field(default_factory=list)
-    errors: list[MemoryCoreError] = field(default_factory=list)
-    acked_at: list[float] = field(default_factory=list)
-
-    def ack(self, session: str, *contents: str) -> None:
-        self.acknowledged.setdefault(session, []).extend(contents)
-        self.acked_at.append(time.monotonic())
-
-
-async def _retrying(call: Callable[[], Awaitable[T]], tally: Tally) -> T:
-    """``call`` until it succeeds, retrying a retryable memory-core error, and a
-    :class:`TurnIncompleteError` as its message says (the turn is closed again; its cause
-    is the error checked); any other exception fails the test."""
-    deadline = time.monotonic() + RETRY_FOR
-    while True:
-        try:
-            return await call()
-        except TurnIncompleteError as exc:
-            cause = exc.__cause__
-            tally.errors.append(cause if isinstance(cause, MemoryCoreError) else exc)
-            if time.monotonic() > deadline:
-                raise
-        except MemoryCoreError as exc:
-            tally.errors.append(exc)
-            if not exc.retryable or time.monotonic() > deadline:
-                raise
-        await anyio.sleep(0.05)
-
-
-async def _keyed(store: MemoryBackend, session: str, tally: Tally, stop: anyio.Event) -> None:
-    k = 0
-    while not stop.is_set():
-        text = f"{session}/{k}"
-        write = lambda: store.add_message(session, "user", text, idempotency_key=text)  # noqa: B023,E731
-        await _retrying(write, tally)
-        tally.ack(session, text)
-        k += 1
-
-
-async def _batches(store: MemoryBackend, session: str, tally: Tally, stop: anyio.Event) -> None:
-    """Batches have no key: one that may have been applied is not sent again, one that
-    was not is followed by a new one (so each batch's fate can be checked)."""
-    k = 0
-    while not stop.is_set():
-        contents = [f"{session}/{k}/{i}" for i in range(BATCH)]
-        items = [{"role": "user", "content": c} for c in contents]
-        try:
-            await store.add_messages_batch(session, items)
-        except MemoryCoreError as exc:
-            tally.errors.append(exc)
-            tally.batches.append((contents, exc))
-            await anyio.sleep(0.05)
-        else:
-            tally.batches.append((contents, None))
-            tally.ack(session, *contents)
-        k += 1
-
-
-async def _turns(store: MemoryBackend, session: str, tally: Tally, stop: anyio.Event) -> None:
-    memory = TurnMemory(store, session, "failover-test")
-    k = 0
-    while not stop.is_set():
-        turn, question, answer = f"turn-{k}", f"{session}/q{k}", f"{session}/a{k}"
-        await _retrying(lambda: memory.open_turn(turn, question), tally)  # noqa: B023
-        await _retrying(lambda: memory.close_turn(turn, answer), tally)  # noqa: B023
-        tally.ack(session, question, answer)
-        k += 1
 
 
 @pytest.fixture
@@ -128,7 +56,7 @@ async def _under_fault(store: MemoryBackend, fault: Callable[[], object]) -> Tal
     """Four writers; ``fault`` (in a thread) once each has acknowledged a few writes; they
     go on until each has acknowledged a few more after it."""
     tally, stop = Tally(), anyio.Event()
-    writers = {"keyed-a": _keyed, "keyed-b": _keyed, "batches": _batches, "turns": _turns}
+    writers = {"keyed-a": keyed, "keyed-b": keyed, "batch": batches, "turn": turns}
     async with anyio.create_task_group() as group:
         for session, writer in writers.items():
             group.start_soon(writer, store, session, tally, stop)
@@ -151,27 +79,13 @@ async def _under_fault(store: MemoryBackend, fault: Callable[[], object]) -> Tal
 
 
 async def _check(store: MemoryBackend, tally: Tally) -> None:
+    """Every error a retryable ``TransportError``; every acknowledged write stored, nothing
+    keyed and no turn twice, each batch whole or absent (absent when it failed with
+    ``maybe_applied=False``), nothing stored that was not acknowledged or may-be-applied."""
     for error in tally.errors:
         assert isinstance(error, TransportError), repr(error)
         assert error.retryable, repr(error)
-    for session, acknowledged in tally.acknowledged.items():
-        read = await store.get_conversation(session, limit=100_000)
-        stored = [m.content for m in read.messages]
-        assert len(stored) == len(set(stored)), f"{session}: a write stored twice"
-        lost = set(acknowledged) - set(stored)
-        assert not lost, f"{session}: acknowledged writes lost: {sorted(lost)[:5]}"
-        if session == "batches":
-            _check_batches(tally, set(stored))
-        else:
-            assert sorted(stored) == sorted(set(acknowledged)), f"{session}: unexpected writes"
-
-
-def _check_batches(tally: Tally, stored: set[str]) -> None:
-    for contents, error in tally.batches:
-        found = [c for c in contents if c in stored]
-        assert found in ([], contents), f"half a batch: {len(found)} of {BATCH}"
-        if error is not None and not error.maybe_applied:
-            assert not found, f"a batch reported as not applied was stored ({error})"
+    assert await check(store, tally, list(tally.acknowledged)) == Findings()
 
 
 async def _still_works(store: MemoryBackend) -> None:
@@ -199,6 +113,25 @@ async def test_a_killed_primary_under_writers_loses_nothing_and_stores_nothing_t
     tally = await _under_fault(store, pg_ha.kill_primary)
     await _check(store, tally)
     await _still_works(store)
+
+
+@pytest.mark.anyio
+async def test_a_lost_primary_machine_under_writers_loses_nothing_and_stores_nothing_twice(
+    pg_ha: HaFormation, store: MemoryBackend
+) -> None:
+    """The primary's keeper dies with its PostgreSQL: only the monitor can promote the
+    standby. Then the lost node comes back and rejoins as the standby: what the new
+    primary acknowledged alone is still there."""
+    before = pg_ha.primary()
+    try:
+        tally = await _under_fault(store, pg_ha.lose_primary)
+        assert pg_ha.primary_or_alone() != before
+        await _check(store, tally)
+        await _still_works(store)
+    finally:
+        await anyio.to_thread.run_sync(pg_ha.restore)
+    assert pg_ha.primary() != before
+    await _check(store, tally)
 
 
 @pytest.mark.anyio
@@ -248,7 +181,7 @@ async def test_no_writable_host_within_pool_timeout_is_retryable_and_not_applied
             assert raised.value.retryable and not raised.value.maybe_applied
             assert "no connection from the pool in time" in str(raised.value)
             await anyio.to_thread.run_sync(server.start)
-            await _retrying(
+            await retrying(
                 lambda: store.add_message("s", "user", "while down", idempotency_key="k"),
                 Tally(),
             )

@@ -1,5 +1,6 @@
-"""The writers of ``python -m bench.failover``: agents doing turns, keyed single adds and
-batches, each retrying a retryable error as an application would, and what they saw.
+"""Writers for failover tests and ``python -m bench.failover``: agents doing turns, keyed
+single adds and batches, each retrying a retryable error as an application would, what
+they saw, and the check of what the store holds against it.
 
 Each writer has a session of its own. Keyed adds and turns retry a retryable error with
 the same key or turn id until it succeeds (a turn whose reply failed raises
@@ -60,15 +61,21 @@ class Tally:
 
 async def retrying(call: Callable[[], Awaitable[T]], tally: Tally) -> T:
     """``call`` until it succeeds, retrying a retryable memory-core error, and a
-    :class:`TurnIncompleteError` (its documented remedy: close the turn again)."""
+    :class:`TurnIncompleteError` (its documented remedy: close the turn again; its cause
+    is the error recorded)."""
     deadline = time.monotonic() + RETRY_FOR
     while True:
         try:
             return await call()
+        except TurnIncompleteError as exc:  # the error behind it is what the caller met
+            cause = exc.__cause__
+            tally.errors.append(cause if isinstance(cause, MemoryCoreError) else exc)
+            if time.monotonic() > deadline:
+                tally.gave_up += 1
+                raise
         except MemoryCoreError as exc:
             tally.errors.append(exc)
-            again = exc.retryable or isinstance(exc, TurnIncompleteError)
-            if not again or time.monotonic() > deadline:
+            if not exc.retryable or time.monotonic() > deadline:
                 tally.gave_up += 1
                 raise
         await anyio.sleep(0.05)
