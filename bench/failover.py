@@ -107,9 +107,10 @@ async def _fail_over(
     ended = time.monotonic()
     await _wait_acks(tally, sessions, {s: tally.count(s) + AFTER for s in sessions})
     start = tally.acked_at[0]
+    replication = await anyio.to_thread.run_sync(formation.replication)
     events.append(
         f"{began - start:8.2f}-{ended - start:8.2f} s {faults[n % len(faults)]}: "
-        f"{before} -> {after}"
+        f"{before} -> {after}; then {replication}"
     )
     return outage(tally.acked_at, began, time.monotonic())
 
@@ -172,6 +173,7 @@ async def run(
             "each": [round(o, 2) for o in outages],
         },
         "errors": errors,
+        "events": events,
         "maybe_applied": sum(e.maybe_applied for e in tally.errors),
         "gave_up": tally.gave_up,
         "machine": f"{platform.machine()}, {_cores()} cores, Python {platform.python_version()}",
@@ -259,6 +261,12 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         default=",".join(DEFAULT_FAULTS),
         help=f"faults, in turn ({','.join(FAULTS)}; default {','.join(DEFAULT_FAULTS)})",
     )
+    p.add_argument(
+        "--monitor-defaults",
+        action="store_true",
+        help="the monitor with pg_auto_failover's own health-check and demote timeouts "
+        "(20 s, 30 s), not the tests' (5 s, 5 s)",
+    )
     args = p.parse_args(argv)
     args.kinds = [k for k in args.kinds.split(",") if k]
     args.faults = [f for f in args.faults.split(",") if f]
@@ -273,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     """Start a formation, soak it, print and write the report; 1 when a write was lost or
     stored twice."""
     args = _parse(argv)
-    formation = HaFormation().start()
+    formation = HaFormation({} if args.monitor_defaults else None).start()
     print(f"formation started in {formation.started_in:.1f} s", flush=True)
     try:
         report = anyio.run(

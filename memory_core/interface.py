@@ -131,6 +131,13 @@ class Store(ABC):
         telemetry's pool gauges; ``None`` (the default) where there is no pool."""
         return None
 
+    def pools(self) -> dict[str, dict[str, int]]:
+        """Every connection pool's :meth:`pool_stats` by the name the telemetry's pool
+        gauges give it. By default the one pool, named by :meth:`describe`; a store with
+        more than one pool (PostgreSQL reading from replicas) names each."""
+        stats = self.pool_stats()
+        return {} if stats is None else {self.describe(): stats}
+
     # ------------------------------------------------------------------ hooks
     #
     # Every hook receives a request the public method has already checked: arguments are

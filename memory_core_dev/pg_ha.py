@@ -76,7 +76,10 @@ def find_pg_autoctl() -> tuple[str, Path]:
 class HaFormation:
     """A monitor, a primary and a synchronous standby; :meth:`start`, :meth:`stop`."""
 
-    def __init__(self) -> None:
+    def __init__(self, monitor_settings: dict[str, str] | None = None) -> None:
+        """``monitor_settings``: the monitor's ``pgautofailover.*`` settings
+        (:data:`MONITOR_SETTINGS` unless given; ``{}`` keeps pg_auto_failover's defaults)."""
+        self.monitor_settings = MONITOR_SETTINGS if monitor_settings is None else monitor_settings
         self.autoctl, self.bindir = find_pg_autoctl()
         self.root = Path(tempfile.mkdtemp(prefix="memory-core-ha-"))
         self.monitor_port = free_port()
@@ -186,7 +189,8 @@ class HaFormation:
             "--listen", "127.0.0.1", "--auth", "trust", "--no-ssl",
         )  # fmt: skip
         with open(monitor / "postgresql.auto.conf", "a", encoding="utf-8") as conf:
-            conf.writelines(f"{key} = '{value}'\n" for key, value in MONITOR_SETTINGS.items())
+            settings = self.monitor_settings.items()
+            conf.writelines(f"{key} = '{value}'\n" for key, value in settings)
         self._background("monitor", "run", "--pgdata", str(monitor))
         self._create_node("node1", self._initdb("node1"))
         self._wait(lambda states: states.get("node1") == ("single", "single"))
@@ -318,6 +322,22 @@ class HaFormation:
         self._background(name, "run", "--pgdata", str(self.root / name))
         self._wait_settled(old_primary=name)
         return self.primary()
+
+    def replication(self) -> str:
+        """What the primary says of its standbys: ``synchronous_standby_names`` and each
+        standby's ``state/sync_state`` from ``pg_stat_replication`` (for reports)."""
+        import psycopg
+
+        try:
+            with psycopg.connect(self.url, connect_timeout=3, autocommit=True) as conn:
+                names = conn.execute("SHOW synchronous_standby_names").fetchone()
+                rows = conn.execute(
+                    "SELECT application_name, state, sync_state FROM pg_stat_replication"
+                ).fetchall()
+        except psycopg.Error as exc:
+            return f"unknown ({type(exc).__name__})"
+        standbys = ", ".join(f"{name} {state}/{sync}" for name, state, sync in rows) or "none"
+        return f"synchronous_standby_names={names[0] if names else ''!r}; standbys: {standbys}"
 
     def primary_or_alone(self) -> str:
         """The node reported ``primary``, or else the one reported ``wait_primary``

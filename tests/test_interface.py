@@ -110,6 +110,13 @@ def test_describe_defaults_to_the_name_and_pool_stats_to_none() -> None:
     store = RecordingStore()
     assert store.describe() == "recording" == store.name
     assert store.pool_stats() is None
+    assert store.pools() == {}
+
+
+def test_pools_default_to_the_one_pool_named_by_describe() -> None:
+    counts = {"idle": 1, "used": 2, "max": 4}
+    cls = type("Pooled", (RecordingStore,), {"pool_stats": lambda self: counts})
+    assert cls().pools() == {"recording": counts}
 
 
 def test_bulk_transfer_defaults_to_none() -> None:

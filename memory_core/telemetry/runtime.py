@@ -129,9 +129,7 @@ class Instruments:
 
     def _pools(self) -> Iterator[tuple[str, Mapping[str, int]]]:
         for store in list(self._stores):
-            stats = pool_stats(store)
-            if stats is not None:
-                yield store.describe(), stats
+            yield from pools(store).items()
 
     def _connection_count(self, _options: CallbackOptions) -> Iterable[Observation]:
         for name, stats in self._pools():
@@ -396,11 +394,11 @@ class ServerRequest:
             self.span.end()
 
 
-def pool_stats(store: Store) -> Mapping[str, int] | None:
-    """``{"idle", "used", "max"}`` connections of the store's pool
-    (:meth:`~memory_core.interface.Store.pool_stats`), or None (no pool, not open, or the
-    numbers cannot be read)."""
+def pools(store: Store) -> Mapping[str, Mapping[str, int]]:
+    """``{"idle", "used", "max"}`` connections of each of the store's pools by name
+    (:meth:`~memory_core.interface.Store.pools`); none when the store has no pool, is not
+    open, or the numbers cannot be read."""
     try:
-        return store.pool_stats()
+        return store.pools()
     except Exception:  # a gauge must never break the exporter's collection
-        return None
+        return {}

@@ -185,9 +185,16 @@ class PostgresStore(PostgresLongTerm, PostgresReasoning, Store):
         pool = self._pool
         if pool is None:
             return None
-        stats = pool.get_stats()
-        size, idle = int(stats.get("pool_size", 0)), int(stats.get("pool_available", 0))
-        return {"idle": idle, "used": size - idle, "max": pool.max_size}
+        return _counts(pool)
+
+    def pools(self) -> dict[str, dict[str, int]]:
+        """The writes' pool (named by :meth:`describe`) and, with ``read_from="replica"``,
+        the reads' pool (the same name, then ``reads``)."""
+        found = super().pools()
+        reads = None if self._replicas is None else self._replicas.pool
+        if reads is not None and found:
+            found[f"{self.describe()} reads"] = _counts(reads)
+        return found
 
     def describe(self) -> str:
         """The URL with any password hidden, the schema and the vector search engine."""
@@ -442,3 +449,10 @@ class _Broken(Exception):
         super().__init__()
         self.cause = cause
         self.at_commit = at_commit
+
+
+def _counts(pool: AsyncConnectionPool[Any]) -> dict[str, int]:
+    """A pool's idle, used and most connections."""
+    stats = pool.get_stats()
+    size, idle = int(stats.get("pool_size", 0)), int(stats.get("pool_available", 0))
+    return {"idle": idle, "used": size - idle, "max": pool.max_size}

@@ -104,6 +104,23 @@ async def test_reads_go_to_a_standby_that_has_replayed_this_objects_writes(
 
 
 @pytest.mark.anyio
+async def test_the_reads_pool_is_reported_beside_the_writes_pool(
+    pg_ha: HaFormation, schema: str
+) -> None:
+    """The telemetry's pool gauges see both pools, each by its own name."""
+    async with _open(pg_ha, schema, read_from="replica", max_size=3) as reader:
+        await reader.add_message("s", "user", "mine")
+        await _contents(reader, "s")
+        pools, writes = reader.store.pools(), reader.store.describe()
+    assert set(pools) == {writes, f"{writes} reads"}
+    for counts in pools.values():
+        assert counts["max"] == 3 and counts["idle"] + counts["used"] >= 1, pools
+    async with _open(pg_ha, schema, max_size=3) as primary_only:
+        await _contents(primary_only, "s")
+        assert set(primary_only.store.pools()) == {primary_only.store.describe()}
+
+
+@pytest.mark.anyio
 async def test_a_read_after_this_objects_write_sees_it_while_the_standby_lags(
     pg_ha: HaFormation, schema: str
 ) -> None:
