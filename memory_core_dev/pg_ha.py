@@ -241,18 +241,56 @@ class HaFormation:
                 raise RuntimeError(f"timed out waiting for {what}: {self.states()}")
             time.sleep(0.2)
 
-    def _wait_settled(self, old_primary: str | None = None) -> None:
+    def _wait_settled(self, old_primary: str | None = None, since: float | None = None) -> None:
         """Until one primary and one secondary, each in its assigned state (and, given
-        ``old_primary``, the primary another node); then until the URL takes a write."""
+        ``old_primary``, the primary another node; given ``since``, a monitor clock
+        reading, every node having reported after it, so the states are not those from
+        before a fault); then until the URL takes a write and the primary has a streaming
+        standby that counts for synchronous commit."""
 
         def settled(states: dict[str, tuple[str, str]]) -> bool:
             roles = sorted(reported for reported, goal in states.values() if reported == goal)
             if roles != ["primary", "secondary"]:
                 return False
+            if since is not None and self._oldest_report() <= since:
+                return False
             return old_primary is None or states[old_primary][0] == "secondary"
 
         self._wait(settled)
         self._wait_writable()
+        self._wait(lambda _: self._synchronous(), "a synchronous standby")
+
+    def monitor_clock(self) -> float:
+        """The monitor's clock, as seconds since the epoch."""
+        return self._monitor_value("SELECT extract(epoch FROM now())::float8")
+
+    def _oldest_report(self) -> float:
+        """When the node that reported longest ago last reported (monitor's clock)."""
+        return self._monitor_value(
+            "SELECT extract(epoch FROM min(reporttime))::float8 FROM pgautofailover.node"
+        )
+
+    def _monitor_value(self, query: str) -> float:
+        import psycopg
+
+        with psycopg.connect(self._monitor_url, connect_timeout=3) as conn:
+            row = conn.execute(query).fetchone()
+        return float(row[0]) if row and row[0] is not None else 0.0
+
+    def _synchronous(self) -> bool:
+        """The primary (found by the URL) has a streaming standby that counts for
+        synchronous commit."""
+        import psycopg
+
+        try:
+            with psycopg.connect(self.url, connect_timeout=3, autocommit=True) as conn:
+                row = conn.execute(
+                    "SELECT count(*) FROM pg_stat_replication "
+                    "WHERE state = 'streaming' AND sync_state IN ('sync', 'quorum')"
+                ).fetchone()
+        except psycopg.Error:
+            return False
+        return bool(row and row[0])
 
     def _wait_writable(self) -> None:
         import psycopg
@@ -285,13 +323,14 @@ class HaFormation:
         The primary's name then."""
         old = self.primary()
         pid = self._postmaster(old)
+        since = self.monitor_clock()
         os.kill(pid, signal.SIGKILL)
         deadline = time.monotonic() + SETTLE_TIMEOUT
         while self._postmaster(old, missing_ok=True) in (pid, 0):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{old}'s postmaster was not restarted:\n{self.log_tail(old)}")
             time.sleep(0.1)
-        self._wait_settled()
+        self._wait_settled(since=since)
         return self.primary()
 
     def lose_primary(self) -> str:

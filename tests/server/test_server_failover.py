@@ -2,16 +2,16 @@
 a switchover (issue 52).
 
 Each server is a process of its own on 127.0.0.1, over the formation's multi-host URL
-(``target_session_attrs=read-write``). Four NAMS clients (the library's NAMS backend, which
-resends where safe) write through them, two per server: single messages and batches of
-10. A write that failed with ``maybe_applied=False`` is sent again by the writer; one with
-``maybe_applied=True`` is not (the NAMS wire has no idempotency key). Meanwhile the primary
-is switched over. Afterwards, read through the other server: every acknowledged write is
-stored once, nothing is stored twice, a write that failed without ``maybe_applied`` is
-stored only by its resend, and every error a writer saw is a retryable
-``TransportError``.
+(``target_session_attrs=read-write``). Four NAMS clients (the library's NAMS backend,
+which resends where safe) write through them, two per server: single messages and batches
+of 10. A write that failed with ``maybe_applied=False`` is sent again by the writer; one
+with ``maybe_applied=True`` is not (the NAMS wire has no idempotency key). Meanwhile the
+primary is switched over, or its postmaster killed. Afterwards, read through the other
+server: every acknowledged write is stored once, nothing is stored twice, a write that
+failed without ``maybe_applied`` is stored only by its resend, and every error a writer
+saw is a retryable ``TransportError``.
 
-``MEMORY_CORE_SERVER_FAILOVERS`` (default 1) sets how many switchovers the test makes; the
+``MEMORY_CORE_SERVER_FAILOVERS`` (default 1) sets how many faults each test makes; the
 figure on the Reliability page comes from a run with 5.
 """
 
@@ -145,7 +145,7 @@ async def _written(tally: Tally, need: dict[str, int]) -> None:
 
 
 async def _through_failovers(
-    pg_ha: HaFormation, urls: list[str], workspace: str, writers: list[str]
+    pg_ha: HaFormation, urls: list[str], workspace: str, writers: list[str], fault: str
 ) -> Tally:
     """Writer ``n`` through server ``n % 2``, batches when ``n`` is odd."""
     tally, stop = Tally(), anyio.Event()
@@ -182,18 +182,20 @@ async def _check(urls: list[str], workspace: str, writers: list[str], tally: Tal
             await reader.close()
 
 
-async def test_two_servers_keep_serving_through_a_switchover(
-    pg_ha: HaFormation, servers: list[str]
+@pytest.mark.parametrize("fault", ["failover", "kill_primary"])
+async def test_two_servers_keep_serving_as_the_primary_changes(
+    pg_ha: HaFormation, servers: list[str], fault: str
 ) -> None:
+    """``failover``: a switchover; ``kill_primary``: the primary's postmaster killed."""
     workspace = f"ws-{uuid.uuid4().hex[:12]}"
     writers = [f"w{n}" for n in range(4)]
-    tally = await _through_failovers(pg_ha, servers, workspace, writers)
+    tally = await _through_failovers(pg_ha, servers, workspace, writers, fault)
     for error in tally.errors:
         assert isinstance(error, TransportError) and error.retryable, repr(error)
     await _check(servers, workspace, writers, tally)
     maybe = sum(e.maybe_applied for e in tally.errors)
     pause = max(b - a for a, b in itertools.pairwise(sorted(tally.acked_at)))
     print(  # the figures for RELIABILITY.md (run with -s)
-        f"{FAILOVERS} switchover(s): {len(tally.acked_at)} acknowledged writes, "
+        f"{FAILOVERS} {fault}: {len(tally.acked_at)} acknowledged writes, "
         f"{len(tally.errors)} errors ({maybe} maybe_applied), longest pause {pause:.2f} s"
     )
