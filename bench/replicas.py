@@ -1,11 +1,11 @@
 """Read throughput on the primary alone and on a standby (``read_from="replica"``).
 
 Run ``python -m bench.replicas`` from the repository root (``--readers``, ``--seconds``,
-``--sessions``, ``--messages``). It starts a pg_auto_failover formation of its own on
-127.0.0.1 (:class:`memory_core_dev.pg_ha.HaFormation`: a monitor, a primary and one
-synchronous standby), loads ``--sessions`` conversations of ``--messages`` messages, waits
-for the standby to replay them, then runs ``--readers`` concurrent readers on one backend
-object for ``--seconds`` per case:
+``--sessions``, ``--messages``, ``--standbys``). It starts a pg_auto_failover formation of
+its own on 127.0.0.1 (:class:`memory_core_dev.pg_ha.HaFormation`: a monitor, a primary and
+one synchronous standby, or two), loads ``--sessions`` conversations of ``--messages``
+messages, waits for the standbys to replay them, then runs ``--readers`` concurrent
+readers on one backend object for ``--seconds`` per case:
 
 * ``newest-20``: ``get_conversation(session, limit=20)`` of a random session;
 * ``search``: ``search_messages(word, session_id=session, limit=10)``;
@@ -13,8 +13,9 @@ object for ``--seconds`` per case:
   (each read waits for the standby to replay that write: read-your-writes).
 
 each with ``read_from="primary"`` and ``read_from="replica"``. Printed, and written to
-``bench/results/replicas.json``: calls per second and the median and p95 latency.
-Figures, never assertions; every server shares the machine's cores.
+``bench/results/replicas.json`` (``replicas-2-standbys.json`` with two): calls per second
+and the median and p95 latency. Figures, never assertions; every server shares the
+machine's cores.
 """
 
 from __future__ import annotations
@@ -72,11 +73,11 @@ async def _load(url: str, sessions: int, messages: int) -> list[str]:
 def _caught_up(formation: HaFormation) -> None:
     with psycopg.connect(formation.url, autocommit=True) as primary:
         target = primary.execute("SELECT pg_current_wal_lsn()").fetchone()
-    standby = next(n for n, (r, _) in formation.states().items() if r == "secondary")
-    with psycopg.connect(formation.node_url(standby), autocommit=True) as conn:
-        query = "SELECT pg_last_wal_replay_lsn() >= %s"
-        while not (conn.execute(query, target).fetchone() or (False,))[0]:
-            time.sleep(0.05)
+    for standby in (n for n, (r, _) in formation.states().items() if r == "secondary"):
+        with psycopg.connect(formation.node_url(standby), autocommit=True) as conn:
+            query = "SELECT pg_last_wal_replay_lsn() >= %s"
+            while not (conn.execute(query, target).fetchone() or (False,))[0]:
+                time.sleep(0.05)
 
 
 async def _reader(
@@ -129,13 +130,15 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--messages", type=int, default=200)
+    parser.add_argument("--standbys", type=int, choices=(1, 2), default=1)
     args = parser.parse_args()
-    formation = HaFormation().start()
+    formation = HaFormation(standbys=args.standbys).start()
     try:
         figures = asyncio.run(_run(formation, args))
     finally:
         formation.stop()
-    RESULTS.write_text(
+    path = RESULTS if args.standbys == 1 else RESULTS.with_name("replicas-2-standbys.json")
+    path.write_text(
         json.dumps(
             {"args": vars(args), "machine": platform.platform(), "figures": figures}, indent=2
         )

@@ -6,6 +6,8 @@ directory under one temporary directory, every one listening on 127.0.0.1 only (
 monitor too: its default is every address), on free ports, with trust authentication on
 loopback and no TLS. Each node is supervised by its own ``pg_autoctl`` process in the
 background; the standby is synchronous (pg_auto_failover's default with one standby).
+``HaFormation(standbys=2)`` adds a third node: a commit then waits for either standby
+(``ANY 1``), so losing one of them does not stop synchronous commit.
 Under root everything runs as the unprivileged ``nobody``, like
 :mod:`memory_core_dev.postgres_server`.
 
@@ -76,14 +78,19 @@ def find_pg_autoctl() -> tuple[str, Path]:
 class HaFormation:
     """A monitor, a primary and a synchronous standby; :meth:`start`, :meth:`stop`."""
 
-    def __init__(self, monitor_settings: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, monitor_settings: dict[str, str] | None = None, *, standbys: int = 1
+    ) -> None:
         """``monitor_settings``: the monitor's ``pgautofailover.*`` settings
-        (:data:`MONITOR_SETTINGS` unless given; ``{}`` keeps pg_auto_failover's defaults)."""
+        (:data:`MONITOR_SETTINGS` unless given; ``{}`` keeps pg_auto_failover's defaults).
+        ``standbys``: how many (1 or 2; with 2, a commit waits for either of them)."""
+        if standbys not in (1, 2):
+            raise ValueError("standbys is 1 or 2")
         self.monitor_settings = MONITOR_SETTINGS if monitor_settings is None else monitor_settings
         self.autoctl, self.bindir = find_pg_autoctl()
         self.root = Path(tempfile.mkdtemp(prefix="memory-core-ha-"))
         self.monitor_port = free_port()
-        self.ports = {"node1": free_port(), "node2": free_port()}
+        self.ports = {f"node{n}": free_port() for n in range(1, standbys + 2)}
         self._user = UNPRIVILEGED_USER if os.geteuid() == 0 else None
         self._processes: dict[str, subprocess.Popen[bytes]] = {}
         self.lost: str | None = None
@@ -98,7 +105,7 @@ class HaFormation:
         return f"postgresql://postgres@{hosts}/postgres?target_session_attrs=read-write"
 
     def node_url(self, name: str) -> str:
-        """One node's URL (``node1`` or ``node2``), whatever its role."""
+        """One node's URL (``node1``, ``node2``, ...), whatever its role."""
         return f"postgresql://postgres@127.0.0.1:{self.ports[name]}/postgres"
 
     @property
@@ -194,8 +201,9 @@ class HaFormation:
         self._background("monitor", "run", "--pgdata", str(monitor))
         self._create_node("node1", self._initdb("node1"))
         self._wait(lambda states: states.get("node1") == ("single", "single"))
-        self._create_node("node2", self.root / "node2")
-        self._wait_settled()
+        for name in list(self.ports)[1:]:
+            self._create_node(name, self.root / name)
+            self._wait_settled(nodes=int(name[4:]))
         self.started_in = time.monotonic() - began
         return self
 
@@ -241,8 +249,11 @@ class HaFormation:
                 raise RuntimeError(f"timed out waiting for {what}: {self.states()}")
             time.sleep(0.2)
 
-    def _wait_settled(self, old_primary: str | None = None, since: float | None = None) -> None:
-        """Until one primary and one secondary, each in its assigned state (and, given
+    def _wait_settled(
+        self, old_primary: str | None = None, since: float | None = None, nodes: int = 0
+    ) -> None:
+        """Until one primary and the others secondaries (``nodes`` of them in all, or every
+        node), each in its assigned state (and, given
         ``old_primary``, the primary another node; given ``since``, a monitor clock
         reading, every node having reported after it, so the states are not those from
         before a fault); then until the URL takes a write and the primary has a streaming
@@ -250,7 +261,7 @@ class HaFormation:
 
         def settled(states: dict[str, tuple[str, str]]) -> bool:
             roles = sorted(reported for reported, goal in states.values() if reported == goal)
-            if roles != ["primary", "secondary"]:
+            if roles != ["primary"] + ["secondary"] * ((nodes or len(self.ports)) - 1):
                 return False
             if since is not None and self._oldest_report() <= since:
                 return False
@@ -339,8 +350,7 @@ class HaFormation:
         standby. Returns the new primary's name once it takes writes (alone: the formation
         is degraded until :meth:`restore`)."""
         old = self.primary()
-        _kill_group(self._processes.pop(old).pid)
-        self.lost = old
+        self.lose_node(old)
 
         def promoted(states: dict[str, tuple[str, str]]) -> bool:
             return any(
@@ -352,9 +362,17 @@ class HaFormation:
         self._wait_writable()
         return self.primary_or_alone()
 
+    def lose_node(self, name: str) -> None:
+        """Lose one node's machine: SIGKILL its keeper and its PostgreSQL together. It
+        stays down until :meth:`restore`."""
+        if self.lost is not None:
+            raise RuntimeError(f"{self.lost} is lost already")
+        _kill_group(self._processes.pop(name).pid)
+        self.lost = name
+
     def restore(self) -> str:
-        """Start the lost node's keeper again (:meth:`lose_primary`): it rejoins as the
-        standby. Returns the primary's name once the formation has both again."""
+        """Start the lost node's keeper again (:meth:`lose_primary`, :meth:`lose_node`): it
+        rejoins as a standby. Returns the primary's name once every node is back."""
         if self.lost is None:
             raise RuntimeError("no node was lost")
         name, self.lost = self.lost, None
@@ -399,7 +417,7 @@ class HaFormation:
             raise
 
     def log_tail(self, name: str) -> str:
-        """The end of one pg_autoctl's log (``monitor``, ``node1``, ``node2``)."""
+        """The end of one pg_autoctl's log (``monitor``, ``node1``, ``node2``, ...)."""
         return log_tail(self.root / f"{name}.log")
 
     def stop(self) -> None:

@@ -22,6 +22,7 @@ from psycopg.conninfo import conninfo_to_dict
 from memory_core.store import ConfigurationError, redact_url
 
 SCHEMES = ("postgresql", "postgres")
+LOAD_BALANCING_LIBPQ = 160000  # libpq's load_balance_hosts came in PostgreSQL 16
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 # What the backend takes as keyword arguments, not in the URL.
 _BACKEND_OPTIONS = frozenset(
@@ -62,13 +63,15 @@ class Settings:
     def replica_conninfo(self) -> str:
         """The URL reads use with ``read_from="replica"``: :attr:`conninfo` with
         ``target_session_attrs=prefer-standby`` (a standby among its hosts, else the
-        primary)."""
+        primary) and, with libpq 16 or later, ``load_balance_hosts=random`` unless the URL
+        says otherwise (each connection tries the hosts in a random order, so the reads
+        spread over the standbys instead of all going to the first one listed)."""
         base, _, query = self.conninfo.partition("?")
-        kept = [
-            piece
-            for piece in filter(None, query.split("&"))
-            if unquote(piece.partition("=")[0]) != "target_session_attrs"
-        ]
+        pieces = list(filter(None, query.split("&")))
+        names = {unquote(piece.partition("=")[0]) for piece in pieces}
+        kept = [p for p in pieces if unquote(p.partition("=")[0]) != "target_session_attrs"]
+        if "load_balance_hosts" not in names and pq.version() >= LOAD_BALANCING_LIBPQ:
+            kept.append("load_balance_hosts=random")
         return f"{base}?{'&'.join([*kept, 'target_session_attrs=prefer-standby'])}"
 
 

@@ -13,11 +13,12 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import psycopg
 import pytest
+from psycopg import pq
 
 from memory_core import (
     ConfigurationError,
@@ -26,7 +27,7 @@ from memory_core import (
     NotFoundError,
     open_backend,
 )
-from memory_core.backends.postgres.config import parse_settings
+from memory_core.backends.postgres.config import LOAD_BALANCING_LIBPQ, parse_settings
 from memory_core_dev.pg_ha import HaFormation
 
 T = TypeVar("T")
@@ -220,20 +221,23 @@ def test_reads_connect_with_prefer_standby_and_the_password_stays_hidden() -> No
     url = (
         "postgresql://app:s3cr3t@h1:5432,h2:5433/db?target_session_attrs=read-write&sslmode=prefer"
     )
-    settings = parse_settings(
-        url,
-        schema=None,
-        min_size=1,
-        max_size=2,
-        pool_timeout=5,
-        connect_timeout=2,
-        statement_timeout=None,
-        prepared_statements=True,
-        read_from="replica",
-    )
+    options: dict[str, Any] = {
+        "schema": None,
+        "min_size": 1,
+        "max_size": 2,
+        "pool_timeout": 5,
+        "connect_timeout": 2,
+        "statement_timeout": None,
+        "prepared_statements": True,
+        "read_from": "replica",
+    }
+    settings = parse_settings(url, **options)
+    balanced = "&load_balance_hosts=random" if pq.version() >= LOAD_BALANCING_LIBPQ else ""
     assert settings.replica_conninfo == (
-        "postgresql://app:s3cr3t@h1:5432,h2:5433/db?sslmode=prefer"
+        f"postgresql://app:s3cr3t@h1:5432,h2:5433/db?sslmode=prefer{balanced}"
         "&target_session_attrs=prefer-standby"
     )
+    chosen = parse_settings(f"{url}&load_balance_hosts=disable", **options)
+    assert chosen.replica_conninfo.count("load_balance_hosts") == 1
     assert "s3cr3t" not in repr(settings)
     assert "s3cr3t" not in open_backend(url, read_from="replica").describe()
