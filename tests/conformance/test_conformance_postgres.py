@@ -11,6 +11,7 @@ of the suite meets them, and must not break.
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import anyio
 import pytest
@@ -18,6 +19,7 @@ import pytest
 from memory_core import open_backend
 from memory_core.conformance import ConformanceSuite
 from memory_core_dev.foreign_data import add_postgres_adversarial
+from memory_core_dev.pg_ha import HaFormation
 from memory_core_dev.postgres_server import PostgresHandle
 
 _SCHEMA = f"conformance_{uuid.uuid4().hex[:12]}"
@@ -44,3 +46,16 @@ class TestPostgresConformance(ConformanceSuite):
     @pytest.fixture
     def conformance_backend_url(self, postgres_server: PostgresHandle) -> str:
         return _url(postgres_server)
+
+
+class TestPostgresReplicaConformance(ConformanceSuite):
+    """The whole suite with reads on a standby (``read_from="replica"``) of the run's
+    pg_auto_failover formation: each backend object reads its own writes there."""
+
+    @pytest.fixture
+    def conformance_backend_url(self, pg_ha: HaFormation) -> str:
+        return f"{pg_ha.url}&schema={_SCHEMA}_replica"
+
+    @pytest.fixture
+    def conformance_backend_options(self) -> dict[str, Any]:
+        return {"read_from": "replica"}
