@@ -47,6 +47,7 @@ from .tx import Tx
 
 T = TypeVar("T")
 Work = Callable[[Tx], Awaitable[T]]
+READ_LIFETIME = 60.0  # seconds a reads' connection lives (so a promoted standby is left)
 
 # psycopg_pool logs each failed connection attempt (a failover, a restart) at WARNING;
 # with logging unconfigured Python would print every one to stderr. An application that
@@ -254,12 +255,12 @@ class PostgresStore(PostgresLongTerm, PostgresReasoning, Store):
         self._pool = pool
 
     async def _open_replicas(self) -> None:
-        """The reads' pool. Its connections live at most a minute, so that after a
-        failover (the standby promoted) reads find a standby again."""
+        """The reads' pool. Its connections live at most :data:`READ_LIFETIME` seconds, so
+        that after a failover (the standby promoted) reads find a standby again."""
         if self._replicas is None:
             return
         conninfo = self.settings.replica_conninfo
-        pool = self._new_pool(conninfo, "memory-core-replica", max_lifetime=60.0)
+        pool = self._new_pool(conninfo, "memory-core-replica", max_lifetime=READ_LIFETIME)
         try:
             await pool.open(wait=self.settings.min_size > 0, timeout=self.settings.connect_timeout)
         except BaseException:

@@ -27,10 +27,12 @@ from memory_core import (
     NotFoundError,
     open_backend,
 )
+from memory_core.backends.postgres import store as postgres_store
 from memory_core.backends.postgres.config import LOAD_BALANCING_LIBPQ, parse_settings
 from memory_core_dev.pg_ha import HaFormation
 
 T = TypeVar("T")
+LIFETIME = 3.0  # seconds a reads' connection lives in the test of their return
 
 
 def _standby(pg_ha: HaFormation) -> str:
@@ -205,6 +207,36 @@ async def test_replica_reads_keep_working_and_see_this_objects_writes_across_a_f
         assert await _retrying(lambda: _contents(reader, "s")) == ["before"]
         await _retrying(lambda: reader.add_message("s", "user", "after", idempotency_key="a"))
         assert await _retrying(lambda: _contents(reader, "s")) == ["before", "after"]
+
+
+def _clients(url: str) -> int:
+    """Client connections on one node, this one aside."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
+            "AND pid <> pg_backend_pid()"
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+@pytest.mark.anyio
+async def test_after_a_failover_reads_return_to_a_standby_within_the_lifetime(
+    pg_ha: HaFormation, schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reads' connections on the standby that was promoted read from the primary
+    until they reach their lifetime (a minute; a few seconds here); then new ones go to
+    the new standby."""
+    monkeypatch.setattr(postgres_store, "READ_LIFETIME", LIFETIME)
+    options = {"read_from": "replica", "min_size": 2, "max_size": 2, "pool_timeout": 20}
+    async with _open(pg_ha, schema, **options) as reader:
+        await _contents(reader, "s")
+        await anyio.to_thread.run_sync(pg_ha.failover)
+        standby = next(n for n, (role, _) in pg_ha.states().items() if role == "secondary")
+        deadline = time.monotonic() + LIFETIME * 4
+        while _clients(pg_ha.node_url(standby)) < 2:
+            assert time.monotonic() < deadline, "the reads never came back to a standby"
+            await _retrying(lambda: _contents(reader, "s"))
+            await anyio.sleep(0.2)
 
 
 def test_the_read_options_are_checked_before_anything_connects() -> None:
