@@ -2,16 +2,16 @@
 is failed over again and again.
 
 Run ``python -m bench.failover`` from the repository root (``--writers``, ``--failovers``,
-``--kinds``, ``--faults``). It starts a formation of its own on 127.0.0.1
-(:class:`memory_core_dev.pg_ha.HaFormation`: a monitor, a primary and a synchronous
-standby), opens one backend object on its multi-host URL and runs the writers of
-:mod:`memory_core_dev.failover_writers` on it. The failovers take ``--faults`` in turn:
-``switchover`` (``pg_autoctl perform failover``), ``kill`` (a SIGKILL of the primary's
-postmaster: its keeper starts it again, or the monitor promotes the standby) and ``lose``
-(the primary's machine lost, keeper and PostgreSQL together: the monitor promotes the
-standby, which takes writes alone for :data:`ALONE` seconds before the lost node comes
-back as its standby). After each, the next one waits until every writer has had a few more
-writes acknowledged.
+``--kinds``, ``--faults``, ``--standbys``, ``--monitor-defaults``). It starts a formation
+of its own on 127.0.0.1 (:class:`memory_core_dev.pg_ha.HaFormation`: a monitor, a primary
+and a synchronous standby, or two), opens one backend object on its multi-host URL and
+runs the writers of :mod:`memory_core_dev.failover_writers` on it. The failovers take
+``--faults`` in turn: ``switchover`` (``pg_autoctl perform failover``), ``kill`` (a
+SIGKILL of the primary's postmaster: its keeper starts it again, or the monitor promotes
+the standby) and ``lose`` (the primary's machine lost, keeper and PostgreSQL together: the
+monitor promotes the standby, which takes writes alone for :data:`ALONE` seconds before
+the lost node comes back as its standby). After each, the next one waits until every
+writer has had a few more writes acknowledged.
 
 Reported (printed, and written to ``bench/results/failover.json`` and ``failover.md``):
 acknowledged writes lost, duplicates among keyed writes and turns, batches stored in part,
@@ -162,6 +162,7 @@ async def run(
         "kinds": kinds,
         "failovers": failovers,
         "faults": faults,
+        "standbys": len(formation.ports) - 1,
         "seconds": round(time.monotonic() - began, 1),
         "acknowledged_calls": len(tally.acked_at),
         "acknowledged_messages": sum(len(v) for v in tally.acknowledged.values()),
@@ -261,6 +262,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         default=",".join(DEFAULT_FAULTS),
         help=f"faults, in turn ({','.join(FAULTS)}; default {','.join(DEFAULT_FAULTS)})",
     )
+    p.add_argument("--standbys", type=int, choices=(1, 2), default=1, help="standbys (1)")
     p.add_argument(
         "--monitor-defaults",
         action="store_true",
@@ -281,7 +283,8 @@ def main(argv: list[str] | None = None) -> int:
     """Start a formation, soak it, print and write the report; 1 when a write was lost or
     stored twice."""
     args = _parse(argv)
-    formation = HaFormation({} if args.monitor_defaults else None).start()
+    monitor: dict[str, str] | None = {} if args.monitor_defaults else None
+    formation = HaFormation(monitor, standbys=args.standbys).start()
     print(f"formation started in {formation.started_in:.1f} s", flush=True)
     try:
         report = anyio.run(
