@@ -118,7 +118,7 @@ async def ranked(
     each with its score, best first."""
     found = await _text_hits(tx, kind, scope, query, limit)
     if vector is not None:
-        await _vector_hits(tx, kind, scope, vector, limit, found)
+        await vector_hits(tx, kind, scope, vector, limit, found)
     ordered = sorted(found.items(), key=lambda hit: (-hit[1][0], -hit[1][1], hit[0]))
     return [(ident, score) for ident, (score, _) in ordered[:limit]]
 
@@ -135,7 +135,7 @@ async def _text_hits(
             text = " ".join(value for value in values if isinstance(value, str))
             score = text_score(terms, text)
             if score > 0:
-                found[str(ident)] = (score, _micros(created))
+                found[str(ident)] = (score, micros(created))
     return found
 
 
@@ -154,7 +154,7 @@ async def _candidates(
         k = min(k * 4, TEXT_K_MAX)
 
 
-async def _vector_hits(
+async def vector_hits(
     tx: AsyncManagedTransaction,
     kind: Kind,
     scope: Scope,
@@ -179,10 +179,10 @@ async def _vector_hits(
         ident = str(row["id"])
         before = found.get(ident)
         if similarity > 0 and (before is None or before[0] < similarity):
-            found[ident] = (similarity, _micros(row["created_at"]))
+            found[ident] = (similarity, micros(row["created_at"]))
 
 
-def _micros(value: Any) -> int:
+def micros(value: Any) -> int:
     """A creation time as microseconds since 1970 (one that cannot be read: the oldest)."""
     moment = to_datetime(value)
     if moment is None:

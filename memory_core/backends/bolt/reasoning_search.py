@@ -37,11 +37,11 @@ from .long_term_search import (
     Found,
     Kind,
     Scope,
-    _micros,
-    _vector_hits,
     load_ranked,
     lucene_queries,
+    micros,
     ranked,
+    vector_hits,
 )
 from .reasoning import HEADER, STEP_FIELDS, owned, to_step, to_trace
 from .records import to_datetime
@@ -145,7 +145,7 @@ async def similar_traces(conn: Connection, req: rq.SimilarTraces) -> list[Reason
     async def work(tx: AsyncManagedTransaction) -> list[ReasoningTrace]:
         found = await _trace_hits(tx, scope, req.task, req.limit, filtered)
         if req.query_embedding is not None:
-            await _vector_hits(tx, TRACE_KIND, scope, req.query_embedding, req.limit, found)
+            await vector_hits(tx, TRACE_KIND, scope, req.query_embedding, req.limit, found)
         order = sorted(found.items(), key=lambda hit: (-hit[1][0], -hit[1][1], hit[0]))
         best = [(ident, score) for ident, (score, _) in order[: req.limit]]
         if req.threshold is not None:
@@ -167,7 +167,7 @@ async def _trace_hits(
         for ident, text, started in await _trace_candidates(tx, scope, lucene, limit, filtered):
             score = text_score(terms, text) if isinstance(text, str) else 0.0
             if score > 0:
-                found[str(ident)] = (score, _micros(started))
+                found[str(ident)] = (score, micros(started))
     return found
 
 
