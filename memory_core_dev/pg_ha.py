@@ -288,6 +288,17 @@ class HaFormation:
             row = conn.execute(query).fetchone()
         return float(row[0]) if row and row[0] is not None else 0.0
 
+    def client_connections(self, name: str) -> int:
+        """How many client connections node ``name`` has, the asking one aside."""
+        import psycopg
+
+        with psycopg.connect(self.node_url(name), autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
+                "AND pid <> pg_backend_pid()"
+            ).fetchone()
+        return int(row[0]) if row else 0
+
     def _synchronous(self) -> bool:
         """The primary (found by the URL) has a streaming standby that counts for
         synchronous commit."""

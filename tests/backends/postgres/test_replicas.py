@@ -209,16 +209,6 @@ async def test_replica_reads_keep_working_and_see_this_objects_writes_across_a_f
         assert await _retrying(lambda: _contents(reader, "s")) == ["before", "after"]
 
 
-def _clients(url: str) -> int:
-    """Client connections on one node, this one aside."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
-            "AND pid <> pg_backend_pid()"
-        ).fetchone()
-    return int(row[0]) if row else 0
-
-
 @pytest.mark.anyio
 async def test_after_a_failover_reads_return_to_a_standby_within_the_lifetime(
     pg_ha: HaFormation, schema: str, monkeypatch: pytest.MonkeyPatch
@@ -233,7 +223,7 @@ async def test_after_a_failover_reads_return_to_a_standby_within_the_lifetime(
         await anyio.to_thread.run_sync(pg_ha.failover)
         standby = next(n for n, (role, _) in pg_ha.states().items() if role == "secondary")
         deadline = time.monotonic() + LIFETIME * 4
-        while _clients(pg_ha.node_url(standby)) < 2:
+        while pg_ha.client_connections(standby) < 2:
             assert time.monotonic() < deadline, "the reads never came back to a standby"
             await _retrying(lambda: _contents(reader, "s"))
             await anyio.sleep(0.2)

@@ -9,7 +9,6 @@ import uuid
 from collections.abc import Iterator
 
 import anyio
-import psycopg
 import pytest
 from psycopg import pq
 
@@ -36,16 +35,6 @@ def _standbys(formation: HaFormation) -> list[str]:
     return [n for n, (reported, _) in formation.states().items() if reported == "secondary"]
 
 
-def _sessions(url: str, schema: str) -> int:
-    """Client connections on one node that read ``schema``'s database, this one aside."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
-            "AND pid <> pg_backend_pid()"
-        ).fetchone()
-    return int(row[0]) if row else 0
-
-
 @pytest.mark.skipif(pq.version() < LOAD_BALANCING_LIBPQ, reason="libpq before 16")
 async def test_replica_reads_spread_over_both_standbys(two_standbys: HaFormation) -> None:
     schema = f"t_{uuid.uuid4().hex[:12]}"
@@ -55,7 +44,7 @@ async def test_replica_reads_spread_over_both_standbys(two_standbys: HaFormation
         async with anyio.create_task_group() as group:
             for _ in range(READERS * 4):
                 group.start_soon(b.get_conversation, "s")
-        counts = {n: _sessions(two_standbys.node_url(n), schema) for n in _standbys(two_standbys)}
+        counts = {n: two_standbys.client_connections(n) for n in _standbys(two_standbys)}
     assert len(counts) == 2 and all(counts.values()), counts
 
 
