@@ -378,7 +378,11 @@ class HaFormation:
         stays down until :meth:`restore`."""
         if self.lost is not None:
             raise RuntimeError(f"{self.lost} is lost already")
-        _kill_group(self._processes.pop(name).pid)
+        keeper = self._processes.pop(name)
+        _kill_group(keeper.pid)
+        # Reaped now: a zombie keeper still answers kill(pid, 0), and the keeper that
+        # restore() starts would take its pidfile for a live one and exit.
+        keeper.wait(timeout=30)
         self.lost = name
 
     def restore(self) -> str:
