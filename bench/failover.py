@@ -269,6 +269,12 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         help="the monitor with pg_auto_failover's own health-check and demote timeouts "
         "(20 s, 30 s), not the tests' (5 s, 5 s)",
     )
+    p.add_argument(
+        "--stale-settle",
+        action="store_true",
+        help="go on after a fault as soon as the monitor shows a primary and a secondary, "
+        "stale states too (the harness when a run lost writes; see HaFormation.stale_settle)",
+    )
     args = p.parse_args(argv)
     args.kinds = [k for k in args.kinds.split(",") if k]
     args.faults = [f for f in args.faults.split(",") if f]
@@ -284,7 +290,9 @@ def main(argv: list[str] | None = None) -> int:
     stored twice."""
     args = _parse(argv)
     monitor: dict[str, str] | None = {} if args.monitor_defaults else None
-    formation = HaFormation(monitor, standbys=args.standbys).start()
+    formation = HaFormation(monitor, standbys=args.standbys)
+    formation.stale_settle = args.stale_settle
+    formation.start()
     print(f"formation started in {formation.started_in:.1f} s", flush=True)
     try:
         report = anyio.run(
