@@ -1,6 +1,7 @@
 """``python -m bench.bolt_pool [NEO4J_URI]``: agent turns on Bolt at 1, 8 and 128 agents,
-with the driver's default pool (100 connections) and with a pool of 8, printing turns per
-second and Neo4j's CPU per turn (when the bench starts the Neo4j, or ``--pid`` names it).
+with memory-core's default pool (sized from the server's processors), with the driver's
+default of 100 connections and with a pool of 8, printing turns per second and Neo4j's
+CPU per turn (when the bench starts the Neo4j, or ``--pid`` names it).
 
 Each agent works on a session of its own (20 messages to start) and each turn reads 20
 messages, searches the session and adds two messages, as the scale bench's agents do.
@@ -22,7 +23,7 @@ from .scale_stores import neo4j_uri
 
 USERS = 7
 LEVELS = (1, 8, 128)
-POOLS = (100, 8)
+POOLS: tuple[int | None, ...] = (None, 100, 8)  # None: no option, memory-core's default
 
 
 async def _turn(backend: Any, session: str, user: str) -> None:
@@ -54,15 +55,16 @@ async def run(uri: str | None, pids: list[int], rounds: int) -> None:
         for _ in range(rounds):
             for pool in POOLS:
                 tag = f"pool-{pool}-{time.time_ns()}"
-                async with open_backend(
-                    found, multi_tenant=True, max_connection_pool_size=pool
-                ) as backend:
+                option = {} if pool is None else {"max_connection_pool_size": pool}
+                async with open_backend(found, multi_tenant=True, **option) as backend:
+                    size = backend.store.pool_stats()["max"]
+                    label = f"{'default' if pool is None else 'set'} {size:>3}"
                     for k in range(max(LEVELS)):
                         await backend.bulk_add_messages(
                             f"{tag}-{k}", rows(k, 0, 20), user_identifier=f"u{k % USERS}"
                         )
                     for agents in LEVELS:
-                        print(f"pool {pool:>3}  " + await _level(backend, tag, agents, pids))
+                        print(f"pool {label}  " + await _level(backend, tag, agents, pids))
 
 
 def main() -> None:

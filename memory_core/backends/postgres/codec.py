@@ -171,5 +171,6 @@ def tsquery(terms: list[str]) -> str:
 
 
 def utc(moment: datetime) -> datetime:
-    """A timestamptz as the library returns times: aware, UTC."""
-    return moment.astimezone(UTC)
+    """A timestamptz as the library returns times: aware, UTC (the store's sessions are
+    in UTC, so psycopg's times mostly are already: then they are returned as they are)."""
+    return moment if moment.tzinfo is UTC else moment.astimezone(UTC)

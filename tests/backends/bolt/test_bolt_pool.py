@@ -11,6 +11,7 @@ import pytest
 
 from memory_core import MemoryBackend, __version__
 from memory_core.backends.bolt import BoltStore
+from memory_core.backends.bolt import session as session_module
 
 from .helpers import Graph
 
@@ -54,3 +55,43 @@ async def test_the_driver_introduces_itself_with_the_packages_version(
             )
         }
     assert f"memory-core-bolt/{__version__}" in agents
+
+
+async def test_without_a_pool_size_the_pool_is_sized_from_the_servers_processors(
+    open_bolt: Callable[..., MemoryBackend], graph: Graph
+) -> None:
+    [row] = graph(
+        'CALL dbms.queryJmx("java.lang:type=OperatingSystem") YIELD attributes '
+        "RETURN attributes.AvailableProcessors.value AS n"
+    )
+    backend = open_bolt()
+    store = backend.store
+    assert isinstance(store, BoltStore)
+    async with backend:
+        stats = store.pool_stats()
+        assert stats is not None
+        assert stats["max"] == max(8, min(100, 4 * row["n"]))
+        assert stats["max"] != 100  # not the driver's default, on a server of < 25 cores
+
+
+async def test_a_server_that_does_not_say_keeps_the_drivers_default(
+    open_bolt: Callable[..., MemoryBackend], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as on a managed service that refuses dbms.queryJmx: the procedure is unknown here
+    monkeypatch.setattr(session_module, "_PROCESSORS", "CALL memory_core.no_such_procedure()")
+    backend = open_bolt()
+    store = backend.store
+    assert isinstance(store, BoltStore)
+    async with backend:
+        await backend.add_message("s", "user", "still works")
+        stats = store.pool_stats()
+        assert stats is not None and stats["max"] == 100
+
+
+@pytest.mark.parametrize(
+    ("processors", "size"), [(None, None), (1, 8), (2, 8), (3, 12), (16, 64), (64, 100)]
+)
+def test_pool_size_is_four_per_processor_between_8_and_the_drivers_100(
+    processors: int | None, size: int | None
+) -> None:
+    assert session_module.pool_size(processors) == size
