@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from memory_core.store import metadata_json, query_terms
@@ -168,6 +168,15 @@ def tsquery(terms: list[str]) -> str:
     never an operator)."""
     quoted = ("'" + lexeme(t).replace("\\", "\\\\").replace("'", "''") + "'" for t in terms)
     return " | ".join(quoted)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def micros(moment: datetime) -> int:
+    """An aware time as whole microseconds since 1970 (what cursors and ties compare)."""
+    return (moment - _EPOCH) // _MICROSECOND
 
 
 def utc(moment: datetime) -> datetime:

@@ -26,7 +26,7 @@ from memory_core.store import (
 )
 from memory_core.store import requests as rq
 
-from .codec import SQL_INT_MAX, sql_int, store_metadata, store_optional
+from .codec import SQL_INT_MAX, micros, sql_int, store_metadata, store_optional
 from .rows import CONVERSATION_COLUMNS, to_conversation, to_session
 from .trace_delete import delete_session_traces
 from .tx import Tx
@@ -236,7 +236,7 @@ async def list_conversations(tx: Tx, req: rq.ListConversations) -> ConversationP
     next_cursor = None
     if more:
         last = rows[-1]
-        key = _micros(last[6]) if last[7] is None else last[7]
+        key = micros(last[6]) if last[7] is None else last[7]
         next_cursor = encode_cursor(CURSOR_KIND, [key, str(last[0])])
     return ConversationPage(
         conversations=[to_conversation(r) for r in rows], next_cursor=next_cursor
@@ -255,12 +255,6 @@ _STORED_TEXT = re.compile(
     r"(\d{4,6})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.\d{1,6})?[+-]\d\d(?::\d\d){0,2}( BC)?"
 )
 _DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
-
-
-def _micros(moment: datetime) -> int:
-    from datetime import UTC, timedelta
-
-    return (moment - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
 
 
 def _after(cursor: str) -> list[object]:

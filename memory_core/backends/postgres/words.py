@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -28,15 +27,13 @@ from psycopg import AsyncConnection
 from memory_core.store import candidate_pool, query_terms, text_score
 
 from . import vector as vector_module
-from .codec import lexeme, load_optional, load_text
+from .codec import lexeme, load_optional, load_text, micros
 from .tx import Tx
 
 Row = tuple[Any, ...]
 Found = dict[str, tuple[Row, float]]
 # Entities whose words one statement of index_entities fills.
 _BATCH = 1000
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICROSECOND = timedelta(microseconds=1)
 
 
 def of(*texts: str | None) -> list[str]:
@@ -121,11 +118,7 @@ async def vector_hits(
 
 def best(found: Found, limit: int) -> list[tuple[Row, float]]:
     """The ``limit`` best, then the newest, then by id."""
-    return sorted(found.values(), key=lambda hit: (-hit[1], -_micros(hit[0][1]), hit[0][0]))[:limit]
-
-
-def _micros(moment: datetime) -> int:
-    return (moment - _EPOCH) // _MICROSECOND
+    return sorted(found.values(), key=lambda hit: (-hit[1], -micros(hit[0][1]), hit[0][0]))[:limit]
 
 
 def joined(*parts: str | None) -> str:
