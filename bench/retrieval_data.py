@@ -1,0 +1,234 @@
+"""Multi-session conversations with labelled evidence, for ``python -m bench.retrieval``.
+
+:func:`generate` makes, from a seed, one history per persona: sessions of user and
+assistant turns, most of them everyday chat (recipes, weather, plans, work, other
+people's pets and towns: words the questions share), and among them the persona's facts.
+A fact is said once in some session, in one of several wordings; some facts change in a
+later session (a move, a new job), and the persona refers back to a few of them. Each
+question asks about one fact in wording of its own (paraphrased: "What is my dog
+called?" for "we named the puppy Biscuit"), and names its evidence: the turns that
+answer it (for a changed fact, the change; for "before" questions, the first statement
+and the change). Everything is plain text, deterministic for a seed, with no model.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question, its kind (``fact``, ``changed``, ``before``, ``referred``) and its
+    evidence: ``(session, turn)`` positions in the persona's history."""
+
+    text: str
+    kind: str
+    evidence: tuple[tuple[int, int], ...]
+
+
+@dataclass
+class Persona:
+    """One user's sessions (each a list of ``(role, content)`` turns) and questions."""
+
+    name: str
+    sessions: list[list[tuple[str, str]]] = field(default_factory=list)
+    questions: list[Question] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A kind of fact: its values, how a user says it, how a question asks it, and (for
+    facts that change) how the change is said and how "before" is asked."""
+
+    values: tuple[str, ...]
+    says: tuple[str, ...]
+    asks: tuple[str, ...]
+    changes: tuple[str, ...] = ()
+    asks_before: tuple[str, ...] = ()
+
+
+SLOTS: dict[str, Slot] = {
+    "pet": Slot(
+        ("Biscuit", "Pepper", "Mochi", "Rocket", "Juniper", "Waffles", "Clementine", "Otis"),
+        (
+            "By the way, our puppy is called {v}.",
+            "We adopted a dog last spring and named him {v}.",
+            "{v} chewed through another shoe this morning, silly dog.",
+        ),
+        ("What is my dog called?", "What's the name of my dog?", "What did we name our puppy?"),
+    ),
+    "city": Slot(
+        ("Lisbon", "Porto", "Leeds", "Ghent", "Bologna", "Tartu", "Aarhus", "Valencia"),
+        (
+            "I live in {v} these days.",
+            "Our flat in {v} is right by the old market.",
+            "Home for me is {v}, has been for years.",
+        ),
+        ("Which city do I live in?", "Where is my home now?", "What town am I living in?"),
+        (
+            "Big news: we moved from {old} to {v} last month.",
+            "We left {old} and settled in {v} in the end.",
+        ),
+        ("Where did I live before I moved?", "Which city did we leave when we moved?"),
+    ),
+    "job": Slot(
+        ("nurse", "architect", "data analyst", "carpenter", "pilot", "translator", "baker"),
+        (
+            "I work as a {v} at a small firm.",
+            "Being a {v} keeps me busy most weeks.",
+            "My shift as a {v} ran late again.",
+        ),
+        ("What do I do for a living?", "What is my profession?", "What's my job?"),
+        (
+            "I quit being a {old} and started as a {v} on Monday.",
+            "Career change: no longer a {old}, I'm a {v} now.",
+        ),
+        ("What was my job before the change?", "What did I work as before?"),
+    ),
+    "food": Slot(
+        ("ramen", "paella", "lasagna", "pho", "moussaka", "bibimbap", "risotto"),
+        (
+            "My favourite dish is {v}, no contest.",
+            "I could eat {v} every single day.",
+            "Nothing beats a bowl of {v} after work.",
+        ),
+        ("What food do I like best?", "What is my favourite meal?", "Which dish do I love?"),
+    ),
+    "sister": Slot(
+        ("Ines", "Marta", "Freya", "Keiko", "Amara", "Lotte", "Noor"),
+        (
+            "My sister {v} is visiting next week.",
+            "{v}, my younger sister, just got engaged.",
+            "I had lunch with my sister {v} today.",
+        ),
+        ("What is my sister's name?", "Who is my sister?", "What's my sibling called?"),
+    ),
+    "car": Slot(
+        ("Volvo estate", "Fiat Panda", "Skoda Octavia", "Renault Zoe", "Mazda roadster"),
+        (
+            "I drive an old {v}.",
+            "The {v} needs new tyres before winter.",
+            "We took my {v} to the coast.",
+        ),
+        ("What car do I drive?", "Which car do I have?", "What vehicle do I own?"),
+    ),
+    "hobby": Slot(
+        ("bouldering", "sailing", "birdwatching", "pottery", "chess", "trail running"),
+        (
+            "On weekends I go {v}.",
+            "I've been really into {v} lately.",
+            "Spent all Saturday {v} with friends.",
+        ),
+        ("What do I do on weekends?", "What is my hobby?", "How do I spend my free time?"),
+    ),
+    "allergy": Slot(
+        ("peanuts", "shellfish", "pollen", "cats", "penicillin", "sesame"),
+        (
+            "Careful with recipes: I'm allergic to {v}.",
+            "I react badly to {v}, it's an allergy.",
+            "Doctor confirmed my allergy to {v}.",
+        ),
+        ("What am I allergic to?", "Which allergy do I have?", "What should I avoid eating?"),
+    ),
+}
+
+FILLER_USER = (
+    "Can you suggest a quick recipe for dinner tonight?",
+    "What's a good way to start running again?",
+    "The weather looks grim, any ideas for an indoor afternoon?",
+    "My friend's dog keeps barking at the postman.",
+    "I read an article about cities with the best public transport.",
+    "Remind me to call the bank about my card.",
+    "What should I pack for a weekend by the sea?",
+    "How do I keep basil alive on a windowsill?",
+    "Work was long today, the meeting ran over.",
+    "My neighbour just bought a new car, a loud one.",
+    "Any tips for sleeping better?",
+    "I'm thinking about learning a language this year.",
+    "Which films are good for a rainy evening?",
+    "A colleague's sister is a nurse in the next town.",
+    "We are planning a dinner for six people on Friday.",
+    "What's the best way to clean a cast iron pan?",
+    "The cat next door sits in our garden all day.",
+    "I need a present idea for my uncle's birthday.",
+    "How long should I boil an egg for a soft yolk?",
+    "Traffic in town was terrible this morning.",
+)
+FILLER_ASSISTANT = (
+    "Happy to help with that.",
+    "Here is one idea you could try.",
+    "That sounds like a good plan.",
+    "Good question, a few things matter here.",
+    "Noted. Anything else on your mind?",
+    "Sure, let me walk you through it.",
+    "I would start small and build from there.",
+)
+ACKS = ("Thanks for telling me.", "Got it, I'll remember that.", "Noted!", "Good to know.")
+
+
+def generate(
+    personas: int = 10, sessions: int = 20, turns: int = 12, seed: int = 7
+) -> list[Persona]:
+    """``personas`` histories of ``sessions`` sessions of ``turns`` user/assistant pairs."""
+    rng = random.Random(seed)
+    return [_persona(rng, f"persona-{p}", sessions, turns) for p in range(personas)]
+
+
+class _Spots:
+    """The user turns not yet holding a fact, in a random order."""
+
+    def __init__(self, rng: random.Random, sessions: int, turns: int) -> None:
+        self.free = [(s, 2 * t) for s in range(sessions) for t in range(turns)]
+        rng.shuffle(self.free)
+
+    def take(self, after: int = -1, before: int | None = None) -> tuple[int, int]:
+        """A free user turn in a session after ``after`` (and before ``before``)."""
+        for spot in self.free:
+            if spot[0] > after and (before is None or spot[0] < before):
+                self.free.remove(spot)
+                return spot
+        raise ValueError("no free turn left there: more sessions or turns")
+
+
+def _persona(rng: random.Random, name: str, sessions: int, turns: int) -> Persona:
+    persona = Persona(name)
+    persona.sessions = [
+        [t for _ in range(turns) for t in _filler_pair(rng)] for _ in range(sessions)
+    ]
+    spots = _Spots(rng, sessions, turns)
+    for slot_name in rng.sample(sorted(SLOTS), k=min(6, len(SLOTS))):
+        _fact(rng, persona, SLOTS[slot_name], spots, max(1, sessions // 2))
+    return persona
+
+
+def _fact(rng: random.Random, persona: Persona, slot: Slot, spots: _Spots, half: int) -> None:
+    """Say one fact (a fact that may change: in the first ``half`` of the sessions; maybe
+    changed later) and ask about it."""
+    value, other = rng.sample(slot.values, 2)
+    first = spots.take(before=half) if slot.changes else spots.take()
+    _say(rng, persona, first, rng.choice(slot.says).format(v=value))
+    if slot.changes and rng.random() < 0.7:
+        change = spots.take(after=first[0])
+        _say(rng, persona, change, rng.choice(slot.changes).format(old=value, v=other))
+        persona.questions.append(Question(rng.choice(slot.asks), "changed", (change,)))
+        before = rng.choice(slot.asks_before)
+        persona.questions.append(Question(before, "before", (first, change)))
+        return
+    asked = rng.choice(slot.asks)
+    persona.questions.append(Question(asked, "fact", (first,)))
+    if rng.random() < 0.3 and first[0] < len(persona.sessions) - 1:
+        later = spots.take(after=first[0])
+        _say(rng, persona, later, f"Like I said before, {value} still matters a lot to me.")
+        again = rng.choice([a for a in slot.asks if a != asked])
+        persona.questions.append(Question(again, "referred", (first, later)))
+
+
+def _say(rng: random.Random, persona: Persona, at: tuple[int, int], text: str) -> None:
+    session, turn = at
+    persona.sessions[session][turn] = ("user", text)
+    persona.sessions[session][turn + 1] = ("assistant", rng.choice(ACKS))
+
+
+def _filler_pair(rng: random.Random) -> list[tuple[str, str]]:
+    return [("user", rng.choice(FILLER_USER)), ("assistant", rng.choice(FILLER_ASSISTANT))]

@@ -1,0 +1,76 @@
+"""``python -m bench.retrieval`` at its smallest: the generated conversations and their
+evidence, the figures of one question, the CI floor on the embedded store, and the same
+figures on SQLite and PostgreSQL (the shared ranking is portable)."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from bench import retrieval
+from bench.retrieval_data import FILLER_USER, Question, generate
+from memory_core import open_backend
+from memory_core_dev.postgres_server import PostgresHandle
+
+
+def test_the_conversations_are_the_same_for_a_seed_and_differ_for_another() -> None:
+    first, again, other = generate(3, 6, 8, seed=1), generate(3, 6, 8, seed=1), generate(3, 6, 8)
+    assert [p.sessions for p in first] == [p.sessions for p in again]
+    assert [p.sessions for p in first] != [p.sessions for p in other]
+    assert all(len(s) == 16 for p in first for s in p.sessions)
+
+
+def test_every_question_points_at_user_turns_that_say_a_fact() -> None:
+    for persona in generate(4, 8, 10, seed=3):
+        assert persona.questions
+        for question in persona.questions:
+            for session, turn in question.evidence:
+                role, content = persona.sessions[session][turn]
+                assert role == "user" and content not in FILLER_USER
+            if question.kind in ("before", "referred"):
+                (first, _), (later, _) = question.evidence
+                assert first < later  # said first, changed or referred to later
+
+
+def test_a_questions_figures_count_its_evidence_by_rank() -> None:
+    question = Question("q", "before", ((0, 2), (3, 4)))
+    found = [(1, 0), (3, 4), (2, 2), (0, 6), (5, 0), (0, 2)]
+    figures = retrieval.score(question, found)
+    assert figures["turn_recall@1"] == 0.0
+    assert figures["turn_recall@5"] == 0.5
+    assert figures["turn_recall@10"] == 1.0
+    assert figures["session_hit@5"] == 1.0  # (0, 6) is in an evidence session
+    assert figures["mrr"] == 0.5
+    assert retrieval.score(question, [(9, 9)])["mrr"] == 0.0
+
+
+@pytest.mark.anyio
+async def test_the_embedded_store_stays_above_the_recorded_floor(tmp_path: Path) -> None:
+    personas = generate(**retrieval.SMOKE)
+    async with open_backend(f"sqlite:///{tmp_path / 'r.db'}", multi_tenant=True) as backend:
+        assert await retrieval.load(backend, personas) == 3 * 6 * 16
+        result = await retrieval.evaluate(backend, personas)
+    assert result["questions"] == sum(len(p.questions) for p in personas)
+    for metric, floor in retrieval.SMOKE_FLOOR.items():
+        assert result[metric] >= floor, (metric, result[metric])
+    page = retrieval.table([{"store": "embedded", **result}])
+    assert page.count("| embedded |") == 1
+    assert retrieval.plot([{"store": "embedded", **result}], tmp_path / "r.png").stat().st_size
+
+
+@pytest.mark.anyio
+async def test_sqlite_and_postgresql_give_the_same_figures(
+    tmp_path: Path, postgres_server: PostgresHandle
+) -> None:
+    personas = generate(**retrieval.SMOKE)
+    separator = "&" if "?" in postgres_server.url else "?"
+    pg_url = f"{postgres_server.url}{separator}schema=r_{uuid.uuid4().hex[:12]}"
+    results = []
+    for url in (f"sqlite:///{tmp_path / 'r.db'}", pg_url):
+        async with open_backend(url, multi_tenant=True) as backend:
+            await retrieval.load(backend, personas)
+            result = await retrieval.evaluate(backend, personas)
+        results.append({m: result[m] for m in retrieval.METRICS})
+    assert results[0] == results[1]
