@@ -16,6 +16,8 @@ alone; the run's other PostgreSQL servers are untouched.
 from __future__ import annotations
 
 import itertools
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -164,6 +166,42 @@ async def test_a_write_refused_by_a_standby_is_retryable_and_not_applied(
     async with open_backend(f"{pg_ha.url}&schema={schema}") as primary:
         read = await primary.get_conversation("s")
     assert [m.content for m in read.messages] == ["on the primary"]
+
+
+@pytest.mark.anyio
+async def test_a_write_cancelled_while_it_waits_for_the_standby_is_stored_all_the_same(
+    pg_ha: HaFormation,
+) -> None:
+    """PostgreSQL's rule, which docs/postgres.md passes on: a commit waiting for the
+    synchronous standby is already written on the primary, so cancelling the call (an
+    application's timeout around it) does not undo it: it is stored once the standby
+    confirms it (or at once, on the primary alone, when the server gets the cancel).
+    ``statement_timeout`` does not end that wait. Here the standby's WAL receiver is
+    paused, so nothing can be confirmed until it goes on."""
+    schema = f"sync_{uuid.uuid4().hex[:12]}"
+    standby = next(n for n, (role, _) in pg_ha.states().items() if role == "secondary")
+    async with open_backend(f"{pg_ha.url}&schema={schema}", statement_timeout=1) as backend:
+        await backend.add_message("s", "user", "before")
+        receiver = _wal_receiver(pg_ha.node_url(standby))
+        os.kill(receiver, signal.SIGSTOP)
+        try:
+            with anyio.move_on_after(3) as waited:  # three times statement_timeout
+                await backend.add_message("s", "user", "cut short")
+        finally:
+            os.kill(receiver, signal.SIGCONT)
+        assert waited.cancelled_caught  # still waiting for the standby after 3 s
+        with anyio.fail_after(30):
+            while (await backend.get_conversation("s")).messages[-1].content != "cut short":
+                await anyio.sleep(0.1)
+        read = await backend.get_conversation("s")
+    assert [m.content for m in read.messages] == ["before", "cut short"]
+
+
+def _wal_receiver(url: str) -> int:
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("SELECT pid FROM pg_stat_wal_receiver").fetchone()
+    assert row is not None
+    return int(row[0])
 
 
 @pytest.mark.anyio
