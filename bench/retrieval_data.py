@@ -14,6 +14,7 @@ and the change). Everything is plain text, deterministic for a seed, with no mod
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 
 
@@ -25,6 +26,9 @@ class Question:
     text: str
     kind: str
     evidence: tuple[tuple[int, int], ...]
+    overlap: bool = False
+    """Whether the question shares a content word (not one of :data:`COMMON`) with an
+    evidence turn: lexical search can find those; the others need meaning."""
 
 
 @dataclass
@@ -56,7 +60,13 @@ SLOTS: dict[str, Slot] = {
             "We adopted a dog last spring and named him {v}.",
             "{v} chewed through another shoe this morning, silly dog.",
         ),
-        ("What is my dog called?", "What's the name of my dog?", "What did we name our puppy?"),
+        (
+            "What is my dog called?",
+            "What's the name of my dog?",
+            "What did we name our puppy?",
+            "What is our puppy called again?",
+            "Which dog did we adopt last spring?",
+        ),
     ),
     "city": Slot(
         ("Lisbon", "Porto", "Leeds", "Ghent", "Bologna", "Tartu", "Aarhus", "Valencia"),
@@ -65,7 +75,13 @@ SLOTS: dict[str, Slot] = {
             "Our flat in {v} is right by the old market.",
             "Home for me is {v}, has been for years.",
         ),
-        ("Which city do I live in?", "Where is my home now?", "What town am I living in?"),
+        (
+            "Which city do I live in?",
+            "Where is my home now?",
+            "What town am I living in?",
+            "Where do I live these days?",
+            "Which city is our flat in?",
+        ),
         (
             "Big news: we moved from {old} to {v} last month.",
             "We left {old} and settled in {v} in the end.",
@@ -79,7 +95,13 @@ SLOTS: dict[str, Slot] = {
             "Being a {v} keeps me busy most weeks.",
             "My shift as a {v} ran late again.",
         ),
-        ("What do I do for a living?", "What is my profession?", "What's my job?"),
+        (
+            "What do I do for a living?",
+            "What is my profession?",
+            "What's my job?",
+            "What do I work as?",
+            "Which shift job keeps me busy?",
+        ),
         (
             "I quit being a {old} and started as a {v} on Monday.",
             "Career change: no longer a {old}, I'm a {v} now.",
@@ -93,7 +115,13 @@ SLOTS: dict[str, Slot] = {
             "I could eat {v} every single day.",
             "Nothing beats a bowl of {v} after work.",
         ),
-        ("What food do I like best?", "What is my favourite meal?", "Which dish do I love?"),
+        (
+            "What food do I like best?",
+            "What is my favourite meal?",
+            "Which dish do I love?",
+            "What is my favourite dish?",
+            "What could I eat every day?",
+        ),
     ),
     "sister": Slot(
         ("Ines", "Marta", "Freya", "Keiko", "Amara", "Lotte", "Noor"),
@@ -102,7 +130,13 @@ SLOTS: dict[str, Slot] = {
             "{v}, my younger sister, just got engaged.",
             "I had lunch with my sister {v} today.",
         ),
-        ("What is my sister's name?", "Who is my sister?", "What's my sibling called?"),
+        (
+            "What is my sister's name?",
+            "Who is my sister?",
+            "What's my sibling called?",
+            "Which sister is visiting next week?",
+            "Who did I have lunch with, my sister?",
+        ),
     ),
     "car": Slot(
         ("Volvo estate", "Fiat Panda", "Skoda Octavia", "Renault Zoe", "Mazda roadster"),
@@ -111,7 +145,13 @@ SLOTS: dict[str, Slot] = {
             "The {v} needs new tyres before winter.",
             "We took my {v} to the coast.",
         ),
-        ("What car do I drive?", "Which car do I have?", "What vehicle do I own?"),
+        (
+            "What car do I drive?",
+            "Which car do I have?",
+            "What vehicle do I own?",
+            "What do I drive?",
+            "Which car needs new tyres?",
+        ),
     ),
     "hobby": Slot(
         ("bouldering", "sailing", "birdwatching", "pottery", "chess", "trail running"),
@@ -120,7 +160,13 @@ SLOTS: dict[str, Slot] = {
             "I've been really into {v} lately.",
             "Spent all Saturday {v} with friends.",
         ),
-        ("What do I do on weekends?", "What is my hobby?", "How do I spend my free time?"),
+        (
+            "What do I do on weekends?",
+            "What is my hobby?",
+            "How do I spend my free time?",
+            "What have I been into lately?",
+            "Where do I go on weekends?",
+        ),
     ),
     "allergy": Slot(
         ("peanuts", "shellfish", "pollen", "cats", "penicillin", "sesame"),
@@ -129,7 +175,13 @@ SLOTS: dict[str, Slot] = {
             "I react badly to {v}, it's an allergy.",
             "Doctor confirmed my allergy to {v}.",
         ),
-        ("What am I allergic to?", "Which allergy do I have?", "What should I avoid eating?"),
+        (
+            "What am I allergic to?",
+            "Which allergy do I have?",
+            "What should I avoid eating?",
+            "What allergy did the doctor confirm?",
+            "What do I react badly to?",
+        ),
     ),
 }
 
@@ -167,6 +219,18 @@ FILLER_ASSISTANT = (
 ACKS = ("Thanks for telling me.", "Got it, I'll remember that.", "Noted!", "Good to know.")
 
 
+COMMON = frozenset(
+    "a about again am an and are as at be by can could did do does for from have how i "
+    "i'm in is it its me my of on or our s so that the their to was we what when where "
+    "which who why will with would you your".split()
+)
+
+
+def content_words(text: str) -> set[str]:
+    """The lower-cased words of ``text`` outside :data:`COMMON`."""
+    return {w for w in re.findall(r"\w+", text.casefold()) if w not in COMMON}
+
+
 def generate(
     personas: int = 10, sessions: int = 20, turns: int = 12, seed: int = 7
 ) -> list[Persona]:
@@ -199,7 +263,14 @@ def _persona(rng: random.Random, name: str, sessions: int, turns: int) -> Person
     spots = _Spots(rng, sessions, turns)
     for slot_name in rng.sample(sorted(SLOTS), k=min(6, len(SLOTS))):
         _fact(rng, persona, SLOTS[slot_name], spots, max(1, sessions // 2))
+    persona.questions = [_with_overlap(persona, q) for q in persona.questions]
     return persona
+
+
+def _with_overlap(persona: Persona, question: Question) -> Question:
+    asked = content_words(question.text)
+    shared = any(asked & content_words(persona.sessions[s][t][1]) for s, t in question.evidence)
+    return Question(question.text, question.kind, question.evidence, shared)
 
 
 def _fact(rng: random.Random, persona: Persona, slot: Slot, spots: _Spots, half: int) -> None:

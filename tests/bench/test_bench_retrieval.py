@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bench import retrieval
-from bench.retrieval_data import FILLER_USER, Question, generate
+from bench.retrieval_data import FILLER_USER, Question, content_words, generate
 from memory_core import open_backend
 from memory_core_dev.postgres_server import PostgresHandle
 
@@ -29,9 +29,20 @@ def test_every_question_points_at_user_turns_that_say_a_fact() -> None:
             for session, turn in question.evidence:
                 role, content = persona.sessions[session][turn]
                 assert role == "user" and content not in FILLER_USER
+            said = set().union(
+                *(content_words(persona.sessions[s][t][1]) for s, t in question.evidence)
+            )
+            assert question.overlap == bool(content_words(question.text) & said)
             if question.kind in ("before", "referred"):
                 (first, _), (later, _) = question.evidence
                 assert first < later  # said first, changed or referred to later
+
+
+def test_some_questions_share_a_word_with_their_evidence_and_most_do_not() -> None:
+    questions = [q for p in generate() for q in p.questions]
+    shared = sum(q.overlap for q in questions)
+    assert 0 < shared < len(questions) / 2
+    assert content_words("What is my favourite dish?") == {"favourite", "dish"}
 
 
 def test_a_questions_figures_count_its_evidence_by_rank() -> None:
