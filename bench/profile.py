@@ -29,15 +29,13 @@ import cProfile
 import pstats
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from memory_core import MemoryBackend, open_backend
 
-from .postgres import database
-from .scale_stores import neo4j_uri
+from .scale_stores import store_url
 
 Call = Callable[[MemoryBackend, int], Awaitable[Any]]
 BUCKETS = ("driver", "models", "ours", "runtime")
@@ -123,22 +121,10 @@ async def measure(backend: MemoryBackend, call: Call, calls: int) -> dict[str, f
     }
 
 
-@asynccontextmanager
-async def _store(name: str, folder: Path) -> AsyncIterator[str]:
-    if name == "embedded":
-        yield f"sqlite:///{folder / 'profile.db'}"
-    elif name == "postgres":
-        async with database() as url:
-            yield url
-    else:
-        async with neo4j_uri(None) as (uri, _, _):
-            yield uri
-
-
 async def profile_store(name: str, calls: int) -> list[tuple[str, dict[str, float]]]:
     """Every workload on one store."""
     with tempfile.TemporaryDirectory() as folder:
-        async with _store(name, Path(folder)) as url, open_backend(url) as backend:
+        async with store_url(name, Path(folder)) as url, open_backend(url) as backend:
             rows = [{"role": "user", "content": _content(i)} for i in range(SESSION_SIZE)]
             await backend.add_messages_batch("read", rows, batch_size=500)
             return [(w, await measure(backend, call, calls)) for w, call in WORKLOADS.items()]

@@ -26,8 +26,6 @@ import asyncio
 import json
 import tempfile
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +33,7 @@ from memory_core import MemoryBackend, open_backend
 
 from .core import percentile
 from .retrieval_data import Persona, Question, generate
+from .scale_stores import store_url
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PLOT = Path(__file__).resolve().parents[1] / "docs" / "assets" / "bench-retrieval.png"
@@ -121,24 +120,6 @@ def _place(value: Any) -> tuple[int, int]:
 
 def _means(rows: list[dict[str, float]]) -> dict[str, float]:
     return {m: round(sum(r[m] for r in rows) / max(1, len(rows)), 4) for m in METRICS}
-
-
-@asynccontextmanager
-async def store_url(name: str, folder: Path) -> AsyncIterator[str]:
-    """A fresh store of kind ``name`` (PostgreSQL on ``PG_TEST_URL`` or a server started
-    here, Neo4j on ``NEO4J_URI`` or one started here)."""
-    if name == "embedded":
-        yield f"sqlite:///{folder / 'retrieval.db'}"
-    elif name == "postgres":
-        from .postgres import database
-
-        async with database() as url:
-            yield url
-    else:
-        from .scale_stores import neo4j_uri
-
-        async with neo4j_uri(None) as (uri, _, _):
-            yield uri
 
 
 async def run_store(name: str, personas: list[Persona]) -> dict[str, Any]:

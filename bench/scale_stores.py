@@ -55,6 +55,23 @@ def _sized(paths: Callable[[], list[Path]]) -> Callable[[], Any]:
 
 
 @asynccontextmanager
+async def store_url(name: str, folder: Path) -> AsyncIterator[str]:
+    """A fresh store of kind ``name`` (``embedded``, ``postgres`` or ``bolt``): a SQLite
+    file in ``folder``, a new database on ``PG_TEST_URL`` or on a server started here, a
+    Neo4j on ``NEO4J_URI`` or one started here."""
+    if name == "embedded":
+        yield f"sqlite:///{folder / 'store.db'}"
+    elif name == "postgres":
+        from .postgres import database
+
+        async with database() as url:
+            yield url
+    else:
+        async with neo4j_uri(None) as (uri, _, _):
+            yield uri
+
+
+@asynccontextmanager
 async def neo4j_uri(neo4j: str | None) -> AsyncIterator[tuple[str, Path | None, list[int]]]:
     """A Neo4j to use, its home and its process (``None`` and ``[]`` when it is not ours)."""
     uri = neo4j or os.environ.get("NEO4J_URI")
