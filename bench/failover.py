@@ -193,7 +193,7 @@ async def _evidence(
         stored = {m.content for m in (await store.get_conversation(session, limit=10**8)).messages}
         acked = tally.acknowledged.get(session, [])
         lost = [c for c in acked if c not in stored]
-        times = [f"{tally.when[c] - tally.acked_at[0]:.2f} s" for c in (lost[:1] + lost[-1:])]
+        times = [_wall(tally.when[c]) for c in (lost[:1] + lost[-1:])]
         print(
             f"LOST {session}: {len(lost)} of {len(acked)}, first and last {lost[:1] + lost[-1:]}"
             f" acknowledged at {times}"
@@ -207,7 +207,16 @@ async def _evidence(
     kept = RESULTS / "failover-lost-logs"
     shutil.rmtree(kept, ignore_errors=True)
     shutil.copytree(formation.root, kept, ignore=_not_logs)
-    print(f"LOST the formation's logs: {kept}", flush=True)
+    events = "\n".join("\t".join(row) for row in formation.event_log())
+    (kept / "monitor-events.tsv").write_text(events + "\n")
+    print(f"LOST the formation's logs and the monitor's events: {kept}", flush=True)
+
+
+def _wall(monotonic: float) -> str:
+    """A ``time.monotonic()`` reading as a UTC wall-clock time, to the millisecond (to set
+    beside the monitor's events and the nodes' logs)."""
+    wall = time.time() - time.monotonic() + monotonic
+    return time.strftime("%H:%M:%S", time.gmtime(wall)) + f".{int(wall % 1 * 1000):03d} UTC"
 
 
 def _not_logs(folder: str, names: list[str]) -> set[str]:

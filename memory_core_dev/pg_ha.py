@@ -236,6 +236,21 @@ class HaFormation:
             return {}
         return {name: (reported, goal) for name, reported, goal in rows}
 
+    def event_log(self) -> list[tuple[str, ...]]:
+        """The monitor's history of state changes (``pgautofailover.event``), oldest first:
+        time (UTC, to the microsecond), node, reported state, assigned state, the node's
+        reported WAL position and the monitor's description. Which node took writes in
+        which state at a given moment, after a soak lost one."""
+        import psycopg
+
+        with psycopg.connect(self._monitor_url, connect_timeout=3) as conn:
+            rows = conn.execute(
+                "SELECT to_char(eventtime AT TIME ZONE 'UTC', 'HH24:MI:SS.US'), nodename,"
+                " reportedstate::text, goalstate::text, reportedlsn::text, description"
+                " FROM pgautofailover.event ORDER BY eventid"
+            ).fetchall()
+        return [tuple(str(v) for v in row) for row in rows]
+
     def primary(self) -> str:
         """The name of the node the monitor reports as primary."""
         found = [n for n, (reported, _) in self.states().items() if reported == "primary"]

@@ -102,10 +102,17 @@ async def test_a_switchover_under_writers_loses_nothing_and_stores_nothing_twice
     pg_ha: HaFormation, store: MemoryBackend
 ) -> None:
     before = pg_ha.primary()
+    seen = len(pg_ha.event_log())
     tally = await _under_fault(store, pg_ha.failover)
-    assert pg_ha.primary() != before
+    after = pg_ha.primary()
+    assert after != before
     await _check(store, tally)
     await _still_works(store)
+    # The monitor's history (kept when a soak loses a write) shows the switchover: the old
+    # primary drained, the new one promoted and back to primary once its standby streams.
+    events = pg_ha.event_log()[seen:]
+    assert (before, "draining") in {(e[1], e[3]) for e in events}
+    assert (after, "primary", "primary") in {(e[1], e[2], e[3]) for e in events}
 
 
 @pytest.mark.anyio
