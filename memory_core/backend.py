@@ -49,7 +49,13 @@ from .models import (
 from .reasoning import ReasoningMethods
 from .retention import ExpiryReport
 from .stats import StoreStats
-from .summary import extractive_summary, key_terms, run_summarizer
+from .summary import (
+    CHARS_PER_TOKEN,
+    approx_tokens,
+    extractive_summary,
+    key_terms,
+    run_summarizer,
+)
 from .telemetry import Telemetry, instrument, resolve
 from .validation import (
     check_bool,
@@ -749,12 +755,23 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
         max_messages: int = 10,
         max_hits: int = 5,
         long_term_chars: int = 2_000,
+        across_sessions: bool = False,
+        max_tokens: int | None = None,
         user_identifier: str | None = None,
     ) -> str:
         """Text to put in a prompt: recent messages plus, with a ``query``, relevant ones,
         after a long-term section (the user's preferences, the facts about the entities the
         recent messages mention) of at most ``long_term_chars`` characters (0: none) where
         the backend keeps them (:mod:`memory_core.long_term_context`).
+
+        The relevant messages are search hits not among the recent ones: of the session,
+        or with ``across_sessions`` of every session of the user (where the backend has
+        ``search_global``), found by meaning too when an embedder is configured; they are
+        listed in the order they were written, each with its time (and its session).
+        ``max_tokens`` keeps the whole text within that many tokens as
+        :func:`~memory_core.summary.approx_tokens` counts them (4 characters a token): the
+        long-term section first, then the newest recent message and the best hit, one of
+        each in turn, until the next does not fit (a message is never cut).
 
         The format is :func:`memory_core.summary.format_context`. Raises a ``ValueError``
         (:class:`~memory_core.errors.MissingIdentifierError`) without a session.
@@ -768,23 +785,53 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
         recent = check_limit(max_messages, "max_messages")
         hits = check_limit(max_hits, "max_hits")
         room = check_int(long_term_chars, "long_term_chars", minimum=0)
+        wide = check_bool(across_sessions, "across_sessions")
+        budget = None if max_tokens is None else check_limit(max_tokens, "max_tokens")
+        if wide and not self.capabilities.search_global:
+            self._policy.refuse(
+                "get_context",
+                "across_sessions needs search across sessions (search_global)",
+                "call search_messages for each session and add the hits yourself",
+            )
+        vectors = await self._policy.embed([text], True) if text else None
         await self._ready()
-        req = rq.GetContext(target=target, query=text or None, max_messages=recent, max_hits=hits)
+        req = rq.GetContext(
+            target=target,
+            query=text or None,
+            max_messages=recent,
+            max_hits=hits,
+            query_embedding=vectors[0] if vectors else None,
+            across_sessions=wide,
+            max_tokens=budget,
+        )
         caps = self.capabilities
         if room == 0 or not (caps.preferences or caps.facts):
             return await self.store.get_context(req)
-        read = rq.GetConversation(target=target, limit=recent, since=None)
-        if type(self.store).get_context is Store.get_context:
-            # The default reads the conversation the section needs: read it once.
+        return await self._context_after_long_term(req, room)
+
+    async def _context_after_long_term(self, req: rq.GetContext, room: int) -> str:
+        """The long-term section, then the store's context in what it leaves of the
+        budget."""
+        default = type(self.store).get_context is Store.get_context
+        read = rq.GetConversation(target=req.target, limit=req.max_messages, since=None)
+        try:
             conversation = await self.store.get_conversation(read)
+        except NotFoundError:
+            if default:
+                raise
+            return await self.store.get_context(req)
+        if req.max_tokens is not None:
+            room = min(room, req.max_tokens * CHARS_PER_TOKEN)
+        extra = await long_term_context.section(self.store, conversation, req.target.scope, room)
+        if req.max_tokens is not None and extra:
+            left = req.max_tokens - approx_tokens(extra + "\n\n")
+            if left <= 0:
+                return extra
+            req = dataclasses.replace(req, max_tokens=left)
+        if default:  # it reads the conversation the section needed: read it once
             found = await context_of(self.store, req, conversation)
         else:
             found = await self.store.get_context(req)
-            try:
-                conversation = await self.store.get_conversation(read)
-            except NotFoundError:
-                return found
-        extra = await long_term_context.section(self.store, conversation, target.scope, room)
         return "\n\n".join(part for part in (extra, found) if part)
 
     @instrument("get_conversation_summary")

@@ -18,7 +18,7 @@ the hooks of capabilities a store does not claim are never called. A target whos
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from . import requests as rq
@@ -44,7 +44,7 @@ from .models import (
     TracePage,
 )
 from .stats import StoreStats
-from .summary import format_context
+from .summary import CHARS_PER_TOKEN, fit_context, format_context
 from .validation import check_bool
 
 if TYPE_CHECKING:
@@ -229,8 +229,10 @@ class Store(ABC):
     async def get_context(self, req: rq.GetContext) -> str:
         """Prompt text for ``req.target``. The default (any backend) is the newest
         ``req.max_messages`` plus, with ``req.query``, up to ``req.max_hits`` search hits
-        not already among them, formatted by :func:`~memory_core.summary.format_context`.
-        Override only when the store has a better source (NAMS: its context endpoint)."""
+        not already among them (:func:`relevant_of`), cut to ``req.max_tokens``
+        (:func:`~memory_core.summary.fit_context`) and formatted by
+        :func:`~memory_core.summary.format_context`. Override only when the store has a
+        better source (NAMS: its context endpoint), honouring the same fields."""
         conversation = await self.get_conversation(
             rq.GetConversation(target=req.target, limit=req.max_messages, since=None)
         )
@@ -490,19 +492,29 @@ async def context_of(store: Store, req: rq.GetContext, conversation: Conversatio
     """The default :meth:`Store.get_context`'s text once ``conversation`` (its newest
     ``req.max_messages``) is read, so a caller that needs the messages too reads them
     once."""
-    relevant: Sequence[Message] = []
-    if req.query:
-        seen = {m.id for m in conversation.messages}
-        hits = await store.search_messages(
-            rq.SearchMessages(
-                query=req.query,
-                target=req.target,
-                limit=req.max_hits + len(seen),
-                threshold=None,
-                metadata_filters={},
-                query_embedding=None,
-                scope=req.target.scope,
-            )
+    recent = list(conversation.messages)
+    relevant = await relevant_of(store, req, {m.id for m in recent})
+    if req.max_tokens is not None:
+        room = req.max_tokens * CHARS_PER_TOKEN
+        recent, relevant = fit_context(recent, relevant, room, sessions=req.across_sessions)
+    return format_context(recent, relevant, sessions=req.across_sessions)
+
+
+async def relevant_of(store: Store, req: rq.GetContext, seen: set[Any]) -> list[Message]:
+    """Up to ``req.max_hits`` search hits for ``req.query`` that are not in ``seen`` (the
+    recent messages), best first: in the target's session, or in every session of its
+    scope with ``req.across_sessions``; by meaning too with ``req.query_embedding``."""
+    if not req.query:
+        return []
+    hits = await store.search_messages(
+        rq.SearchMessages(
+            query=req.query,
+            target=None if req.across_sessions else req.target,
+            limit=req.max_hits + len(seen),
+            threshold=None,
+            metadata_filters={},
+            query_embedding=req.query_embedding,
+            scope=req.target.scope,
         )
-        relevant = [m for m in hits if m.id not in seen][: req.max_hits]
-    return format_context(conversation.messages, relevant)
+    )
+    return [m for m in hits if m.id not in seen][: req.max_hits]

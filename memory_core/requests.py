@@ -179,10 +179,18 @@ class SearchMessages(_Scoped):
 
 @dataclass(frozen=True, kw_only=True)
 class GetContext:
+    """``get_context``: the newest ``max_messages`` of ``target`` and, with ``query``, up
+    to ``max_hits`` search hits not among them (of every session in the target's scope
+    when ``across_sessions``; by meaning too with ``query_embedding``), the whole text
+    within ``max_tokens`` (:func:`~memory_core.summary.approx_tokens`) when given."""
+
     target: Target
     query: str | None
     max_messages: int
     max_hits: int
+    query_embedding: list[float] | None = None
+    across_sessions: bool = False
+    max_tokens: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

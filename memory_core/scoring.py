@@ -6,15 +6,22 @@ computed here, in Python, the same way by every backend::
     score = coverage * (0.5 + 0.5 * s / (1 + s))
 
 ``coverage`` is the share of the query's distinct words that occur as words of the
-message, and ``s`` a BM25-like term strength of the message alone: for each query word
-it contains ``tf`` times, ``tf * (K1 + 1) / (tf + K1 * (1 - B + B * words / AVERAGE_WORDS))``,
+message, each word weighing 1 except the common English function words of
+:data:`FUNCTION_WORDS` ("what", "is", "my", ...), which weigh :data:`FUNCTION_WEIGHT`; and
+``s`` a BM25-like term strength of the message alone: for each query word it contains
+``tf`` times, its weight times ``tf * (K1 + 1) / (tf + K1 * (1 - B + B * words / AVERAGE_WORDS))``,
 summed, where ``words`` is the message's word count. There is no IDF and the average
-length is a constant, so nothing about the rest of the store enters the score.
+length is a constant, so nothing about the rest of the store enters the score; the fixed
+function-word weights stand in for IDF where it matters most ("What is my sister's
+name?" is about "sister" and "name", not "what", "is" and "my").
 
-A word is a run of Unicode word characters (``\\w+``), compared after ``casefold()``.
-A message containing every query word scores at least 0.5 (at most about 0.84 for a
-one-word query, 0.90 for two words, closer to 1 with more); one with half of them
-0.25 to 0.5; one with none scores 0 and is not a text hit.
+A word is a run of Unicode word characters (``\\w+``), compared after ``casefold()``, once
+the English clitics ``'s``, ``'t``, ``'d``, ``'ll``, ``'re``, ``'ve`` and ``'m`` after a word
+are dropped ("sister's" is the word "sister", "don't" the word "don"; a straight or a
+curly apostrophe). A message containing every query word scores at least 0.5 (at most
+about 0.84 for a one-word query, 0.90 for two words, closer to 1 with more); one with
+half of the query's weight 0.25 to 0.5; one with none of its words scores 0 and is not a
+text hit.
 
 Why not the engine's own rank (SQLite's bm25, Lucene's score): it depends on everything in
 the index — the number of messages, their average length, how many contain each word —
@@ -34,6 +41,7 @@ from __future__ import annotations
 import re
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+_CLITIC = re.compile(r"(?<=\w)['\u2019](?:s|t|d|ll|re|ve|m)\b")
 
 K1 = 1.2
 """How fast repeating a word stops adding strength (BM25's ``k1``)."""
@@ -42,16 +50,62 @@ B = 0.75
 AVERAGE_WORDS = 20
 """The message length (in words) that counts as ordinary: a fixed constant, not a
 statistic of the store, so a score never depends on other messages."""
+FUNCTION_WEIGHT = 0.2
+"""The weight of a function word of the query (any other word weighs 1)."""
+FUNCTION_WORDS = frozenset(
+    "a an the this that these those some any all each every no not "
+    "i me my mine myself you your yours we us our ours he him his she her hers it its "
+    "they them their theirs "
+    "what which who whom whose where when why how "
+    "am is are was were be been being do does did done have has had having "
+    "will would shall should can could may might must "
+    "to of in on at by for from with about as into onto over under "
+    "and or but if then than so too very just also there here".split()
+)
+"""English words that say little about what a message is about: a query's function
+words weigh :data:`FUNCTION_WEIGHT` in the score (words of other languages weigh 1)."""
 CANDIDATES = 200
 """How many matches of the engine, by its own rank, a text search scores at least."""
 TOLERANCE = 1e-9
 """How far two backends' scores of one message may differ (float rounding only)."""
 
 
+def words_of(text: str) -> list[str]:
+    """The words of ``text`` as the score sees them: case-folded, clitics dropped (see
+    the module docstring), in order, repeats kept."""
+    folded = text.casefold()
+    if "'" in folded or "\u2019" in folded:
+        folded = _CLITIC.sub("", folded)
+    return _WORD.findall(folded)
+
+
 def query_terms(text: str) -> list[str]:
-    """The distinct lower-cased words of ``text``, in order (linear: a dict keeps the
-    first occurrence of each word; a list lookup made long queries quadratic)."""
-    return list(dict.fromkeys(_WORD.findall(text.casefold())))
+    """The distinct words of ``text`` (:func:`words_of`), in order (linear: a dict keeps
+    the first occurrence of each word; a list lookup made long queries quadratic)."""
+    return list(dict.fromkeys(words_of(text)))
+
+
+def engine_terms(text: str) -> list[str]:
+    """What a full-text engine is asked for to find the candidates of ``text``: each
+    distinct whitespace-separated term holding a word character, followed, when the
+    term is not a single word, by its words (:func:`words_of`) not asked for yet. The
+    engine's tokenizer splits a term its own way ("sister's" is one word to Lucene,
+    "sister" and "s" to FTS5); its words make sure every message holding a word the
+    score counts can be a candidate."""
+    asked: dict[str, None] = {}
+    seen: set[str] = set()
+    for term in dict.fromkeys(text.split()):
+        if not _WORD.search(term):
+            continue
+        words = words_of(term)
+        asked[term] = None
+        seen.add(term.casefold())
+        if words != [term.casefold()]:
+            for word in words:
+                if word not in seen:
+                    seen.add(word)
+                    asked[word] = None
+    return list(asked)
 
 
 def text_score(terms: list[str], content: str) -> float:
@@ -59,7 +113,7 @@ def text_score(terms: list[str], content: str) -> float:
     docstring); 0.0 when it contains none of them."""
     if not terms:
         return 0.0
-    words = _WORD.findall(content.casefold())
+    words = words_of(content)
     if not words:
         return 0.0
     wanted = dict.fromkeys(terms, 0)
@@ -67,15 +121,18 @@ def text_score(terms: list[str], content: str) -> float:
         if word in wanted:
             wanted[word] += 1
     norm = K1 * (1.0 - B + B * len(words) / AVERAGE_WORDS)
-    found = 0
+    found = 0.0
+    total = 0.0
     strength = 0.0
-    for count in wanted.values():
+    for term, count in wanted.items():
+        weight = FUNCTION_WEIGHT if term in FUNCTION_WORDS else 1.0
+        total += weight
         if count:
-            found += 1
-            strength += count * (K1 + 1.0) / (count + norm)
+            found += weight
+            strength += weight * count * (K1 + 1.0) / (count + norm)
     if not found:
         return 0.0
-    return found / len(terms) * (0.5 + 0.5 * strength / (1.0 + strength))
+    return found / total * (0.5 + 0.5 * strength / (1.0 + strength))
 
 
 def candidate_pool(limit: int) -> int:

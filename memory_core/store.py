@@ -22,11 +22,12 @@ names, by what they are for:
   :class:`NotFoundError` … (every one a :class:`MemoryCoreError`);
 * codecs every store shares, so that stores agree: listing cursors
   (:func:`encode_cursor`, :func:`decode_cursor`, :func:`cursor_error`), the shared text
-  score (:func:`text_score`, :func:`query_terms`, :func:`candidate_pool`), metadata
-  filters (:func:`matches`), metadata JSON (:func:`metadata_json`), UUID parsing
-  (:func:`parse_uuid`, :func:`canonical_uuid`), previews and context text
-  (:func:`preview`, :func:`format_context`), values other programs wrote
-  (:mod:`foreign`), the NAMS wire (:mod:`nams_wire`), secret-free URLs
+  score (:func:`text_score`, :func:`query_terms`, :func:`engine_terms`,
+  :func:`candidate_pool`), metadata filters (:func:`matches`), metadata JSON
+  (:func:`metadata_json`), UUID parsing (:func:`parse_uuid`, :func:`canonical_uuid`),
+  previews and context text (:func:`preview`, :func:`format_context`,
+  :func:`fit_context`, :func:`fit_notes`, :data:`CHARS_PER_TOKEN`), values other programs
+  wrote (:mod:`foreign`), the NAMS wire (:mod:`nams_wire`), secret-free URLs
   (:func:`redact_url`);
 * telemetry: a span per round trip (:func:`round_trip`, :func:`http_call`);
 * transfers (a store with ``bulk_transfer``): :class:`ImportState`,
@@ -113,16 +114,17 @@ from .models import (
     utcnow,
 )
 from .requests import canonical_uuid
-from .scoring import candidate_pool, query_terms, text_score
+from .scoring import candidate_pool, engine_terms, query_terms, text_score
 from .settings import default_store_path, redact_url
 from .stats import LongTermCounts, StatsTotal, StoreStats, UserStats, merge_counts, only_user
-from .summary import format_context, preview
+from .summary import CHARS_PER_TOKEN, fit_context, fit_notes, format_context, preview
 from .telemetry import http_call, round_trip
 from .validation import metadata_json, parse_uuid
 from .version import VERSION
 
 __all__ = [
     "ALL_KINDS",
+    "CHARS_PER_TOKEN",
     "DEFAULTED_HOOKS",
     "DEFAULT_LIMITS",
     "DERIVED_ID",
@@ -195,6 +197,9 @@ __all__ = [
     "decode_cursor",
     "default_store_path",
     "encode_cursor",
+    "engine_terms",
+    "fit_context",
+    "fit_notes",
     "foreign",
     "format_context",
     "http_call",

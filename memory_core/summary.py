@@ -68,11 +68,32 @@ def preview(text: str) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
 
 
+CHARS_PER_TOKEN = 4
+"""How many characters :func:`approx_tokens` counts as one token."""
+
+
+def approx_tokens(text: str) -> int:
+    """A rough token count of ``text``: its characters divided by :data:`CHARS_PER_TOKEN`,
+    rounded up (about right for English with the tokenizers of most chat models; text in
+    other scripts takes more tokens, so give those a smaller budget)."""
+    return -(-len(text) // CHARS_PER_TOKEN)
+
+
+_HEADINGS = {
+    "reflections": "## Reflections",
+    "observations": "## Observations",
+    "recent": "## Recent messages",
+    "relevant": "## Relevant messages",
+}
+
+
 def format_context(
     recent: Sequence[Message],
     relevant: Sequence[Message],
     observations: Sequence[str] = (),
     reflections: Sequence[str] = (),
+    *,
+    sessions: bool = False,
 ) -> str:
     """The documented ``get_context`` text.
 
@@ -85,22 +106,89 @@ def format_context(
         ## Recent messages
         [<role>] <content>
         ## Relevant messages
-        [<role>] <content> (score 0.83)
+        [<YYYY-MM-DD HH:MM>] [<role>] <content> (score 0.83)
+
+    Recent messages come oldest first; relevant ones (search hits) in the order they were
+    written, each with its time (UTC, to the minute) and, with ``sessions``, its session
+    (``[2026-12-07 14:03, session s3]``).
     """
     blocks: list[str] = []
     if reflections:
-        blocks.append("## Reflections\n" + "\n".join(f"- {r}" for r in reflections))
+        blocks.append(_block("reflections", [f"- {r}" for r in reflections]))
     if observations:
-        blocks.append("## Observations\n" + "\n".join(f"- {o}" for o in observations))
+        blocks.append(_block("observations", [f"- {o}" for o in observations]))
     if recent:
-        blocks.append(
-            "## Recent messages\n" + "\n".join(f"[{m.role.value}] {m.content}" for m in recent)
-        )
+        blocks.append(_block("recent", [recent_line(m) for m in recent]))
     if relevant:
-        lines = [
-            f"[{m.role.value}] {m.content}"
-            + (f" (score {m.score:.2f})" if m.score is not None else "")
-            for m in relevant
-        ]
-        blocks.append("## Relevant messages\n" + "\n".join(lines))
+        ordered = sorted(relevant, key=lambda m: m.created_at)
+        blocks.append(_block("relevant", [relevant_line(m, sessions) for m in ordered]))
     return "\n\n".join(blocks)
+
+
+def _block(section: str, lines: list[str]) -> str:
+    return _HEADINGS[section] + "\n" + "\n".join(lines)
+
+
+def recent_line(message: Message) -> str:
+    """A recent message's line: ``[role] content``."""
+    return f"[{message.role.value}] {message.content}"
+
+
+def relevant_line(message: Message, sessions: bool = False) -> str:
+    """A search hit's line: its time (and session), role, content and score."""
+    where = message.created_at.strftime("%Y-%m-%d %H:%M")
+    if sessions and message.session_id is not None:
+        where += f", session {message.session_id}"
+    score = "" if message.score is None else f" (score {message.score:.2f})"
+    return f"[{where}] [{message.role.value}] {message.content}{score}"
+
+
+def fit_context(
+    recent: Sequence[Message],
+    relevant: Sequence[Message],
+    max_chars: int,
+    *,
+    sessions: bool = False,
+) -> tuple[list[Message], list[Message]]:
+    """What of ``recent`` (oldest first) and ``relevant`` (best first) fits in
+    ``max_chars`` characters of :func:`format_context` text: the newest recent message
+    and the best hit first, then one of each in turn, each kind stopping at its first
+    message that does not fit (so the recent part stays the newest ones, the relevant
+    part the best ones; a message is never cut)."""
+    kept: dict[str, list[Message]] = {"recent": [], "relevant": []}
+    queues = {"recent": list(reversed(recent)), "relevant": list(relevant)}
+    used = 0
+    while queues["recent"] or queues["relevant"]:
+        for kind, queue in queues.items():
+            if not queue:
+                continue
+            # a section's first line brings its heading and the blank line before it
+            line = recent_line(queue[0]) if kind == "recent" else relevant_line(queue[0], sessions)
+            cost = len(line) + 1
+            if not kept[kind]:
+                cost += len(_HEADINGS[kind]) + 2
+            if used + cost > max_chars:
+                queue.clear()
+                continue
+            used += cost
+            kept[kind].append(queue.pop(0))
+    return kept["recent"][::-1], kept["relevant"]
+
+
+def fit_notes(
+    reflections: Sequence[str], observations: Sequence[str], max_chars: int
+) -> tuple[list[str], list[str]]:
+    """The reflections, then the observations, that fit in ``max_chars`` characters of
+    :func:`format_context` text, each kind stopping at its first line that does not."""
+    used = 0
+    kept: list[list[str]] = []
+    for section, notes in (("reflections", reflections), ("observations", observations)):
+        taken: list[str] = []
+        for note in notes:
+            cost = len(note) + 3 + (len(_HEADINGS[section]) + 2 if not taken else 0)
+            if used + cost > max_chars:
+                break
+            used += cost
+            taken.append(note)
+        kept.append(taken)
+    return kept[0], kept[1]

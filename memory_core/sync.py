@@ -440,6 +440,8 @@ class SyncMemoryBackend:
         max_messages: int = 10,
         max_hits: int = 5,
         long_term_chars: int = 2_000,
+        across_sessions: bool = False,
+        max_tokens: int | None = None,
         user_identifier: str | None = None,
     ) -> str:
         """Blocking :meth:`MemoryBackend.get_context`."""

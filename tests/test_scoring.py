@@ -7,11 +7,15 @@ import pytest
 from memory_core.scoring import (
     AVERAGE_WORDS,
     CANDIDATES,
+    FUNCTION_WEIGHT,
+    FUNCTION_WORDS,
     K1,
     B,
     candidate_pool,
+    engine_terms,
     query_terms,
     text_score,
+    words_of,
 )
 
 
@@ -40,6 +44,55 @@ def test_the_score_is_the_documented_formula() -> None:
     assert text_score(["cat", "dog", "eel"], "a dog") == pytest.approx(
         _by_hand(1, 3, [1], 2), abs=1e-15
     )
+
+
+def test_clitics_after_a_word_are_not_words() -> None:
+    assert words_of("My sister's cat doesn\u2019t purr, I'd say; she'll, we're, I've, I'm") == [
+        "my", "sister", "cat", "doesn", "purr", "i", "say", "she", "we", "i", "i",
+    ]  # fmt: skip
+    # only after a word, and only those endings: a quote, "o'clock", "rock'n'roll" stay
+    assert words_of("'s 'tis o'clock rock'n'roll") == [
+        "s",
+        "tis",
+        "o",
+        "clock",
+        "rock",
+        "n",
+        "roll",
+    ]
+    assert query_terms("Sister's SISTER") == ["sister"]
+    assert text_score(["sister"], "my sister's") == text_score(["sister"], "my sister")
+
+
+def test_function_words_weigh_a_fifth() -> None:
+    assert {"what", "is", "my", "the", "a"} <= FUNCTION_WORDS
+    assert FUNCTION_WEIGHT == 0.2
+    terms = query_terms("what is my sister's name")  # what, is, my: 0.6; sister, name: 2
+    norm = K1 * (1 - B + B * 3 / AVERAGE_WORDS)
+    strength = 3 * FUNCTION_WEIGHT * (K1 + 1) / (1 + norm)
+    # "what is my": three of the query's five words, 0.6 of its 2.6 of weight
+    assert text_score(terms, "what is my") == pytest.approx(
+        0.6 / 2.6 * (0.5 + 0.5 * strength / (1 + strength)), abs=1e-12
+    )
+    # the message about the sister beats one sharing more (function) words with the query
+    assert text_score(terms, "Noor is my sister") > 2 * text_score(terms, "what is my plan")
+    # a query of function words only still reaches the band of full coverage
+    assert text_score(query_terms("what is it"), "what is it") >= 0.5
+
+
+def test_the_engine_is_asked_for_each_term_and_the_words_of_the_others() -> None:
+    assert engine_terms("late order") == ["late", "order"]
+    assert engine_terms("sister's ORD-12 late late") == [
+        "sister's",
+        "sister",
+        "ORD-12",
+        "ord",
+        "12",
+        "late",
+    ]
+    assert engine_terms("* -- !") == []
+    # a word already asked for is not asked again
+    assert engine_terms("cat cat's") == ["cat", "cat's"]
 
 
 def test_no_query_word_scores_zero() -> None:

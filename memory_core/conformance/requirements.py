@@ -200,6 +200,9 @@ async def _probe_search_global(h: Harness) -> None:
     assert isinstance(info.value, NotSupportedError)
     with refused(h.backend, "search_messages"):
         await h.backend.search_messages(word())
+    handle = await h.new_session()
+    with refused(h.backend, "get_context"):
+        await h.backend.get_context(word(), session_id=handle, across_sessions=True)
 
 
 async def _probe_threshold(h: Harness) -> None:
@@ -426,7 +429,8 @@ REQUIREMENTS: dict[str, Requirement] = {
         Requirement(
             "search_global",
             "search without a session searches every session",
-            "search without a session raises SessionRequiredError (verified)",
+            "search without a session raises SessionRequiredError, get_context(across_sessions="
+            "True) NotSupportedError (verified)",
             _probe_search_global,
         ),
         Requirement("search_threshold", "threshold drops weaker hits", _DROP, _probe_threshold),

@@ -72,6 +72,20 @@ async def test_the_embedded_store_stays_above_the_recorded_floor(tmp_path: Path)
 
 
 @pytest.mark.anyio
+async def test_hybrid_search_on_the_embedded_store_stays_above_its_floor() -> None:
+    pytest.importorskip("wordllama", reason="extra 'embed' not installed")
+    personas = generate(**retrieval.SMOKE)
+    text = await retrieval.run_store("embedded", personas)
+    hybrid = await retrieval.run_store("embedded", personas, "hybrid")
+    assert (text["search"], hybrid["search"]) == ("text", "hybrid")
+    for metric, floor in retrieval.HYBRID_SMOKE_FLOOR.items():
+        assert hybrid[metric] >= floor, (metric, hybrid[metric])
+    # the embedder finds what words cannot: more sessions with evidence in the first five
+    assert hybrid["session_hit@5"] > text["session_hit@5"]
+    assert "| embedded | hybrid |" in retrieval.table([text, hybrid])
+
+
+@pytest.mark.anyio
 async def test_sqlite_and_postgresql_give_the_same_figures(
     tmp_path: Path, postgres_server: PostgresHandle
 ) -> None:

@@ -745,17 +745,21 @@ RETURN m.id AS id, 2 * similarity - 1 AS score, m.metadata AS metadata
 ORDER BY score DESC, id ASC
 """
 
-# Approximate nearest neighbours from the vector index; ``keep`` says whether a hit is
-# related (cosine > 0) and in the tenant's scope. Every neighbour is returned so the
-# caller can tell when the index has run out.
+# Approximate nearest neighbours from the vector index, in its order (``near``: its own
+# score, approximate: the index quantizes the vectors it holds), each scored by the exact
+# cosine of its stored embedding, as every backend scores a vector hit; ``keep`` says
+# whether a hit is related (cosine > 0) and in the tenant's scope. Every neighbour is
+# returned so the caller can tell when the index has run out.
 VECTOR_HITS_INDEX = """
 CALL db.index.vector.queryNodes($index, $k, $vector) YIELD node AS m, score
 OPTIONAL MATCH (owner:Conversation)-[:HAS_MESSAGE]->(m)
 WITH m, score, head(collect(owner)) AS c
-RETURN m.id AS id, 2 * score - 1 AS score, m.metadata AS metadata,
-       score > 0.5 AND c IS NOT NULL AND ($tenant IS NULL OR c.user_identifier = $tenant)
+WITH m, score, c, vector.similarity.cosine(m.embedding, $vector) AS similarity
+RETURN m.id AS id, 2 * similarity - 1 AS score, 2 * score - 1 AS near,
+       m.metadata AS metadata,
+       similarity > 0.5 AND c IS NOT NULL AND ($tenant IS NULL OR c.user_identifier = $tenant)
            AS keep
-ORDER BY score DESC, id ASC
+ORDER BY near DESC, id ASC
 """
 
 LOAD_MESSAGES = f"""

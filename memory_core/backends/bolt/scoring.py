@@ -14,22 +14,19 @@ substring match on the JSON text did).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
-from memory_core.store import matches
-
-_HAS_WORD = re.compile(r"\w", re.UNICODE)
-
+from memory_core.store import engine_terms, matches
 
 MAX_CLAUSES = 1000
 """Clauses one Lucene query may hold (Lucene refuses more than 1024)."""
 
 
 def lucene_queries(text: str) -> list[str]:
-    """Lucene queries that together match any whitespace-separated term of ``text`` in
-    the content, each within :data:`MAX_CLAUSES` terms (a query of 10,000 characters may
+    """Lucene queries that together match any whitespace-separated term of ``text`` (or
+    any word of a term that is more than one: :func:`~memory_core.scoring.engine_terms`)
+    in the content, each within :data:`MAX_CLAUSES` terms (a query of 10,000 characters may
     hold 5,000 words, more than one Lucene query may).
 
     Each term is a quoted phrase with ``\\`` and ``"`` escaped, so no character of the
@@ -37,8 +34,7 @@ def lucene_queries(text: str) -> list[str]:
     c, and, d). Terms without a letter or digit are dropped; an empty list means nothing
     is left to search for.
     """
-    terms = [token for token in dict.fromkeys(text.split()) if _HAS_WORD.search(token)]
-    phrases = [_phrase(term) for term in terms]
+    phrases = [_phrase(term) for term in engine_terms(text)]
     # The index also holds ``conversation_id`` (to restrict a search to one
     # conversation); the user's words are only ever matched against the content.
     return [

@@ -187,7 +187,7 @@ async def _index_hits(
         )
         filters = req.metadata_filters
         kept = [r for r in found if r["keep"] and metadata_matches(r["metadata"], filters)]
-        exhausted = len(found) < k or k >= VECTOR_K_MAX or (found and found[-1]["score"] <= 0)
+        exhausted = len(found) < k or k >= VECTOR_K_MAX or (found and found[-1]["near"] <= 0)
         if len(kept) >= req.limit or exhausted:
             _merge(hits, kept, {})
             return

@@ -10,7 +10,7 @@ message in scope whose stored embedding has a positive cosine similarity with th
 each candidate scores ``max(text score, max(cosine, 0))``. Messages stored without an
 embedding are still found by text, and unrelated messages (cosine <= 0) are not returned.
 Scope (tenant, conversation) and metadata filters are applied in SQL before ranking, and
-``threshold`` and ``limit`` after it.
+``threshold`` and ``limit`` after it. Equal scores rank the message written last first.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def search(conn: sqlite3.Connection, req: rq.SearchMessages) -> list[Message]:
         ranked = _text_hits(conn, query, req.query, scope, pool)
     else:
         scored = _hybrid_hits(conn, query, req.query, req.query_embedding, scope, pool)
-        ranked = sorted(scored.items(), key=lambda hit: (-hit[1], hit[0]))
+        ranked = sorted(scored.items(), key=lambda hit: (-hit[1], -hit[0]))
     if req.threshold is not None:
         ranked = [hit for hit in ranked if hit[1] >= req.threshold]
     return _load(conn, ranked[: req.limit])
@@ -111,22 +111,18 @@ def _text_hits(
     pool: int,
 ) -> list[tuple[int, float]]:
     """The best ``pool`` matches in scope by bm25, scored on the shared scale, best first
-    (equal scores in bm25 order); matches that score 0 (no query word is a word of the
-    message, e.g. FTS5 folded a diacritic) are not hits."""
+    (equal scores: the message written last first); matches that score 0 (no query word
+    is a word of the message, e.g. FTS5 folded a diacritic) are not hits."""
     terms = query_terms(text)
     cursor = conn.cursor()
     cursor.row_factory = None
     where, params, conversation = scope
     args = [match_expression(query, conversation), *params, pool]
     rows = cursor.execute(_TEXT_CANDIDATES.replace("{where}", where), args)
-    scored = [
-        (score, position, num)
-        for position, (num, content) in enumerate(rows)
-        if (score := text_score(terms, content)) > 0.0
-    ]
+    scored = [(score, num) for num, content in rows if (score := text_score(terms, content)) > 0.0]
     cursor.close()
-    scored.sort(key=lambda hit: (-hit[0], hit[1]))
-    return [(num, score) for score, _, num in scored]
+    scored.sort(key=lambda hit: (-hit[0], -hit[1]))
+    return [(num, score) for score, num in scored]
 
 
 def _hybrid_hits(

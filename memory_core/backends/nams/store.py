@@ -28,6 +28,7 @@ import httpx
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from memory_core.store import (
+    CHARS_PER_TOKEN,
     Capabilities,
     ConfigurationError,
     ConflictError,
@@ -49,6 +50,8 @@ from memory_core.store import (
     cursor_error,
     decode_cursor,
     encode_cursor,
+    fit_context,
+    fit_notes,
     format_context,
     query_terms,
     redact_url,
@@ -768,12 +771,15 @@ class NamsStore(Store):
             )
             hits = await self._search(search, at)
             relevant = [m for m in hits if m.id not in seen][: req.max_hits]
-        return format_context(
-            recent,
-            relevant,
-            observations=[o.content for o in context.observations],
-            reflections=[r.content for r in context.reflections],
-        )
+        observations = [o.content for o in context.observations]
+        reflections = [r.content for r in context.reflections]
+        if req.max_tokens is not None:
+            # the messages first; the service's notes in what they leave
+            room = req.max_tokens * CHARS_PER_TOKEN
+            recent, relevant = fit_context(recent, relevant, room)
+            room -= len(format_context(recent, relevant)) + 2
+            reflections, observations = fit_notes(reflections, observations, room)
+        return format_context(recent, relevant, observations, reflections)
 
     async def get_observations(self, target: rq.Target) -> list[dict[str, Any]]:
         """The service's observations as camelCase dicts (checked against the wire model;

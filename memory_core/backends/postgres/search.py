@@ -4,7 +4,8 @@ Each message's ``words`` column is a tsvector of its words split exactly as
 :mod:`memory_core.scoring` splits them, so the GIN index finds precisely the messages that
 contain a query word. The best :func:`~memory_core.scoring.candidate_pool` of them in
 scope (by ``ts_rank``) are scored with :func:`~memory_core.scoring.text_score` from the
-query and the content alone; ``threshold`` and ``limit`` apply after scoring.
+query and the content alone, best first, equal scores the message written last first (as
+on the embedded backend); ``threshold`` and ``limit`` apply after scoring.
 
 With a query embedding the search is hybrid, as on the embedded backend: candidates are
 the text matches plus the messages in scope with a stored embedding of positive cosine
@@ -53,21 +54,20 @@ async def search(tx: Tx, req: rq.SearchMessages) -> list[Message]:
     terms = query_terms(req.query)
     pool = candidate_pool(req.limit)
     scored: dict[int, tuple[float, tuple[Any, ...]]] = {}
-    order: dict[int, int] = {}
     if terms:
         query = tsquery(terms)
         rows = await tx.rows(
             _TEXT.replace("{where}", where),
             [query, query, *params, sql_int(pool), query, query, *params, sql_int(pool)],
         )
-        for position, row in enumerate(rows):
+        for row in rows:
             score = text_score(terms, safe_content(row[3], row[4]))
             if score > 0.0 and _kept(row, req):
                 scored[row[10]] = (score, row)
-                order[row[10]] = position
     if req.query_embedding is not None:
-        await _vector_hits(tx, req, req.query_embedding, where, params, scored, order)
-    ranked = sorted(scored.items(), key=lambda hit: (-hit[1][0], order.get(hit[0], 0), hit[0]))
+        await _vector_hits(tx, req, req.query_embedding, where, params, scored)
+    # equal scores: the message written last first, as on the embedded backend
+    ranked = sorted(scored.items(), key=lambda hit: (-hit[1][0], -hit[0]))
     if req.threshold is not None:
         ranked = [hit for hit in ranked if hit[1][0] >= req.threshold]
     kept = ranked[: req.limit]
@@ -121,7 +121,6 @@ async def _vector_hits(
     where: str,
     params: list[object],
     scored: dict[int, tuple[float, tuple[Any, ...]]],
-    order: dict[int, int],
 ) -> None:
     norm = math.sqrt(sum(x * x for x in vector))
     if not norm:
@@ -144,7 +143,6 @@ async def _vector_hits(
         if similarity > 0:
             best = max(scored.get(row[10], (0.0, row))[0], similarity)
             scored[row[10]] = (best, row)
-            order.setdefault(row[10], len(order) + 1_000_000)
 
 
 def _cosine(stored: Sequence[float], query: Sequence[float], query_norm: float) -> float:

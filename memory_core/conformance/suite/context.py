@@ -2,10 +2,30 @@
 
 from __future__ import annotations
 
-from ..checks import word
+import re
+from datetime import UTC
+
+from memory_core.summary import CHARS_PER_TOKEN
+
+from ..checks import invalid, word
+from ..embedder import ConceptEmbedder
 from ..harness import Harness
 from ..scenarios import scenario
 from .base import SuiteBase
+
+# A relevant line: its time (UTC, to the minute), then as a recent line, then its score.
+_RELEVANT = re.compile(
+    r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d)(, session [^\]]+)?\] \[(\w+)\] (.*) \(score (\d\.\d\d)\)$"
+)
+
+
+def _relevant(context: str) -> list[re.Match[str]]:
+    """The relevant section's lines, parsed (time, session, role, content, score)."""
+    _, _, section = context.partition("## Relevant messages\n")
+    lines = section.split("\n\n")[0].splitlines() if section else []
+    found = [_RELEVANT.match(line) for line in lines]
+    assert all(found), f"a relevant line is not '[time] [role] content (score s)': {lines}"
+    return [m for m in found if m is not None]
 
 
 class ContextSuite(SuiteBase):
@@ -74,3 +94,105 @@ class ContextSuite(SuiteBase):
         context = await harness.backend.get_context(session_id=handle)
         assert isinstance(context, str)
         assert "[user]" not in context and "[assistant]" not in context
+
+    @scenario(
+        "context.relevant_in_order_with_times",
+        "the relevant messages are listed in the order they were written, each line with "
+        "its time (UTC, to the minute), its role, its content and its score",
+    )
+    async def test_context_relevant_in_order_with_times(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        term = word()
+        written = [
+            await harness.backend.add_message(handle, "user", text)
+            for text in (f"{term} {term} {term}", f"first {term} said once", "filler")
+        ]
+        for n in range(4):
+            await harness.backend.add_message(handle, "assistant", f"later {n}")
+        context = await harness.backend.get_context(term, session_id=handle, max_messages=2)
+        lines = _relevant(context)
+        assert [m.group(4) for m in lines] == [w.content for w in written[:2]], (
+            "the relevant messages are not the two hits in the order written"
+        )
+        for line, message in zip(lines, written, strict=False):
+            stamp = message.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
+            assert line.group(1) == stamp and line.group(3) == "user"
+            assert line.group(2) is None, "a session is named without across_sessions"
+
+    @scenario(
+        "context.max_tokens",
+        "max_tokens keeps the whole text within that many tokens of 4 characters: the newest "
+        "recent message and the best hit kept first, no message cut; a budget below 1 or not "
+        "an int is refused, naming max_tokens",
+    )
+    async def test_context_max_tokens(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        term = word()
+        best = await harness.backend.add_message(handle, "user", f"{term} {term}")
+        await harness.backend.add_message(handle, "user", f"{term} " + "and much else " * 6)
+        texts = [f"turn {n} " + "x" * 60 for n in range(8)]
+        for text in texts:
+            await harness.backend.add_message(handle, "assistant", text)
+
+        async def context(budget: int | None = None) -> str:
+            return await harness.backend.get_context(
+                term, session_id=handle, long_term_chars=0, max_messages=5, max_tokens=budget
+            )
+
+        whole = await context()
+        assert best.content in whole and texts[3] in whole
+        for budget in (60, 100, 10_000):
+            text = await context(budget)
+            assert len(text) <= budget * CHARS_PER_TOKEN, (budget, len(text))
+            assert f"[assistant] {texts[-1]}" in text.splitlines(), "newest message dropped"
+            assert [m.group(4) for m in _relevant(text)][:1] == [best.content], (
+                "the best hit was not kept first"
+            )
+        # the message lines only: a service's notes (reflections) may arrive in between
+        lines = [line for line in whole.splitlines() if line.startswith("[")]
+        roomy = [line for line in (await context(10_000)).splitlines() if line.startswith("[")]
+        assert lines == roomy, "a budget the messages fit in changed them"
+        tiny = await harness.backend.get_context(term, session_id=handle, max_tokens=1)
+        assert len(tiny) <= CHARS_PER_TOKEN
+        for bad in (0, -5, 2.5, "10", True):
+            with invalid("max_tokens"):
+                await harness.backend.get_context(
+                    term,
+                    session_id=handle,
+                    max_tokens=bad,  # type: ignore[arg-type]
+                )
+
+    @scenario(
+        "context.across_sessions",
+        "with across_sessions, the relevant messages come from every session of the user, "
+        "each line naming its session; without it, only from the session",
+        requires="search_global",
+    )
+    async def test_context_across_sessions(self, harness: Harness) -> None:
+        mine, other = await harness.new_session(), await harness.new_session()
+        term = word()
+        await harness.backend.add_message(mine, "user", "nothing relevant here")
+        elsewhere = await harness.backend.add_message(other, "user", f"the {term} elsewhere")
+        alone = await harness.backend.get_context(term, session_id=mine)
+        assert elsewhere.content not in alone
+        wide = await harness.backend.get_context(term, session_id=mine, across_sessions=True)
+        [line] = _relevant(wide)
+        assert line.group(4) == elsewhere.content
+        assert line.group(2) == f", session {elsewhere.session_id or other}"
+        with invalid("across_sessions"):
+            await harness.backend.get_context(term, session_id=mine, across_sessions="yes")  # type: ignore[arg-type]
+
+    @scenario(
+        "context.by_meaning",
+        "with an embedder, get_context adds a message close in meaning to the query that "
+        "shares no word with it",
+        requires="vector_search",
+    )
+    async def test_context_by_meaning(self, harness: Harness) -> None:
+        backend = await harness.open(embedder=ConceptEmbedder())
+        handle = await harness.new_session(backend=backend)
+        target = await backend.add_message(handle, "user", "we need a reservation for supper")
+        for n in range(4):
+            await backend.add_message(handle, "assistant", f"the weather in lisbon {n}")
+        context = await backend.get_context("dinner booking", session_id=handle, max_messages=2)
+        assert [m.group(4) for m in _relevant(context)] == [target.content]

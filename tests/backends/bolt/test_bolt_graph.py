@@ -161,6 +161,29 @@ async def test_vector_search_scoped_global_and_tenant(
         assert all(m.session_id == session for m in semantic)
 
 
+async def test_a_vector_hit_across_sessions_scores_its_exact_cosine(
+    open_bolt: Callable[..., MemoryBackend], unique: Unique
+) -> None:
+    """A hit the vector index finds (across sessions) scores the exact cosine of its
+    stored embedding with the query's, as in one session and on every backend: the
+    index's own score is approximate (it quantizes its vectors), about 0.003 off."""
+    pytest.importorskip("wordllama", reason="extra 'embed' not installed")
+    from memory_core.embedding_wordllama import WordLlamaEmbedder
+
+    embedder, user = WordLlamaEmbedder(), unique("u")
+    texts = ["Noted. Anything else on your mind?", "Bouldering keeps me busy on Sundays."]
+    async with open_bolt(embedder=embedder, multi_tenant=True) as backend:
+        for text in texts:
+            await backend.add_message(unique("s"), "user", text, user_identifier=user)
+        hits = await backend.search_messages("What is my hobby?", user_identifier=user)
+    [query] = embedder.embed_now(["What is my hobby?"])
+    assert sorted(h.content for h in hits) == sorted(texts)
+    for hit in hits:
+        [stored] = embedder.embed_now([hit.content])
+        cosine = sum(a * b for a, b in zip(query, stored, strict=True))
+        assert hit.score == pytest.approx(cosine, abs=1e-6)
+
+
 async def test_conversation_ids_are_the_same_as_other_memory_core_stores(
     bolt: MemoryBackend, unique: Unique
 ) -> None:

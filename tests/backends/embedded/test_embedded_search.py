@@ -202,7 +202,9 @@ async def test_vector_search_honours_metadata_filters() -> None:
 
 
 def test_fts_query_quotes_every_term() -> None:
-    assert fts_query('say "hi" OR x*') == '"say" OR """hi""" OR "OR" OR "x*"'
+    # a term that is not one word is followed by its words ("hi" for '"hi"', "x" for "x*")
+    assert fts_query('say "hi" OR x*') == '"say" OR """hi""" OR "hi" OR "OR" OR "x*" OR "x"'
+    assert fts_query("my sister's name") == '"my" OR "sister\'s" OR "sister" OR "name"'
     assert fts_query("  * - : ") is None
     assert fts_query("dup dup") == '"dup"'
 

@@ -66,7 +66,10 @@ async def test_context_format(memory: MemoryBackend) -> None:
     context = await memory.get_context("colour", session_id="s", max_messages=2)
     recent, relevant = context.split("\n\n")
     assert recent == ("## Recent messages\n[assistant] filler reply 4\n[assistant] filler reply 5")
-    assert relevant.startswith("## Relevant messages\n[user] My favourite colour is teal. (score ")
+    stamp = (await memory.get_conversation("s")).messages[0].created_at.strftime("%Y-%m-%d %H:%M")
+    assert relevant.startswith(
+        f"## Relevant messages\n[{stamp}] [user] My favourite colour is teal. (score "
+    )
     without_query = await memory.get_context(session_id="s", max_messages=1)
     assert without_query == "## Recent messages\n[assistant] filler reply 5"
     assert await memory.get_context("anything", session_id="nobody") == ""

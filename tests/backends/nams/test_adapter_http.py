@@ -193,7 +193,8 @@ async def test_add_search_context_since(memory: MemoryBackend) -> None:
     context = await memory.get_context(session_id=cid, max_messages=1)
     assert context == "## Recent messages\n[assistant] noted"
     with_query = await memory.get_context("zebra", session_id=cid, max_messages=1)
-    assert "## Relevant messages\n[user] the zebra fact" in with_query
+    assert "## Relevant messages\n[" in with_query
+    assert "] [user] the zebra fact (score " in with_query
     stored = await memory.get_conversation(cid)
     later = await memory.get_conversation(cid, since=stored.messages[0].created_at)
     assert [m.content for m in later.messages] == ["noted"]
