@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
+
+import neo4j
 
 from memory_core import Entity, EntityRef, MemoryBackend, Message
 
@@ -60,3 +63,31 @@ def foreign_message(graph: Graph, conversation_id: object, **props: Any) -> None
         cid=str(conversation_id),
         props=props,
     )
+
+
+def fresh_statistics(driver: neo4j.Driver, label: str, timeout: float = 30.0) -> None:
+    """Resample every index on ``label`` and wait until its statistics count every update.
+
+    A plan test must not depend on when Neo4j last sampled: an index created on an empty
+    database reports no entries until it is resampled in the background, and then the
+    planner weighs a seek and a scan by statistics that describe nothing."""
+    records, _, _ = driver.execute_query(
+        "SHOW INDEXES YIELD name, labelsOrTypes WHERE $label IN labelsOrTypes RETURN name",
+        label=label,
+    )
+    for record in records:
+        driver.execute_query("CALL db.resampleIndex($name)", name=record["name"])
+    deadline = time.monotonic() + timeout
+    while True:
+        records, _, _ = driver.execute_query(
+            "CALL db.stats.retrieve('GRAPH COUNTS') YIELD data RETURN data.indexes AS indexes"
+        )
+        stale = [
+            i
+            for i in records[0]["indexes"]
+            if label in i.get("labels", []) and i.get("updatesSinceEstimation")
+        ]
+        if not stale:
+            return
+        assert time.monotonic() < deadline, f"index statistics still stale: {stale}"
+        time.sleep(0.1)

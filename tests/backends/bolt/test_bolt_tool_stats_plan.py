@@ -6,7 +6,8 @@ with the user's traces before).
 The planner weighs the two indexes by their sampled statistics, which on a shared
 database describe every other test's users and tools (a CI run once started from the
 user's traces there: 380 hits). So the test starts from an empty database and resamples
-both indexes: the statistics then describe this user and these tools, and the plan is
+every index of both labels, waiting until the statistics count every update (a run that
+did not wait read 239): they then describe this user and these tools, and the plan is
 the one a store shaped like this one gets."""
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from memory_core import MemoryBackend, open_backend
 from memory_core.telemetry import Telemetry
 from memory_core_dev.neo4j_fixtures import Neo4jHandle
+
+from .helpers import fresh_statistics
 
 pytestmark = [pytest.mark.anyio, pytest.mark.neo4j, pytest.mark.neo4j_private]
 
@@ -48,10 +51,12 @@ async def _fill(backend: MemoryBackend, user: str, unique: Callable[[str], str])
 
 
 async def _profiled(uri: str, auth: Any, statement: str, params: dict[str, Any]) -> int:
+    # resampling is scheduled, not done, when the procedure returns: wait for it
+    with neo4j.GraphDatabase.driver(uri, auth=auth, notifications_min_severity="OFF") as sync:
+        for label in ("ReasoningTrace", "ToolCall"):
+            fresh_statistics(sync, label)
     driver = neo4j.AsyncGraphDatabase.driver(uri, auth=auth, notifications_min_severity="OFF")
     try:
-        for index in ("memory_core_trace_user", "memory_core_tool_call_name"):
-            await driver.execute_query("CALL db.resampleIndex($name)", name=index)
         result = await driver.execute_query("PROFILE " + statement, params)
     finally:
         await driver.close()
