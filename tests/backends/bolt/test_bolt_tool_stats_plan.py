@@ -30,6 +30,7 @@ from .helpers import fresh_statistics
 pytestmark = [pytest.mark.anyio, pytest.mark.neo4j, pytest.mark.neo4j_private]
 
 TRACES, TOOLS = 40, 5  # the user's calls: one step of TOOLS calls per trace
+OTHER_TRACES, OTHER_TOOLS = 20, 10  # another user's, each call a tool of its own
 
 
 def _db_hits(plan: Any) -> int:
@@ -37,7 +38,12 @@ def _db_hits(plan: Any) -> int:
 
 
 async def _fill(backend: MemoryBackend, user: str, unique: Callable[[str], str]) -> str:
-    """The user's traces with their common calls, and two calls of a rare tool."""
+    """The user's traces with their common calls, and two calls of a rare tool; then
+    another user's traces calling tools of their own, as a store holds many tools.
+
+    Without them the two indexes tie: the user's traces and a tool's calls are each about
+    TRACES entries on average (TRACES * TOOLS calls over TOOLS + 1 names), and the planner
+    started from the user's traces in some runs (380 hits)."""
     rare = unique("rare")
     common = [unique(f"tool{k}") for k in range(TOOLS)]
     for i in range(TRACES):
@@ -46,6 +52,14 @@ async def _fill(backend: MemoryBackend, user: str, unique: Callable[[str], str])
         for name in common + ([rare] if i < 2 else []):
             await backend.record_tool_call(
                 step.id, name, {}, status="success", duration_ms=i, user_identifier=user
+            )
+    other = unique("other")
+    for i in range(OTHER_TRACES):
+        trace = await backend.start_trace(unique("s"), f"task {i}", user_identifier=other)
+        step = await backend.add_step(trace.id, action="work", user_identifier=other)
+        for _ in range(OTHER_TOOLS):
+            await backend.record_tool_call(
+                step.id, unique("own"), {}, status="success", duration_ms=i, user_identifier=other
             )
     return rare
 
