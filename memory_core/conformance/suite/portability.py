@@ -44,6 +44,8 @@ REFERENCE_URL = "memory://"
 _ARGUMENT = re.compile(r"argument '(\w+)'")
 _CLAMP = re.compile(r"limit=\d+ clamped")
 _SCORE = re.compile(r" \(score \d\.\d\d\)$")
+# A relevant line's time: each run writes its own messages, a minute apart at times.
+_WHEN = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d(?=[,\]])")
 
 
 @dataclass
@@ -97,7 +99,8 @@ def _pairs(messages: Iterable[Any]) -> list[tuple[str, str]]:
 
 def _context_sections(text: str, caps: Any) -> dict[str, list[str]]:
     """``get_context`` text as sections of lines, scores stripped (their scale is shared,
-    their digits are not); sections of declared server-side features left out."""
+    their digits are not) and relevant lines' times too (each run writes at its own
+    time); sections of declared server-side features left out."""
     sections: dict[str, list[str]] = {}
     current = ""
     for line in text.splitlines():
@@ -105,7 +108,7 @@ def _context_sections(text: str, caps: Any) -> dict[str, list[str]]:
             current = line[3:]
             sections[current] = []
         elif line.strip():
-            sections.setdefault(current, []).append(_SCORE.sub("", line))
+            sections.setdefault(current, []).append(_WHEN.sub("[", _SCORE.sub("", line)))
     if caps.observations:
         sections.pop("Observations", None)
     if caps.reflections:
