@@ -39,7 +39,7 @@ import anyio
 
 from memory_core import MemoryBackend, open_backend
 from memory_core_dev.failover_writers import KINDS, WRITERS, Tally, check
-from memory_core_dev.pg_ha import HaFormation
+from memory_core_dev.pg_ha import HaFormation, primaries_left_writing
 
 from .core import percentile
 
@@ -144,11 +144,14 @@ async def run(
     failovers: int,
     kinds: list[str],
     faults: list[str] | None = None,
+    require_standby: bool = False,
 ) -> dict[str, Any]:
-    """Soak ``formation`` and return the report (``faults``: :data:`DEFAULT_FAULTS`)."""
+    """Soak ``formation`` and return the report (``faults``: :data:`DEFAULT_FAULTS`;
+    ``require_standby``: the backend's option)."""
     faults = faults or list(DEFAULT_FAULTS)
     sessions = sessions_for(writers, kinds)
     url = f"{formation.url}&schema=soak_{uuid.uuid4().hex[:12]}"
+    url += "&require_standby=true" if require_standby else ""
     began, events = time.monotonic(), list[str]()
     async with open_backend(url, max_size=writers + 2, pool_timeout=30, connect_timeout=2) as store:
         tally, outages = await soak(formation, store, sessions, failovers, events, faults)
@@ -158,6 +161,9 @@ async def run(
             await _evidence(formation, store, url.rsplit("schema=", 1)[1], tally, sessions)
     errors = tally.errors_by_type()
     return {
+        "require_standby": require_standby,
+        # times the monitor left a demoted primary taking writes alone (bug #774)
+        "primaries_left_writing": len(primaries_left_writing(formation.event_log())),
         "writers": writers,
         "kinds": kinds,
         "failovers": failovers,
@@ -247,6 +253,9 @@ def markdown(report: dict[str, Any]) -> str:
             f"| acknowledged calls (messages) | {report['acknowledged_calls']:,} "
             f"({report['acknowledged_messages']:,}) |",
             f"| acknowledged writes lost | {report['lost']} |",
+            f"| require_standby | {report['require_standby']} |",
+            "| a demoted primary left taking writes alone (pg_auto_failover #774) | "
+            f"{report['primaries_left_writing']} |",
             f"| duplicates among keyed writes and turns | {report['duplicates']} |",
             f"| batches stored in part | {report['half_batches']} |",
             f"| write outage per failover, p50 / p95 / max | {o['p50']} / {o['p95']} / "
@@ -284,6 +293,12 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         help="go on after a fault as soon as the monitor shows a primary and a secondary, "
         "stale states too (the harness when a run lost writes; see HaFormation.stale_settle)",
     )
+    p.add_argument(
+        "--require-standby",
+        action="store_true",
+        help="open the backend with require_standby=True (writes acknowledged only with a "
+        "synchronous standby)",
+    )
     args = p.parse_args(argv)
     args.kinds = [k for k in args.kinds.split(",") if k]
     args.faults = [f for f in args.faults.split(",") if f]
@@ -311,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
                 failovers=args.failovers,
                 kinds=args.kinds,
                 faults=args.faults,
+                require_standby=args.require_standby,
             )
         )
     finally:

@@ -42,7 +42,7 @@ import pytest
 
 from memory_core_dev.postgres_server import UNPRIVILEGED_USER, free_port, log_tail
 
-__all__ = ["HaFormation", "find_pg_autoctl", "pg_ha"]
+__all__ = ["HaFormation", "find_pg_autoctl", "pg_ha", "primaries_left_writing"]
 
 SETTLE_TIMEOUT = 90.0
 # A spread checkpoint makes the standby's base backup wait seconds for nothing here.
@@ -470,6 +470,21 @@ class HaFormation:
                 process.wait()
             _kill_group(process.pid)  # the postmaster runs in its pg_autoctl's group
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def primaries_left_writing(events: list[tuple[str, ...]]) -> list[tuple[str, str]]:
+    """Where pg_auto_failover's bug #774 struck, in the monitor's history
+    (:meth:`HaFormation.event_log` rows): a primary being demoted (assigned ``draining`` or
+    ``demote_timeout``) then assigned ``wait_primary``, which turns its synchronous
+    replication off while its keeper, with no way from ``wait_primary`` to a demotion,
+    keeps it taking writes as its standby is promoted. ``(time, node)`` of each."""
+    goals: dict[str, str] = {}
+    found: list[tuple[str, str]] = []
+    for when, node, _reported, goal, *_ in events:
+        if goal == "wait_primary" and goals.get(node) in ("draining", "demote_timeout"):
+            found.append((when, node))
+        goals[node] = goal
+    return found
 
 
 def _kill_group(group: int) -> None:

@@ -2,7 +2,9 @@
 a switchover (issue 52).
 
 Each server is a process of its own on 127.0.0.1, over the formation's multi-host URL
-(``target_session_attrs=read-write``). Four NAMS clients (the library's NAMS backend,
+(``target_session_attrs=read-write``), with ``require_standby=true`` (pg_auto_failover
+2.0 now and then lets the old primary take writes without its standby during a
+switchover: its bug #774, on the Reliability page). Four NAMS clients (the library's NAMS backend,
 which resends where safe) write through them, two per server: single messages and batches
 of 10. A write that failed with ``maybe_applied=False`` is sent again by the writer; one
 with ``maybe_applied=True`` is not (the NAMS wire has no idempotency key). Meanwhile the
@@ -32,7 +34,7 @@ import httpx
 import pytest
 
 from memory_core import MemoryBackend, MemoryCoreError, TransportError, open_backend
-from memory_core_dev.pg_ha import HaFormation
+from memory_core_dev.pg_ha import HaFormation, primaries_left_writing
 from memory_core_dev.postgres_server import free_port
 
 pytestmark = pytest.mark.anyio
@@ -44,14 +46,15 @@ FAILOVERS = int(os.environ.get("MEMORY_CORE_SERVER_FAILOVERS", "1"))
 
 @dataclass
 class Tally:
-    """Acknowledged contents per session, contents whose outcome is unknown, errors, and
-    acknowledged writes per writer."""
+    """Acknowledged contents per session, contents whose outcome is unknown, errors,
+    acknowledged writes per writer and when each content was acknowledged."""
 
     acknowledged: dict[str, list[str]] = field(default_factory=dict)
     unknown: set[str] = field(default_factory=set)
     errors: list[MemoryCoreError] = field(default_factory=list)
     acked_at: list[float] = field(default_factory=list)
     writes: dict[str, int] = field(default_factory=dict)
+    wall: dict[str, float] = field(default_factory=dict)  # content: acknowledged at (epoch)
 
 
 def _serve(url: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
@@ -78,7 +81,8 @@ def _serve(url: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
 @pytest.fixture
 def servers(pg_ha: HaFormation, tmp_path: Path) -> Iterator[list[str]]:
     """Two server processes over one fresh schema of the formation; their client URLs."""
-    url = f"{pg_ha.url}&schema=srv_{uuid.uuid4().hex[:12]}&connect_timeout=2"
+    schema = f"srv_{uuid.uuid4().hex[:12]}"
+    url = f"{pg_ha.url}&schema={schema}&connect_timeout=2&require_standby=true"
     started = [_serve(url, tmp_path / f"server-{n}.log") for n in range(2)]
     try:
         yield [client_url for _, client_url in started]
@@ -91,9 +95,10 @@ def servers(pg_ha: HaFormation, tmp_path: Path) -> Iterator[list[str]]:
 
 async def _write(
     write: Callable[[], Awaitable[object]], contents: list[str], session: str, tally: Tally
-) -> None:
+) -> bool:
     """One write, sent again while it fails with ``maybe_applied=False``; one that may
-    have been applied is not sent again (its contents are then unknown)."""
+    have been applied is not sent again (its contents are then unknown). Whether it was
+    acknowledged."""
     while True:
         try:
             await write()
@@ -101,14 +106,15 @@ async def _write(
             tally.errors.append(exc)
             if not exc.retryable:
                 raise
+            await anyio.sleep(0.1)
             if exc.maybe_applied:
                 tally.unknown.update(contents)
-                return
-            await anyio.sleep(0.1)
+                return False
             continue
         tally.acknowledged.setdefault(session, []).extend(contents)
         tally.acked_at.append(time.monotonic())
-        return
+        tally.wall.update(dict.fromkeys(contents, time.time()))
+        return True
 
 
 async def _writer(
@@ -128,8 +134,8 @@ async def _writer(
             session = f"{name}-{k // PER_SESSION}"
             contents = [f"{session}/{k}"]
             write = lambda: client.add_message(session, "user", contents[0])  # noqa: B023,E731
-        await _write(write, contents, session, tally)
-        tally.writes[name] = tally.writes.get(name, 0) + 1
+        if await _write(write, contents, session, tally):
+            tally.writes[name] = tally.writes.get(name, 0) + 1
 
 
 def _client(url: str, workspace: str) -> MemoryBackend:
@@ -139,7 +145,7 @@ def _client(url: str, workspace: str) -> MemoryBackend:
 
 
 async def _written(tally: Tally, need: dict[str, int]) -> None:
-    """Until each writer has had ``need`` writes acknowledged (or given up on)."""
+    """Until each writer has had ``need`` writes acknowledged."""
     while any(tally.writes.get(w, 0) < n for w, n in need.items()):
         await anyio.sleep(0.05)
 
@@ -147,7 +153,8 @@ async def _written(tally: Tally, need: dict[str, int]) -> None:
 async def _through_failovers(
     pg_ha: HaFormation, urls: list[str], workspace: str, writers: list[str], fault: str
 ) -> Tally:
-    """Writer ``n`` through server ``n % 2``, batches when ``n`` is odd."""
+    """Writer ``n`` through server ``n % 2``, batches when ``n`` is odd; ``fault`` names
+    the formation's method that makes the fault."""
     tally, stop = Tally(), anyio.Event()
     clients = [_client(urls[n % 2], workspace) for n in range(len(writers))]
     async with anyio.create_task_group() as group:
@@ -157,7 +164,7 @@ async def _through_failovers(
         await _written(tally, dict.fromkeys(writers, 3))
         for _ in range(FAILOVERS):
             need = {w: tally.writes.get(w, 0) + 3 for w in writers}
-            await anyio.to_thread.run_sync(pg_ha.failover)
+            await anyio.to_thread.run_sync(getattr(pg_ha, fault))
             await _written(tally, need)
         stop.set()
     for client in clients:
@@ -182,9 +189,24 @@ async def _check(urls: list[str], workspace: str, writers: list[str], tally: Tal
             await reader.close()
 
 
+def _diagnosis(pg_ha: HaFormation, tally: Tally, logs: Path) -> str:
+    """When each acknowledged write was acknowledged (UTC), the monitor's history and the
+    servers' logs: to tell which node took a lost write."""
+    stamp = [
+        f"{time.strftime('%H:%M:%S', time.gmtime(at))}.{int(at % 1 * 1e6):06d} {content}"
+        for content, at in sorted(tally.wall.items(), key=lambda item: item[1])
+    ]
+    history = pg_ha.event_log()
+    left = primaries_left_writing(history)
+    events = [f"primaries left writing alone (pg_auto_failover #774): {left}"]
+    events += ["\t".join(row) for row in history]
+    servers = [f"{log.name}:\n{log.read_text()[-4000:]}" for log in sorted(logs.glob("*.log"))]
+    return "\n".join(["acknowledged:", *stamp, "monitor events:", *events, *servers])
+
+
 @pytest.mark.parametrize("fault", ["failover", "kill_primary"])
 async def test_two_servers_keep_serving_as_the_primary_changes(
-    pg_ha: HaFormation, servers: list[str], fault: str
+    pg_ha: HaFormation, servers: list[str], fault: str, tmp_path: Path
 ) -> None:
     """``failover``: a switchover; ``kill_primary``: the primary's postmaster killed."""
     workspace = f"ws-{uuid.uuid4().hex[:12]}"
@@ -192,10 +214,15 @@ async def test_two_servers_keep_serving_as_the_primary_changes(
     tally = await _through_failovers(pg_ha, servers, workspace, writers, fault)
     for error in tally.errors:
         assert isinstance(error, TransportError) and error.retryable, repr(error)
-    await _check(servers, workspace, writers, tally)
+    try:
+        await _check(servers, workspace, writers, tally)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n{_diagnosis(pg_ha, tally, tmp_path)}") from None
     maybe = sum(e.maybe_applied for e in tally.errors)
     pause = max(b - a for a, b in itertools.pairwise(sorted(tally.acked_at)))
     print(  # the figures for RELIABILITY.md (run with -s)
         f"{FAILOVERS} {fault}: {len(tally.acked_at)} acknowledged writes, "
-        f"{len(tally.errors)} errors ({maybe} maybe_applied), longest pause {pause:.2f} s"
+        f"{len(tally.errors)} errors ({maybe} maybe_applied), longest pause {pause:.2f} s, "
+        f"{len(primaries_left_writing(pg_ha.event_log()))} primaries left writing (#774) "
+        "in the formation's history"
     )

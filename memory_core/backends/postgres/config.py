@@ -2,9 +2,9 @@
 
 The URL is handed to libpq as it is (so the usual ``PG*`` environment variables fill in
 what it leaves out: ``PGHOST``, ``PGUSER``, ``PGPASSWORD``, ``PGDATABASE`` …), except for
-the ``schema`` query parameter, which is ours and is taken out. Every other query
-parameter must be one of libpq's connection parameters: anything else is a
-``ConfigurationError`` naming it, before anything connects.
+the ``schema`` and ``require_standby`` query parameters, which are ours and are taken
+out. Every other query parameter must be one of libpq's connection parameters: anything
+else is a ``ConfigurationError`` naming it, before anything connects.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ _BACKEND_OPTIONS = frozenset(
     }
 )
 READ_FROM = ("primary", "replica")
+_OURS = ("schema", "require_standby")  # query parameters the backend takes out of the URL
+_BOOLEANS = {"true": True, "false": False}
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,7 @@ class Settings:
     prepared_statements: bool
     read_from: str = "primary"
     replica_wait: float = 1.0
+    require_standby: bool = False
 
     @property
     def safe_url(self) -> str:
@@ -106,12 +109,14 @@ def parse_settings(
     prepared_statements: bool,
     read_from: str = "primary",
     replica_wait: float = 1.0,
+    require_standby: bool | None = None,
 ) -> Settings:
-    """Check the URL and options; ``ConfigurationError`` naming what is wrong."""
+    """Check the URL and options; ``ConfigurationError`` naming what is wrong. An option
+    given both ways (``schema``, ``require_standby``) is taken from the keyword."""
     if not isinstance(url, str):
         raise ConfigurationError(f"postgres backend URL must be a str, got {type(url).__name__}")
-    conninfo, from_url = _conninfo(url)
-    chosen = schema if schema is not None else from_url
+    conninfo, ours = _conninfo(url)
+    chosen = schema if schema is not None else ours.get("schema")
     chosen = "memory_core" if chosen is None else chosen
     _number("min_size", min_size, minimum=0, integer=True)
     _number("max_size", max_size, minimum=1, integer=True)
@@ -134,13 +139,29 @@ def parse_settings(
         prepared_statements=prepared_statements,
         read_from=read_from,
         replica_wait=_number("replica_wait", replica_wait, minimum=0),
+        require_standby=_require_standby(require_standby, ours.get("require_standby")),
     )
 
 
-def _conninfo(url: str) -> tuple[str, str | None]:
-    """The libpq connection URI for ``url`` (scheme ``postgresql``, ``schema`` taken out)
-    and the ``schema`` it named, if any. The rest of the query is passed on byte for byte:
-    libpq decodes it (``%20`` is a space, ``+`` stays a plus)."""
+def _require_standby(given: object, from_url: str | None) -> bool:
+    if given is None:
+        if from_url is None:
+            return False
+        if from_url.lower() not in _BOOLEANS:
+            raise ConfigurationError(
+                f"require_standby in the URL must be true or false, got {from_url!r}"
+            )
+        return _BOOLEANS[from_url.lower()]
+    if not isinstance(given, bool):
+        raise ConfigurationError(f"require_standby must be True or False, got {given!r}")
+    return given
+
+
+def _conninfo(url: str) -> tuple[str, dict[str, str]]:
+    """The libpq connection URI for ``url`` (scheme ``postgresql``, our parameters taken
+    out) and the values of ours it gave (``schema``, ``require_standby``). The rest of
+    the query is passed on byte for byte: libpq decodes it (``%20`` is a space, ``+``
+    stays a plus)."""
     try:
         parts = urlsplit(url.strip())
     except ValueError:
@@ -150,11 +171,11 @@ def _conninfo(url: str) -> tuple[str, str | None]:
             f"{redact_url(url)!r} is not a PostgreSQL URL; use postgresql://user@host/db"
         )
     kept: list[str] = []
-    schema: str | None = None
+    ours: dict[str, str] = {}
     for piece in filter(None, parts.query.split("&")):  # libpq allows a trailing "&"
         key, _, value = piece.partition("=")
-        if unquote(key) == "schema":
-            schema = unquote(value)
+        if unquote(key) in _OURS:
+            ours[unquote(key)] = unquote(value)
         else:
             _check_option(unquote(key))
             kept.append(piece)
@@ -162,16 +183,16 @@ def _conninfo(url: str) -> tuple[str, str | None]:
     conninfo = f"postgresql://{parts.netloc}{parts.path}"
     conninfo += f"?{'&'.join(kept)}" if kept else ""
     _check_syntax(url, conninfo)
-    return conninfo, schema
+    return conninfo, ours
 
 
 @cache
 def url_options() -> tuple[str, ...]:
-    """The query parameters a URL may carry: ``schema`` and the connection parameters of
-    the libpq psycopg runs on (``ssl`` too: libpq reads ``ssl=true`` as
-    ``sslmode=require``)."""
+    """The query parameters a URL may carry: ours (``schema``, ``require_standby``) and the
+    connection parameters of the libpq psycopg runs on (``ssl`` too: libpq reads
+    ``ssl=true`` as ``sslmode=require``)."""
     names = {item.keyword.decode() for item in pq.Conninfo.get_defaults()}
-    return tuple(sorted(names | {"schema", "ssl"}))
+    return tuple(sorted(names | {*_OURS, "ssl"}))
 
 
 def _check_option(name: str) -> None:
@@ -189,7 +210,8 @@ def _check_option(name: str) -> None:
     guess = f"did you mean {close[0]!r}? " if close else ""
     raise ConfigurationError(
         f"the PostgreSQL URL has an unknown option {name!r}: {guess}"
-        f"the URL's options are schema and libpq's connection parameters: {', '.join(known)}"
+        "the URL's options are schema, require_standby and libpq's connection "
+        f"parameters: {', '.join(known)}"
     )
 
 

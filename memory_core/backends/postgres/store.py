@@ -42,6 +42,7 @@ from .long_term import PostgresLongTerm
 from .reasoning import PostgresReasoning
 from .replicas import Lagging, Replicas, primary_position
 from .schema import migrate
+from .standby import confirm as confirm_standby
 from .transfer import PostgresTransfer
 from .tx import Tx
 
@@ -93,6 +94,11 @@ class PostgresStore(PostgresLongTerm, PostgresReasoning, Store):
     ``replica_wait``
         seconds a read waits for a standby to replay this store's last write before it
         reads from the primary instead (default 1).
+    ``require_standby``
+        ``True``: a write is acknowledged only if the server that committed it waits for
+        a synchronous standby; otherwise it raises a retryable ``TransportError`` with
+        ``maybe_applied`` (see :mod:`.standby`). Default ``False``; the URL may say
+        ``require_standby=true`` too.
 
     Migrations are applied on :meth:`connect` under an advisory lock (see
     :mod:`memory_core.backends.postgres.schema`).
@@ -153,6 +159,7 @@ class PostgresStore(PostgresLongTerm, PostgresReasoning, Store):
         prepared_statements: bool = True,
         read_from: str = "primary",
         replica_wait: float = 1.0,
+        require_standby: bool | None = None,
         **options: Any,
     ) -> None:
         self.settings: Settings = parse_settings(
@@ -166,6 +173,7 @@ class PostgresStore(PostgresLongTerm, PostgresReasoning, Store):
             prepared_statements=prepared_statements,
             read_from=read_from,
             replica_wait=replica_wait,
+            require_standby=require_standby,
         )
         super().__init__(**options)
         self._pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] | None = None
@@ -318,8 +326,6 @@ class PostgresStore(PostgresLongTerm, PostgresReasoning, Store):
     ) -> T:
         for attempt in range(2):
             try:
-                if self._replicas is None:
-                    return await self._once(work, autocommit)
                 return await self._on(work, autocommit, write=write, replica=replica)
             except _Broken as broken:
                 pool = self._pool_for(replica)
@@ -330,9 +336,6 @@ class PostgresStore(PostgresLongTerm, PostgresReasoning, Store):
             except (psycopg.Error, PoolTimeout) as exc:
                 raise translate(exc, write=write, sent=True) from None
         raise AssertionError("unreachable")
-
-    async def _once(self, work: Work[T], autocommit: bool = False) -> T:
-        return await self._on(work, autocommit)
 
     async def _on(
         self, work: Work[T], autocommit: bool = False, *, write: bool = False, replica: bool = False
@@ -361,6 +364,8 @@ class PostgresStore(PostgresLongTerm, PostgresReasoning, Store):
                 if isinstance(exc, psycopg.errors.QueryCanceled) or not conn.broken:
                     raise
                 raise _Broken(exc, at_commit) from None
+            if write and self.settings.require_standby:
+                await confirm_standby(conn)
             if write and self._replicas is not None:
                 await self._replicas.note_write(conn)
             return result

@@ -1,0 +1,91 @@
+"""``require_standby``: a write is acknowledged only by a server whose commits wait for a
+synchronous standby (issue 52; :mod:`memory_core.backends.postgres.standby`).
+
+The run's single PostgreSQL server has no standby: with the option, a write is stored
+but reported in doubt. On the pg_auto_failover pair (synchronous), writes are
+acknowledged; with ``synchronous_commit=local`` for the session they are in doubt again.
+The failover tests run their switchovers with the option on.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+
+from memory_core import ConfigurationError, TransportError, open_backend
+from memory_core.backends.postgres.config import parse_settings
+from memory_core_dev.pg_ha import HaFormation
+from memory_core_dev.postgres_server import PostgresHandle
+
+OPTIONS: dict[str, Any] = {
+    "schema": None,
+    "min_size": 0,
+    "max_size": 2,
+    "pool_timeout": 5.0,
+    "connect_timeout": 5.0,
+    "statement_timeout": None,
+    "prepared_statements": True,
+}
+
+
+def _schema_url(url: str) -> str:
+    joiner = "&" if "?" in url else "?"
+    return f"{url}{joiner}schema=rs_{uuid.uuid4().hex[:12]}"
+
+
+@pytest.mark.parametrize(("value", "expected"), [("true", True), ("FALSE", False)])
+def test_the_url_may_say_require_standby(value: str, expected: bool) -> None:
+    url = f"postgresql://h/db?require_standby={value}&sslmode=prefer"
+    settings = parse_settings(url, **OPTIONS)
+    assert settings.require_standby is expected
+    assert "require_standby" not in settings.conninfo  # ours: libpq never sees it
+    assert "sslmode=prefer" in settings.conninfo
+
+
+def test_it_is_off_by_default_and_the_keyword_wins_over_the_url() -> None:
+    assert parse_settings("postgresql://h/db", **OPTIONS).require_standby is False
+    url = "postgresql://h/db?require_standby=true"
+    assert parse_settings(url, **OPTIONS, require_standby=False).require_standby is False
+
+
+@pytest.mark.parametrize(
+    ("url", "keyword"),
+    [("postgresql://h/db?require_standby=yes", None), ("postgresql://h/db", "true")],
+)
+def test_a_value_that_is_not_a_boolean_is_named(url: str, keyword: object) -> None:
+    with pytest.raises(ConfigurationError, match="require_standby"):
+        parse_settings(url, **OPTIONS, require_standby=keyword)  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
+async def test_a_server_without_a_standby_stores_the_write_but_reports_it_in_doubt(
+    postgres_server: PostgresHandle,
+) -> None:
+    url = _schema_url(postgres_server.url)
+    async with open_backend(url, require_standby=True) as strict:
+        with pytest.raises(TransportError) as raised:
+            await strict.add_message("s", "user", "committed alone", idempotency_key="k1")
+        assert raised.value.maybe_applied and raised.value.retryable
+        assert "synchronous standby" in str(raised.value)
+        read = await strict.get_conversation("s")  # reads are not checked
+    assert [m.content for m in read.messages] == ["committed alone"]
+    async with open_backend(url) as relaxed:  # without the option the same write is fine
+        again = await relaxed.add_message("s", "user", "committed alone", idempotency_key="k1")
+    assert again.id == read.messages[0].id
+
+
+@pytest.mark.anyio
+async def test_on_a_synchronous_pair_writes_are_acknowledged_unless_the_session_commits_locally(
+    pg_ha: HaFormation,
+) -> None:
+    url = _schema_url(pg_ha.url)
+    async with open_backend(url, require_standby=True) as strict:
+        stored = await strict.add_message("s", "user", "on the standby too")
+        assert (await strict.get_conversation("s")).messages[0].id == stored.id
+    local = f"{url}&options=-c%20synchronous_commit%3Dlocal"
+    async with open_backend(local, require_standby=True) as careless:
+        with pytest.raises(TransportError, match="synchronous_commit=local") as raised:
+            await careless.add_message("s", "user", "on the primary alone")
+    assert raised.value.maybe_applied
