@@ -12,7 +12,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import psycopg
 import pytest
+from psycopg import sql
 
 from memory_core import ConfigurationError, TransportError, open_backend
 from memory_core.backends.postgres.config import parse_settings
@@ -89,3 +91,37 @@ async def test_on_a_synchronous_pair_writes_are_acknowledged_unless_the_session_
         with pytest.raises(TransportError, match="synchronous_commit=local") as raised:
             await careless.add_message("s", "user", "on the primary alone")
     assert raised.value.maybe_applied
+
+
+@pytest.mark.anyio
+async def test_a_primary_whose_synchronous_replication_is_turned_off_acknowledges_nothing(
+    pg_ha: HaFormation,
+) -> None:
+    """What pg_auto_failover's ``wait_primary`` does to the primary (and its bug #774 to a
+    primary being demoted): ``synchronous_standby_names`` emptied and the configuration
+    reloaded. Writes are then stored but reported in doubt; once it is back, the same
+    keyed write is acknowledged, stored once."""
+    primary = pg_ha.node_url(pg_ha.primary())
+    with psycopg.connect(primary, autocommit=True) as admin:
+        names = admin.execute("SHOW synchronous_standby_names").fetchone()
+        assert names and names[0], "the pair's primary should wait for its standby"
+        _set_standby_names(admin, "")
+        try:
+            async with open_backend(_schema_url(pg_ha.url), require_standby=True) as strict:
+                with pytest.raises(TransportError) as raised:
+                    await strict.add_message("s", "user", "alone", idempotency_key="k")
+                assert raised.value.maybe_applied
+                _set_standby_names(admin, names[0])
+                stored = await strict.add_message("s", "user", "alone", idempotency_key="k")
+                read = await strict.get_conversation("s")
+        finally:
+            _set_standby_names(admin, names[0])
+    assert [m.id for m in read.messages] == [stored.id]
+
+
+def _set_standby_names(admin: psycopg.Connection[Any], names: str) -> None:
+    statement = sql.SQL("ALTER SYSTEM SET synchronous_standby_names TO {}").format(
+        sql.Literal(names)
+    )
+    admin.execute(statement)
+    admin.execute("SELECT pg_reload_conf()")
