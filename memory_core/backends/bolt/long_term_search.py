@@ -9,17 +9,16 @@ an embedding of its size are scored by their cosine (computed here, as the embed
 does), and a record keeps the higher of its two scores. Then best first, newest first
 among equals, then by id.
 
-The Lucene query is built from the words of :func:`~memory_core.scoring.query_terms` and
-the whitespace-separated tokens of the query, each a quoted phrase (so no character of the
-query is a Lucene operator), searched in every property of the index. Lucene's standard
-analyzer keeps ``Ada's`` and ``3.5`` as one token: such a record is a candidate for the
-whole form only.
+The Lucene query asks for :func:`~memory_core.scoring.engine_terms` (the query's
+whitespace-separated terms, and the words of a term that is more than one), each a quoted
+phrase (so no character of the query is a Lucene operator), in every property of the
+index: Lucene's standard analyzer keeps ``Ada's`` and ``3.5`` as one token, and the score
+counts ``ada``, so both forms are asked for.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -27,15 +26,14 @@ from typing import Any, TypeVar
 
 from neo4j import AsyncManagedTransaction
 
-from memory_core.store import candidate_pool, query_terms, text_score
+from memory_core.store import candidate_pool, engine_terms, query_terms, text_score
 
 from .records import to_datetime
-from .scoring import MAX_CLAUSES
+from .scoring import MAX_CLAUSES, lucene_phrase
 from .session import rows
 
 T = TypeVar("T")
 TEXT_K_MAX = 2**31 - 1
-_HAS_WORD = re.compile(r"\w", re.UNICODE)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -62,20 +60,15 @@ class Scope:
 
 
 def lucene_queries(text: str, fields: int) -> list[str]:
-    """Lucene queries that together match any word or token of ``text`` in any of
-    ``fields`` properties (none: it has no word). A long query is cut into several, each
-    within Lucene's limit of :data:`MAX_CLAUSES` clauses (a phrase searched in ``fields``
-    properties counts ``1 + 2 * fields``)."""
+    """Lucene queries that together match any term of ``text`` (``engine_terms``) in any
+    of ``fields`` properties (none: it has no word). A long query is cut into several,
+    each within Lucene's limit of :data:`MAX_CLAUSES` clauses (a phrase searched in
+    ``fields`` properties counts ``1 + 2 * fields``)."""
     if not query_terms(text):
         return []
-    tokens = [token for token in text.split() if _HAS_WORD.search(token)]
-    phrases = [_phrase(p) for p in dict.fromkeys([*query_terms(text), *tokens])]
+    phrases = [lucene_phrase(term) for term in engine_terms(text)]
     size = max(1, MAX_CLAUSES // (1 + 2 * fields))
     return [" OR ".join(phrases[i : i + size]) for i in range(0, len(phrases), size)]
-
-
-def _phrase(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _text_statement(kind: Kind, scope: Scope) -> str:

@@ -34,7 +34,7 @@ def lucene_queries(text: str) -> list[str]:
     c, and, d). Terms without a letter or digit are dropped; an empty list means nothing
     is left to search for.
     """
-    phrases = [_phrase(term) for term in engine_terms(text)]
+    phrases = [lucene_phrase(term) for term in engine_terms(text)]
     # The index also holds ``conversation_id`` (to restrict a search to one
     # conversation); the user's words are only ever matched against the content.
     return [
@@ -43,7 +43,8 @@ def lucene_queries(text: str) -> list[str]:
     ]
 
 
-def _phrase(term: str) -> str:
+def lucene_phrase(term: str) -> str:
+    """``term`` as a quoted Lucene phrase, ``\\`` and ``"`` escaped: never an operator."""
     return '"' + term.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 

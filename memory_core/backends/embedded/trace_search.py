@@ -111,9 +111,8 @@ def _scored(
     terms = query_terms(query)
     found: dict[str, tuple[sqlite3.Row, float]] = {}
     if terms:
-        sql, args = words.matching(kind, table, tenant, terms, where, params)
-        # The word index's query reads whole rows; of the candidates, only these.
-        sql = sql.replace("SELECT r.* ", f"SELECT r.id, r.created_at, {_TEXT_SQL[table]} ", 1)
+        columns = f"r.id, r.created_at, {_TEXT_SQL[table]}"
+        sql, args = words.matching(kind, table, tenant, terms, where, params, columns)
         rows = conn.execute(sql, [*args, candidate_pool(limit)])
         found = ranking.by_text(rows, terms, _TEXT[table])
     if vector is not None:

@@ -38,13 +38,20 @@ def index_entities(conn: sqlite3.Connection) -> None:
 
 
 def matching(
-    kind: str, table: str, tenant: str, terms: Sequence[str], where: str, params: Sequence[object]
+    kind: str,
+    table: str,
+    tenant: str,
+    terms: Sequence[str],
+    where: str,
+    params: Sequence[object],
+    columns: str = "r.*",
 ) -> tuple[str, list[object]]:
-    """SQL selecting the rows of ``table`` (alias ``r``) of ``tenant`` that hold a word of
-    ``terms`` and meet ``where``, the ones sharing most words first, then the newest."""
+    """SQL selecting ``columns`` of the rows of ``table`` (alias ``r``) of ``tenant`` that
+    hold a word of ``terms`` and meet ``where``, the ones sharing most words first, then
+    the newest."""
     marks = ",".join("?" * len(terms))
     sql = (
-        f"SELECT r.* FROM {table} r JOIN (SELECT record_id, COUNT(*) AS hits "
+        f"SELECT {columns} FROM {table} r JOIN (SELECT record_id, COUNT(*) AS hits "
         f"FROM long_term_words WHERE kind = ? AND tenant = ? AND word IN ({marks}) "
         "GROUP BY record_id) w ON w.record_id = r.id "
         f"WHERE {where} ORDER BY w.hits DESC, r.created_at DESC, r.id LIMIT ?"
