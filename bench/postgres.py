@@ -554,14 +554,14 @@ class RoundTrips:
         store = backend.store
         once = store._once
 
-        async def counted_once(work: Any, autocommit: bool = False) -> Any:
+        async def counted_once(work: Any, autocommit: bool = False, **options: Any) -> Any:
             self.count += 0 if autocommit else 2
 
             async def counted_work(tx: Any) -> Any:
                 tx.cursor = _Counting(tx.cursor, self)
                 return await work(tx)
 
-            return await once(counted_work, autocommit)
+            return await once(counted_work, autocommit, **options)
 
         store._once = counted_once
 

@@ -326,7 +326,7 @@ class PostgresStore(PostgresLongTerm, PostgresReasoning, Store):
     ) -> T:
         for attempt in range(2):
             try:
-                return await self._on(work, autocommit, write=write, replica=replica)
+                return await self._once(work, autocommit, write=write, replica=replica)
             except _Broken as broken:
                 pool = self._pool_for(replica)
                 if broken.at_commit or attempt == 1 or pool is None:
@@ -337,11 +337,13 @@ class PostgresStore(PostgresLongTerm, PostgresReasoning, Store):
                 raise translate(exc, write=write, sent=True) from None
         raise AssertionError("unreachable")
 
-    async def _on(
+    async def _once(
         self, work: Work[T], autocommit: bool = False, *, write: bool = False, replica: bool = False
     ) -> T:
         """One attempt on a connection of the primary's pool (of the reads' pool:
-        ``replica``); after a ``write``, with replicas, the primary's position is noted."""
+        ``replica``); after a ``write``, with ``require_standby`` the server's commits are
+        checked, and with replicas the primary's position is noted. The one place every
+        call runs through: tests and the bench's round-trip counter wrap it."""
         pool = self._pool_for(replica)
         if pool is None:
             raise TransportError("postgres: the backend is closed", retryable=False)

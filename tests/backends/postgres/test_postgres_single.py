@@ -60,9 +60,9 @@ async def _lose_first_answer(backend: MemoryBackend) -> list[int]:
     once = store._once
     attempts = [0]
 
-    async def flaky(work: Any, *args: Any) -> Any:
+    async def flaky(work: Any, *args: Any, **options: Any) -> Any:
         attempts[0] += 1
-        result = await once(work, *args)
+        result = await once(work, *args, **options)
         if attempts[0] == 1:
             lost = psycopg.OperationalError("server closed the connection unexpectedly")
             raise pg_backend._Broken(lost, False)
