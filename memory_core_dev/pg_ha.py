@@ -32,9 +32,10 @@ import pwd
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -188,7 +189,24 @@ class HaFormation:
 
     def start(self) -> HaFormation:
         """Create and run the monitor, then the primary, then the standby; return once the
-        monitor reports a primary and a secondary."""
+        monitor reports a primary and a secondary.
+
+        On a loaded machine pg_autoctl 2.0 now and then gives up creating a node: its first
+        connections to the new PostgreSQL stop after about 3.5 s, and its next attempts
+        connect as the operating-system user, which has no role ("role nobody does not
+        exist"). Then the formation is made again from nothing (new directory, new ports),
+        once."""
+        try:
+            return self._start_once()
+        except RuntimeError as exc:
+            print(f"pg_ha: the formation did not start; a fresh one: {exc}", file=sys.stderr)
+            self.stop()
+            self.root = Path(tempfile.mkdtemp(prefix="memory-core-ha-"))
+            self.monitor_port = free_port()
+            self.ports = {name: free_port() for name in self.ports}
+            return self._start_once()
+
+    def _start_once(self) -> HaFormation:
         began = time.monotonic()
         if self._user is not None:
             entry = pwd.getpwnam(self._user)
@@ -472,7 +490,7 @@ class HaFormation:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def primaries_left_writing(events: list[tuple[str, ...]]) -> list[tuple[str, str]]:
+def primaries_left_writing(events: Sequence[tuple[str, ...]]) -> list[tuple[str, str]]:
     """Where pg_auto_failover's bug #774 struck, in the monitor's history
     (:meth:`HaFormation.event_log` rows): a primary being demoted (assigned ``draining`` or
     ``demote_timeout``) then assigned ``wait_primary``, which turns its synchronous

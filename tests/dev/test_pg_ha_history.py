@@ -1,13 +1,18 @@
 """Finding pg_auto_failover's bug #774 in the monitor's history
-(:func:`memory_core_dev.pg_ha.primaries_left_writing`).
+(:func:`memory_core_dev.pg_ha.primaries_left_writing`), and a formation that fails to
+start made again once (:meth:`memory_core_dev.pg_ha.HaFormation.start`).
 
-The rows are the monitor's own (``HaFormation.event_log``), from a switchover that lost six
+The history rows are the monitor's own (``HaFormation.event_log``), from a switchover that lost six
 acknowledged writes on 2026-12-07 (descriptions shortened), and from a clean one.
 """
 
 from __future__ import annotations
 
-from memory_core_dev.pg_ha import primaries_left_writing
+from pathlib import Path
+
+import pytest
+
+from memory_core_dev.pg_ha import HaFormation, primaries_left_writing
 
 STRUCK = [
     ("06:32:45.785002", "node1", "primary", "draining", "0/30C4590", "user-initiated failover"),
@@ -36,3 +41,34 @@ def test_a_clean_switchover_and_a_promoted_standby_are_not() -> None:
     # node1 is assigned wait_primary too: as the promoted standby, which is how it should be
     assert primaries_left_writing(CLEAN) == []
     assert primaries_left_writing(CLEAN + STRUCK) == [("06:32:45.804163", "node1")]
+
+
+def test_a_formation_that_fails_to_start_is_made_again_from_nothing_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """pg_autoctl 2.0 now and then gives up creating a node on a loaded machine: the next
+    attempt gets a new directory and new ports; a second failure is raised."""
+    formation = HaFormation()
+    tries: list[tuple[Path, dict[str, int]]] = []
+
+    def flaky(self: HaFormation) -> HaFormation:
+        tries.append((self.root, dict(self.ports)))
+        if len(tries) == 1:
+            raise RuntimeError("pg_autoctl of node1 exited: role nobody does not exist")
+        return self
+
+    monkeypatch.setattr(HaFormation, "_start_once", flaky)
+    try:
+        assert formation.start() is formation
+        (first_root, first_ports), (second_root, second_ports) = tries
+        assert second_root != first_root and not first_root.exists()
+        assert set(second_ports) == set(first_ports) and second_ports != first_ports
+
+        def broken(self: HaFormation) -> HaFormation:
+            raise RuntimeError("still broken")
+
+        monkeypatch.setattr(HaFormation, "_start_once", broken)
+        with pytest.raises(RuntimeError, match="still broken"):
+            formation.start()
+    finally:
+        formation.stop()
