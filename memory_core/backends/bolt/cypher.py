@@ -417,11 +417,12 @@ RESOLVE_ID_ID = RESOLVE_ID + "RETURN c.id AS id"
 # (a tenant, or a user filter) the seek is on ``Conversation(user_identifier,
 # updated_at, id)``: ordering by ``user_identifier`` too (fixed by the equality) lets the
 # index supply the whole order. Without one it is on ``Conversation(updated_at)`` with a
-# partial sort of equal timestamps by id. Both name their index in a hint: the planner
-# otherwise picks by statistics, and on a small or freshly emptied store it chose the
-# ``(user_identifier)`` index and a sort of every conversation of the user, or a scan of
-# the composite index across users (a hint whose index is missing is only a warning:
-# the statement is then planned without it). The first page's bound is the largest
+# partial sort of equal timestamps by id. Both name their index in a seek hint: the
+# planner otherwise picks by statistics, and on a small or freshly emptied store it chose
+# the ``(user_identifier)`` index and a sort of every conversation of the user, or a scan
+# of the composite index across users; with a plain ``USING INDEX`` it still scanned that
+# index now and then (a hint whose index is missing is only a warning: the statement is
+# then planned without it). The first page's bound is the largest
 # DateTime Cypher has (a parameter cannot be: the driver's DateTime stops at year 9999).
 # Undated conversations (``updated_at`` missing or of another type, which only another
 # writer leaves) follow, by id descending; they are found by scanning the scope.
@@ -441,13 +442,13 @@ def _dated(user: bool, bound: str, tie: str) -> str:
     if user:
         return f"""
 MATCH (c:Conversation)
-USING INDEX c:Conversation(user_identifier, updated_at, id)
+USING INDEX SEEK c:Conversation(user_identifier, updated_at, id)
 WHERE c.user_identifier = $user AND c.updated_at <= {bound} AND c.id IS NOT NULL {tie}
 WITH c ORDER BY c.user_identifier DESC, c.updated_at DESC, c.id DESC LIMIT $limit
 {_LISTED}"""
     return f"""
 MATCH (c:Conversation)
-USING INDEX c:Conversation(updated_at)
+USING INDEX SEEK c:Conversation(updated_at)
 WHERE c.updated_at <= {bound} {tie}
 WITH c ORDER BY c.updated_at DESC, c.id DESC LIMIT $limit
 {_LISTED}"""
