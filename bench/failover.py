@@ -150,7 +150,8 @@ async def run(
     ``require_standby``: the backend's option)."""
     faults = faults or list(DEFAULT_FAULTS)
     sessions = sessions_for(writers, kinds)
-    url = f"{formation.url}&schema=soak_{uuid.uuid4().hex[:12]}"
+    schema = f"soak_{uuid.uuid4().hex[:12]}"
+    url = f"{formation.url}&schema={schema}"
     url += "&require_standby=true" if require_standby else ""
     began, events = time.monotonic(), list[str]()
     async with open_backend(url, max_size=writers + 2, pool_timeout=30, connect_timeout=2) as store:
@@ -158,7 +159,7 @@ async def run(
         found = await check(store, tally, sessions)
         if found.lost:
             print("LOST failovers:", *events, sep="\n  ")
-            await _evidence(formation, store, url.rsplit("schema=", 1)[1], tally, sessions)
+            await _evidence(formation, store, schema, tally, sessions)
     errors = tally.errors_by_type()
     return {
         "require_standby": require_standby,

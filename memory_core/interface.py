@@ -82,6 +82,11 @@ class Store(ABC):
     """The entity types the store keeps as given (``None``: every type). ``add_entity``
     with another type is an argument the store cannot honour: it warns once (strict:
     ``NotSupportedError``) and the store keeps the entity as ``CUSTOM``."""
+    durable_acks: bool = False
+    """True when the store acknowledges a write only once it is durable beyond the server
+    that took it, and reports it in doubt otherwise (PostgreSQL's ``require_standby``).
+    What a read finds may then be a write reported in doubt: the turn protocol confirms a
+    replay it found by reading through the half's keyed write."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -177,8 +177,10 @@ class TurnMemory:
         """Retrieve what memory knows for ``user_message`` and store it (exact content).
 
         A replay of a stored turn writes nothing and returns the stored user message
-        (and ``assistant_message`` when the turn was closed). Reusing a turn id with a
-        different message raises :class:`TurnConflictError`.
+        (and ``assistant_message`` when the turn was closed); on a store with
+        ``durable_acks`` it sends the halves' keyed writes again, which store nothing
+        new. Reusing a turn id with a different message raises
+        :class:`TurnConflictError`.
         """
         turn = check_turn_id(turn_id)
         text = check_str(user_message, "user_message")
@@ -285,7 +287,7 @@ class TurnMemory:
         stored = self._stored_turn(turn, tail, text)
         if stored is not None:
             self._check_same(turn, stored.user, text)
-            return stored, True
+            return await self._confirmed(turn, stored), True
         refs = [EntityRef(id=entity.id) for entity in retrieved]
         user = await self._write("user", turn, text, refs)
         self._check_same(turn, user, text)
@@ -311,6 +313,21 @@ class TurnMemory:
                 f"the newest {self._tail_size()} messages of the conversation; call "
                 "open_turn(turn_id, user_message) first",
             )
+        return await self._confirmed(turn, stored)
+
+    async def _confirmed(self, turn: str, stored: _Turn) -> _Turn:
+        """``stored``, found by reading the conversation, with each half this protocol
+        wrote under its idempotency key written again under it (which stores nothing
+        new). A half found by a read may be one whose write was reported in doubt, on a
+        server that may still lose it; only a write is checked for that (PostgreSQL's
+        ``require_standby``), so on such a store (``durable_acks``) a replay is acknowledged
+        only through one. Elsewhere ``stored`` as found: a replay writes nothing."""
+        if not self.backend.store.durable_acks:
+            return stored
+        for half in ("user", "assistant"):
+            found: Message | None = getattr(stored, half)
+            if found is not None and found.idempotency_key == self._idempotency_key(turn, half):
+                setattr(stored, half, await self._write(half, turn, found.content, []))
         return stored
 
     def _stored_turn(self, turn: str, tail: _Tail, text: str | None) -> _Turn | None:

@@ -176,6 +176,7 @@ class PostgresStore(PostgresLongTerm, PostgresReasoning, Store):
             require_standby=require_standby,
         )
         super().__init__(**options)
+        self.durable_acks = self.settings.require_standby
         self._pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] | None = None
         self._replicas: Replicas | None = None
         if self.settings.read_from == "replica":

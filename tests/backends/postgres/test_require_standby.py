@@ -16,7 +16,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from memory_core import ConfigurationError, TransportError, open_backend
+from memory_core import ConfigurationError, TransportError, TurnMemory, open_backend
 from memory_core.backends.postgres.config import parse_settings
 from memory_core_dev.pg_ha import HaFormation
 from memory_core_dev.postgres_server import PostgresHandle
@@ -125,3 +125,37 @@ def _set_standby_names(admin: psycopg.Connection[Any], names: str) -> None:
     )
     admin.execute(statement)
     admin.execute("SELECT pg_reload_conf()")
+
+
+@pytest.mark.anyio
+async def test_a_turn_replay_found_by_reading_is_acknowledged_only_once_durable(
+    pg_ha: HaFormation,
+) -> None:
+    """The soak lost a turn's question with the option on (2026-12-07): ``open_turn``'s
+    write was reported in doubt, the retry found the question by reading the conversation
+    and acknowledged the turn, and the server that held it was then rewound. On a store
+    with ``durable_acks`` a replay found by reading goes through the half's keyed write,
+    which is checked: in doubt while the primary commits alone, acknowledged (stored once)
+    when its standby is back."""
+    url = _schema_url(pg_ha.url)
+    primary = pg_ha.node_url(pg_ha.primary())
+    async with open_backend(url, require_standby=True) as strict:
+        assert strict.store.durable_acks
+        memory = TurnMemory(strict, "s", "soak")
+        await memory.open_turn("t0", "hello")  # the conversation, while synchronous
+        with psycopg.connect(primary, autocommit=True) as admin:
+            names = admin.execute("SHOW synchronous_standby_names").fetchone()
+            assert names and names[0]
+            _set_standby_names(admin, "")
+            try:
+                for _ in range(2):  # the first try, then the retry that reads it back
+                    with pytest.raises(TransportError) as raised:
+                        await memory.open_turn("t1", "where is my order?")
+                    assert raised.value.maybe_applied
+            finally:
+                _set_standby_names(admin, names[0])
+        opened = await memory.open_turn("t1", "where is my order?")
+        read = await strict.get_conversation("s")
+    assert opened.replayed
+    assert [m.content for m in read.messages] == ["hello", "where is my order?"]
+    assert opened.user_message.id == read.messages[1].id
