@@ -349,6 +349,27 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
         )
         return await self._append(target, role_, text, meta, key, refs, embed)
 
+    @instrument("add_message")
+    async def _add_keyed(
+        self,
+        session_id: str,
+        role: MessageRole,
+        content: str,
+        metadata: dict[str, Any],
+        key: str,
+        mentions: list[EntityRef],
+        user_identifier: str | None,
+    ) -> tuple[Message, bool | None]:
+        """The turn protocol's write: a keyed ``add_message`` of checked values on a store
+        that :attr:`~memory_core.interface.Store.tells_replays`, and whether the key was
+        stored before (see :meth:`~memory_core.interface.Store.add_keyed_message`)."""
+        target = self._policy.target("add_message", session_id, None, user_identifier)
+        text = check_str(content, "content", max_chars=self.limits.max_content_chars)
+        meta = check_metadata(metadata, "metadata", self.limits)
+        refs = await self._policy.mentions("add_message", text, "explicit", mentions, True)
+        req = await self._message_request(target, role, text, meta, key, refs, True)
+        return await self.store.add_keyed_message(req)
+
     async def _append(
         self,
         target: rq.Target,
@@ -359,18 +380,29 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
         mentions: list[EntityRef],
         embed: bool,
     ) -> Message:
+        req = await self._message_request(target, role, content, metadata, key, mentions, embed)
+        return await self.store.add_message(req)
+
+    async def _message_request(
+        self,
+        target: rq.Target,
+        role: MessageRole,
+        content: str,
+        metadata: dict[str, Any],
+        key: str | None,
+        mentions: list[EntityRef],
+        embed: bool,
+    ) -> rq.AddMessage:
         vectors = await self._policy.embed([content], embed)
         await self._ready()
-        return await self.store.add_message(
-            rq.AddMessage(
-                target=target,
-                role=role,
-                content=content,
-                metadata=metadata,
-                idempotency_key=key,
-                mentions=mentions,
-                embedding=vectors[0] if vectors else None,
-            )
+        return rq.AddMessage(
+            target=target,
+            role=role,
+            content=content,
+            metadata=metadata,
+            idempotency_key=key,
+            mentions=mentions,
+            embedding=vectors[0] if vectors else None,
         )
 
     @property

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from .archive.hooks import BulkTransfer
 
 # Hooks with a working default that a store may override for a better source.
-DEFAULTED_HOOKS = ("get_context", "bulk_transfer")
+DEFAULTED_HOOKS = ("add_keyed_message", "get_context", "bulk_transfer")
 
 __all__ = ["DEFAULTED_HOOKS", "HOOKS_FOR_FLAG", "Store"]
 
@@ -176,6 +176,23 @@ class Store(ABC):
         ``req.mentions`` (only non-empty where ``explicit_mentions``) are linked.
         ``req.embedding`` is set when an embedder is configured.
         """
+
+    async def add_keyed_message(self, req: rq.AddMessage) -> tuple[Message, bool | None]:
+        """``add_message`` of a request with an idempotency key, and whether the key was
+        stored before this call: ``True`` (the stored message is returned, nothing was
+        written), ``False`` (this call stored it, an earlier attempt of the same call
+        included) or ``None`` (the store cannot tell: this default).
+
+        Optional. The turn protocol asks only stores that override it: it then tells a
+        new turn from a replayed one by its write, without reading the conversation
+        first, which saves every turn a round trip."""
+        return await self.add_message(req), None
+
+    @property
+    def tells_replays(self) -> bool:
+        """Whether :meth:`add_keyed_message` is the store's own (it answers ``True`` or
+        ``False``, never ``None``)."""
+        return type(self).add_keyed_message is not Store.add_keyed_message
 
     @abstractmethod
     async def add_messages(self, req: rq.AddMessages) -> list[Message]:

@@ -78,7 +78,12 @@ class TurnMemory:
     that is already stored write nothing and return the stored messages. They are
     recognised from this object's turn log (the last 1,024 turns), else from storage:
 
-    * with message metadata (embedded, Bolt): by ``turn_key`` among the newest
+    * where the store tells replays (embedded, Bolt, PostgreSQL:
+      :attr:`~memory_core.interface.Store.tells_replays`): by the user half's keyed
+      write, at any age; the reply of a replayed turn is found by ``turn_key`` among the
+      newest ``replay_lookback`` (50) messages (an older one is not returned, and
+      ``close_turn`` stores nothing new: its key holds).
+    * with message metadata elsewhere: by ``turn_key`` among the newest
       ``replay_lookback`` (50) messages. Older replays still write nothing (idempotency
       keys) but may not be reported as ``replayed``.
     * without it (NAMS): a newest message that is a user message with the same content
@@ -130,6 +135,14 @@ class TurnMemory:
         """What this backend cannot store for a turn: any of ``"metadata"``,
         ``"mentions"``, ``"idempotency_keys"``, ``"reasoning"`` (no ``traces``)."""
         self._exact = caps.message_metadata
+        # The user half's keyed write says whether the turn was stored before: no read
+        # of the conversation comes first (see _open_by_writing).
+        self._writes_tell = (
+            caps.message_metadata
+            and caps.idempotency_keys
+            and caps.explicit_mentions
+            and backend.store.tells_replays
+        )
         self._traces = (
             TraceRecorder(
                 backend,
@@ -283,6 +296,8 @@ class TurnMemory:
     async def _open_in_storage(
         self, turn: str, text: str, retrieved: list[Entity]
     ) -> tuple[_Turn, bool]:
+        if self._writes_tell:
+            return await self._open_by_writing(turn, text, retrieved)
         tail = await self._read_tail(self._tail_size())
         stored = self._stored_turn(turn, tail, text)
         if stored is not None:
@@ -296,6 +311,30 @@ class TurnMemory:
         newest = tail.newest
         replayed = newest is not None and user.created_at < newest.created_at
         return _Turn(user, fresh=not replayed), replayed
+
+    async def _open_by_writing(
+        self, turn: str, text: str, retrieved: list[Entity]
+    ) -> tuple[_Turn, bool]:
+        """Write the user half first; only a replay reads the conversation (for the
+        turn's reply). A replay's user half is the stored one, acknowledged by this
+        write; its reply, found by reading, is confirmed as :meth:`_confirmed` says."""
+        refs = [EntityRef(id=entity.id) for entity in retrieved]
+        options = await self._write_options("user", turn, refs)
+        user, replayed = await self.backend._add_keyed(
+            self.conversation_id,
+            MessageRole.USER,
+            text,
+            options["metadata"],
+            options["idempotency_key"],
+            refs,
+            self._call_user,
+        )
+        self._check_same(turn, user, text)
+        if not replayed:
+            return _Turn(user, fresh=True), False
+        stored = self._stored_turn(turn, await self._read_tail(self._tail_size()), None)
+        found = _Turn(user, None if stored is None else stored.assistant)
+        return await self._confirmed(turn, found, ("assistant",)), True
 
     async def _closable_in_storage(self, turn: str) -> _Turn:
         if not self._exact:
@@ -315,7 +354,9 @@ class TurnMemory:
             )
         return await self._confirmed(turn, stored)
 
-    async def _confirmed(self, turn: str, stored: _Turn) -> _Turn:
+    async def _confirmed(
+        self, turn: str, stored: _Turn, halves: tuple[Half, ...] = ("user", "assistant")
+    ) -> _Turn:
         """``stored``, found by reading the conversation, with each half this protocol
         wrote under its idempotency key written again under it (which stores nothing
         new). A half found by a read may be one whose write was reported in doubt, on a
@@ -324,7 +365,7 @@ class TurnMemory:
         only through one. Elsewhere ``stored`` as found: a replay writes nothing."""
         if not self.backend.store.durable_acks:
             return stored
-        for half in ("user", "assistant"):
+        for half in halves:
             found: Message | None = getattr(stored, half)
             if found is not None and found.idempotency_key == self._idempotency_key(turn, half):
                 setattr(stored, half, await self._write(half, turn, found.content, []))
@@ -403,6 +444,17 @@ class TurnMemory:
         return None
 
     async def _write(self, half: Half, turn: str, text: str, refs: list[EntityRef]) -> Message:
+        options = await self._write_options(half, turn, refs)
+        return await self.backend.add_message(
+            session_id=self.conversation_id,
+            role=half,
+            content=text,
+            user_identifier=self._call_user,
+            **options,
+        )
+
+    async def _write_options(self, half: Half, turn: str, refs: list[EntityRef]) -> dict[str, Any]:
+        """The keywords of a half's ``add_message``, once the conversation exists."""
         caps = self.backend.capabilities
         options: dict[str, Any] = {}
         if caps.message_metadata:
@@ -420,13 +472,7 @@ class TurnMemory:
                 options["explicit_mentions"] = refs
         await self._ensure_conversation()
         self._warn_degraded(self._message_gaps)
-        return await self.backend.add_message(
-            session_id=self.conversation_id,
-            role=half,
-            content=text,
-            user_identifier=self._call_user,
-            **options,
-        )
+        return options
 
     async def _read_tail(self, size: int) -> _Tail:
         try:
@@ -448,7 +494,10 @@ class TurnMemory:
     async def _ensure_conversation(self) -> None:
         if self._conversation_ready:
             return
-        if self.backend.capabilities.client_chosen_ids:
+        caps = self.backend.capabilities
+        # Only the conversation's owner needs the call: the first write makes the rest.
+        owner = self.user_identifier is not None or not caps.auto_create_conversation
+        if caps.client_chosen_ids and owner:
             await self.backend.create_conversation(
                 session_id=self.conversation_id, user_identifier=self.user_identifier
             )  # the one call that always carries the user

@@ -246,6 +246,14 @@ class BoltStore(BoltLongTerm, Store):
     # ------------------------------------------------------------------ writes
 
     async def add_message(self, req: rq.AddMessage) -> Message:
+        return (await self._add(req))[0]
+
+    async def add_keyed_message(self, req: rq.AddMessage) -> tuple[Message, bool | None]:
+        return await self._add(req)
+
+    async def _add(self, req: rq.AddMessage) -> tuple[Message, bool]:
+        # The id is chosen once for every attempt: a retry that finds the first
+        # attempt's message stored under the key finds this call's own write.
         key = req.idempotency_key
         tenant = req.target.tenant
         mentions = _mention_params(req.mentions)
@@ -264,7 +272,8 @@ class BoltStore(BoltLongTerm, Store):
         }
         query = cypher.scoped(tenant).message(bool(req.target.session_id), bool(req.mentions))
         found = await self._conn.run_write(query, **params)
-        return _stored(found, req.target)
+        stored = _stored(found, req.target)
+        return stored, str(stored.id) != params["id"]
 
     async def add_messages(self, req: rq.AddMessages) -> list[Message]:
         ids = random_ids(len(req.messages))

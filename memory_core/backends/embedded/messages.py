@@ -57,6 +57,12 @@ def add_message(conn: sqlite3.Connection, req: rq.AddMessage) -> Message:
     conversation row is advanced (``UPDATE … RETURNING``) and the message inserted
     (``INSERT … RETURNING`` its timestamp).
     """
+    return add_keyed(conn, req)[0]
+
+
+def add_keyed(conn: sqlite3.Connection, req: rq.AddMessage) -> tuple[Message, bool]:
+    """:func:`add_message`, and whether its idempotency key was stored before (then the
+    stored message is returned and nothing is written)."""
     target = req.target
     now = now_micros()
     if req.idempotency_key is not None:
@@ -64,14 +70,15 @@ def add_message(conn: sqlite3.Connection, req: rq.AddMessage) -> Message:
         if found is not None:
             stored = _by_key(conn, found["id"], req.idempotency_key)
             if stored is not None:
-                return stored
+                return stored, True
     row = _advance(conn, target, 1, now)
     tenant = conversations.tenant_key(target.tenant)
     linked = entities.resolve(conn, tenant, req.mentions, now) if req.mentions else []
     writer = _Writer(conn, row, now, 1)
-    return writer.write(
+    written = writer.write(
         req.role, req.content, req.metadata, None, req.embedding, req.idempotency_key, linked
     )
+    return written, False
 
 
 def add_messages(conn: sqlite3.Connection, req: rq.AddMessages) -> list[Message]:

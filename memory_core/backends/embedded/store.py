@@ -153,6 +153,9 @@ class EmbeddedStore(EmbeddedLongTerm, EmbeddedReasoning, Store):
     async def add_message(self, req: rq.AddMessage) -> Message:
         return await self._store.write(lambda conn: messages.add_message(conn, req), small=True)
 
+    async def add_keyed_message(self, req: rq.AddMessage) -> tuple[Message, bool | None]:
+        return await self._store.write(lambda conn: messages.add_keyed(conn, req), small=True)
+
     async def add_messages(self, req: rq.AddMessages) -> list[Message]:
         return await self._store.call(lambda conn: messages.add_messages(conn, req), write=True)
 

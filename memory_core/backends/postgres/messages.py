@@ -43,12 +43,19 @@ _INSERT = (
 
 async def add_message(tx: Tx, req: rq.AddMessage, now: datetime) -> Message:
     """The ``add_message`` hook; a replayed idempotency key returns the stored message."""
+    return (await add_keyed(tx, req, now))[0]
+
+
+async def add_keyed(tx: Tx, req: rq.AddMessage, now: datetime) -> tuple[Message, bool]:
+    """:func:`add_message`, and whether its idempotency key was stored before (a
+    transaction is never made again once its COMMIT was sent: a message found under the
+    key is another call's)."""
     if req.idempotency_key is not None:
         found = await conversations.require(tx, req.target)
         if found is not None:
             stored = await _by_key(tx, found[0], req.idempotency_key)
             if stored is not None:
-                return stored
+                return stored, True
     row = await conversations.advance_or_create(tx, req.target, 1, now)
     item = rq.NewMessage(
         role=req.role,
@@ -63,8 +70,8 @@ async def add_message(tx: Tx, req: rq.AddMessage, now: datetime) -> Message:
         assert req.idempotency_key is not None
         stored = await _by_key(tx, row[0], req.idempotency_key)
         assert stored is not None
-        return stored
-    return message
+        return stored, True
+    return message, False
 
 
 async def add_messages(tx: Tx, req: rq.AddMessages, now: datetime) -> list[Message]:

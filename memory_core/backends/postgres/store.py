@@ -379,6 +379,16 @@ class PostgresStore(PostgresLongTerm, PostgresReasoning, Store):
             return await self._run(single.AddOne(req, now), write=True, autocommit=True)
         return await self._run(lambda tx: messages.add_message(tx, req, now), write=True)
 
+    async def add_keyed_message(self, req: rq.AddMessage) -> tuple[Message, bool | None]:
+        now = datetime.now(UTC)
+        if single.add_covers(req):
+            # Its id is chosen once for both attempts: the first attempt's write, found
+            # by the second, is this call's.
+            one = single.AddOne(req, now)
+            stored = await self._run(one, write=True, autocommit=True)
+            return stored, stored.id != one.ids[0]
+        return await self._run(lambda tx: messages.add_keyed(tx, req, now), write=True)
+
     async def add_messages(self, req: rq.AddMessages) -> list[Message]:
         now = datetime.now(UTC)
         if single.batch_covers(req):

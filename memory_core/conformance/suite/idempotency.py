@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import anyio
 
-from memory_core import Message
+from memory_core import Message, MessageRole
 
 from ..harness import Harness
 from ..scenarios import scenario
@@ -77,3 +77,31 @@ class IdempotencySuite(SuiteBase):
         assert a.id != b.id
         assert await harness.contents(first) == ["in first"]
         assert await harness.contents(second) == ["in second"]
+
+    @scenario(
+        "idempotency.write_tells_replay",
+        "a keyed write says whether its key was stored before, where the store tells",
+        requires="idempotency_keys",
+    )
+    async def test_idempotency_write_tells_replay(self, harness: Harness) -> None:
+        first, second = await harness.new_session(), await harness.new_session()
+        key = harness.unique("key")
+        written, fresh = await _keyed(harness, first, "once", key)
+        again, replayed = await _keyed(harness, first, "changed", key)
+        elsewhere, other = await _keyed(harness, second, "there", key)
+        assert (again.id, again.content) == (written.id, "once")
+        assert await harness.contents(first) == ["once"]
+        assert await harness.contents(second) == ["there"] and elsewhere.id != written.id
+        told = (fresh, replayed, other)
+        if harness.backend.store.tells_replays:
+            assert told == (False, True, False), f"new, replay, other session: {told}"
+        else:
+            assert told == (None, None, None), f"a store that cannot tell answers None: {told}"
+
+
+async def _keyed(
+    harness: Harness, session: str, text: str, key: str
+) -> tuple[Message, bool | None]:
+    """The turn protocol's keyed write (what ``Store.add_keyed_message`` answers)."""
+    backend = harness.backend
+    return await backend._add_keyed(session, MessageRole.USER, text, {}, key, [], None)

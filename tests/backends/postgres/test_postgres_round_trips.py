@@ -132,9 +132,9 @@ async def test_a_sessions_first_write_is_two_round_trips(
         assert read.messages[0].session_id == session
 
 
-async def test_an_agent_turn_is_four_round_trips(wired: tuple[MemoryBackend, Wire]) -> None:
-    # retrieval (one find_entities: "Acme Corp"), the tail read, the user message and the
-    # reply, each with its idempotency key: one statement each
+async def test_an_agent_turn_is_three_round_trips(wired: tuple[MemoryBackend, Wire]) -> None:
+    # retrieval (one find_entities: "Acme Corp"), the user message (its keyed write tells
+    # a new turn from a replay: no read first) and the reply: one statement each
     backend, wire = wired
 
     async def agent(user_message: str, ctx: Any) -> str:
@@ -145,10 +145,20 @@ async def test_an_agent_turn_is_four_round_trips(wired: tuple[MemoryBackend, Wir
         await chat(f"turn {t}: tell me about Acme Corp", turn_id=f"t{t}")
     for t in range(_PREPARED, _PREPARED + 3):
         turn = chat(f"turn {t}: tell me about Acme Corp and topic {t}", turn_id=f"t{t}")
-        assert await wire.trips(turn) == 4
+        assert await wire.trips(turn) == 3
     read = await backend.get_conversation("turns")
     assert len(read.messages) == 2 * (_PREPARED + 3)
     assert all(m.idempotency_key is not None for m in read.messages)
+    # Replays store nothing and do not run the agent. Known to this object: retrieval
+    # only. Found in storage by another object: retrieval, the user half's write (stored:
+    # nothing written), the read that finds the reply and the one that looks for the
+    # turn's reasoning trace to link (a conversation without an owner is not created
+    # first: the first write creates it).
+    said = f"turn {_PREPARED}: tell me about Acme Corp and topic {_PREPARED}"
+    assert await wire.trips(chat(said, turn_id=f"t{_PREPARED}")) == 1
+    other = with_memory(agent, backend=backend, conversation_id="turns", platform="test")
+    assert await wire.trips(other(said, turn_id=f"t{_PREPARED}")) == 4
+    assert len((await backend.get_conversation("turns")).messages) == 2 * (_PREPARED + 3)
 
 
 async def test_concurrent_first_writes_of_a_session_with_one_key_store_one_message(

@@ -133,10 +133,11 @@ async def test_a_turn_replay_found_by_reading_is_acknowledged_only_once_durable(
 ) -> None:
     """The soak lost a turn's question with the option on (2026-12-07): ``open_turn``'s
     write was reported in doubt, the retry found the question by reading the conversation
-    and acknowledged the turn, and the server that held it was then rewound. On a store
-    with ``durable_acks`` a replay found by reading goes through the half's keyed write,
-    which is checked: in doubt while the primary commits alone, acknowledged (stored once)
-    when its standby is back."""
+    and acknowledged the turn, and the server that held it was then rewound. A replay is
+    now acknowledged only through the half's keyed write, which is checked (the user half
+    is written first and its write tells the replay; on a store with ``durable_acks`` a
+    half found by reading is written again): in doubt while the primary commits alone,
+    acknowledged (stored once) when its standby is back."""
     url = _schema_url(pg_ha.url)
     primary = pg_ha.node_url(pg_ha.primary())
     async with open_backend(url, require_standby=True) as strict:
