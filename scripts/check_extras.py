@@ -39,6 +39,8 @@ OWNERS: dict[str, str] = {
     "memory_core.integrations.pydantic_ai": "pydantic-ai",
     "memory_core.integrations.llamaindex": "llamaindex",
     "memory_core.integrations.strands": "strands",
+    "memory_core.integrations.agent_framework": "agent-framework",
+    "memory_core.integrations.langgraph": "langgraph",
     "memory_core.integrations.mcp_server": "mcp",
 }
 """Module (or package) → the extra it needs; the longest matching prefix wins, every

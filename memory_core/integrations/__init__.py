@@ -5,6 +5,8 @@
 * :mod:`memory_core.integrations.pydantic_ai` — ``memory-core[pydantic-ai]``
 * :mod:`memory_core.integrations.llamaindex` — ``memory-core[llamaindex]``
 * :mod:`memory_core.integrations.strands` — ``memory-core[strands]``
+* :mod:`memory_core.integrations.langgraph` — ``memory-core[langgraph]`` (a ``BaseStore``)
+* :mod:`memory_core.integrations.agent_framework` — ``memory-core[agent-framework]``
 * :mod:`memory_core.integrations.mcp_server` — ``memory-core[mcp]`` (``memory-core mcp URL``)
 
 Every integration is keyed by a session id and works on any backend; capability flags

@@ -105,6 +105,7 @@ def test_the_pages_listed_exist(site: Path) -> None:
         "capabilities.html", "nams-sessions.html", "blocking.html", "frameworks/index.html",
         "frameworks/langchain.html", "frameworks/openai-agents.html",
         "frameworks/pydantic-ai.html", "frameworks/llamaindex.html", "frameworks/strands.html",
+        "frameworks/langgraph.html", "frameworks/agent-framework.html",
         "mcp.html", "server.html", "limits.html", "transfer.html", "differences.html",
         "writing-a-backend.html", "conformance.html", "scenarios.html", "turns.html",
         "reliability.html", "benchmarks.html", "reference/api.html",
