@@ -359,16 +359,27 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
         key: str,
         mentions: list[EntityRef],
         user_identifier: str | None,
-    ) -> tuple[Message, bool | None]:
-        """The turn protocol's write: a keyed ``add_message`` of checked values on a store
-        that :attr:`~memory_core.interface.Store.tells_replays`, and whether the key was
-        stored before (see :meth:`~memory_core.interface.Store.add_keyed_message`)."""
+        lookup: tuple[list[str], int] | None = None,
+    ) -> tuple[list[Entity], Message, bool | None]:
+        """The turn protocol's write: a keyed ``add_message`` of checked values, and
+        whether the key was stored before (see
+        :meth:`~memory_core.interface.Store.add_keyed_message`). With ``lookup``
+        (identifiers, limit), on a store that :attr:`~memory_core.interface.Store.opens_turns`,
+        the entities the identifiers name are found and linked by the same call (see
+        :meth:`~memory_core.interface.Store.open_turn`); else none are returned."""
         target = self._policy.target("add_message", session_id, None, user_identifier)
         text = check_str(content, "content", max_chars=self.limits.max_content_chars)
         meta = check_metadata(metadata, "metadata", self.limits)
         refs = await self._policy.mentions("add_message", text, "explicit", mentions, True)
         req = await self._message_request(target, role, text, meta, key, refs, True)
-        return await self.store.add_keyed_message(req)
+        if lookup is None:
+            return [], *await self.store.add_keyed_message(req)
+        identifiers, limit = lookup
+        scope = self._policy.scope("find_entities", user_identifier)
+        count = self._policy.search_limit("find_entities", limit)
+        names = [check_identifier(name, "identifiers", self.limits) for name in identifiers]
+        opening = rq.OpenTurn(message=req, identifiers=names, limit=count, scope=scope)
+        return await self.store.open_turn(opening)
 
     async def _append(
         self,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from . import requests as rq
@@ -31,6 +32,7 @@ from .models import (
     Conversation,
     ConversationPage,
     Entity,
+    EntityRef,
     ExtractionStatus,
     Fact,
     Message,
@@ -51,9 +53,27 @@ if TYPE_CHECKING:
     from .archive.hooks import BulkTransfer
 
 # Hooks with a working default that a store may override for a better source.
-DEFAULTED_HOOKS = ("add_keyed_message", "get_context", "bulk_transfer")
+DEFAULTED_HOOKS = ("add_keyed_message", "open_turn", "get_context", "bulk_transfer")
 
-__all__ = ["DEFAULTED_HOOKS", "HOOKS_FOR_FLAG", "Store"]
+__all__ = ["DEFAULTED_HOOKS", "HOOKS_FOR_FLAG", "Store", "first_named", "lookups"]
+
+
+def lookups(req: rq.OpenTurn) -> list[rq.FindEntities]:
+    """The ``find_entities`` requests of an ``open_turn``: one per identifier, in order."""
+    return [
+        rq.FindEntities(identifier=name, limit=req.limit, type=None, scope=req.scope)
+        for name in req.identifiers
+    ]
+
+
+def first_named(found: list[list[Entity]], limit: int) -> list[Entity]:
+    """The first ``limit`` distinct entities of ``found`` (the lookups' results, in
+    order): what ``open_turn`` links."""
+    named: dict[str, Entity] = {}
+    for entities in found:
+        for entity in entities:
+            named.setdefault(entity.id, entity)
+    return list(named.values())[:limit]
 
 
 class Store(ABC):
@@ -187,6 +207,24 @@ class Store(ABC):
         new turn from a replayed one by its write, without reading the conversation
         first, which saves every turn a round trip."""
         return await self.add_message(req), None
+
+    async def open_turn(self, req: rq.OpenTurn) -> tuple[list[Entity], Message, bool | None]:
+        """The entities ``req.identifiers`` name, and ``req.message`` stored with them as
+        its mentions: ``(entities, message, replayed)``, ``replayed`` as
+        :meth:`add_keyed_message` answers it (a replay links nothing new).
+
+        Optional. This default is ``find_entities`` per identifier (:func:`lookups`,
+        :func:`first_named`), then :meth:`add_keyed_message`. A store that does it in one
+        round trip overrides it: the turn protocol then opens a turn with one call."""
+        named = first_named([await self.find_entities(look) for look in lookups(req)], req.limit)
+        refs = [EntityRef(id=entity.id) for entity in named]
+        stored, replayed = await self.add_keyed_message(replace(req.message, mentions=refs))
+        return named, stored, replayed
+
+    @property
+    def opens_turns(self) -> bool:
+        """Whether :meth:`open_turn` is the store's own (one round trip)."""
+        return type(self).open_turn is not Store.open_turn
 
     @property
     def tells_replays(self) -> bool:

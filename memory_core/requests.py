@@ -107,6 +107,21 @@ class AddMessage:
     embedding: list[float] | None
 
 
+@dataclass(frozen=True, kw_only=True)
+class OpenTurn(_Scoped):
+    """A turn's question and the entities it names (see ``Store.open_turn``).
+
+    ``message`` has its idempotency key and no mentions; ``identifiers`` are looked up in
+    order as ``find_entities`` does, each for at most ``limit`` entities, and the first
+    ``limit`` distinct ones found are linked to the message in that order. ``scope`` is
+    the entities' (``message.target`` is the conversation's)."""
+
+    message: AddMessage
+    identifiers: list[str]
+    limit: int
+    scope: Scope
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class NewMessage:
     role: MessageRole

@@ -87,7 +87,7 @@ from .errors import (
     TransportError,
 )
 from .filters import matches
-from .interface import DEFAULTED_HOOKS, Store
+from .interface import DEFAULTED_HOOKS, Store, first_named, lookups
 from .limits import DEFAULT_LIMITS, Limits
 from .models import (
     Conversation,
@@ -198,12 +198,14 @@ __all__ = [
     "default_store_path",
     "encode_cursor",
     "engine_terms",
+    "first_named",
     "fit_context",
     "fit_notes",
     "foreign",
     "format_context",
     "http_call",
     "keeps_id",
+    "lookups",
     "matches",
     "merge_counts",
     "metadata_json",

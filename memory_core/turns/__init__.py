@@ -14,7 +14,9 @@ On every turn:
    deduplicated by entity id, the entities an identifier names (by id, name or alias,
    ignoring case) before the close matches a backend may add, and capped at
    ``retrieval_limit`` (8). Any failure is logged and the turn goes on with nothing
-   retrieved.
+   retrieved. Where the store has its own ``open_turn`` (SQLite, PostgreSQL, Neo4j) the
+   lookup is made by the statement that stores the user message (step 2), and fails
+   with it.
 2. **The user message** is stored with its exact content, metadata ``turn_key``
    ``"{conversation}:{turn}"``, ``sender_kind``, ``platform``, ``turn_id``, the idempotency
    key ``conversation-{conversation}-{turn}-user`` and mentions of the retrieved entities.

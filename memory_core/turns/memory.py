@@ -143,6 +143,8 @@ class TurnMemory:
             and caps.explicit_mentions
             and backend.store.tells_replays
         )
+        # ... and the store finds the entities the question names in the same call.
+        self._opens_in_one = self._writes_tell and caps.entities and backend.store.opens_turns
         self._traces = (
             TraceRecorder(
                 backend,
@@ -201,10 +203,13 @@ class TurnMemory:
             state = self._turns.get(turn)
             if state is not None:
                 self._check_same(turn, state.user, text)
-            retrieved = await self.retrieve(text)
-            replayed = True
-            if state is None:
-                state, replayed = await self._open_in_storage(turn, text, retrieved)
+            if state is None and self._opens_in_one:
+                retrieved, state, replayed = await self._open_in_one(turn, text)
+            else:
+                retrieved = await self.retrieve(text)
+                replayed = True
+                if state is None:
+                    state, replayed = await self._open_in_storage(turn, text, retrieved)
             self._remember(turn, state)
             if state.assistant is not None:
                 await self._settle(turn, state, None)
@@ -320,7 +325,7 @@ class TurnMemory:
         write; its reply, found by reading, is confirmed as :meth:`_confirmed` says."""
         refs = [EntityRef(id=entity.id) for entity in retrieved]
         options = await self._write_options("user", turn, refs)
-        user, replayed = await self.backend._add_keyed(
+        _, user, replayed = await self.backend._add_keyed(
             self.conversation_id,
             MessageRole.USER,
             text,
@@ -329,6 +334,30 @@ class TurnMemory:
             refs,
             self._call_user,
         )
+        return await self._opened(turn, text, user, bool(replayed))
+
+    async def _open_in_one(self, turn: str, text: str) -> tuple[list[Entity], _Turn, bool]:
+        """Retrieval and the user half's write in one call of the store (see
+        :meth:`_open_by_writing`). Unlike :meth:`retrieve`, a failed lookup fails the
+        call: it is the write's own statement."""
+        options = await self._write_options("user", turn, [])
+        identifiers = extract_identifiers(text, self.max_identifiers)
+        found, user, replayed = await self.backend._add_keyed(
+            self.conversation_id,
+            MessageRole.USER,
+            text,
+            options["metadata"],
+            options["idempotency_key"],
+            [],
+            self._call_user,
+            (identifiers, self.retrieval_limit),
+        )
+        state, replayed = await self._opened(turn, text, user, bool(replayed))
+        return found, state, replayed
+
+    async def _opened(
+        self, turn: str, text: str, user: Message, replayed: bool
+    ) -> tuple[_Turn, bool]:
         self._check_same(turn, user, text)
         if not replayed:
             return _Turn(user, fresh=True), False

@@ -1,8 +1,9 @@
 """What the turn protocol asks of each real store: the calls a turn makes.
 
 Where the store tells replays (``Store.tells_replays``), a new turn is the retrieval, the
-question's keyed write and the reply's write, with no read of the conversation; a replay
-reads once to find the stored reply. Elsewhere the newest messages are read first.
+question's keyed write and the reply's write, with no read of the conversation; where it
+also opens turns (``Store.opens_turns``) the retrieval and the question are one call. A
+replay reads once to find the stored reply. Elsewhere the newest messages are read first.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .conftest import TurnStore
 pytestmark = pytest.mark.anyio
 
 _COUNTED = (
+    "open_turn",
     "add_message",
     "add_keyed_message",
     "get_conversation",
@@ -54,8 +56,11 @@ async def test_a_new_turn_reads_nothing_where_the_store_tells_replays(
     opened = await memory.open_turn("t1", f"What about {acme.name}?")
     await memory.close_turn("t1", "It is a company.")
     assert opened.retrieved_entity_ids == [acme.id] and not opened.replayed
-    if backend.store.tells_replays:
+    if backend.store.opens_turns:
+        # the retrieval and the question in one call of the store
         assert turn_store.kind in ("embedded", "bolt", "postgres")
+        expected = {"open_turn": 1, "add_message": 1}
+    elif backend.store.tells_replays:
         expected = {"find_entities": 1, "add_keyed_message": 1, "add_message": 1}
     else:
         assert turn_store.kind.startswith("nams")
@@ -77,9 +82,34 @@ async def test_a_replay_from_storage_reads_once_for_the_reply(turn_store: TurnSt
         return  # NAMS cannot recognise an answered turn from another process
     assert opened.replayed and opened.assistant_message is not None
     assert opened.assistant_message.id == reply.id
-    assert dict(calls) == {"add_keyed_message": 1, "get_conversation": 1}
+    opening = "open_turn" if other.store.opens_turns else "add_keyed_message"
+    assert dict(calls) == {opening: 1, "get_conversation": 1}
     assert len((await other.get_conversation(conversation)).messages) == 2
 
 
 def _kept(backend: MemoryBackend, hook: str) -> bool:
     return hook != "find_entities" or backend.capabilities.entities
+
+
+async def test_a_lookup_that_fails_in_the_questions_statement_fails_the_turn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memory_core import StoreError, open_backend
+    from memory_core.backends.embedded import entities
+
+    def broken(*_args: Any) -> list[Any]:
+        raise StoreError("the entity lookup broke")
+
+    async with open_backend("memory://") as backend:
+        assert backend.store.opens_turns
+        memory = TurnMemory(backend, "c", "tests")
+        with monkeypatch.context() as patch:
+            patch.setattr(entities, "find_entities", broken)
+            with pytest.raises(StoreError, match="lookup broke"):
+                await memory.open_turn("t1", "What about Acme Corp?")
+        assert (await backend.get_conversation("c")).messages == []  # nothing written
+        opened = await memory.open_turn("t1", "What about Acme Corp?")  # the retry
+        assert not opened.replayed
+        assert [m.content for m in (await backend.get_conversation("c")).messages] == [
+            "What about Acme Corp?"
+        ]

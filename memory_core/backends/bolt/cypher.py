@@ -251,13 +251,43 @@ CALL (m, {source}) {{
 """
 
 
-def _append_one(scope: EntityScope, mentions: bool = True) -> str:
+def _named_entities(scope: EntityScope) -> str:
+    """A COLLECT subquery: the entities ``$identifiers`` name, each looked up as
+    ``find_entities`` does (at most ``$limit``), the first ``$limit`` distinct ones in
+    order (by identifier, then as ``find_entities`` orders them)."""
+    return f"""COLLECT {{
+        UNWIND range(0, size($identifiers) - 1) AS at
+        WITH at, $identifiers[at] AS ident
+        CALL (ident) {{
+            {_named_by(scope, "ident")}
+            WITH e, min(rank) AS rank
+            WHERE e.merged_into IS NULL
+            RETURN e, rank ORDER BY rank, e.name, e.id LIMIT $limit
+        }}
+        WITH e, min(at * 3 + rank) AS o
+        RETURN e ORDER BY o, e.name, e.id LIMIT $limit
+    }}"""
+
+
+# A turn's question (``Scoped.open_message_*``): the entities its identifiers name are
+# found by the statement that writes it, and linked; it returns them (``linked``).
+def _mentions_found(scope: EntityScope) -> str:
+    return f"""
+    WITH m, {_named_entities(scope)} AS linked
+    WITH m, linked, {{mention_ids: [e IN linked | e.id],
+                      id_positions: range(0, size(linked) - 1), typed: [], names: []}}
+         AS mentions"""
+
+
+def _append_one(scope: EntityScope, mentions: bool = True, lookup: bool = False) -> str:
     link = _link_mentions("mentions", scope) if mentions else ""
+    source = _mentions_found(scope) if lookup else "\n    WITH m, $mentions AS mentions"
+    linked = ", [e IN linked | e {.*}] AS linked" if lookup else ""
     return f"""
 OPTIONAL MATCH (dup:Message {{idempotency_scope: conv.id + ':' + $key_hash}})
 CALL (conv, dup) {{
     WITH dup WHERE dup IS NOT NULL
-    RETURN dup AS m, false AS created
+    RETURN dup AS m, false AS created{", null AS linked" if lookup else ""}
   UNION ALL
     WITH conv, dup WHERE dup IS NULL
     {LOCK_AND_FIND_TAIL}
@@ -274,12 +304,11 @@ CALL (conv, dup) {{
         CREATE (p)-[:NEXT_MESSAGE]->(m))
     FOREACH (_ IN CASE WHEN last IS NULL THEN [1] ELSE [] END |
         CREATE (conv)-[:FIRST_MESSAGE]->(m))
-    {LINK_USER}
-    WITH m, $mentions AS mentions
+    {LINK_USER}{source}
     {link}
-    RETURN m, true AS created
+    RETURN m, true AS created{linked}
 }}
-RETURN conv, m, created
+RETURN conv, m, created{", linked" if lookup else ""}
 """
 
 
@@ -316,14 +345,16 @@ RETURN conv, seq0, base,
 """
 
 
-def _write(resolve: str, target: str, body: str, scope: EntityScope) -> str:
+def _write(resolve: str, target: str, body: str, scope: EntityScope, carry: str = "") -> str:
+    """The statement that writes one message (``carry``: more of the body's columns to
+    return, each after a comma)."""
     result = f"""
-WITH c IS NOT NULL AS found, conv AS c, m, created
+WITH c IS NOT NULL AS found, conv AS c, m, created{carry}
 RETURN found,
        {scope.missing_ids()} AS missing,
        {CONVERSATION_PROJECTION} AS conversation,
        CASE WHEN m IS NULL THEN null ELSE {MESSAGE_PROJECTION} END AS message,
-       created
+       created{carry}
 """
     return f"{resolve}\nOPTIONAL CALL (c) {{\n{target}\n{body}\n}}\n{result}"
 
@@ -785,18 +816,25 @@ RETURN e {{.*}} AS entity
 """
 
 
-def _find_entities(scope: EntityScope) -> str:
-    return f"""
-CALL () {{
-    MATCH {scope.by_id("e", "$identifier")}
+def _named_by(scope: EntityScope, identifier: str) -> str:
+    """A subquery: the entities ``identifier`` (a parameter or a variable) names, each
+    with how (rank 0: its id, 1: its name, 2: an alias; ignoring case)."""
+    imported = "" if identifier.startswith("$") else identifier
+    return f"""CALL ({imported}) {{
+    MATCH {scope.by_id("e", identifier)}
     RETURN e, 0 AS rank
   UNION ALL
-    MATCH (e:Entity) WHERE {scope.named("e", "$identifier")}
+    MATCH (e:Entity) WHERE {scope.named("e", identifier)}
     RETURN e, 1 AS rank
   UNION ALL
-    MATCH (e:Entity) WHERE {scope.aliased("e", "$identifier")}
+    MATCH (e:Entity) WHERE {scope.aliased("e", identifier)}
     RETURN e, 2 AS rank
-}}
+}}"""
+
+
+def _find_entities(scope: EntityScope) -> str:
+    return f"""
+{_named_by(scope, "$identifier")}
 WITH e, min(rank) AS rank
 WHERE ($type IS NULL OR e.type = $type) AND e.merged_into IS NULL
 RETURN e {{.*}} AS entity
@@ -834,11 +872,14 @@ class Scoped:
     add_entity: str
     find_entities: str
     delete_entity: str
+    open_message_session: str
+    open_message_id: str
 
     @classmethod
     def build(cls, scope: EntityScope) -> Scoped:
         one, batch = _append_one(scope), _append_batch(scope)
         plain_one, plain_batch = _append_one(scope, False), _append_batch(scope, False)
+        opening = _append_one(scope, lookup=True)
         get_or_create, existing = _get_or_create(scope), _existing(scope)
         return cls(
             add_message_session=_write(RESOLVE_SESSION, get_or_create, one, scope),
@@ -852,6 +893,8 @@ class Scoped:
             add_entity=_add_entity(scope),
             find_entities=_find_entities(scope),
             delete_entity=_delete_entity(scope),
+            open_message_session=_write(RESOLVE_SESSION, get_or_create, opening, scope, ", linked"),
+            open_message_id=_write(RESOLVE_ID, existing, opening, scope, ", linked"),
         )
 
     def message(self, session: bool, mentions: bool) -> str:

@@ -30,6 +30,8 @@ from memory_core.store import (
     ToolCall,
     ToolStats,
     TracePage,
+    first_named,
+    lookups,
     random_ids,
 )
 from memory_core.store import requests as rq
@@ -254,26 +256,26 @@ class BoltStore(BoltLongTerm, Store):
     async def _add(self, req: rq.AddMessage) -> tuple[Message, bool]:
         # The id is chosen once for every attempt: a retry that finds the first
         # attempt's message stored under the key finds this call's own write.
-        key = req.idempotency_key
-        tenant = req.target.tenant
-        mentions = _mention_params(req.mentions)
-        params = {
-            **_target_params(req.target),
-            **_conversation_params(req.target, None, {}),
-            "id": str(uuid4()),
-            "role": req.role.value,
-            "content": req.content,
-            "embedding": storable_embedding(req.embedding),
-            "metadata": dump_metadata(req.metadata),
-            "key": key,
-            "key_hash": None if key is None else hashlib.sha256(key.encode()).hexdigest(),
-            "mentions": mentions,
-            "mention_ids": mentions["mention_ids"],
-        }
-        query = cypher.scoped(tenant).message(bool(req.target.session_id), bool(req.mentions))
+        params = _message_params(req)
+        scoped = cypher.scoped(req.target.tenant)
+        query = scoped.message(bool(req.target.session_id), bool(req.mentions))
         found = await self._conn.run_write(query, **params)
         stored = _stored(found, req.target)
         return stored, str(stored.id) != params["id"]
+
+    async def open_turn(self, req: rq.OpenTurn) -> tuple[list[Entity], Message, bool | None]:
+        # One statement finds the entities and writes the question with them; a replay
+        # writes nothing and links nothing, and its entities are looked up after.
+        message = req.message
+        params = {**_message_params(message), "identifiers": req.identifiers, "limit": req.limit}
+        scoped = cypher.scoped(message.target.tenant)
+        query = scoped.open_message_session if message.target.session_id else scoped.open_message_id
+        found = await self._conn.run_write(query, **params)
+        stored = _stored(found, message.target)
+        if str(stored.id) == params["id"]:
+            return [to_entity(entity) for entity in found[0]["linked"]], stored, False
+        named = first_named([await self.find_entities(look) for look in lookups(req)], req.limit)
+        return named, stored, True
 
     async def add_messages(self, req: rq.AddMessages) -> list[Message]:
         ids = random_ids(len(req.messages))
@@ -487,6 +489,25 @@ class BoltStore(BoltLongTerm, Store):
 
 
 # Neo4j's range indexes hold keys of at most 8 KiB; stay well below it.
+def _message_params(req: rq.AddMessage) -> dict[str, Any]:
+    """The parameters of the statements that write one message."""
+    key = req.idempotency_key
+    mentions = _mention_params(req.mentions)
+    return {
+        **_target_params(req.target),
+        **_conversation_params(req.target, None, {}),
+        "id": str(uuid4()),
+        "role": req.role.value,
+        "content": req.content,
+        "embedding": storable_embedding(req.embedding),
+        "metadata": dump_metadata(req.metadata),
+        "key": key,
+        "key_hash": None if key is None else hashlib.sha256(key.encode()).hexdigest(),
+        "mentions": mentions,
+        "mention_ids": mentions["mention_ids"],
+    }
+
+
 def _target_params(target: rq.Target) -> dict[str, Any]:
     if target.session_id is not None:
         return session_params(target)

@@ -9,11 +9,21 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 from uuid import uuid4
 
-from memory_core.store import Conversation, Message, MessageRole, trusted
+from memory_core.store import (
+    Conversation,
+    Entity,
+    EntityRef,
+    Message,
+    MessageRole,
+    first_named,
+    lookups,
+    trusted,
+)
 from memory_core.store import requests as rq
 
 from . import conversations, entities
@@ -245,3 +255,13 @@ def delete_message(conn: sqlite3.Connection, req: rq.DeleteMessage) -> bool:
     conn.execute("DELETE FROM messages WHERE id = ?", (row["id"],))
     mark_pending(conn)  # the caller purges the index of its words
     return True
+
+
+def open_turn(conn: sqlite3.Connection, req: rq.OpenTurn) -> tuple[list[Entity], Message, bool]:
+    """The ``open_turn`` hook in one transaction: the entities the identifiers name (as
+    ``find_entities`` finds them, in order, at most ``req.limit``), then the keyed
+    message with them as its mentions."""
+    named = first_named([entities.find_entities(conn, look) for look in lookups(req)], req.limit)
+    refs = [EntityRef(id=entity.id) for entity in named]
+    stored, replayed = add_keyed(conn, replace(req.message, mentions=refs))
+    return named, stored, replayed

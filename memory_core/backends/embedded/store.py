@@ -156,6 +156,9 @@ class EmbeddedStore(EmbeddedLongTerm, EmbeddedReasoning, Store):
     async def add_keyed_message(self, req: rq.AddMessage) -> tuple[Message, bool | None]:
         return await self._store.write(lambda conn: messages.add_keyed(conn, req), small=True)
 
+    async def open_turn(self, req: rq.OpenTurn) -> tuple[list[Entity], Message, bool | None]:
+        return await self._store.write(lambda conn: messages.open_turn(conn, req), small=True)
+
     async def add_messages(self, req: rq.AddMessages) -> list[Message]:
         return await self._store.call(lambda conn: messages.add_messages(conn, req), write=True)
 

@@ -72,7 +72,7 @@ async def find_entities(tx: Tx, req: rq.FindEntities) -> list[Entity]:
         f"SELECT {ENTITY_COLUMNS} FROM {{s}}.entities e WHERE e.tenant = %s "
         "AND (e.id = %s OR e.name_key = %s OR e.alias_keys @> ARRAY[%s]::text[])"
     )
-    entity_id, key = _id(req.identifier), name_key(req.identifier)
+    entity_id, key = comparable_id(req.identifier), name_key(req.identifier)
     params: list[object] = [tenant_key(req.tenant), entity_id, key, key]
     if req.type is not None:
         sql += " AND e.type = %s"
@@ -118,13 +118,13 @@ def name_key(name: str) -> str:
     return store_text(name.casefold())
 
 
-def _id(identifier: str) -> str | None:
+def comparable_id(identifier: str) -> str | None:
     """``identifier`` as an id to compare, or None when no stored id can equal it."""
     return None if "\x00" in identifier else identifier
 
 
 async def _by_id(tx: Tx, tenant: str, entity_id: str) -> Row | None:
-    if _id(entity_id) is None:
+    if comparable_id(entity_id) is None:
         return None
     return await tx.row(
         f"SELECT {ENTITY_COLUMNS} FROM {{s}}.entities e WHERE e.tenant = %s AND e.id = %s",
@@ -150,7 +150,7 @@ def refs(entities: Sequence[Row]) -> list[EntityRef]:
 
 async def delete_entity(tx: Tx, req: rq.DeleteEntity) -> bool:
     """The ``delete_entity`` hook: its mentions go with it."""
-    if _id(req.entity_id) is None:
+    if comparable_id(req.entity_id) is None:
         return False
     deleted = await tx.run(
         "DELETE FROM {s}.entities WHERE id = %s AND tenant = %s",

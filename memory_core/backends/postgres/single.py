@@ -52,7 +52,7 @@ from .tx import Tx
 
 # The conversation row advanced (locked until the statement commits): by id, or by the
 # session's key. A session with no row yet gets one from the same statement made again
-# with ``n`` (see _Write.written): an insert that runs only when the update found nothing.
+# with ``n`` (see Write.written): an insert that runs only when the update found nothing.
 # Not in every write: it costs each write a few per cent of the statement's time. Two
 # first writers racing: the loser's insert finds the winner's row (ON CONFLICT DO
 # NOTHING) and writes nothing; then the write is made in a transaction.
@@ -96,19 +96,19 @@ _PREVIOUS = (
     "(SELECT p.created_at FROM {s}.messages p WHERE p.conversation_id = c.id "
     "ORDER BY p.seq DESC LIMIT 1)"
 )
-_COLUMNS = (
+COLUMNS = (
     "INSERT INTO {s}.messages (id, conversation_id, seq, role, content, content_exact, "
     "metadata, metadata_doc, created_at, embedding, words, idempotency_key) "
 )
-_VALUES = (
+VALUES = (
     "SELECT %(id)s, c.id, c.next_seq - 1, %(role)s, %(content)s, %(exact)s, %(metadata)s, "
     "%(doc)s::jsonb, greatest(c.updated_at, " + _PREVIOUS + "), %(embedding)s, "
     "array_to_tsvector(string_to_array(%(words)s, ' ')), %(ikey)s FROM c "
 )
 _ONE = (
     "WITH {conversation} "
-    + _COLUMNS
-    + _VALUES
+    + COLUMNS
+    + VALUES
     + "RETURNING created_at, conversation_id, (SELECT c.session_id FROM c)"
 )
 # With a key: one row, whichever way it went (see AddOne.keyed). The key's unique index
@@ -116,8 +116,8 @@ _ONE = (
 # the conversation was advanced, and the stored message is read by another statement.
 _ONE_KEYED = (
     "WITH {conversation}, w AS ("
-    + _COLUMNS
-    + _VALUES
+    + COLUMNS
+    + VALUES
     + "ON CONFLICT (conversation_id, idempotency_key) DO NOTHING "
     "RETURNING created_at, conversation_id, (SELECT c.session_id FROM c) AS session_id) "
     "SELECT w.created_at, w.conversation_id, w.session_id, (SELECT c.id FROM c), k.* "
@@ -137,7 +137,7 @@ _MANY = (
     "(e->>6)::timestamptz AS stamp, e->>7 AS embedding, e->>8 AS words, "
     "(e->>9)::timestamptz AS after, n "
     "FROM jsonb_array_elements(%(rows)s::jsonb) WITH ORDINALITY AS j(e, n)) "
-    + _COLUMNS
+    + COLUMNS
     + "SELECT t.id, c.id, c.next_seq - %(count)s + t.n - 1, t.role, t.content, t.exact, "
     "t.metadata, t.doc::jsonb, coalesce(t.stamp, CASE WHEN t.after IS NULL THEN b.base "
     "ELSE greatest(c.updated_at, t.after) END), "
@@ -150,16 +150,16 @@ _MANY = (
 _WAYS = ((True, False), (True, True), (False, False))
 
 
-def _statements(template: str, keyed: bool) -> dict[tuple[bool, bool], str]:
+def statements(template: str, keyed: bool) -> dict[tuple[bool, bool], str]:
     return {
         way: template.replace("{conversation}", _conversation_cte(way[0], keyed, way[1]))
         for way in _WAYS
     }
 
 
-_ONE_SQL = _statements(_ONE, False)
-_KEYED_SQL = _statements(_ONE_KEYED, True)
-_MANY_SQL = _statements(_MANY, False)
+_ONE_SQL = statements(_ONE, False)
+_KEYED_SQL = statements(_ONE_KEYED, True)
+_MANY_SQL = statements(_MANY, False)
 
 
 def covers(target: rq.Target) -> bool:
@@ -197,7 +197,7 @@ def _conversation(target: rq.Target, count: int, now: datetime) -> dict[str, Any
     return params
 
 
-def _item(item: rq.AddMessage | rq.NewMessage) -> dict[str, Any]:
+def row_params(item: rq.AddMessage | rq.NewMessage) -> dict[str, Any]:
     text, exact = store_content(item.content)
     meta_text, doc = store_metadata(item.metadata)
     return {
@@ -213,7 +213,7 @@ def _item(item: rq.AddMessage | rq.NewMessage) -> dict[str, Any]:
     }
 
 
-class _Write:
+class Write:
     """A write of one statement; for a session with no conversation yet, made again with
     the conversation's insert, then (two first writers racing) in a transaction that
     creates it first. ``ids`` stay the same for every attempt (a replay finds them
@@ -232,7 +232,7 @@ class _Write:
 
     async def written(self, tx: Tx) -> list[tuple[Any, ...]]:
         """The statement's rows, after creating the session's conversation when it has
-        none (see :class:`_Write`)."""
+        none (see :class:`Write`)."""
         found = await self.statement(tx)
         if found or self.target.session_id is None:
             return found
@@ -244,14 +244,14 @@ class _Write:
             return await self.statement(tx)
 
 
-class AddOne(_Write):
-    """``add_message`` as one statement (see :class:`_Write`)."""
+class AddOne(Write):
+    """``add_message`` as one statement (see :class:`Write`)."""
 
     def __init__(self, req: rq.AddMessage, now: datetime) -> None:
         super().__init__(req.target, now, 1)
         self.req = req
         self.key = req.idempotency_key
-        self.params.update(_item(req), id=self.ids[0], ikey=store_optional(self.key))
+        self.params.update(row_params(req), id=self.ids[0], ikey=store_optional(self.key))
         self.sql = _ONE_SQL if self.key is None else _KEYED_SQL
 
     async def statement(self, tx: Tx, create: bool = False) -> list[tuple[Any, ...]]:
@@ -267,13 +267,13 @@ class AddOne(_Write):
         try:
             found = await self.written(tx)
         except pg_errors.UniqueViolation as exc:
-            return (await _replayed(tx, exc, self.ids))[0]
+            return (await replayed_messages(tx, exc, self.ids))[0]
         if not found:
             raise conversations.unknown(self.target)
         row = found[0]
         if self.key is not None and row[0] is None:
             return await self.keyed(tx, row)
-        return _message(self.ids[0], self.params, row[:3], self.req)
+        return built_message(self.ids[0], self.params, row[:3], self.req)
 
     async def keyed(self, tx: Tx, row: tuple[Any, ...]) -> Message:
         """The message stored under the key: read in the statement's snapshot, or, when
@@ -289,14 +289,14 @@ class AddOne(_Write):
         return to_message(stored)
 
 
-class AddMany(_Write):
-    """``add_messages`` as one statement (see :class:`_Write`)."""
+class AddMany(Write):
+    """``add_messages`` as one statement (see :class:`Write`)."""
 
     def __init__(self, req: rq.AddMessages, now: datetime) -> None:
         items = req.messages
         super().__init__(req.target, now, len(items))
         self.req = req
-        self.columns = [_item(item) for item in items]
+        self.columns = [row_params(item) for item in items]
         after = None  # the last caller stamp before each row
         rows = []
         for i, c, item in zip(self.ids, self.columns, items, strict=True):
@@ -309,7 +309,7 @@ class AddMany(_Write):
         try:
             found = await self.written(tx)
         except pg_errors.UniqueViolation as exc:
-            return await _replayed(tx, exc, self.ids)
+            return await replayed_messages(tx, exc, self.ids)
         if not found:
             raise conversations.unknown(self.target)
         written = {row[0]: row[1:] for row in found}
@@ -346,7 +346,7 @@ def _array(vector: list[float] | None) -> str | None:
     return None if vector is None else "{" + ",".join(repr(float(x)) for x in vector) + "}"
 
 
-def _message(
+def built_message(
     message_id: UUID,
     params: dict[str, Any],
     written: tuple[Any, ...],
@@ -381,7 +381,9 @@ def _fields(
     }
 
 
-async def _replayed(tx: Tx, exc: pg_errors.UniqueViolation, ids: list[UUID]) -> list[Message]:
+async def replayed_messages(
+    tx: Tx, exc: pg_errors.UniqueViolation, ids: list[UUID]
+) -> list[Message]:
     """The stored messages of a replayed write (``ids`` were written by an earlier attempt
     whose answer was lost); any other violation is raised again."""
     if exc.diag.constraint_name != "messages_id_key":

@@ -34,6 +34,7 @@ from . import (
     search,
     single,
     stats,
+    turn_open,
     vector,
 )
 from .config import Settings, parse_settings
@@ -388,6 +389,12 @@ class PostgresStore(PostgresLongTerm, PostgresReasoning, Store):
             stored = await self._run(one, write=True, autocommit=True)
             return stored, stored.id != one.ids[0]
         return await self._run(lambda tx: messages.add_keyed(tx, req, now), write=True)
+
+    async def open_turn(self, req: rq.OpenTurn) -> tuple[list[Entity], Message, bool | None]:
+        now = datetime.now(UTC)
+        if turn_open.covers(req):
+            return await self._run(turn_open.OpenOne(req, now), write=True, autocommit=True)
+        return await self._run(lambda tx: turn_open.in_transaction(tx, req, now), write=True)
 
     async def add_messages(self, req: rq.AddMessages) -> list[Message]:
         now = datetime.now(UTC)

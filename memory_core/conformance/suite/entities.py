@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_core import EntityRef, NotFoundError
+from memory_core import Entity, EntityRef, Message, MessageRole, NotFoundError
 
 from ..checks import word
 from ..harness import Harness
@@ -253,3 +253,38 @@ class EntitiesSuite(SuiteBase):
         )
         batched = (await harness.messages(handle, backend=backend))[-1]
         assert [r.name for r in batched.mentions] == [name], "batch writes skip the extractor"
+
+    @scenario(
+        "entities.open_turn_links_what_it_names",
+        "open_turn finds the entities its identifiers name, in order, and stores the keyed "
+        "message once with them as its mentions",
+        requires=("explicit_mentions", "entities", "idempotency_keys"),
+    )
+    async def test_entities_open_turn_links_what_it_names(self, harness: Harness) -> None:
+        harness.allow_entities()
+        first = await harness.add_entity(_name(), "PERSON")
+        second = await harness.add_entity(_name(), "LOCATION")
+        handle = await harness.new_session()
+        names = [second.name.upper(), _name(), first.id, second.id]
+        found, stored, fresh = await _open(harness, handle, "hello", names, 8)
+        assert [e.id for e in found] == [second.id, first.id], "not the entities named, in order"
+        assert [str(r.id) for r in stored.mentions] == [second.id, first.id]
+        [read] = await harness.messages(handle)
+        assert (read.id, [str(r.id) for r in read.mentions]) == (stored.id, [second.id, first.id])
+        again, replayed_stored, replayed = await _open(harness, handle, "changed", names, 1)
+        assert [e.id for e in again] == [second.id], "limit is not honoured"
+        assert (replayed_stored.id, replayed_stored.content) == (stored.id, "hello")
+        assert [m.id for m in await harness.messages(handle)] == [stored.id]
+        told = (fresh, replayed)
+        expected = (False, True) if harness.backend.store.tells_replays else (None, None)
+        assert told == expected, f"new, replay: {told}"
+
+
+async def _open(
+    harness: Harness, session: str, text: str, names: list[str], limit: int
+) -> tuple[list[Entity], Message, bool | None]:
+    """The turn protocol's opening (what ``Store.open_turn`` answers)."""
+    backend = harness.backend
+    key = f"{session}-question"
+    lookup = (names, limit)
+    return await backend._add_keyed(session, MessageRole.USER, text, {}, key, [], None, lookup)

@@ -104,4 +104,7 @@ async def _keyed(
 ) -> tuple[Message, bool | None]:
     """The turn protocol's keyed write (what ``Store.add_keyed_message`` answers)."""
     backend = harness.backend
-    return await backend._add_keyed(session, MessageRole.USER, text, {}, key, [], None)
+    _, stored, replayed = await backend._add_keyed(
+        session, MessageRole.USER, text, {}, key, [], None
+    )
+    return stored, replayed

@@ -14,7 +14,7 @@ from uuid import uuid4
 
 import pytest
 
-from memory_core import EntityRef, MemoryBackend, NotFoundError
+from memory_core import EntityRef, MemoryBackend, MessageRole, NotFoundError
 
 from ..checks import capability_warnings, invalid, refused, word
 from ..harness import Harness
@@ -371,3 +371,29 @@ class TenancySuite(SuiteBase):
             explicit_mentions=[EntityRef(id=mine.id)],
         )
         assert [r.id for r in stored.mentions] == [mine.id]
+
+    @scenario(
+        "tenancy.open_turn_finds_own_entities",
+        "with multi_tenant=True, open_turn finds and links only the writer's own entities",
+        requires=("multi_tenant", "explicit_mentions", "entities", "idempotency_keys"),
+    )
+    async def test_tenancy_open_turn_finds_own_entities(self, harness: Harness) -> None:
+        harness.allow_entities()
+        name = f"Ent{uuid4().hex[:10]}"
+        backend = await harness.tenant_backend()
+        alice, bob = harness.new_user(), harness.new_user()
+        own = await harness.add_entity(name, "PERSON", backend=backend, user_identifier=alice)
+        for user, expected in ((alice, [own.id]), (bob, [])):
+            handle = await harness.new_session(backend=backend, user=user)
+            found, stored, _ = await backend._add_keyed(
+                handle,
+                MessageRole.USER,
+                f"about {name}",
+                {},
+                f"{handle}-q",
+                [],
+                user,
+                ([name, own.id], 8),
+            )
+            assert [e.id for e in found] == expected, f"{user} found {[e.id for e in found]}"
+            assert [str(r.id) for r in stored.mentions] == expected

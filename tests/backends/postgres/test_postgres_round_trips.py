@@ -132,10 +132,11 @@ async def test_a_sessions_first_write_is_two_round_trips(
         assert read.messages[0].session_id == session
 
 
-async def test_an_agent_turn_is_three_round_trips(wired: tuple[MemoryBackend, Wire]) -> None:
-    # retrieval (one find_entities: "Acme Corp"), the user message (its keyed write tells
-    # a new turn from a replay: no read first) and the reply: one statement each
+async def test_an_agent_turn_is_two_round_trips(wired: tuple[MemoryBackend, Wire]) -> None:
+    # the question (one statement: the entities it names, found and linked, and its keyed
+    # write, which tells a new turn from a replay: no read first) and the reply
     backend, wire = wired
+    acme = await backend.add_entity("Acme Corp", "ORGANIZATION")
 
     async def agent(user_message: str, ctx: Any) -> str:
         return f"noted: {user_message[:20]}"
@@ -145,19 +146,22 @@ async def test_an_agent_turn_is_three_round_trips(wired: tuple[MemoryBackend, Wi
         await chat(f"turn {t}: tell me about Acme Corp", turn_id=f"t{t}")
     for t in range(_PREPARED, _PREPARED + 3):
         turn = chat(f"turn {t}: tell me about Acme Corp and topic {t}", turn_id=f"t{t}")
-        assert await wire.trips(turn) == 3
+        assert await wire.trips(turn) == 2
     read = await backend.get_conversation("turns")
     assert len(read.messages) == 2 * (_PREPARED + 3)
     assert all(m.idempotency_key is not None for m in read.messages)
-    # Replays store nothing and do not run the agent. Known to this object: retrieval
-    # only. Found in storage by another object: retrieval, the user half's write (stored:
-    # nothing written), the read that finds the reply and the one that looks for the
-    # turn's reasoning trace to link (a conversation without an owner is not created
-    # first: the first write creates it).
+    questions = [m for m in read.messages if m.role.value == "user"]
+    assert all([ref.id for ref in m.mentions] == [acme.id] for m in questions)
+    # Replays store nothing and do not run the agent. Known to this object: the retrieval
+    # only. Found in storage by another object: the question's statement (it finds the
+    # entities, and the message stored under the key: nothing written), the read that
+    # finds the reply and the one that looks for the turn's reasoning trace to link (a
+    # conversation without an owner is not created first: the first write creates it).
     said = f"turn {_PREPARED}: tell me about Acme Corp and topic {_PREPARED}"
     assert await wire.trips(chat(said, turn_id=f"t{_PREPARED}")) == 1
     other = with_memory(agent, backend=backend, conversation_id="turns", platform="test")
-    assert await wire.trips(other(said, turn_id=f"t{_PREPARED}")) == 4
+    again = other(said, turn_id=f"t{_PREPARED}")
+    assert await wire.trips(again) == 3
     assert len((await backend.get_conversation("turns")).messages) == 2 * (_PREPARED + 3)
 
 
