@@ -38,9 +38,10 @@ async def confirm(conn: psycopg.AsyncConnection[Any]) -> None:
     synchronous standby."""
     row = await (await conn.execute(CHECK)).fetchone()
     names, level = row if row else ("", "")
-    if str(names).strip() and level in _WAITING_LEVELS:
+    named = bool(str(names).strip())
+    if named and level in _WAITING_LEVELS:
         return
-    why = "no synchronous standby" if not str(names).strip() else f"synchronous_commit={level}"
+    why = f"synchronous_commit={level}" if named else "no synchronous standby"
     raise TransportError(
         f"postgres: the write was committed by a server whose commits do not wait for a "
         f"standby ({why}); it is stored there but a failover may lose it "

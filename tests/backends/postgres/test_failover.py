@@ -49,12 +49,13 @@ from memory_core_dev.failover_writers import (
     turns,
 )
 from memory_core_dev.pg_ha import HaFormation
+from memory_core_dev.postgres_schemas import schema_url
 from memory_core_dev.postgres_server import private_server
 
 
 @pytest.fixture
 async def store(pg_ha: HaFormation) -> AsyncIterator[MemoryBackend]:
-    url = f"{pg_ha.url}&schema=f_{uuid.uuid4().hex[:12]}"
+    url = schema_url(pg_ha.url, "f")
     async with open_backend(url, max_size=6, pool_timeout=20, connect_timeout=2) as backend:
         yield backend
 
@@ -62,7 +63,7 @@ async def store(pg_ha: HaFormation) -> AsyncIterator[MemoryBackend]:
 @pytest.fixture
 async def strict_store(pg_ha: HaFormation) -> AsyncIterator[MemoryBackend]:
     """A store whose writes are acknowledged only with a synchronous standby."""
-    url = f"{pg_ha.url}&schema=f_{uuid.uuid4().hex[:12]}&require_standby=true"
+    url = f"{schema_url(pg_ha.url, 'f')}&require_standby=true"
     async with open_backend(url, max_size=6, pool_timeout=20, connect_timeout=2) as backend:
         yield backend
 

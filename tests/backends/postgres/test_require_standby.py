@@ -9,7 +9,6 @@ The failover tests run their switchovers with the option on.
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import psycopg
@@ -19,6 +18,7 @@ from psycopg import sql
 from memory_core import ConfigurationError, TransportError, TurnMemory, open_backend
 from memory_core.backends.postgres.config import parse_settings
 from memory_core_dev.pg_ha import HaFormation
+from memory_core_dev.postgres_schemas import schema_url
 from memory_core_dev.postgres_server import PostgresHandle
 
 OPTIONS: dict[str, Any] = {
@@ -33,8 +33,7 @@ OPTIONS: dict[str, Any] = {
 
 
 def _schema_url(url: str) -> str:
-    joiner = "&" if "?" in url else "?"
-    return f"{url}{joiner}schema=rs_{uuid.uuid4().hex[:12]}"
+    return schema_url(url, "rs")
 
 
 @pytest.mark.parametrize(("value", "expected"), [("true", True), ("FALSE", False)])
