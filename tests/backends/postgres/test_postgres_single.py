@@ -14,8 +14,9 @@ import psycopg
 import pytest
 
 from bench.postgres import RoundTrips
-from memory_core import MemoryBackend, open_backend
+from memory_core import MemoryBackend, TurnMemory, open_backend
 from memory_core.backends.postgres import store as pg_backend
+from memory_core.backends.postgres.codec import SAFE_CHARS
 from memory_core_dev.postgres_server import PostgresHandle
 
 pytestmark = pytest.mark.anyio
@@ -138,3 +139,38 @@ async def test_batch_times_keep_caller_stamps_and_follow_the_message_before(
     await store.add_messages_batch("s", [{"role": "user", "content": "g", "timestamp": future}])
     later = await store.add_message("s", "user", "h")
     assert later.created_at == future
+
+
+async def test_a_turn_whose_opening_answer_was_lost_is_stored_once_and_not_a_replay(
+    store: MemoryBackend,
+) -> None:
+    acme = await store.add_entity("Acme Corp", "ORGANIZATION")
+    await store.add_message("s", "user", "before")
+    attempts = await _lose_first_answer(store)
+    opened = await TurnMemory(store, "s", "tests").open_turn("t1", "What about Acme Corp?")
+    assert attempts == [2]  # one statement, made again: it found its own first write
+    assert not opened.replayed
+    assert opened.retrieved_entity_ids == [acme.id]
+    assert [ref.id for ref in opened.user_message.mentions] == [acme.id]
+    read = await store.get_conversation("s")
+    assert [m.content for m in read.messages] == ["before", "What about Acme Corp?"]
+    assert [ref.id for ref in read.messages[1].mentions] == [acme.id]
+
+
+async def test_a_turn_too_long_for_one_statement_opens_in_a_transaction(
+    store: MemoryBackend,
+) -> None:
+    acme = await store.add_entity("Acme Corp", "ORGANIZATION")
+    question = "Acme Corp " + "word " * (SAFE_CHARS // 4)  # longer than one statement takes
+    trips = RoundTrips(store)
+    before = trips.count
+    opened = await TurnMemory(store, "s", "tests").open_turn("t1", question)
+    assert trips.count - before > 1  # BEGIN, the statements, COMMIT
+    assert not opened.replayed and opened.retrieved_entity_ids == [acme.id]
+    again = await TurnMemory(store, "s", "tests").open_turn("t1", question)  # another process
+    assert again.replayed and again.user_message.id == opened.user_message.id
+    assert again.retrieved_entity_ids == [acme.id]
+    read = await store.get_conversation("s")
+    assert [ref.id for ref in read.messages[0].mentions] == [acme.id]
+    assert len(read.messages) == 1
+    assert (await store.search_messages("word", session_id="s"))[0].id == opened.user_message.id
