@@ -10,7 +10,7 @@ requiring it. Imports under ``if TYPE_CHECKING:`` never run and are not checked;
 inside ``try:`` whose handler catches ``ImportError`` is guarded and may name anything.
 
 Import names map to distributions through the installed metadata of the environment this
-runs in (the dev environment, where every extra is installed).
+runs in (the dev environment, where every extra is installed but those of ``ISOLATED``).
 """
 
 from __future__ import annotations
@@ -40,12 +40,24 @@ OWNERS: dict[str, str] = {
     "memory_core.integrations.llamaindex": "llamaindex",
     "memory_core.integrations.strands": "strands",
     "memory_core.integrations.agent_framework": "agent-framework",
+    "memory_core.integrations.adk": "adk",
+    "memory_core.integrations.crewai": "crewai",
     "memory_core.integrations.langgraph": "langgraph",
     "memory_core.integrations.mcp_server": "mcp",
 }
 """Module (or package) → the extra it needs; the longest matching prefix wins, every
 other module belongs to the core. A built-in store's folder is added from the registry
 (:func:`registered_owners`): a new backend names its extra there, once."""
+
+ISOLATED: dict[str, list[str]] = {"crewai": ["crewai"]}
+"""Import name → distributions of the extras tested in an environment of their own
+(``locks/NAME.txt``, ``scripts/test_isolated NAME``), so never installed where this runs."""
+
+
+def provided() -> dict[str, list[str]]:
+    """Import name → the distributions providing it: this environment's, and
+    :data:`ISOLATED`'s."""
+    return {**ISOLATED, **packages_distributions()}
 
 
 def registered_owners() -> dict[str, str]:
@@ -215,7 +227,7 @@ def problems(
 
 def main() -> int:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    found = problems(ROOT, project, packages_distributions(), registered_owners())
+    found = problems(ROOT, project, provided(), registered_owners())
     for line in found:
         print(line, file=sys.stderr)
     if found:

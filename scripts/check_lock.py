@@ -7,8 +7,9 @@ python scripts/check_lock.py [LOCK]   # exit 1 naming each installed distributio
 ``scripts/test`` runs it right after installing: a dependency added to ``pyproject.toml``
 without ``scripts/lock`` would be installed at whatever version PyPI has that day, which is
 what the lock is there to prevent. It reads no network, so a release or a yank upstream
-cannot make it fail. The project itself and the installers (pip, setuptools, wheel: they
-come with the virtualenv) are not expected in the lock.
+cannot make it fail. ``scripts/test_isolated NAME`` runs it in its own environment with
+that environment's lock (``locks/NAME.txt``). The project itself and the installers (pip,
+setuptools, wheel: they come with the virtualenv) are not expected in the lock.
 
 ``read_pins`` and ``changed_pins`` are shared with ``scripts/newest.py``.
 """
@@ -95,9 +96,13 @@ def main(argv: list[str]) -> int:
     for problem in problems:
         print(f"check_lock: {problem}", file=sys.stderr)
     if problems:
+        # an isolated environment's lock (locks/NAME.txt) has scripts of its own
+        name = lock.stem if lock.parent.name == "locks" else None
+        relock = f"scripts/lock_isolated {name}" if name else "scripts/lock"
+        install = f"scripts/test_isolated {name}" if name else "scripts/test"
         print(
-            f"check_lock: this environment is not the lock's ({lock.name}): run scripts/lock "
-            "after changing pyproject.toml, and install with scripts/test",
+            f"check_lock: this environment is not the lock's ({lock.name}): run {relock} "
+            f"after changing pyproject.toml, and install with {install}",
             file=sys.stderr,
         )
         return 1

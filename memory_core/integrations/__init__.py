@@ -7,6 +7,9 @@
 * :mod:`memory_core.integrations.strands` — ``memory-core[strands]``
 * :mod:`memory_core.integrations.langgraph` — ``memory-core[langgraph]`` (a ``BaseStore``)
 * :mod:`memory_core.integrations.agent_framework` — ``memory-core[agent-framework]``
+* :mod:`memory_core.integrations.adk` — ``memory-core[adk]`` (a Google ADK memory service)
+* :mod:`memory_core.integrations.crewai` — ``memory-core[crewai]`` (a CrewAI memory
+  storage; not installable beside ``memory-core[mcp]``)
 * :mod:`memory_core.integrations.mcp_server` — ``memory-core[mcp]`` (``memory-core mcp URL``)
 
 Every integration is keyed by a session id and works on any backend; capability flags

@@ -7,11 +7,11 @@
 
     agent = Agent(session_manager=MemorySessionManager(memory, session_id="chat-1"))
 
-Why Strands rather than Google ADK: Strands' session manager is four plain hooks over a
+Why a session manager for Strands but only a memory service for Google ADK
+(:mod:`memory_core.integrations.adk`): Strands' session manager is four plain hooks over a
 list of messages (restore, append, redact the latest, sync), which maps onto
 conversation memory directly; ADK's session service also owns events with actions,
-per-app/per-user state scopes and its own id scheme, and the ``google-adk`` package pulls
-in the Google Cloud client stack.
+per-app/per-user state scopes and its own id scheme.
 
 One agent per session. Where the backend has ``message_metadata`` each Strands message
 (content blocks, tool use and results; bytes via Strands' own encoding) round-trips exactly

@@ -28,6 +28,7 @@ NEEDS = {
     "llamaindex_chat_store": ("llama_index.core", "user: I am Ana."),
     "strands_session": ("strands", "I am Ana."),
     "agent_framework_store": ("agent_framework", "I am Ana."),
+    "adk_memory": ("google.adk", "You are Ana."),
     "mcp_client": ("mcp", "I am Ana."),
     "langgraph_store": ("langgraph.graph", "Hello Ana, visit 2."),
 }
@@ -35,8 +36,14 @@ NEEDS = {
 REFUSED_ON_NAMS = {"langgraph_store": "not on this backend: nams.MemoryStore: needs the 'facts'"}
 
 
+# Examples of a framework tested in an environment of its own, and the tests that run them.
+ISOLATED = {"crewai_memory": "tests/isolated/crewai/test_crewai.py"}
+
+
 def test_every_example_is_covered() -> None:
-    assert {p.stem for p in EXAMPLES.glob("*.py")} == set(NEEDS)
+    assert {p.stem for p in EXAMPLES.glob("*.py")} == set(NEEDS) | set(ISOLATED)
+    for stem, tests in ISOLATED.items():
+        assert f"{stem}.py" in (ROOT / tests).read_text(encoding="utf-8")
 
 
 def _run(
