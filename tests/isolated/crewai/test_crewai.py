@@ -668,6 +668,17 @@ def test_the_example_runs_and_leaves_the_store_as_it_found_it(
     assert printed[0] == printed[1] == "I am Ana.\n['I am Ana.']\n"
 
 
+def test_the_example_runs_on_postgresql(
+    postgres_server: Any, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    from memory_core_dev.postgres_schemas import schema_url
+
+    url = schema_url(postgres_server.url, "crew")
+    assert _example(url, monkeypatch, capfd).splitlines() == ["I am Ana.", "['I am Ana.']"]
+    with open_sync(url) as memory:
+        assert memory.facts_about(SUBJECT, user_identifier="crewai-demo") == []
+
+
 def test_the_example_on_nams_says_why_it_cannot_run(
     nams_server: Any, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
