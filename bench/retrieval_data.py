@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -185,36 +186,117 @@ SLOTS: dict[str, Slot] = {
     ),
 }
 
-FILLER_USER = (
-    "Can you suggest a quick recipe for dinner tonight?",
-    "What's a good way to start running again?",
-    "The weather looks grim, any ideas for an indoor afternoon?",
-    "My friend's dog keeps barking at the postman.",
-    "I read an article about cities with the best public transport.",
-    "Remind me to call the bank about my card.",
-    "What should I pack for a weekend by the sea?",
-    "How do I keep basil alive on a windowsill?",
-    "Work was long today, the meeting ran over.",
-    "My neighbour just bought a new car, a loud one.",
-    "Any tips for sleeping better?",
-    "I'm thinking about learning a language this year.",
-    "Which films are good for a rainy evening?",
-    "A colleague's sister is a nurse in the next town.",
-    "We are planning a dinner for six people on Friday.",
-    "What's the best way to clean a cast iron pan?",
-    "The cat next door sits in our garden all day.",
-    "I need a present idea for my uncle's birthday.",
-    "How long should I boil an egg for a soft yolk?",
-    "Traffic in town was terrible this morning.",
+# Everyday chat: each line a template and the ways it is filled, so that a history of
+# hundreds of turns says each distinct line about once or twice (20 fixed lines made each
+# appear a dozen times, and one line outranking the evidence then took every top slot).
+FILLER_USER: tuple[tuple[Any, ...], ...] = (
+    (
+        "Can you suggest a quick recipe for {} tonight?",
+        ("dinner", "a light lunch", "two people", "a picnic", "something with lentils"),
+    ),
+    (
+        "What's a good way to start {} again?",
+        ("running", "swimming", "cycling to work", "stretching", "reading before bed"),
+    ),
+    (
+        "The weather looks {}, any ideas for an indoor afternoon?",
+        ("grim", "stormy", "cold and wet", "foggy", "awful"),
+    ),
+    (
+        "My friend's {} keeps barking at the postman.",
+        ("dog", "terrier", "old spaniel", "puppy", "collie"),
+    ),
+    (
+        "I read an article about {}.",
+        (
+            "cities with the best public transport",
+            "the history of tea",
+            "sleep and memory",
+            "electric bikes",
+            "urban gardens",
+        ),
+    ),
+    (
+        "Remind me to call the {} about {}.",
+        ("bank", "dentist", "landlord", "insurer", "plumber"),
+        ("my card", "the bill", "next week", "the appointment", "the leak"),
+    ),
+    (
+        "What should I pack for {}?",
+        (
+            "a weekend by the sea",
+            "a week of hiking",
+            "a business trip",
+            "a wedding abroad",
+            "a long train ride",
+        ),
+    ),
+    (
+        "How do I keep {} alive on a windowsill?",
+        ("basil", "mint", "a small orchid", "chillies", "a lemon tree"),
+    ),
+    (
+        "Work was long today, {}.",
+        (
+            "the meeting ran over",
+            "the printer broke again",
+            "two people were off sick",
+            "the client called twice",
+            "the deadline moved",
+        ),
+    ),
+    (
+        "My neighbour just bought a new {}, a loud one.",
+        ("car", "lawnmower", "motorbike", "sound system", "parrot"),
+    ),
+    (
+        "Any tips for {}?",
+        ("sleeping better", "saving money", "a tidy desk", "meal planning", "a calmer morning"),
+    ),
+    (
+        "I'm thinking about learning {} this year.",
+        ("a language", "the guitar", "to sew", "to code", "to bake bread"),
+    ),
+    (
+        "Which {} are good for a rainy evening?",
+        ("films", "board games", "books", "podcasts", "soups"),
+    ),
+    (
+        "A colleague's {} is a {} in the next town.",
+        ("sister", "brother", "cousin", "husband", "friend"),
+        ("nurse", "teacher", "baker", "lawyer", "vet"),
+    ),
+    (
+        "We are planning a dinner for {} people on {}.",
+        ("four", "six", "eight", "ten"),
+        ("Friday", "Saturday", "Sunday"),
+    ),
+    (
+        "What's the best way to clean a {}?",
+        ("cast iron pan", "kettle", "wool jumper", "bike chain", "shower screen"),
+    ),
+    (
+        "The {} next door sits in our garden all day.",
+        ("cat", "ginger cat", "tortoise", "old tomcat"),
+    ),
+    (
+        "I need a present idea for my {}'s birthday.",
+        ("uncle", "niece", "godson", "grandmother", "boss"),
+    ),
+    ("How long should I boil {}?", ("an egg for a soft yolk", "rice", "pasta", "potatoes")),
+    (
+        "Traffic {} was terrible this morning.",
+        ("in town", "on the ring road", "by the school", "near the bridge"),
+    ),
 )
-FILLER_ASSISTANT = (
-    "Happy to help with that.",
-    "Here is one idea you could try.",
-    "That sounds like a good plan.",
-    "Good question, a few things matter here.",
-    "Noted. Anything else on your mind?",
-    "Sure, let me walk you through it.",
-    "I would start small and build from there.",
+FILLER_ASSISTANT: tuple[tuple[Any, ...], ...] = (
+    ("{} Start with what you already have.", ("Happy to help with that.", "Sure.")),
+    ("{} Here is one idea you could try.", ("Good question.", "Alright.")),
+    ("That sounds like a good plan{}", (".", ", honestly.", " to me.")),
+    ("{} a few things matter here.", ("Good question,", "It depends,", "Well,")),
+    ("Noted. {}", ("Anything else on your mind?", "What else can I do?")),
+    ("Sure, let me walk you through it{}", (".", " step by step.", " quickly.")),
+    ("I would start {} and build from there.", ("small", "slowly", "with one thing")),
 )
 ACKS = ("Thanks for telling me.", "Got it, I'll remember that.", "Noted!", "Good to know.")
 
@@ -301,5 +383,28 @@ def _say(rng: random.Random, persona: Persona, at: tuple[int, int], text: str) -
     persona.sessions[session][turn + 1] = ("assistant", rng.choice(ACKS))
 
 
+def filled(
+    template: tuple[str, tuple[str, ...]] | tuple[str, tuple[str, ...], tuple[str, ...]],
+    rng: random.Random,
+) -> str:
+    """One line of an everyday-chat template, each blank filled at random."""
+    text, *fills = template
+    return text.format(*(rng.choice(options) for options in fills))
+
+
+def filler_lines() -> set[str]:
+    """Every everyday-chat line the generator can write (user and assistant)."""
+    lines: set[str] = set()
+    for text, *fills in (*FILLER_USER, *FILLER_ASSISTANT):
+        combos: list[tuple[str, ...]] = [()]
+        for options in fills:
+            combos = [(*combo, option) for combo in combos for option in options]
+        lines.update(text.format(*combo) for combo in combos)
+    return lines
+
+
 def _filler_pair(rng: random.Random) -> list[tuple[str, str]]:
-    return [("user", rng.choice(FILLER_USER)), ("assistant", rng.choice(FILLER_ASSISTANT))]
+    return [
+        ("user", filled(rng.choice(FILLER_USER), rng)),
+        ("assistant", filled(rng.choice(FILLER_ASSISTANT), rng)),
+    ]

@@ -34,6 +34,7 @@ OWNERS: dict[str, str] = {
     "memory_core.conformance": "conformance",
     "memory_core.telemetry.runtime": "otel",
     "memory_core.embedding_wordllama": "embed",
+    "memory_core.embedding_minilm": "minilm",
     "memory_core.integrations.langchain": "langchain",
     "memory_core.integrations.openai_agents": "openai-agents",
     "memory_core.integrations.pydantic_ai": "pydantic-ai",

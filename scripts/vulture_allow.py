@@ -9,3 +9,6 @@ used implicitly; say why next to it.
 
 # LangChain calls BaseRetriever._get_relevant_documents(query, run_manager=...) by keyword.
 run_manager  # noqa: B018, F821
+
+# embedding_minilm._load's file stamp: part of the cache key only (a changed file reloads).
+modified  # noqa: B018, F821

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bench import retrieval
-from bench.retrieval_data import FILLER_USER, Question, content_words, generate
+from bench.retrieval_data import Question, content_words, filler_lines, generate
 from memory_core import open_backend
 from memory_core_dev.postgres_server import PostgresHandle
 
@@ -23,12 +23,13 @@ def test_the_conversations_are_the_same_for_a_seed_and_differ_for_another() -> N
 
 
 def test_every_question_points_at_user_turns_that_say_a_fact() -> None:
+    everyday = filler_lines()
     for persona in generate(4, 8, 10, seed=3):
         assert persona.questions
         for question in persona.questions:
             for session, turn in question.evidence:
                 role, content = persona.sessions[session][turn]
-                assert role == "user" and content not in FILLER_USER
+                assert role == "user" and content not in everyday
             said = set().union(
                 *(content_words(persona.sessions[s][t][1]) for s, t in question.evidence)
             )
@@ -83,6 +84,28 @@ async def test_hybrid_search_on_the_embedded_store_stays_above_its_floor() -> No
     # the embedder finds what words cannot: more sessions with evidence in the first five
     assert hybrid["session_hit@5"] > text["session_hit@5"]
     assert "| embedded | hybrid |" in retrieval.table([text, hybrid])
+
+
+def test_everyday_chat_rarely_repeats_a_line() -> None:
+    # one distractor said a dozen times would fill every top slot when it outranks the
+    # evidence; real histories rarely repeat a line word for word
+    for persona in generate()[:3]:
+        said = [c for session in persona.sessions for role, c in session if role == "user"]
+        chat = [c for c in said if c in filler_lines()]
+        assert len(set(chat)) > len(chat) / 3
+        assert max(chat.count(line) for line in set(chat)) <= 8
+
+
+@pytest.mark.anyio
+async def test_minilm_hybrid_search_stays_above_its_floor() -> None:
+    pytest.importorskip("tokenizers", reason="extra 'minilm' not installed")
+    personas = generate(**retrieval.SMOKE)
+    hybrid = await retrieval.run_store("embedded", personas, "hybrid")
+    minilm = await retrieval.run_store("embedded", personas, "minilm")
+    for metric, floor in retrieval.MINILM_SMOKE_FLOOR.items():
+        assert minilm[metric] >= floor, (metric, minilm[metric])
+    # the sentence model finds more than the static one
+    assert minilm["turn_recall@5"] > hybrid["turn_recall@5"]
 
 
 @pytest.mark.anyio
