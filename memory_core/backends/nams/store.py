@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 from uuid import NAMESPACE_URL, UUID, uuid5
 
+import anyio
 import httpx
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -387,6 +388,10 @@ class NamsStore(Store):
         body = await self._http.send(method, route, operation=operation, **parts)
         return parse_json(model, body, method, route)
 
+    async def _header_of(self, at: _At) -> wire.ConversationOut:
+        route = wire.path(wire.CONVERSATION, conversation_id=at.server_id)
+        return await self._fetch(wire.ConversationOut, "GET", route, "get_conversation")
+
     @staticmethod
     def _role(value: str, route: str) -> MessageRole:
         """A wire role in any case (the exact spelling is looked up inline first)."""
@@ -662,18 +667,22 @@ class NamsStore(Store):
     # ------------------------------------------------------------------ reads
 
     async def get_conversation(self, req: rq.GetConversation) -> Conversation:
-        """Header and newest ``limit`` messages from two requests, returned oldest first
-        (one request when a portable lookup just fetched the header)."""
+        """Header and newest ``limit`` messages from two requests sent at once (one round
+        trip of latency), returned oldest first; one request when a portable lookup just
+        fetched the header. The header's error, if any, is the one raised."""
 
         async def read(at: _At) -> Conversation:
-            header = at.header
-            if header is None:
-                route = wire.path(wire.CONVERSATION, conversation_id=at.server_id)
-                header = await self._fetch(wire.ConversationOut, "GET", route, "get_conversation")
             route = wire.path(wire.MESSAGES, conversation_id=at.server_id)
-            payload = await self._http.send(
-                "GET", route, operation="get_conversation", params={"limit": req.limit}
-            )
+
+            async def messages() -> Any:
+                return await self._http.send(
+                    "GET", route, operation="get_conversation", params={"limit": req.limit}
+                )
+
+            if at.header is None:
+                header, payload = await _together(self._header_of(at), messages())
+            else:
+                header, payload = at.header, await messages()
             newest_first = self._messages(payload, "GET", route, at)
             return self._conversation(header, at.session, newest_first[::-1])
 
@@ -972,3 +981,28 @@ class NamsStore(Store):
         """A breadth-first walk of the entity graph (see :mod:`.long_term`)."""
         graph = await self._graph(req.entity_id, req.depth, "related_entities")
         return long_term.related(req, graph)
+
+
+A = TypeVar("A")
+B = TypeVar("B")
+
+
+async def _together(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
+    """Both results, the two awaited concurrently; when either fails, the first one's
+    error if it failed (else the second's), as if they had run one after the other."""
+    done: list[Any] = [None, None]
+    failed: list[BaseException | None] = [None, None]
+
+    async def run(slot: int, work: Awaitable[Any]) -> None:
+        try:
+            done[slot] = await work
+        except Exception as error:  # raised below, in the order of a sequential call
+            failed[slot] = error
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run, 0, first)
+        group.start_soon(run, 1, second)
+    for error in failed:
+        if error is not None:
+            raise error
+    return done[0], done[1]

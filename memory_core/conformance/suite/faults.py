@@ -185,10 +185,10 @@ class FaultsSuite(SuiteBase):
     async def test_faults_retry_after_honoured(
         self, harness: Harness, fault_control: FaultControl
     ) -> None:
-        backend, handle = await _client(harness, fault_control)
+        backend, _ = await _client(harness, fault_control)
         await fault_control.set(rate_limit=2, retry_after=RETRY_AFTER)
         start = anyio.current_time()
-        assert await _contents(harness, backend, handle) == [WARM]
+        assert await backend.list_conversations(limit=1)  # a read of one request
         took = anyio.current_time() - start
         assert await _left(fault_control, "rate_limit") == 0
         assert took >= 2 * RETRY_AFTER, f"served after {took:.3f} s, before 2 x Retry-After"
@@ -257,11 +257,11 @@ class FaultsSuite(SuiteBase):
     async def test_faults_retry_after_over_cap(
         self, harness: Harness, fault_control: FaultControl
     ) -> None:
-        backend, handle = await _client(harness, fault_control, max_retry_after=1)
+        backend, _ = await _client(harness, fault_control, max_retry_after=1)
         await fault_control.set(rate_limit=2, retry_after=30)
         start = anyio.current_time()
         with pytest.raises(RateLimitedError) as caught:
-            await backend.get_conversation(handle)
+            await backend.list_conversations(limit=1)  # a read of one request
         took = anyio.current_time() - start
         assert caught.value.retry_after == 30
         assert took < 1, f"gave up after {took:.3f} s"

@@ -382,6 +382,35 @@ async def test_read_timeout_on_get_is_retried(nams_server: NamsTestServer, works
     assert len(gets) == 4, "a GET that timed out is retried (1 + max_retries attempts)"
 
 
+async def test_a_read_sends_its_header_and_messages_requests_at_once(
+    memory: MemoryBackend, nams_server: NamsTestServer
+) -> None:
+    cid = await new_conversation(memory)
+    await memory.add_message(cid, "user", "x")
+    mark = nams_server.mark()
+    nams_server.faults.set(latency=0.2)  # each response waits: the two are in flight at once
+    try:
+        conversation = await memory.get_conversation(cid)
+    finally:
+        nams_server.faults.reset()
+    assert [m.content for m in conversation.messages] == ["x"]
+    await eventually(lambda: len(requests(nams_server, mark, "GET")) >= 2)
+    header, messages = (
+        requests(nams_server, mark, "GET", cid),
+        requests(nams_server, mark, "GET", "/messages"),
+    )
+    assert len(header) == len(messages) == 1
+    # one after the other, the second would reuse the first's connection
+    assert header[0].client != messages[0].client
+
+
+async def test_a_missing_conversation_is_named_by_its_header_request(
+    memory: MemoryBackend,
+) -> None:
+    with pytest.raises(NotFoundError):
+        await memory.get_conversation(conversation_id="00000000-0000-4000-8000-000000000000")
+
+
 async def test_dropped_connection_is_retried_for_reads(
     memory: MemoryBackend, nams_server: NamsTestServer
 ) -> None:
