@@ -15,6 +15,8 @@ files, a sentence-transformer). Per store and way it reports, averaged over the 
 - session hit@5/10: whether a session holding evidence is among the first k hits' sessions;
 - MRR: the mean of 1/rank of the first evidence turn (0 when none is in the ten);
 - search latency per query (p50, p95, ms);
+- top-10 overlap: question by question, the share of the first store's hits (of the same
+  way of searching) that this store returns too (the ranking is meant to be portable);
 
 and the same by kind of question and by whether a question shares a content word with its
 evidence (lexical search can find those; the paraphrased ones need meaning).
@@ -92,20 +94,25 @@ def score(question: Question, found: list[tuple[int, int]]) -> dict[str, float]:
     return figures
 
 
-async def evaluate(backend: MemoryBackend, personas: list[Persona]) -> dict[str, Any]:
-    """Every question against ``backend``: mean figures and latency."""
+async def evaluate(
+    backend: MemoryBackend, personas: list[Persona], per_session: int | None = None
+) -> dict[str, Any]:
+    """Every question against ``backend`` (``per_session``: the hits grouped by session,
+    see ``search_messages``): mean figures and latency."""
     rows: list[dict[str, float]] = []
     kinds: dict[str, list[dict[str, float]]] = {}
     overlaps: dict[str, list[dict[str, float]]] = {}
     latencies: list[float] = []
+    ranked: list[list[tuple[int, int]]] = []
     for persona in personas:
         for question in persona.questions:
             began = time.perf_counter()
             hits = await backend.search_messages(
-                question.text, limit=LIMIT, user_identifier=persona.name
+                question.text, limit=LIMIT, user_identifier=persona.name, per_session=per_session
             )
             latencies.append((time.perf_counter() - began) * 1000)
             found = [_place(hit.metadata.get("at")) for hit in hits]
+            ranked.append(found)
             figures = score(question, found)
             rows.append(figures)
             kinds.setdefault(question.kind, []).append(figures)
@@ -120,7 +127,30 @@ async def evaluate(backend: MemoryBackend, personas: list[Persona]) -> dict[str,
             "p50": round(percentile(latencies, 0.5), 3),
             "p95": round(percentile(latencies, 0.95), 3),
         },
+        "ranked": ranked,
     }
+
+
+def overlap(first: list[list[tuple[int, int]]], other: list[list[tuple[int, int]]]) -> float:
+    """The mean share of one store's hits that another returns too, question by question
+    (the same questions in the same order): ``|A & B| / max(|A|, |B|)``, 1 when neither
+    returns anything."""
+    shares = [
+        len(set(a) & set(b)) / max(len(a), len(b)) if a or b else 1.0
+        for a, b in zip(first, other, strict=True)
+    ]
+    return round(sum(shares) / max(1, len(shares)), 4)
+
+
+def with_overlaps(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each result with ``top10_overlap``: its hits' overlap with the first store's of the
+    same way of searching (that store's own is 1), and without the per-question hits."""
+    first: dict[str, list[list[tuple[int, int]]]] = {}
+    for r in results:
+        ranked = r.pop("ranked")
+        base = first.setdefault(r.get("search", "text"), ranked)
+        r["top10_overlap"] = overlap(base, ranked)
+    return results
 
 
 def _place(value: Any) -> tuple[int, int]:
@@ -132,7 +162,9 @@ def _means(rows: list[dict[str, float]]) -> dict[str, float]:
     return {m: round(sum(r[m] for r in rows) / max(1, len(rows)), 4) for m in METRICS}
 
 
-async def run_store(name: str, personas: list[Persona], search: str = "text") -> dict[str, Any]:
+async def run_store(
+    name: str, personas: list[Persona], search: str = "text", per_session: int | None = None
+) -> dict[str, Any]:
     """Load and evaluate one store; ``search`` is ``"text"`` (no embedder), ``"hybrid"``
     (:class:`~memory_core.embedding_wordllama.WordLlamaEmbedder`, the ``embed`` extra) or
     ``"minilm"`` (:class:`~memory_core.embedding_minilm.MiniLMEmbedder`)."""
@@ -145,8 +177,9 @@ async def run_store(name: str, personas: list[Persona], search: str = "text") ->
             if name == "bolt":
                 await _clear(backend, personas)
             messages = await load(backend, personas)
-            result = await evaluate(backend, personas)
-    return {"store": name, "search": search, "messages": messages, **result}
+            result = await evaluate(backend, personas, per_session)
+    way = search if per_session is None else f"{search}, per_session={per_session}"
+    return {"store": name, "search": way, "messages": messages, **result}
 
 
 def _embedder(search: str) -> Any:
@@ -169,13 +202,20 @@ async def _clear(backend: MemoryBackend, personas: list[Persona]) -> None:
 
 def table(results: list[dict[str, Any]]) -> str:
     """The figures as a markdown table."""
-    head = "| store | search | questions | " + " | ".join(METRICS) + " | search p50 / p95 ms |"
-    lines = [head, "|---" * (len(METRICS) + 4) + "|"]
+    head = (
+        "| store | search | questions | "
+        + " | ".join(METRICS)
+        + " | top-10 overlap | search p50 / p95 ms |"
+    )
+    lines = [head, "|---" * (len(METRICS) + 5) + "|"]
     for r in results:
         cells = " | ".join(f"{r[m]:.3f}" for m in METRICS)
+        shared = "—" if "top10_overlap" not in r else f"{r['top10_overlap']:.3f}"
         latency = f"{r['latency_ms']['p50']:.2f} / {r['latency_ms']['p95']:.2f}"
         search = r.get("search", "text")
-        lines.append(f"| {r['store']} | {search} | {r['questions']} | {cells} | {latency} |")
+        lines.append(
+            f"| {r['store']} | {search} | {r['questions']} | {cells} | {shared} | {latency} |"
+        )
     return "\n".join(lines)
 
 
@@ -207,12 +247,18 @@ def plot(results: list[dict[str, Any]], path: Path) -> Path:
 
 
 async def run(
-    stores: list[str], size: dict[str, int], searches: tuple[str, ...] = SEARCHES
+    stores: list[str],
+    size: dict[str, int],
+    searches: tuple[str, ...] = SEARCHES,
+    per_session: int | None = None,
 ) -> list[dict[str, Any]]:
     """Every store in ``stores`` at ``size`` (:func:`~.retrieval_data.generate`'s
-    arguments), each way of ``searches``."""
+    arguments), each way of ``searches``, the hits grouped by session when ``per_session``
+    is given."""
     personas = generate(**size)
-    return [await run_store(name, personas, way) for way in searches for name in stores]
+    return with_overlaps(
+        [await run_store(name, personas, way, per_session) for way in searches for name in stores]
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -228,13 +274,19 @@ def main(argv: list[str] | None = None) -> None:
         help="text (no embedder), hybrid (WordLlamaEmbedder: the embed extra), minilm "
         "(MiniLMEmbedder: the minilm extra and the model's files); all by default",
     )
+    parser.add_argument(
+        "--per-session",
+        type=int,
+        default=None,
+        help="search_messages(per_session=N): at most N hits of each session",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--plot", type=Path, default=PLOT)
     args = parser.parse_args(argv)
     size = {"personas": args.personas, "sessions": args.sessions, "turns": args.turns}
     stores = [s for s in args.only.split(",") if s]
     searches = tuple(s for s in args.search.split(",") if s in SEARCHES)
-    results = asyncio.run(run(stores, {**size, "seed": args.seed}, searches))
+    results = asyncio.run(run(stores, {**size, "seed": args.seed}, searches, args.per_session))
     args.out.mkdir(parents=True, exist_ok=True)
     report = {"size": {**size, "seed": args.seed}, "results": results}
     (args.out / "retrieval.json").write_text(json.dumps(report, indent=2) + "\n")

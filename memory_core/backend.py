@@ -48,6 +48,7 @@ from .models import (
 )
 from .reasoning import ReasoningMethods
 from .retention import ExpiryReport
+from .scoring import by_session, group_pool
 from .stats import StoreStats
 from .summary import (
     CHARS_PER_TOKEN,
@@ -739,6 +740,7 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
         threshold: float | None = None,
         metadata_filters: dict[str, Any] | None = None,
         user_identifier: str | None = None,
+        per_session: int | None = None,
     ) -> list[Message]:
         """Messages matching ``query``, best first, each with a ``score`` in 0..1.
 
@@ -746,9 +748,16 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
         otherwise, where the backend has ``search_global``. ``threshold`` drops hits scoring
         below it. ``metadata_filters`` keeps messages whose top-level metadata keys equal
         the given values exactly; a backend that cannot filter raises rather than ignore.
+
+        ``per_session`` groups the hits by session: the best ``per_session`` hits of each
+        session, the session whose best hit scores highest first (see
+        :func:`~memory_core.scoring.by_session`). The groups are made of the best
+        ``limit`` times :data:`~memory_core.scoring.GROUP_POOL` hits, so fewer than ``limit``
+        hits may come back when a few sessions hold most of the matches.
         """
         text = check_str(query, "query", allow_empty=False, max_chars=self.limits.max_query_chars)
         count = self._policy.search_limit("search_messages", limit)
+        groups = None if per_session is None else check_limit(per_session, "per_session")
         cut = check_threshold(threshold)
         filters = check_metadata(metadata_filters, "metadata_filters", self.limits)
         caps = self.capabilities
@@ -776,17 +785,18 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
             )
         vectors = await self._policy.embed([text], True)
         await self._ready()
-        return await self.store.search_messages(
+        hits = await self.store.search_messages(
             rq.SearchMessages(
                 query=text,
                 target=target,
-                limit=count,
+                limit=count if groups is None else group_pool(count, caps.max_search_hits),
                 threshold=cut,
                 metadata_filters=filters,
                 query_embedding=vectors[0] if vectors else None,
                 scope=scope,
             )
         )
+        return hits if groups is None else by_session(hits, groups, count)
 
     @instrument("get_context")
     async def get_context(

@@ -30,7 +30,8 @@ Neo4j for one five-message corpus) and, on a store others write to, between two 
 (a score reused as ``threshold`` could drop its own hit). The engine only selects
 candidates: the embedded and Bolt backends take the best :func:`candidate_pool` matches in
 scope by the engine's own rank (metadata filters applied), score them here, and return them
-best first, ``threshold`` and ``limit`` applied after scoring. When a scope holds more
+best first (equal scores: the message written last first, on every backend),
+``threshold`` and ``limit`` applied after scoring. When a scope holds more
 matches than the pool, a message the engine ranked below the pool is not considered. The
 NAMS adapter scores the service's text hits here too (the service returns its best
 ``limit``; the NAMS-compatible server of this package picks them by the rule above).
@@ -39,6 +40,11 @@ NAMS adapter scores the service's text hits here too (the service returns its be
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .models import Message
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CLITIC = re.compile(r"(?<=\w)['\u2019](?:s|t|d|ll|re|ve|m)\b")
@@ -138,3 +144,26 @@ def text_score(terms: list[str], content: str) -> float:
 def candidate_pool(limit: int) -> int:
     """How many of the engine's best matches a search returning ``limit`` hits scores."""
     return max(limit, CANDIDATES)
+
+
+GROUP_POOL = 5
+"""``search_messages(per_session=...)`` groups the best ``limit`` times this many hits."""
+
+
+def group_pool(limit: int, cap: int | None) -> int:
+    """How many hits a search grouped by session asks the store for (at most ``cap``, the
+    backend's ``max_search_hits``, when it has one)."""
+    wanted = limit * GROUP_POOL
+    return wanted if cap is None else max(limit, min(wanted, cap))
+
+
+def by_session(hits: Sequence[Message], per_session: int, limit: int) -> list[Message]:
+    """``hits`` (best first) grouped by session: the best ``per_session`` of each session,
+    sessions in the order of their best hit, then the first ``limit`` of them. With
+    ``per_session=1``: the best hit of each of the ``limit`` best sessions."""
+    groups: dict[object, list[Message]] = {}
+    for hit in hits:
+        group = groups.setdefault(hit.session_id or hit.conversation_id, [])
+        if len(group) < per_session:
+            group.append(hit)
+    return [hit for group in groups.values() for hit in group][:limit]

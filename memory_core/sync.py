@@ -427,6 +427,7 @@ class SyncMemoryBackend:
         threshold: float | None = None,
         metadata_filters: dict[str, Any] | None = None,
         user_identifier: str | None = None,
+        per_session: int | None = None,
     ) -> list[Message]:
         """Blocking :meth:`MemoryBackend.search_messages`."""
         return self._blocking(self._backend.search_messages, locals())

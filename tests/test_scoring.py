@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+from uuid import uuid4
+
 import pytest
 
+from memory_core import Message
 from memory_core.scoring import (
     AVERAGE_WORDS,
     CANDIDATES,
     FUNCTION_WEIGHT,
     FUNCTION_WORDS,
+    GROUP_POOL,
     K1,
     B,
+    by_session,
     candidate_pool,
     engine_terms,
+    group_pool,
     query_terms,
     text_score,
     words_of,
@@ -130,3 +136,28 @@ def test_the_score_depends_on_nothing_but_query_and_content() -> None:
 def test_candidate_pool_is_at_least_the_limit() -> None:
     assert candidate_pool(1) == candidate_pool(10) == CANDIDATES == 200
     assert candidate_pool(500) == 500
+
+
+def _hit(session: str, n: int) -> Message:
+    return Message(session_id=session, role="user", content=f"{session}{n}")
+
+
+def test_hits_grouped_by_session_keep_each_sessions_best_in_order() -> None:
+    hits = [_hit("a", 1), _hit("b", 1), _hit("a", 2), _hit("c", 1), _hit("a", 3), _hit("b", 2)]
+    ids = lambda found: [h.content for h in found]  # noqa: E731
+    assert ids(by_session(hits, 1, 10)) == ["a1", "b1", "c1"]
+    assert ids(by_session(hits, 2, 10)) == ["a1", "a2", "b1", "b2", "c1"]
+    assert ids(by_session(hits, 2, 3)) == ["a1", "a2", "b1"]
+    assert ids(by_session(hits, 5, 10)) == ["a1", "a2", "a3", "b1", "b2", "c1"]
+    assert by_session([], 1, 10) == []
+    # a hit without a session name (NAMS) is grouped by its conversation
+    nameless = [Message(role="user", content=str(n), conversation_id=uuid4()) for n in (1, 2)]
+    assert len(by_session(nameless, 1, 10)) == 2
+
+
+def test_a_grouped_search_asks_for_more_hits_within_the_backends_cap() -> None:
+    assert group_pool(10, None) == 10 * GROUP_POOL
+    assert group_pool(10, 100) == 50
+    assert group_pool(30, 100) == 100
+    assert group_pool(100, 100) == 100
+    assert group_pool(7, 3) == 7  # never fewer than the limit asked

@@ -236,14 +236,17 @@ class ToyStore(Store):
             pool = [] if found is None else [found]
         else:
             pool = [c for c in self._data.values() if c.tenant == req.tenant]
-        terms, hits = query_terms(req.query), []
+        terms = query_terms(req.query)
+        hits: list[tuple[float, datetime, int, Message]] = []
         for c in pool:
-            async for message in _cooperatively(c.messages):
+            async for place, message in _cooperatively(list(enumerate(c.messages))):
                 score = text_score(terms, message.content)  # the shared scale
                 if score > 0 and (req.threshold is None or score >= req.threshold):
-                    hits.append(message.model_copy(update={"score": score}, deep=True))
-        hits.sort(key=lambda m: m.score or 0.0, reverse=True)
-        return hits[: req.limit]
+                    hit = message.model_copy(update={"score": score}, deep=True)
+                    hits.append((score, hit.created_at, place, hit))
+        # best first; equal scores: the message written last first, as every backend does
+        hits.sort(key=lambda hit: hit[:3], reverse=True)
+        return [hit[3] for hit in hits[: req.limit]]
 
     async def delete_message(self, req: rq.DeleteMessage) -> bool:
         for c in self._data.values():

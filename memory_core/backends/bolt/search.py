@@ -10,8 +10,9 @@ moves.
 
 With a query vector, vector hits (an exact cosine scan of the one conversation, or the
 vector index for a search across sessions) are merged in (the higher score wins), then
-the threshold and limit apply and the chosen messages are loaded. Scope (conversation,
-tenant) is applied in Cypher.
+the threshold and limit apply and the chosen messages are loaded. Equal scores rank the
+message written last first, as on the embedded and PostgreSQL backends. Scope
+(conversation, tenant) is applied in Cypher.
 
 Why the union of the top-``limit`` of each list is enough: a message whose final score
 comes from, say, its vector score would be beaten by every message with a higher vector
@@ -46,7 +47,7 @@ async def search(
     target = req.target
     if not with_vector and target is not None and target.session_id is not None:
         # Text only, in a session: resolving the session is part of the one statement.
-        return await _load(tx, _cut(await _text_hits(tx, req, None, session=target), req))
+        return await _best(tx, await _text_hits(tx, req, None, session=target), req)
     conversation_id: str | None = None
     if target is not None:
         conversation_id = await _resolve(tx, target)
@@ -54,7 +55,7 @@ async def search(
             return []
     text = await _text_hits(tx, req, conversation_id)
     if not with_vector:
-        return await _load(tx, _cut(text, req))
+        return await _best(tx, text, req)
     hits = dict(text)
     if conversation_id is not None:
         found = await rows(
@@ -64,7 +65,7 @@ async def search(
     elif vector_index is not None:
         await _index_hits(tx, req, vector_index, hits)
     ranked = sorted(hits.items(), key=lambda hit: (-hit[1], hit[0]))
-    return await _load(tx, _cut(ranked, req))
+    return await _best(tx, ranked, req)
 
 
 TEXT_K_MAX = 2**31 - 1
@@ -149,11 +150,21 @@ async def _candidates(
     return int(row["seen"]), list(row["hits"])
 
 
-def _cut(hits: list[tuple[str, float]], req: rq.SearchMessages) -> list[tuple[str, float]]:
-    """``hits`` (best first) at or above the threshold, at most ``limit`` of them."""
+async def _best(
+    tx: AsyncManagedTransaction, hits: list[tuple[str, float]], req: rq.SearchMessages
+) -> list[Message]:
+    """The first ``limit`` of ``hits`` (best first) at or above the threshold, loaded;
+    equal scores rank the message written last first, as on the other backends (by its
+    time, then its place in its conversation), so every message tied with the last place
+    is loaded to choose among them."""
     if req.threshold is not None:
         hits = [hit for hit in hits if hit[1] >= req.threshold]
-    return hits[: req.limit]
+    if len(hits) > req.limit:
+        edge = hits[req.limit - 1][1]
+        hits = [hit for hit in hits if hit[1] >= edge]
+    loaded = await _load(tx, hits)
+    loaded.sort(key=lambda pair: (-(pair[0].score or 0.0), -pair[1], -pair[2]))
+    return [message for message, _, _ in loaded[: req.limit]]
 
 
 async def _resolve(tx: AsyncManagedTransaction, target: rq.Target) -> str | None:
@@ -175,7 +186,7 @@ async def _index_hits(
 ) -> None:
     """Ask the vector index for more neighbours until ``limit`` of them are in scope and
     pass the filters, or the index has nothing closer to give."""
-    k = max(VECTOR_K_START, req.limit * 4)
+    k = max(VECTOR_K_START, candidate_pool(req.limit))
     while True:
         found = await rows(
             tx,
@@ -201,12 +212,16 @@ def _merge(hits: dict[str, float], found: list[dict[str, Any]], filters: dict[st
             hits[row["id"]] = max(hits.get(row["id"], 0.0), score)
 
 
-async def _load(tx: AsyncManagedTransaction, ranked: list[tuple[str, float]]) -> list[Message]:
+async def _load(
+    tx: AsyncManagedTransaction, ranked: list[tuple[str, float]]
+) -> list[tuple[Message, float, int]]:
+    """The messages of ``ranked`` with their scores, each with its write order: its time
+    (seconds) and its place in its conversation."""
     if not ranked:
         return []
     found = await rows(tx, cypher.LOAD_MESSAGES, ids=[message_id for message_id, _ in ranked])
     by_id = {str(row["message"]["id"]): row for row in found}
-    messages: list[Message] = []
+    messages: list[tuple[Message, float, int]] = []
     for message_id, score in ranked:
         row = by_id.get(message_id)
         if row is None:
@@ -218,5 +233,7 @@ async def _load(tx: AsyncManagedTransaction, ranked: list[tuple[str, float]]) ->
             score=score,
         )
         if message is not None:
-            messages.append(message)
+            seq = row["message"].get("seq")
+            place = seq if isinstance(seq, int) else -1
+            messages.append((message, message.created_at.timestamp(), place))
     return messages

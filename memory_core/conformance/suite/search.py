@@ -7,7 +7,7 @@ from typing import Any
 
 from memory_core.scoring import TOLERANCE, query_terms, text_score
 
-from ..checks import assert_scores, same_json, word
+from ..checks import assert_scores, invalid, same_json, word
 from ..embedder import ConceptEmbedder
 from ..harness import Harness
 from ..scenarios import scenario
@@ -434,3 +434,64 @@ class SearchSuite(SuiteBase):
         assert len(set(filler)) > 1024, "control: more words than one Lucene query holds"
         hits = await harness.backend.search_messages(query, session_id=handle)
         assert [h.id for h in hits] == [stored.id]
+
+    @scenario(
+        "search.per_session",
+        "per_session keeps the best hits of each session, sessions in the order of their "
+        "best hit; in one session, the best per_session hits; a bad per_session is refused",
+    )
+    async def test_search_per_session(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        term = word()
+        for text in (f"{term}", f"{term} and one word", f"{term} said among many other words"):
+            await harness.backend.add_message(handle, "user", text)
+        every = await harness.backend.search_messages(term, session_id=handle)
+        assert len(every) == 3 and len({h.score for h in every}) == 3, "control: three scores"
+        for n in (1, 2, 3, 7):
+            grouped = await harness.backend.search_messages(term, session_id=handle, per_session=n)
+            assert [h.id for h in grouped] == [h.id for h in every[:n]]
+        for bad in (0, -1, 2.5, "1", True):
+            with invalid("per_session"):
+                await harness.backend.search_messages(term, session_id=handle, per_session=bad)  # type: ignore[arg-type]
+        if harness.caps.search_global:
+            await self._per_session_across(harness, term)
+
+    async def _per_session_across(self, harness: Harness, term: str) -> None:
+        other, third = await harness.new_session(), await harness.new_session()
+        await harness.backend.add_message(other, "user", f"{term} {term} in the second")
+        await harness.backend.add_message(
+            third, "user", f"a {term} in the third, with a good many words besides it"
+        )
+        every = await harness.backend.search_messages(term, limit=10)
+        assert len(every) == 5
+
+        def session(hit: Any) -> Any:
+            return hit.session_id or hit.conversation_id
+
+        order = list(dict.fromkeys(session(h) for h in every))
+        assert len(order) == 3
+        for n, limit in ((1, 10), (2, 3), (2, 10), (3, 4)):
+            grouped = await harness.backend.search_messages(term, limit=limit, per_session=n)
+            # the ungrouped ranking, each session's best n, sessions by their best hit
+            expected = [h.id for s in order for h in [h for h in every if session(h) == s][:n]]
+            assert [h.id for h in grouped] == expected[:limit], (n, limit)
+
+    @scenario(
+        "search.ties_newest_first",
+        "hits of equal score come the message written last first, in a session and across sessions",
+    )
+    async def test_search_ties_newest_first(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        term = word()
+        written = [
+            (await harness.backend.add_message(handle, "user", f"{term} said again")).id
+            for _ in range(3)
+        ]
+        hits = await harness.backend.search_messages(term, session_id=handle)
+        assert len({h.score for h in hits}) == 1, "control: one score"
+        assert [h.id for h in hits] == written[::-1]
+        if harness.caps.search_global:
+            other = await harness.new_session()
+            later = await harness.backend.add_message(other, "user", f"{term} said again")
+            hits = await harness.backend.search_messages(term, limit=2)
+            assert [h.id for h in hits] == [later.id, written[-1]]
