@@ -9,7 +9,8 @@ caller's loop; sync methods work only from a worker thread of that loop).
 from __future__ import annotations
 
 import functools
-from typing import Any
+from collections.abc import Generator
+from typing import Any, TypeVar, cast
 from uuid import uuid4
 
 import anyio.from_thread
@@ -30,6 +31,13 @@ from ..sync import SyncMemoryBackend
 from ..warning_channel import warn_capability
 
 Memory = MemoryBackend | SyncMemoryBackend
+_T = TypeVar("_T")
+Call = tuple[str, dict[str, Any]]
+Plan = Generator[Call, Any, _T]
+"""An operation as the backend calls it needs: each yield is one call (method and keyword
+arguments), answered with its result; :meth:`MemoryBridge.drive` (blocking) and
+:meth:`MemoryBridge.adrive` (awaited) make the calls, so one plan serves a framework's sync
+and async methods."""
 
 
 class MemoryBridge:
@@ -100,6 +108,24 @@ class MemoryBridge:
             with warning_channel.reissued():
                 return await anyio.to_thread.run_sync(func)
         return await getattr(self.memory, method)(*args, **kwargs)
+
+    def drive(self, plan: Plan[_T]) -> _T:
+        """Run ``plan``, each of its calls made with :meth:`call`; its return value."""
+        try:
+            method, kwargs = next(plan)
+            while True:
+                method, kwargs = plan.send(self.call(method, **kwargs))
+        except StopIteration as done:
+            return cast(_T, done.value)
+
+    async def adrive(self, plan: Plan[_T]) -> _T:
+        """Run ``plan``, each of its calls awaited with :meth:`acall`; its return value."""
+        try:
+            method, kwargs = next(plan)
+            while True:
+                method, kwargs = plan.send(await self.acall(method, **kwargs))
+        except StopIteration as done:
+            return cast(_T, done.value)
 
     def messages(self, *, hook: bool = False, **read: Any) -> list[Message]:
         """``get_conversation(**read).messages``; a session the store does not know (NAMS

@@ -45,10 +45,10 @@ import base64
 import hashlib
 import math
 import struct
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from crewai.memory.types import MemoryRecord, ScopeInfo
 
@@ -58,7 +58,7 @@ from ..models import Fact
 from ..sync import SyncMemoryBackend
 from ..validation import check_identifier, check_int, check_json_value, check_str
 from ..warning_channel import add_framework
-from ._bridge import Memory, MemoryBridge
+from ._bridge import Memory, MemoryBridge, Plan
 
 # The framework's frames call this module: capability warnings point past them.
 add_framework("crewai")
@@ -77,10 +77,6 @@ _NO_FACTS = (
     "bolt://); conversations can stay on this one"
 )
 _T = TypeVar("_T")
-Call = tuple[str, dict[str, Any]]
-Plan = Generator[Call, Any, _T]
-"""A storage operation as the backend calls it needs: each yield is one call (method and
-keyword arguments), answered with its result; the sync and async drivers make them."""
 
 
 @dataclass(frozen=True)
@@ -140,15 +136,15 @@ class MemoryStorage:
     def save(self, records: list[Any]) -> None:
         """Store ``records``, each replacing a stored record of the same id; all are
         checked before the first is written."""
-        self._drive(self._save_plan(self._facts_of(records, "records")))
+        self._bridge.drive(self._save_plan(self._facts_of(records, "records")))
 
     async def asave(self, records: list[Any]) -> None:
         """The async form of :meth:`save`."""
-        await self._adrive(self._save_plan(self._facts_of(records, "records")))
+        await self._bridge.adrive(self._save_plan(self._facts_of(records, "records")))
 
     def update(self, record: Any) -> None:
         """Replace the stored record with ``record``'s id (store it when there is none)."""
-        self._drive(self._save_plan(self._facts_of([record], "record", single=True)))
+        self._bridge.drive(self._save_plan(self._facts_of([record], "record", single=True)))
 
     def delete(
         self,
@@ -161,7 +157,7 @@ class MemoryStorage:
         """Delete the records matching every criterion given (none: all of the user's)
         and return how many there were."""
         wanted = _filter(scope_prefix, categories, metadata_filter, record_ids, older_than)
-        return self._drive(self._delete_plan(wanted))
+        return self._bridge.drive(self._delete_plan(wanted))
 
     async def adelete(
         self,
@@ -173,11 +169,11 @@ class MemoryStorage:
     ) -> int:
         """The async form of :meth:`delete`."""
         wanted = _filter(scope_prefix, categories, metadata_filter, record_ids, older_than)
-        return await self._adrive(self._delete_plan(wanted))
+        return await self._bridge.adrive(self._delete_plan(wanted))
 
     def reset(self, scope_prefix: str | None = None) -> None:
         """Delete the user's records at and under ``scope_prefix`` (``None``: all)."""
-        self._drive(self._delete_plan(_Filter(scope=_scope(scope_prefix, "scope_prefix"))))
+        self._bridge.drive(self._delete_plan(_Filter(scope=_scope(scope_prefix, "scope_prefix"))))
 
     # ------------------------------------------------------------ reads
 
@@ -195,7 +191,7 @@ class MemoryStorage:
         plan = self._search_plan(
             query_embedding, scope_prefix, categories, metadata_filter, limit, min_score
         )
-        return self._drive(plan)
+        return self._bridge.drive(plan)
 
     async def asearch(
         self,
@@ -210,12 +206,12 @@ class MemoryStorage:
         plan = self._search_plan(
             query_embedding, scope_prefix, categories, metadata_filter, limit, min_score
         )
-        return await self._adrive(plan)
+        return await self._bridge.adrive(plan)
 
     def get_record(self, record_id: str) -> Any | None:
         """The record with this id, or ``None``."""
         check_str(record_id, "record_id")
-        found = self._drive(self._versions(record_id))
+        found = self._bridge.drive(self._versions(record_id))
         return found.record if found else None
 
     def list_records(
@@ -262,24 +258,8 @@ class MemoryStorage:
 
     # ------------------------------------------------------------ drivers
 
-    def _drive(self, plan: Plan[_T]) -> _T:
-        try:
-            method, kwargs = next(plan)
-            while True:
-                method, kwargs = plan.send(self._bridge.call(method, **kwargs))
-        except StopIteration as done:
-            return cast(_T, done.value)
-
-    async def _adrive(self, plan: Plan[_T]) -> _T:
-        try:
-            method, kwargs = next(plan)
-            while True:
-                method, kwargs = plan.send(await self._bridge.acall(method, **kwargs))
-        except StopIteration as done:
-            return cast(_T, done.value)
-
     def _matching(self, wanted: _Filter) -> list[Any]:
-        return [s.record for s in self._drive(self._read_all()) if wanted.matches(s.record)]
+        return [s.record for s in self._bridge.drive(self._read_all()) if wanted.matches(s.record)]
 
     # ------------------------------------------------------------ checks
 

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, TypeVar, cast
@@ -70,7 +70,7 @@ from ..models import Fact
 from ..sync import SyncMemoryBackend
 from ..validation import check_bool, check_identifier, check_int, check_json_value, check_str
 from ..warning_channel import add_framework
-from ._bridge import Memory, MemoryBridge
+from ._bridge import Call, Memory, MemoryBridge, Plan
 
 # The framework's frames call this module: capability warnings point past them.
 add_framework("langgraph", "langchain_core")
@@ -98,10 +98,6 @@ _NO_FACTS = (
     "bolt://); conversations can stay on this one"
 )
 _T = TypeVar("_T")
-Call = tuple[str, dict[str, Any]]
-Plan = Generator[Call, Any, _T]
-"""A store operation as the backend calls it needs: each yield is one call (method and
-keyword arguments), answered with its result; the sync and async drivers make them."""
 
 
 class StoreNamespaceError(InvalidRequestError, InvalidNamespaceError):
@@ -233,25 +229,25 @@ class MemoryStore(BaseStore):
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops`` one after another, in order (a get after a put sees it); every op
         is checked before the first runs, so a bad one runs none."""
-        return [self._drive(self._plan(request)) for request in self._requests(ops)]
+        return [self._bridge.drive(self._plan(request)) for request in self._requests(ops)]
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """The async form of :meth:`batch`."""
-        return [await self._adrive(self._plan(request)) for request in self._requests(ops)]
+        return [await self._bridge.adrive(self._plan(request)) for request in self._requests(ops)]
 
     def get(
         self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
     ) -> Item | None:
         """The item at ``namespace`` and ``key``, or ``None``."""
         request = self._get_request(GetOp(namespace, key, _refresh(refresh_ttl)), "")
-        return cast(Item | None, self._drive(self._plan(request)))
+        return cast(Item | None, self._bridge.drive(self._plan(request)))
 
     async def aget(
         self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
     ) -> Item | None:
         """The async form of :meth:`get`."""
         request = self._get_request(GetOp(namespace, key, _refresh(refresh_ttl)), "")
-        return cast(Item | None, await self._adrive(self._plan(request)))
+        return cast(Item | None, await self._bridge.adrive(self._plan(request)))
 
     def put(
         self,
@@ -264,7 +260,9 @@ class MemoryStore(BaseStore):
     ) -> None:
         """Store ``value`` at ``namespace`` and ``key``, replacing what was there
         (``index``: the fields search matches, ``False``: none; ``ttl`` is refused)."""
-        self._drive(self._plan(self._put_request(_put_op(namespace, key, value, index, ttl), "")))
+        self._bridge.drive(
+            self._plan(self._put_request(_put_op(namespace, key, value, index, ttl), ""))
+        )
 
     async def aput(
         self,
@@ -277,15 +275,15 @@ class MemoryStore(BaseStore):
     ) -> None:
         """The async form of :meth:`put`."""
         request = self._put_request(_put_op(namespace, key, value, index, ttl), "")
-        await self._adrive(self._plan(request))
+        await self._bridge.adrive(self._plan(request))
 
     def delete(self, namespace: tuple[str, ...], key: str) -> None:
         """Delete the item at ``namespace`` and ``key`` (nothing there: nothing happens)."""
-        self._drive(self._plan(self._put_request(PutOp(namespace, key, None), "")))
+        self._bridge.drive(self._plan(self._put_request(PutOp(namespace, key, None), "")))
 
     async def adelete(self, namespace: tuple[str, ...], key: str) -> None:
         """The async form of :meth:`delete`."""
-        await self._adrive(self._plan(self._put_request(PutOp(namespace, key, None), "")))
+        await self._bridge.adrive(self._plan(self._put_request(PutOp(namespace, key, None), "")))
 
     def search(
         self,
@@ -301,7 +299,7 @@ class MemoryStore(BaseStore):
         """Items under ``namespace_prefix`` whose value matches ``filter``: newest first,
         or with ``query`` best first (words, and meaning with an embedder), each scored."""
         op = SearchOp(namespace_prefix, filter, limit, offset, query, _refresh(refresh_ttl))
-        return cast(list[SearchItem], self._drive(self._plan(self._search_request(op, ""))))
+        return cast(list[SearchItem], self._bridge.drive(self._plan(self._search_request(op, ""))))
 
     async def asearch(
         self,
@@ -316,7 +314,7 @@ class MemoryStore(BaseStore):
     ) -> list[SearchItem]:
         """The async form of :meth:`search`."""
         op = SearchOp(namespace_prefix, filter, limit, offset, query, _refresh(refresh_ttl))
-        found = await self._adrive(self._plan(self._search_request(op, "")))
+        found = await self._bridge.adrive(self._plan(self._search_request(op, "")))
         return cast(list[SearchItem], found)
 
     def list_namespaces(
@@ -331,7 +329,9 @@ class MemoryStore(BaseStore):
         """The namespaces holding items, sorted, matching ``prefix`` and ``suffix``
         (``"*"`` matches any label), cut to ``max_depth`` labels, each once."""
         op = _list_op(prefix, suffix, max_depth, limit, offset)
-        return cast(list[tuple[str, ...]], self._drive(self._plan(self._list_request(op, ""))))
+        return cast(
+            list[tuple[str, ...]], self._bridge.drive(self._plan(self._list_request(op, "")))
+        )
 
     async def alist_namespaces(
         self,
@@ -344,26 +344,10 @@ class MemoryStore(BaseStore):
     ) -> list[tuple[str, ...]]:
         """The async form of :meth:`list_namespaces`."""
         op = _list_op(prefix, suffix, max_depth, limit, offset)
-        found = await self._adrive(self._plan(self._list_request(op, "")))
+        found = await self._bridge.adrive(self._plan(self._list_request(op, "")))
         return cast(list[tuple[str, ...]], found)
 
     # ------------------------------------------------------------ drivers
-
-    def _drive(self, plan: Plan[_T]) -> _T:
-        try:
-            method, kwargs = next(plan)
-            while True:
-                method, kwargs = plan.send(self._bridge.call(method, **kwargs))
-        except StopIteration as done:
-            return cast(_T, done.value)
-
-    async def _adrive(self, plan: Plan[_T]) -> _T:
-        try:
-            method, kwargs = next(plan)
-            while True:
-                method, kwargs = plan.send(await self._bridge.acall(method, **kwargs))
-        except StopIteration as done:
-            return cast(_T, done.value)
 
     # ------------------------------------------------------------ checks
 
