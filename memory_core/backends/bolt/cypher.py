@@ -725,14 +725,21 @@ RETURN size(doomed) AS deleted
 # scores stay exactly the unrestricted ones: Lucene adds the clause's score (below
 # 100 times 1e-30) to the query's float32 score in double precision and rounds back to
 # float32, and no BM25 score is so small that this is half a float32 step.
+# When ``m`` was written, for ranking equal scores: its time (microseconds; 0 when another
+# writer stored something else) and its place in its conversation (-1 when it has none).
+WRITTEN = (
+    "[CASE WHEN m.timestamp IS :: ZONED DATETIME "
+    "THEN m.timestamp.epochMillis * 1000 + m.timestamp.microsecond % 1000 ELSE 0 END, "
+    "coalesce(m.seq, -1)]"
+)
 _TEXT_CANDIDATES = """
 CALL db.index.fulltext.queryNodes($index, lucene, {limit: $k}) YIELD node AS m, score
 OPTIONAL MATCH (c:Conversation)-[:HAS_MESSAGE]->(m)
 WHERE {scope}
 RETURN count(*) AS seen,
-       collect(CASE WHEN c IS NULL THEN null ELSE [m.id, m.content, m.metadata, score] END)
-           AS hits
-"""
+       collect(CASE WHEN c IS NULL THEN null
+                    ELSE [m.id, m.content, m.metadata, score, {written}] END) AS hits
+""".replace("{written}", WRITTEN)
 _TENANT_SCOPE = "($tenant IS NULL OR c.user_identifier = $tenant)"
 # 1e-30, written out: Lucene's query syntax takes no exponent.
 NEGLIGIBLE_BOOST = "0." + "0" * 29 + "1"
@@ -773,9 +780,9 @@ WHERE m.embedding IS NOT NULL AND size(m.embedding) = size($vector)
   AND any(x IN m.embedding WHERE x <> 0)
 WITH m, vector.similarity.cosine(m.embedding, $vector) AS similarity
 WHERE similarity > 0.5
-RETURN m.id AS id, 2 * similarity - 1 AS score, m.metadata AS metadata
+RETURN m.id AS id, 2 * similarity - 1 AS score, m.metadata AS metadata, {WRITTEN} AS written
 ORDER BY score DESC, id ASC
-"""
+""".replace("{WRITTEN}", WRITTEN)
 
 # Approximate nearest neighbours from the vector index, in its order (``near``: its own
 # score, approximate: the index quantizes the vectors it holds), each scored by the exact
@@ -788,11 +795,11 @@ OPTIONAL MATCH (owner:Conversation)-[:HAS_MESSAGE]->(m)
 WITH m, score, head(collect(owner)) AS c
 WITH m, score, c, vector.similarity.cosine(m.embedding, $vector) AS similarity
 RETURN m.id AS id, 2 * similarity - 1 AS score, 2 * score - 1 AS near,
-       m.metadata AS metadata,
+       m.metadata AS metadata, {WRITTEN} AS written,
        similarity > 0.5 AND c IS NOT NULL AND ($tenant IS NULL OR c.user_identifier = $tenant)
            AS keep
 ORDER BY near DESC, id ASC
-"""
+""".replace("{WRITTEN}", WRITTEN)
 
 LOAD_MESSAGES = f"""
 MATCH (m:Message) WHERE m.id IN $ids

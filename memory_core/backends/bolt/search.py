@@ -45,41 +45,46 @@ async def search(
     vector = req.query_embedding
     with_vector = vector is not None and any(vector)
     target = req.target
+    written: Written = {}
     if not with_vector and target is not None and target.session_id is not None:
         # Text only, in a session: resolving the session is part of the one statement.
-        return await _best(tx, await _text_hits(tx, req, None, session=target), req)
+        text = await _text_hits(tx, req, None, written, session=target)
+        return await _load(tx, _best(text, req, written))
     conversation_id: str | None = None
     if target is not None:
         conversation_id = await _resolve(tx, target)
         if conversation_id is None:
             return []
-    text = await _text_hits(tx, req, conversation_id)
+    text = await _text_hits(tx, req, conversation_id, written)
     if not with_vector:
-        return await _best(tx, text, req)
+        return await _load(tx, _best(text, req, written))
     hits = dict(text)
     if conversation_id is not None:
         found = await rows(
             tx, cypher.VECTOR_HITS_CONVERSATION, conversation_id=conversation_id, vector=vector
         )
-        _merge(hits, found, req.metadata_filters)
+        _merge(hits, found, req.metadata_filters, written)
     elif vector_index is not None:
-        await _index_hits(tx, req, vector_index, hits)
-    ranked = sorted(hits.items(), key=lambda hit: (-hit[1], hit[0]))
-    return await _best(tx, ranked, req)
+        await _index_hits(tx, req, vector_index, hits, written)
+    return await _load(tx, _best(list(hits.items()), req, written))
 
 
 TEXT_K_MAX = 2**31 - 1
+Written = dict[str, tuple[int, int]]
+"""Message id → when it was written (:data:`.cypher.WRITTEN`), for ranking equal scores."""
 
 
 async def _text_hits(
     tx: AsyncManagedTransaction,
     req: rq.SearchMessages,
     conversation_id: str | None,
+    written: Written,
     *,
     session: rq.Target | None = None,
 ) -> list[tuple[str, float]]:
     """Every text hit among the candidates as (message id, score), best first (equal
-    scores in Lucene's order); ``threshold`` and ``limit`` are the caller's.
+    scores in Lucene's order), each one's write order put in ``written``; ``threshold``
+    and ``limit`` are the caller's.
 
     The candidates are the best :func:`~memory_core.scoring.candidate_pool` matches in
     scope that pass the metadata filters (applied exactly, in Python), by Lucene score;
@@ -112,10 +117,11 @@ async def _text_hits(
     hits.sort(key=lambda hit: -float(hit[3]))
     terms = query_terms(req.query)
     scored: list[tuple[float, int, str]] = []
-    for position, (message_id, content, _, _) in enumerate(hits[:pool]):
+    for position, (message_id, content, _, _, when) in enumerate(hits[:pool]):
         score = text_score(terms, content if isinstance(content, str) else "")
         if score > 0.0:
             scored.append((score, position, str(message_id)))
+            written[str(message_id)] = (int(when[0]), int(when[1]))
     scored.sort(key=lambda entry: (-entry[0], entry[1]))
     return [(message_id, score) for score, _, message_id in scored]
 
@@ -145,26 +151,25 @@ async def _candidates(
     tx: AsyncManagedTransaction, statement: str, params: dict[str, Any]
 ) -> tuple[int, list[list[Any]]]:
     """One candidate statement: how many matches the index yielded, and those in scope
-    as ``[id, content, metadata, Lucene score]``."""
+    as ``[id, content, metadata, Lucene score, written]`` (see :data:`.cypher.WRITTEN`)."""
     [row] = await rows(tx, statement, **params)
     return int(row["seen"]), list(row["hits"])
 
 
-async def _best(
-    tx: AsyncManagedTransaction, hits: list[tuple[str, float]], req: rq.SearchMessages
-) -> list[Message]:
-    """The first ``limit`` of ``hits`` (best first) at or above the threshold, loaded;
-    equal scores rank the message written last first, as on the other backends (by its
-    time, then its place in its conversation), so every message tied with the last place
-    is loaded to choose among them."""
+def _best(
+    hits: list[tuple[str, float]], req: rq.SearchMessages, written: Written
+) -> list[tuple[str, float]]:
+    """The first ``limit`` of ``hits`` at or above the threshold, best first; equal scores
+    rank the message written last first, as on the other backends (by its time, then its
+    place in its conversation)."""
     if req.threshold is not None:
         hits = [hit for hit in hits if hit[1] >= req.threshold]
-    if len(hits) > req.limit:
-        edge = hits[req.limit - 1][1]
-        hits = [hit for hit in hits if hit[1] >= edge]
-    loaded = await _load(tx, hits)
-    loaded.sort(key=lambda pair: (-(pair[0].score or 0.0), -pair[1], -pair[2]))
-    return [message for message, _, _ in loaded[: req.limit]]
+
+    def rank(hit: tuple[str, float]) -> tuple[float, int, int]:
+        when = written.get(hit[0], (0, -1))
+        return (-hit[1], -when[0], -when[1])
+
+    return sorted(hits, key=rank)[: req.limit]
 
 
 async def _resolve(tx: AsyncManagedTransaction, target: rq.Target) -> str | None:
@@ -182,7 +187,11 @@ async def _resolve(tx: AsyncManagedTransaction, target: rq.Target) -> str | None
 
 
 async def _index_hits(
-    tx: AsyncManagedTransaction, req: rq.SearchMessages, index: str, hits: dict[str, float]
+    tx: AsyncManagedTransaction,
+    req: rq.SearchMessages,
+    index: str,
+    hits: dict[str, float],
+    written: Written,
 ) -> None:
     """Ask the vector index for more neighbours until ``limit`` of them are in scope and
     pass the filters, or the index has nothing closer to give."""
@@ -200,28 +209,28 @@ async def _index_hits(
         kept = [r for r in found if r["keep"] and metadata_matches(r["metadata"], filters)]
         exhausted = len(found) < k or k >= VECTOR_K_MAX or (found and found[-1]["near"] <= 0)
         if len(kept) >= req.limit or exhausted:
-            _merge(hits, kept, {})
+            _merge(hits, kept, {}, written)
             return
         k *= 4
 
 
-def _merge(hits: dict[str, float], found: list[dict[str, Any]], filters: dict[str, Any]) -> None:
+def _merge(
+    hits: dict[str, float], found: list[dict[str, Any]], filters: dict[str, Any], written: Written
+) -> None:
     for row in found:
         if row["score"] > 0 and metadata_matches(row["metadata"], filters):
             score = min(float(row["score"]), 1.0)
             hits[row["id"]] = max(hits.get(row["id"], 0.0), score)
+            when = row["written"]
+            written[row["id"]] = (int(when[0]), int(when[1]))
 
 
-async def _load(
-    tx: AsyncManagedTransaction, ranked: list[tuple[str, float]]
-) -> list[tuple[Message, float, int]]:
-    """The messages of ``ranked`` with their scores, each with its write order: its time
-    (seconds) and its place in its conversation."""
+async def _load(tx: AsyncManagedTransaction, ranked: list[tuple[str, float]]) -> list[Message]:
     if not ranked:
         return []
     found = await rows(tx, cypher.LOAD_MESSAGES, ids=[message_id for message_id, _ in ranked])
     by_id = {str(row["message"]["id"]): row for row in found}
-    messages: list[tuple[Message, float, int]] = []
+    messages: list[Message] = []
     for message_id, score in ranked:
         row = by_id.get(message_id)
         if row is None:
@@ -233,7 +242,5 @@ async def _load(
             score=score,
         )
         if message is not None:
-            seq = row["message"].get("seq")
-            place = seq if isinstance(seq, int) else -1
-            messages.append((message, message.created_at.timestamp(), place))
+            messages.append(message)
     return messages
