@@ -29,6 +29,7 @@ names, by what they are for:
   :func:`fit_context`, :func:`fit_notes`, :data:`CHARS_PER_TOKEN`), values other programs
   wrote (:mod:`foreign`), the NAMS wire (:mod:`nams_wire`), secret-free URLs
   (:func:`redact_url`);
+* two requests at once (:func:`together`), errors raised as if one after the other;
 * telemetry: a span per round trip (:func:`round_trip`, :func:`http_call`);
 * transfers (a store with ``bulk_transfer``): :class:`ImportState`,
   :class:`TransferReport`, :class:`BulkTransfer`, :mod:`transfer_records` with
@@ -71,6 +72,7 @@ from .archive.records import Record, parse_stamp
 from .archive.report import TransferReport
 from .archive.rules import ImportRules, TraceRules, candidates, choose_id
 from .capabilities import Capabilities
+from .concurrency import together
 from .cursors import cursor_error, decode_cursor, encode_cursor
 from .embedding import Embedder
 from .erasure import Erased
@@ -221,6 +223,7 @@ __all__ = [
     "requests",
     "round_trip",
     "text_score",
+    "together",
     "transfer_records",
     "trusted",
     "trusted_many",

@@ -13,6 +13,7 @@ from uuid import uuid4
 import anyio
 
 from ..backend import MemoryBackend
+from ..concurrency import together
 from ..errors import (
     InvalidArgumentTypeError,
     NotFoundError,
@@ -205,11 +206,13 @@ class TurnMemory:
                 self._check_same(turn, state.user, text)
             if state is None and self._opens_in_one:
                 retrieved, state, replayed = await self._open_in_one(turn, text)
+            elif state is None and not self._writes_tell:
+                retrieved, state, replayed = await self._open_after_reading(turn, text)
             else:
                 retrieved = await self.retrieve(text)
                 replayed = True
                 if state is None:
-                    state, replayed = await self._open_in_storage(turn, text, retrieved)
+                    state, replayed = await self._open_by_writing(turn, text, retrieved)
             self._remember(turn, state)
             if state.assistant is not None:
                 await self._settle(turn, state, None)
@@ -298,16 +301,15 @@ class TurnMemory:
 
     # ------------------------------------------------------------ storage
 
-    async def _open_in_storage(
-        self, turn: str, text: str, retrieved: list[Entity]
-    ) -> tuple[_Turn, bool]:
-        if self._writes_tell:
-            return await self._open_by_writing(turn, text, retrieved)
-        tail = await self._read_tail(self._tail_size())
+    async def _open_after_reading(self, turn: str, text: str) -> tuple[list[Entity], _Turn, bool]:
+        """Where the write cannot tell a replay: read the conversation's newest messages
+        for the turn, and write the user half only when they do not hold it. The
+        retrieval and the read are independent: they are sent at once (one wait)."""
+        retrieved, tail = await together(self.retrieve(text), self._read_tail(self._tail_size()))
         stored = self._stored_turn(turn, tail, text)
         if stored is not None:
             self._check_same(turn, stored.user, text)
-            return await self._confirmed(turn, stored), True
+            return retrieved, await self._confirmed(turn, stored), True
         refs = [EntityRef(id=entity.id) for entity in retrieved]
         user = await self._write("user", turn, text, refs)
         self._check_same(turn, user, text)
@@ -315,7 +317,7 @@ class TurnMemory:
         # just read was already stored (an idempotent replay beyond the lookback).
         newest = tail.newest
         replayed = newest is not None and user.created_at < newest.created_at
-        return _Turn(user, fresh=not replayed), replayed
+        return retrieved, _Turn(user, fresh=not replayed), replayed
 
     async def _open_by_writing(
         self, turn: str, text: str, retrieved: list[Entity]

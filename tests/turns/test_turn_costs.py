@@ -9,14 +9,17 @@ replay reads once to find the stored reply. Elsewhere the newest messages are re
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from memory_core import MemoryBackend
 from memory_core.turns import TurnMemory
 
-from .conftest import TurnStore
+from .conftest import BACKENDS, TurnStore, _store_location
 
 pytestmark = pytest.mark.anyio
 
@@ -113,3 +116,45 @@ async def test_a_lookup_that_fails_in_the_questions_statement_fails_the_turn(
         assert [m.content for m in (await backend.get_conversation("c")).messages] == [
             "What about Acme Corp?"
         ]
+
+
+@pytest.fixture(params=[p for p in BACKENDS if str(p.id).startswith("nams")])
+async def read_first_store(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[TurnStore]:
+    """A real store whose writes cannot tell a replay (NAMS): a turn reads first."""
+    store = _store_location(request.param, request, tmp_path)
+    await store.open()
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+async def test_a_read_first_turn_sends_its_retrieval_and_its_read_at_once(
+    read_first_store: TurnStore,
+) -> None:
+    backend = await read_first_store.open()
+    assert not backend.store.tells_replays
+    conversation = await read_first_store.new_conversation(backend)
+    acme = await read_first_store.entity("Acme Corp")
+    memory = TurnMemory(backend, conversation, "tests")
+    reading = anyio.Event()
+    store = backend.store
+    find, read = store.find_entities, store.get_conversation
+
+    async def find_while_reading(req: Any) -> Any:
+        with anyio.fail_after(5):
+            await reading.wait()  # only the read sets it: the two are under way at once
+        return await find(req)
+
+    async def read_and_say(req: Any) -> Any:
+        reading.set()
+        return await read(req)
+
+    store.find_entities = find_while_reading  # type: ignore[method-assign]
+    store.get_conversation = read_and_say  # type: ignore[method-assign]
+    opened = await memory.open_turn("t1", f"What about {acme.name}?")
+    assert opened.retrieved_entity_ids == [acme.id] and not opened.replayed
+    again = await memory.open_turn("t1", f"What about {acme.name}?")
+    assert again.replayed and again.user_message.id == opened.user_message.id

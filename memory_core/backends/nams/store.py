@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 from uuid import NAMESPACE_URL, UUID, uuid5
 
-import anyio
 import httpx
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -57,6 +56,7 @@ from memory_core.store import (
     query_terms,
     redact_url,
     text_score,
+    together,
     trusted,
     trusted_many,
     utcnow,
@@ -680,7 +680,7 @@ class NamsStore(Store):
                 )
 
             if at.header is None:
-                header, payload = await _together(self._header_of(at), messages())
+                header, payload = await together(self._header_of(at), messages())
             else:
                 header, payload = at.header, await messages()
             newest_first = self._messages(payload, "GET", route, at)
@@ -981,28 +981,3 @@ class NamsStore(Store):
         """A breadth-first walk of the entity graph (see :mod:`.long_term`)."""
         graph = await self._graph(req.entity_id, req.depth, "related_entities")
         return long_term.related(req, graph)
-
-
-A = TypeVar("A")
-B = TypeVar("B")
-
-
-async def _together(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
-    """Both results, the two awaited concurrently; when either fails, the first one's
-    error if it failed (else the second's), as if they had run one after the other."""
-    done: list[Any] = [None, None]
-    failed: list[BaseException | None] = [None, None]
-
-    async def run(slot: int, work: Awaitable[Any]) -> None:
-        try:
-            done[slot] = await work
-        except Exception as error:  # raised below, in the order of a sequential call
-            failed[slot] = error
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(run, 0, first)
-        group.start_soon(run, 1, second)
-    for error in failed:
-        if error is not None:
-            raise error
-    return done[0], done[1]

@@ -10,7 +10,6 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from uuid import NAMESPACE_URL, UUID, uuid5
 
-import anyio
 import httpx
 import pytest
 import respx
@@ -515,29 +514,3 @@ async def test_limits_option_is_honoured() -> None:
     with pytest.raises(InvalidRequestError) as info:
         await backend.add_message("s", "user", "too long")  # refused before any request
     assert info.value.argument == "content"
-
-
-@pytest.mark.anyio
-async def test_together_awaits_both_at_once_and_raises_as_one_after_the_other() -> None:
-    from memory_core.backends.nams.store import _together
-
-    met = anyio.Event()
-
-    async def first() -> str:
-        with anyio.fail_after(5):
-            await met.wait()  # only the second sets it: they run at once
-        return "header"
-
-    async def second() -> int:
-        met.set()
-        return 2
-
-    assert await _together(first(), second()) == ("header", 2)
-
-    async def fails(error: Exception) -> None:
-        raise error
-
-    with pytest.raises(KeyError):
-        await _together(fails(KeyError("first")), fails(ValueError("second")))
-    with pytest.raises(ValueError, match="second"):
-        await _together(second(), fails(ValueError("second")))
