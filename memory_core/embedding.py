@@ -1,4 +1,5 @@
-"""The ``Embedder`` protocol and a dependency-free deterministic embedder."""
+"""The ``Embedder`` protocol, a base for models that block, and a dependency-free
+deterministic embedder."""
 
 from __future__ import annotations
 
@@ -6,8 +7,11 @@ import hashlib
 import itertools
 import math
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
+
+import anyio
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
@@ -21,6 +25,24 @@ class Embedder(Protocol):
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One unit-length vector per text, in order."""
         ...
+
+
+class BlockingEmbedder(ABC):
+    """An :class:`Embedder` whose model computes in the calling thread (a local model on
+    the CPU): subclasses set ``dimensions`` and write :meth:`embed_now`; :meth:`embed`
+    runs it in a worker thread, so the event loop goes on while a batch is computed."""
+
+    dimensions: int
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One unit-length vector per text, in order (computed in a worker thread)."""
+        if not texts:
+            return []
+        return await anyio.to_thread.run_sync(self.embed_now, list(texts))
+
+    @abstractmethod
+    def embed_now(self, texts: list[str]) -> list[list[float]]:
+        """The vectors of ``texts``, in the calling thread."""
 
 
 class HashingEmbedder:

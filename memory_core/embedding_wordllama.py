@@ -17,17 +17,16 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import anyio
+from .embedding import BlockingEmbedder
 
 DIMENSIONS = (64, 128, 256)
 """The vector lengths the bundled model gives (256, or its first 64 or 128 values)."""
 
 
-class WordLlamaEmbedder:
+class WordLlamaEmbedder(BlockingEmbedder):
     """The bundled WordLlama model as an :class:`~memory_core.embedding.Embedder`.
 
     ``dimensions``: 256 (the default), or 128 or 64 (the model's first values, a little
@@ -43,12 +42,6 @@ class WordLlamaEmbedder:
 
     def __repr__(self) -> str:
         return f"WordLlamaEmbedder(dimensions={self.dimensions})"
-
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """One unit-length vector per text, in order (computed in a worker thread)."""
-        if not texts:
-            return []
-        return await anyio.to_thread.run_sync(self.embed_now, list(texts))
 
     def embed_now(self, texts: list[str]) -> list[list[float]]:
         """The vectors of ``texts``, in the calling thread."""

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
-from memory_core.embedding import Embedder, HashingEmbedder
+from memory_core.embedding import BlockingEmbedder, Embedder, HashingEmbedder
 
 pytestmark = pytest.mark.anyio
 
@@ -97,3 +98,22 @@ def test_the_protocol_needs_dimensions_and_embed() -> None:
     assert isinstance(Custom(), Embedder)
     assert not isinstance(NoEmbed(), Embedder)
     assert not isinstance(NoDimensions(), Embedder)
+
+
+class _Threaded(BlockingEmbedder):
+    dimensions = 2
+
+    def __init__(self) -> None:
+        self.threads: list[int] = []
+
+    def embed_now(self, texts: list[str]) -> list[list[float]]:
+        self.threads.append(threading.get_ident())
+        return [[1.0, 0.0] for _ in texts]
+
+
+async def test_a_blocking_embedder_computes_in_a_worker_thread() -> None:
+    model = _Threaded()
+    assert isinstance(model, Embedder)
+    assert await model.embed(("a", "b")) == [[1.0, 0.0], [1.0, 0.0]]
+    assert model.threads and model.threads[0] != threading.get_ident()
+    assert await model.embed([]) == [] and len(model.threads) == 1  # nothing to compute
