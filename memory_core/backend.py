@@ -811,6 +811,7 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
         across_sessions: bool = False,
         max_tokens: int | None = None,
         user_identifier: str | None = None,
+        per_session: int | None = None,
     ) -> str:
         """Text to put in a prompt: recent messages plus, with a ``query``, relevant ones,
         after a long-term section (the user's preferences, the facts about the entities the
@@ -825,6 +826,9 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
         :func:`~memory_core.summary.approx_tokens` counts them (4 characters a token): the
         long-term section first, then the newest recent message and the best hit, one of
         each in turn, until the next does not fit (a message is never cut).
+        ``per_session`` groups the relevant messages by session before the best
+        ``max_hits`` are kept, as :meth:`search_messages` does: with ``across_sessions``
+        and ``per_session=1``, the best message of each of the ``max_hits`` best sessions.
 
         The format is :func:`memory_core.summary.format_context`. Raises a ``ValueError``
         (:class:`~memory_core.errors.MissingIdentifierError`) without a session.
@@ -840,6 +844,7 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
         room = check_int(long_term_chars, "long_term_chars", minimum=0)
         wide = check_bool(across_sessions, "across_sessions")
         budget = None if max_tokens is None else check_limit(max_tokens, "max_tokens")
+        groups = None if per_session is None else check_limit(per_session, "per_session")
         if wide and not self.capabilities.search_global:
             self._policy.refuse(
                 "get_context",
@@ -856,6 +861,7 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
             query_embedding=vectors[0] if vectors else None,
             across_sessions=wide,
             max_tokens=budget,
+            per_session=groups,
         )
         caps = self.capabilities
         if room == 0 or not (caps.preferences or caps.facts):

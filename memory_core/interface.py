@@ -45,6 +45,7 @@ from .models import (
     ToolStats,
     TracePage,
 )
+from .scoring import relevant_hits, relevant_pool
 from .stats import StoreStats
 from .summary import CHARS_PER_TOKEN, fit_context, format_context
 from .validation import check_bool
@@ -563,18 +564,21 @@ async def context_of(store: Store, req: rq.GetContext, conversation: Conversatio
 async def relevant_of(store: Store, req: rq.GetContext, seen: set[Any]) -> list[Message]:
     """Up to ``req.max_hits`` search hits for ``req.query`` that are not in ``seen`` (the
     recent messages), best first: in the target's session, or in every session of its
-    scope with ``req.across_sessions``; by meaning too with ``req.query_embedding``."""
+    scope with ``req.across_sessions``; by meaning too with ``req.query_embedding``;
+    grouped by session with ``req.per_session`` (:func:`~.scoring.relevant_hits`)."""
     if not req.query:
         return []
     hits = await store.search_messages(
         rq.SearchMessages(
             query=req.query,
             target=None if req.across_sessions else req.target,
-            limit=req.max_hits + len(seen),
+            limit=relevant_pool(
+                req.max_hits + len(seen), req.per_session, store.capabilities.max_search_hits
+            ),
             threshold=None,
             metadata_filters={},
             query_embedding=req.query_embedding,
             scope=req.target.scope,
         )
     )
-    return [m for m in hits if m.id not in seen][: req.max_hits]
+    return relevant_hits(hits, seen, req.per_session, req.max_hits)

@@ -206,6 +206,9 @@ class GetContext:
     query_embedding: list[float] | None = None
     across_sessions: bool = False
     max_tokens: int | None = None
+    per_session: int | None = None
+    """Group the hits by session before the first ``max_hits`` are kept (see
+    :func:`~memory_core.scoring.relevant_hits`)."""
 
 
 @dataclass(frozen=True, kw_only=True)

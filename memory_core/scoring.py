@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -167,3 +168,21 @@ def by_session(hits: Sequence[Message], per_session: int, limit: int) -> list[Me
         if len(group) < per_session:
             group.append(hit)
     return [hit for group in groups.values() for hit in group][:limit]
+
+
+def relevant_pool(wanted: int, per_session: int | None, cap: int | None) -> int:
+    """How many hits ``get_context`` asks a search for to keep ``wanted`` (its ``max_hits``
+    plus the recent messages it may meet): ``wanted`` itself, or grouped by session
+    :func:`group_pool` of it; never more than ``cap`` (the store's ``max_search_hits``)."""
+    asked = wanted if per_session is None else group_pool(wanted, cap)
+    return asked if cap is None else min(asked, cap)
+
+
+def relevant_hits(
+    hits: Sequence[Message], seen: AbstractSet[object], per_session: int | None, limit: int
+) -> list[Message]:
+    """``get_context``'s relevant messages: ``hits`` (best first) not in ``seen`` (the
+    recent messages), grouped by session when ``per_session`` is set (:func:`by_session`),
+    then the first ``limit``."""
+    fresh = [hit for hit in hits if hit.id not in seen]
+    return fresh[:limit] if per_session is None else by_session(fresh, per_session, limit)

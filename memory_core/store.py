@@ -23,7 +23,8 @@ names, by what they are for:
 * codecs every store shares, so that stores agree: listing cursors
   (:func:`encode_cursor`, :func:`decode_cursor`, :func:`cursor_error`), the shared text
   score (:func:`text_score`, :func:`query_terms`, :func:`engine_terms`,
-  :func:`candidate_pool`), metadata filters (:func:`matches`), metadata JSON
+  :func:`candidate_pool`; :func:`relevant_pool` and :func:`relevant_hits` for a
+  ``get_context`` of a store's own), metadata filters (:func:`matches`), metadata JSON
   (:func:`metadata_json`), UUID parsing (:func:`parse_uuid`, :func:`canonical_uuid`),
   previews and context text (:func:`preview`, :func:`format_context`,
   :func:`fit_context`, :func:`fit_notes`, :data:`CHARS_PER_TOKEN`), values other programs
@@ -116,7 +117,14 @@ from .models import (
     utcnow,
 )
 from .requests import canonical_uuid
-from .scoring import candidate_pool, engine_terms, query_terms, text_score
+from .scoring import (
+    candidate_pool,
+    engine_terms,
+    query_terms,
+    relevant_hits,
+    relevant_pool,
+    text_score,
+)
 from .settings import default_store_path, redact_url
 from .stats import LongTermCounts, StatsTotal, StoreStats, UserStats, merge_counts, only_user
 from .summary import CHARS_PER_TOKEN, fit_context, fit_notes, format_context, preview
@@ -220,6 +228,8 @@ __all__ = [
     "query_terms",
     "random_ids",
     "redact_url",
+    "relevant_hits",
+    "relevant_pool",
     "requests",
     "round_trip",
     "text_score",

@@ -444,6 +444,7 @@ class SyncMemoryBackend:
         across_sessions: bool = False,
         max_tokens: int | None = None,
         user_identifier: str | None = None,
+        per_session: int | None = None,
     ) -> str:
         """Blocking :meth:`MemoryBackend.get_context`."""
         return self._blocking(self._backend.get_context, locals())

@@ -20,6 +20,8 @@ from memory_core.scoring import (
     engine_terms,
     group_pool,
     query_terms,
+    relevant_hits,
+    relevant_pool,
     text_score,
     words_of,
 )
@@ -161,3 +163,21 @@ def test_a_grouped_search_asks_for_more_hits_within_the_backends_cap() -> None:
     assert group_pool(30, 100) == 100
     assert group_pool(100, 100) == 100
     assert group_pool(7, 3) == 7  # never fewer than the limit asked
+
+
+def test_the_relevant_pool_is_widened_only_to_group_and_never_past_the_cap() -> None:
+    assert relevant_pool(7, None, None) == 7
+    assert relevant_pool(7, None, 5) == 5
+    assert relevant_pool(7, 1, None) == 7 * GROUP_POOL
+    assert relevant_pool(7, 2, 20) == 20
+    assert relevant_pool(300, 1, 200) == 200
+
+
+def test_relevant_hits_drop_the_recent_ones_before_grouping() -> None:
+    hits = [_hit("a", 1), _hit("a", 2), _hit("b", 1), _hit("c", 1), _hit("b", 2)]
+    seen = {hits[0].id}
+    contents = lambda found: [h.content for h in found]  # noqa: E731
+    assert contents(relevant_hits(hits, seen, None, 3)) == ["a2", "b1", "c1"]
+    # a recent best hit does not hide its session: the next one of it stands for it
+    assert contents(relevant_hits(hits, seen, 1, 5)) == ["a2", "b1", "c1"]
+    assert contents(relevant_hits(hits, set(), 1, 2)) == ["a1", "b1"]

@@ -988,6 +988,13 @@ class ContextIgnoresMaxMessages(_Memory):
         return await super().get_context(replace(req, max_messages=1000))
 
 
+class ContextIgnoresPerSession(_Memory):
+    """get_context keeps the best max_hits relevant messages whatever per_session says."""
+
+    async def get_context(self, req: rq.GetContext) -> str:
+        return await super().get_context(replace(req, per_session=None))
+
+
 # ---------------------------------------------------------------------------- blocking
 
 
@@ -1650,6 +1657,7 @@ CATALOGUE: list[Case] = [
     Case(UnknownConversationIdIsNoOp, "aliasing.unknown_conversation_id", "unknown id raises"),
     Case(ContextSearchUnscoped, "context.scoped_to_session", "context scoped"),
     Case(ContextIgnoresMaxMessages, "context.max_messages", "max_messages"),
+    Case(ContextIgnoresPerSession, "context.per_session", "best hit alone"),
     Case(SqliteOnLoop, "runtime.responsive", "no blocking I/O on the loop"),
     Case(SleepingRateLimiter, "runtime.responsive", "no blocking I/O on the loop"),
     Case(

@@ -55,6 +55,8 @@ from memory_core.store import (
     format_context,
     query_terms,
     redact_url,
+    relevant_hits,
+    relevant_pool,
     text_score,
     together,
     trusted,
@@ -772,14 +774,14 @@ class NamsStore(Store):
             search = rq.SearchMessages(
                 query=req.query,
                 target=req.target,
-                limit=min(wire.MAX_PAGE, req.max_hits + len(seen)),
+                limit=relevant_pool(req.max_hits + len(seen), req.per_session, wire.MAX_PAGE),
                 threshold=None,
                 metadata_filters={},
                 query_embedding=None,
                 scope=rq.UNSCOPED,
             )
             hits = await self._search(search, at)
-            relevant = [m for m in hits if m.id not in seen][: req.max_hits]
+            relevant = relevant_hits(hits, seen, req.per_session, req.max_hits)
         observations = [o.content for o in context.observations]
         reflections = [r.content for r in context.reflections]
         if req.max_tokens is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC
+from typing import Any
 
 from memory_core.summary import CHARS_PER_TOKEN
 
@@ -181,6 +182,53 @@ class ContextSuite(SuiteBase):
         assert line.group(2) == f", session {elsewhere.session_id or other}"
         with invalid("across_sessions"):
             await harness.backend.get_context(term, session_id=mine, across_sessions="yes")  # type: ignore[arg-type]
+
+    @scenario(
+        "context.per_session",
+        "per_session groups the relevant messages by session, as search_messages does: in "
+        "one session the best per_session hits, across sessions each session's best; a bad "
+        "per_session is refused, naming it",
+    )
+    async def test_context_per_session(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        term = word()
+        texts = (f"{term} {term}", f"{term} and one word", f"{term} said among many other words")
+        for text in texts:
+            await harness.backend.add_message(handle, "user", text)
+        for n in range(3):
+            await harness.backend.add_message(handle, "assistant", f"later {n}")
+
+        async def relevant(**options: Any) -> list[str]:
+            context = await harness.backend.get_context(
+                term, session_id=handle, max_messages=2, long_term_chars=0, **options
+            )
+            return [m.group(4) for m in _relevant(context)]
+
+        assert await relevant() == list(texts), "control: the three hits, in written order"
+        assert await relevant(per_session=1) == [texts[0]], "not the session's best hit alone"
+        assert await relevant(per_session=2) == list(texts[:2])
+        for bad in (0, -1, 2.5, "1", True):
+            with invalid("per_session"):
+                await relevant(per_session=bad)
+        if harness.caps.search_global:
+            await self._context_per_session_across(harness, handle, term)
+
+    async def _context_per_session_across(self, harness: Harness, handle: str, term: str) -> None:
+        other = await harness.new_session()
+        best = await harness.backend.add_message(other, "user", f"{term} {term} {term}")
+        await harness.backend.add_message(other, "user", f"{term} again, {term}")
+        context = await harness.backend.get_context(
+            term,
+            session_id=handle,
+            max_messages=2,
+            long_term_chars=0,
+            across_sessions=True,
+            per_session=1,
+        )
+        lines = _relevant(context)
+        assert len(lines) == 2, "not one hit of each of the two sessions"
+        assert best.content in [m.group(4) for m in lines]
+        assert len({m.group(2) for m in lines}) == 2, "two hits of one session"
 
     @scenario(
         "context.by_meaning",
