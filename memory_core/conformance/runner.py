@@ -186,6 +186,9 @@ def _pytest_args(
         "-p",
         "no:cacheprovider",
         *(["-v"] if debug else ["-p", "no:terminal"]),  # --debug shows pytest's own output
+        # Its warnings are not shown without the terminal, and on the way out it runs a full
+        # garbage collection: 3 s a run inside a test session's heap, against 0.2 s without.
+        *([] if debug else ["-p", "no:unraisableexception"]),
         "-c",
         os.devnull,  # ignore whatever pytest configuration the current directory has
         "--rootdir",
