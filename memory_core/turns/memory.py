@@ -13,7 +13,7 @@ from uuid import uuid4
 import anyio
 
 from ..backend import MemoryBackend
-from ..concurrency import together
+from ..concurrency import all_at_once, together
 from ..errors import (
     InvalidArgumentTypeError,
     NotFoundError,
@@ -36,6 +36,9 @@ logger = logging.getLogger("memory_core.turns")  # one public logger name for th
 DEFAULT_RETRIEVAL_LIMIT = 8
 DEFAULT_REPLAY_LOOKBACK = 50
 TURN_LOG_SIZE = 1024
+LOOKUPS_AT_ONCE = 4
+"""How many of a question's identifiers the retrieval looks up at once (where the store
+does not open turns in one call: NAMS)."""
 
 # What each backend object was already warned about (see TurnMemory._warn_degraded): an
 # application may make a TurnMemory per turn, and capability gaps are said once per
@@ -278,17 +281,8 @@ class TurnMemory:
         identifiers = extract_identifiers(text, self.max_identifiers)
         if not identifiers or not self.backend.capabilities.entities:
             return []
-        exact: dict[str, Entity] = {}
-        close: dict[str, Entity] = {}
         try:
-            for identifier in identifiers:
-                for entity in await self.backend.find_entities(
-                    identifier, self.retrieval_limit, user_identifier=self._call_user
-                ):
-                    named = identifier in (entity.id, entity.name) or _same_name(entity, identifier)
-                    (exact if named else close).setdefault(entity.id, entity)
-                if len(exact) >= self.retrieval_limit:
-                    break
+            exact, close = await self._named_by(identifiers)
         except Exception as exc:  # retrieval is best effort by design
             logger.warning(
                 "turn retrieval failed for %d identifiers (%s); continuing with none",
@@ -298,6 +292,33 @@ class TurnMemory:
             return []
         found = {**exact, **{key: e for key, e in close.items() if key not in exact}}
         return list(found.values())[: self.retrieval_limit]
+
+    async def _named_by(
+        self, identifiers: list[str]
+    ) -> tuple[dict[str, Entity], dict[str, Entity]]:
+        """The entities ``identifiers`` name exactly, and those ``find_entities`` finds
+        close to them, by id, in the identifiers' order, until ``retrieval_limit`` are named
+        exactly. The lookups go out :data:`LOOKUPS_AT_ONCE` at a time: on a networked store
+        each such group waits one round trip, and the next is only sent when needed."""
+        exact: dict[str, Entity] = {}
+        close: dict[str, Entity] = {}
+        for start in range(0, len(identifiers), LOOKUPS_AT_ONCE):
+            group = identifiers[start : start + LOOKUPS_AT_ONCE]
+            found = await all_at_once(
+                [
+                    self.backend.find_entities(
+                        identifier, self.retrieval_limit, user_identifier=self._call_user
+                    )
+                    for identifier in group
+                ]
+            )
+            for identifier, entities in zip(group, found, strict=True):
+                for entity in entities:
+                    named = identifier in (entity.id, entity.name) or _same_name(entity, identifier)
+                    (exact if named else close).setdefault(entity.id, entity)
+                if len(exact) >= self.retrieval_limit:
+                    return exact, close
+        return exact, close
 
     # ------------------------------------------------------------ storage
 

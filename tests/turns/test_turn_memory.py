@@ -34,6 +34,7 @@ from memory_core.turns import (
     TurnNotOpenError,
     with_memory,
 )
+from memory_core.turns.memory import LOOKUPS_AT_ONCE
 from tests.fakes import public
 from tests.turns.fakes import FullFake, FullFakeStore, NamsLikeFake
 
@@ -127,6 +128,36 @@ async def test_retrieval_is_capped_and_stops_looking_once_full() -> None:
     opened = await memory.open_turn("t", text)
     assert opened.retrieved == entities[:8]
     assert backend.lookups == names[:8]
+
+
+async def test_retrieval_sends_its_lookups_a_group_at_a_time() -> None:
+    backend = FullFake()
+    lookup = backend.find_entities
+    in_flight, most = 0, 0
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal in_flight, most
+        in_flight += 1
+        most = max(most, in_flight)
+        await anyio.sleep(0.01)  # the others of its group start meanwhile
+        in_flight -= 1
+        return await lookup(*args, **kwargs)
+
+    backend.find_entities = counted  # type: ignore[method-assign]
+    names = [f"unknown {i}" for i in range(6)]
+    retrieved = await TurnMemory(backend, "c", "unit").retrieve(" ".join(f'"{n}"' for n in names))
+    assert retrieved == [] and backend.lookups == names  # every one, in order
+    assert most == LOOKUPS_AT_ONCE
+
+
+async def test_retrieval_sends_no_further_group_once_full() -> None:
+    backend = FullFake()
+    names = [f"name {i}" for i in range(6)]
+    entities = await _entities(backend, *names)
+    memory = TurnMemory(backend, "c", "unit", retrieval_limit=2)
+    retrieved = await memory.retrieve(" ".join(f'"{n}"' for n in names))
+    assert retrieved == entities[:2]
+    assert backend.lookups == names[:LOOKUPS_AT_ONCE]  # the first group only
 
 
 async def test_retrieval_looks_up_at_most_max_identifiers() -> None:
