@@ -111,12 +111,30 @@ def _store_location(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -
     return TurnStore(kind, server.url, options)
 
 
-@pytest.fixture(params=BACKENDS)
-async def turn_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TurnStore]:
-    """A real store of each backend kind with one backend already open."""
+async def opened_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TurnStore]:
+    """The store of the fixture's parameter, one backend already open (for a fixture)."""
     store = _store_location(request.param, request, tmp_path)
     await store.open()
     try:
         yield store
     finally:
         await store.close()
+
+
+@pytest.fixture(params=BACKENDS)
+async def turn_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TurnStore]:
+    """A real store of each backend kind with one backend already open."""
+    async for store in opened_store(request, tmp_path):
+        yield store
+
+
+NAMS_KINDS = [p for p in BACKENDS if str(p.id).startswith("nams")]
+
+
+@pytest.fixture(params=NAMS_KINDS)
+async def read_first_store(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[TurnStore]:
+    """A real store whose writes cannot tell a replay (NAMS): a turn reads first."""
+    async for store in opened_store(request, tmp_path):
+        yield store

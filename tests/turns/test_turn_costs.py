@@ -9,8 +9,6 @@ replay reads once to find the stored reply. Elsewhere the newest messages are re
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -19,7 +17,7 @@ import pytest
 from memory_core import MemoryBackend
 from memory_core.turns import TurnMemory
 
-from .conftest import BACKENDS, TurnStore, _store_location
+from .conftest import TurnStore
 
 pytestmark = pytest.mark.anyio
 
@@ -116,19 +114,6 @@ async def test_a_lookup_that_fails_in_the_questions_statement_fails_the_turn(
         assert [m.content for m in (await backend.get_conversation("c")).messages] == [
             "What about Acme Corp?"
         ]
-
-
-@pytest.fixture(params=[p for p in BACKENDS if str(p.id).startswith("nams")])
-async def read_first_store(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> AsyncIterator[TurnStore]:
-    """A real store whose writes cannot tell a replay (NAMS): a turn reads first."""
-    store = _store_location(request.param, request, tmp_path)
-    await store.open()
-    try:
-        yield store
-    finally:
-        await store.close()
 
 
 async def test_a_read_first_turn_sends_its_retrieval_and_its_read_at_once(
