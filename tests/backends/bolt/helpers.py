@@ -73,7 +73,9 @@ def fresh_statistics(driver: neo4j.Driver, label: str, timeout: float = 30.0) ->
     planner weighs a seek and a scan by statistics that describe nothing. On a database
     other tests write to at the same time (the external-Neo4j pass), updates arrive after
     a resample: the indexes are resampled again every half second until one sample
-    counts them all."""
+    counts them all. The query caches are then cleared: a plan cached under older
+    statistics (by another test's run of the same statement) is otherwise reused until
+    they have diverged enough, and for at least the replan interval."""
     records, _, _ = driver.execute_query(
         "SHOW INDEXES YIELD name, labelsOrTypes WHERE $label IN labelsOrTypes RETURN name",
         label=label,
@@ -95,6 +97,7 @@ def fresh_statistics(driver: neo4j.Driver, label: str, timeout: float = 30.0) ->
             if label in i.get("labels", []) and i.get("updatesSinceEstimation")
         ]
         if not stale:
+            driver.execute_query("CALL db.clearQueryCaches()")
             return
         assert time.monotonic() < deadline, f"index statistics still stale: {stale}"
         time.sleep(0.1)
