@@ -152,11 +152,15 @@ async def test_concurrent_creators_converge_on_one_conversation(
     for creator in creators:
         await creator.connect()
     mark = nams_server.mark()
+    # every response waits: all six lookups are under way before any creator hears that
+    # the name is free (on a busy machine one creator could otherwise finish first)
+    nams_server.faults.set(latency=0.1)
     try:
         async with anyio.create_task_group() as tg:
             for n, creator in enumerate(creators):
                 tg.start_soon(creator.add_message, "race", "user", f"writer {n}")
     finally:
+        nams_server.faults.reset()
         for creator in creators:
             await creator.close()
     made = [r for r in requests_of(nams_server, workspace, mark) if r == ("POST", LIST)]
