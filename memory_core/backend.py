@@ -66,6 +66,7 @@ from .validation import (
     check_int,
     check_limit,
     check_metadata,
+    check_neighbours,
     check_optional_identifier,
     check_order,
     check_role,
@@ -812,6 +813,7 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
         max_tokens: int | None = None,
         user_identifier: str | None = None,
         per_session: int | None = None,
+        neighbours: int = 0,
     ) -> str:
         """Text to put in a prompt: recent messages plus, with a ``query``, relevant ones,
         after a long-term section (the user's preferences, the facts about the entities the
@@ -829,6 +831,11 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
         ``per_session`` groups the relevant messages by session before the best
         ``max_hits`` are kept, as :meth:`search_messages` does: with ``across_sessions``
         and ``per_session=1``, the best message of each of the ``max_hits`` best sessions.
+        ``neighbours`` (0 to :data:`~memory_core.summary.MAX_NEIGHBOURS`) adds, for each
+        relevant message kept, the messages written just before and after it in its
+        session (that many of each), listed without a score; where the backend has
+        ``message_neighbours``. Within ``max_tokens`` a hit's neighbours come right after
+        it, before the next hit.
 
         The format is :func:`memory_core.summary.format_context`. Raises a ``ValueError``
         (:class:`~memory_core.errors.MissingIdentifierError`) without a session.
@@ -845,12 +852,8 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
         wide = check_bool(across_sessions, "across_sessions")
         budget = None if max_tokens is None else check_limit(max_tokens, "max_tokens")
         groups = None if per_session is None else check_limit(per_session, "per_session")
-        if wide and not self.capabilities.search_global:
-            self._policy.refuse(
-                "get_context",
-                "across_sessions needs search across sessions (search_global)",
-                "call search_messages for each session and add the hits yourself",
-            )
+        around = check_neighbours(neighbours)
+        self._context_refusals(wide, around)
         vectors = await self._policy.embed([text], True) if text else None
         await self._ready()
         req = rq.GetContext(
@@ -862,11 +865,27 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
             across_sessions=wide,
             max_tokens=budget,
             per_session=groups,
+            neighbours=around,
         )
         caps = self.capabilities
         if room == 0 or not (caps.preferences or caps.facts):
             return await self.store.get_context(req)
         return await self._context_after_long_term(req, room)
+
+    def _context_refusals(self, wide: bool, around: int) -> None:
+        """``get_context``'s options the backend lacks the capability for, refused."""
+        if around and not self.capabilities.message_neighbours:
+            self._policy.refuse(
+                "get_context",
+                "neighbours needs the messages around a hit (message_neighbours)",
+                "read the session with get_conversation and take the messages around each hit",
+            )
+        if wide and not self.capabilities.search_global:
+            self._policy.refuse(
+                "get_context",
+                "across_sessions needs search across sessions (search_global)",
+                "call search_messages for each session and add the hits yourself",
+            )
 
     async def _context_after_long_term(self, req: rq.GetContext, room: int) -> str:
         """The long-term section, then the store's context in what it leaves of the

@@ -55,6 +55,10 @@ class Capabilities:
     search_threshold: bool = flag("search_messages honours threshold")
     search_metadata_filters: bool = flag("search_messages honours metadata_filters exactly")
     vector_search: bool = flag("semantic search when an embedder is configured")
+    message_neighbours: bool = flag(
+        "get_context(neighbours=N) adds the N messages before and after each hit",
+        hooks=("message_neighbours",),
+    )
     observations: bool = flag(
         "server-side observations for a conversation", hooks=("get_observations",)
     )

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
+from itertools import zip_longest
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from . import requests as rq
@@ -56,7 +58,14 @@ if TYPE_CHECKING:
 # Hooks with a working default that a store may override for a better source.
 DEFAULTED_HOOKS = ("add_keyed_message", "open_turn", "get_context", "bulk_transfer")
 
-__all__ = ["DEFAULTED_HOOKS", "HOOKS_FOR_FLAG", "Store", "first_named", "lookups"]
+__all__ = [
+    "DEFAULTED_HOOKS",
+    "HOOKS_FOR_FLAG",
+    "Store",
+    "first_named",
+    "lookups",
+    "with_neighbours",
+]
 
 
 def lookups(req: rq.OpenTurn) -> list[rq.FindEntities]:
@@ -322,6 +331,15 @@ class Store(ABC):
         the rest in order. False when no such message is visible to the caller."""
         raise self.unimplemented("delete_message")
 
+    async def message_neighbours(self, req: rq.MessageNeighbours) -> list[list[Message]]:
+        """``message_neighbours``: for each of ``req.message_ids``, in that order, the
+        message with the ``req.count`` messages written just before it and the
+        ``req.count`` written just after it in its own conversation, oldest first; ``[]``
+        for an id that names no message of ``req.scope``. A store that overrides
+        :meth:`get_context` and claims the flag honours ``GetContext.neighbours`` with it
+        (:func:`with_neighbours`)."""
+        raise self.unimplemented("message_neighbours")
+
     async def get_observations(self, target: rq.Target) -> list[dict[str, Any]]:
         """``observations``: the store's observation records for ``target``."""
         raise self.unimplemented("get_observations")
@@ -554,7 +572,8 @@ async def context_of(store: Store, req: rq.GetContext, conversation: Conversatio
     ``req.max_messages``) is read, so a caller that needs the messages too reads them
     once."""
     recent = list(conversation.messages)
-    relevant = await relevant_of(store, req, {m.id for m in recent})
+    seen = {m.id for m in recent}
+    relevant = await with_neighbours(store, req, await relevant_of(store, req, seen), seen)
     if req.max_tokens is not None:
         room = req.max_tokens * CHARS_PER_TOKEN
         recent, relevant = fit_context(recent, relevant, room, sessions=req.across_sessions)
@@ -582,3 +601,43 @@ async def relevant_of(store: Store, req: rq.GetContext, seen: set[Any]) -> list[
         )
     )
     return relevant_hits(hits, seen, req.per_session, req.max_hits)
+
+
+async def with_neighbours(
+    store: Store, req: rq.GetContext, hits: list[Message], seen: AbstractSet[Any]
+) -> list[Message]:
+    """``hits`` (best first), each followed by its ``req.neighbours`` messages before and
+    after (:meth:`Store.message_neighbours`), the nearest first, that are neither in
+    ``seen`` (the recent messages) nor listed already; a neighbour that is a hit itself
+    stays a hit, in its place. This order is the one a token budget keeps them in (a
+    hit, then its neighbours, then the next hit)."""
+    if not req.neighbours or not hits:
+        return hits
+    windows = await store.message_neighbours(
+        rq.MessageNeighbours(
+            message_ids=tuple(hit.id for hit in hits),
+            count=req.neighbours,
+            scope=req.target.scope,
+        )
+    )
+    hit_ids = {hit.id for hit in hits}
+    listed = set(seen)
+    found: list[Message] = []
+    for hit, window in zip(hits, windows, strict=True):
+        near = [m for m in nearest_first(window, hit.id) if m.id not in hit_ids]
+        for message in (hit, *near):
+            if message.id not in listed:
+                listed.add(message.id)
+                found.append(message)
+    return found
+
+
+def nearest_first(window: list[Message], hit: Any) -> list[Message]:
+    """The messages of ``window`` (oldest first) other than the one with id ``hit``, the
+    nearest to it first: the one before, the one after, the second before, …"""
+    at = next((i for i, m in enumerate(window) if m.id == hit), None)
+    if at is None:
+        return []
+    before, after = window[:at][::-1], window[at + 1 :]
+    paired = zip_longest(before, after)
+    return [m for pair in paired for m in pair if m is not None]

@@ -209,6 +209,19 @@ class GetContext:
     per_session: int | None = None
     """Group the hits by session before the first ``max_hits`` are kept (see
     :func:`~memory_core.scoring.relevant_hits`)."""
+    neighbours: int = 0
+    """Add the ``neighbours`` messages written just before and just after each kept hit
+    in its conversation (:meth:`~memory_core.interface.Store.message_neighbours`)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class MessageNeighbours(_Scoped):
+    """``message_neighbours``: the ``count`` messages written just before and the ``count``
+    written just after each of ``message_ids`` in its own conversation (of ``scope``)."""
+
+    message_ids: tuple[UUID, ...]
+    count: int
+    scope: Scope
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -90,7 +90,7 @@ from .errors import (
     TransportError,
 )
 from .filters import matches
-from .interface import DEFAULTED_HOOKS, Store, first_named, lookups
+from .interface import DEFAULTED_HOOKS, Store, first_named, lookups, with_neighbours
 from .limits import DEFAULT_LIMITS, Limits
 from .models import (
     Conversation,
@@ -238,4 +238,5 @@ __all__ = [
     "trusted",
     "trusted_many",
     "utcnow",
+    "with_neighbours",
 ]

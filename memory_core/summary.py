@@ -69,6 +69,8 @@ def preview(text: str) -> str:
 
 
 CHARS_PER_TOKEN = 4
+MAX_NEIGHBOURS = 10
+"""The most messages before (and after) each hit ``get_context(neighbours=...)`` adds."""
 """How many characters :func:`approx_tokens` counts as one token."""
 
 

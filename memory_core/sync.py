@@ -445,6 +445,7 @@ class SyncMemoryBackend:
         max_tokens: int | None = None,
         user_identifier: str | None = None,
         per_session: int | None = None,
+        neighbours: int = 0,
     ) -> str:
         """Blocking :meth:`MemoryBackend.get_context`."""
         return self._blocking(self._backend.get_context, locals())

@@ -20,6 +20,7 @@ from pydantic import ValidationError as PydanticValidationError
 from .errors import InvalidArgumentTypeError, InvalidRequestError
 from .limits import DEFAULT_LIMITS, Limits
 from .models import EntityRef, EntityType, MessageRole
+from .summary import MAX_NEIGHBOURS
 
 ORDER_FIELDS = ("updated_at", "created_at", "message_count", "session_id")
 MAX_INT = 2**63 - 1  # the largest limit/offset every store (Neo4j's 64-bit ints) can take
@@ -195,6 +196,17 @@ def _show(value: int) -> str:
 def check_limit(value: Any, argument: str = "limit") -> int:
     """A positive ``int``."""
     return check_int(value, argument, minimum=1)
+
+
+def check_neighbours(value: Any) -> int:
+    """``get_context``'s ``neighbours``: an ``int`` from 0 to
+    :data:`~memory_core.summary.MAX_NEIGHBOURS`."""
+    count = check_int(value, "neighbours", minimum=0)
+    if count > MAX_NEIGHBOURS:
+        raise InvalidRequestError(
+            f"must be <= {MAX_NEIGHBOURS}, got {_show(count)}", argument="neighbours"
+        )
+    return count
 
 
 def check_bool(value: Any, argument: str) -> bool:

@@ -205,6 +205,13 @@ async def _probe_search_global(h: Harness) -> None:
         await h.backend.get_context(word(), session_id=handle, across_sessions=True)
 
 
+async def _probe_neighbours(h: Harness) -> None:
+    handle = await h.new_session()
+    await h.backend.add_message(handle, "user", f"a {word()} line")
+    with refused(h.backend, "get_context"):
+        await h.backend.get_context(word(), session_id=handle, neighbours=1)
+
+
 async def _probe_threshold(h: Harness) -> None:
     async def write(backend: MemoryBackend, handle: str) -> None:
         await backend.search_messages(word(), session_id=handle, threshold=0.5)
@@ -434,6 +441,12 @@ REQUIREMENTS: dict[str, Requirement] = {
             _probe_search_global,
         ),
         Requirement("search_threshold", "threshold drops weaker hits", _DROP, _probe_threshold),
+        Requirement(
+            "message_neighbours",
+            "get_context(neighbours=N) adds the messages around each hit",
+            _NSE,
+            _probe_neighbours,
+        ),
         Requirement(
             "search_metadata_filters",
             "metadata_filters apply exactly",

@@ -995,6 +995,24 @@ class ContextIgnoresPerSession(_Memory):
         return await super().get_context(replace(req, per_session=None))
 
 
+class ContextIgnoresNeighbours(_Memory):
+    """get_context is its own and leaves the hits' neighbours out."""
+
+    async def get_context(self, req: rq.GetContext) -> str:
+        return await super().get_context(replace(req, neighbours=0))
+
+
+class NeighboursBeforeOnly(_Memory):
+    """message_neighbours returns the messages before each hit and none after it."""
+
+    async def message_neighbours(self, req: rq.MessageNeighbours) -> list[list[Message]]:
+        windows = await super().message_neighbours(req)
+        return [
+            window[: [m.id for m in window].index(hit) + 1] if window else window
+            for hit, window in zip(req.message_ids, windows, strict=True)
+        ]
+
+
 # ---------------------------------------------------------------------------- blocking
 
 
@@ -1658,6 +1676,8 @@ CATALOGUE: list[Case] = [
     Case(ContextSearchUnscoped, "context.scoped_to_session", "context scoped"),
     Case(ContextIgnoresMaxMessages, "context.max_messages", "max_messages"),
     Case(ContextIgnoresPerSession, "context.per_session", "best hit alone"),
+    Case(ContextIgnoresNeighbours, "context.neighbours", "one each side"),
+    Case(NeighboursBeforeOnly, "context.neighbours", "one each side"),
     Case(SqliteOnLoop, "runtime.responsive", "no blocking I/O on the loop"),
     Case(SleepingRateLimiter, "runtime.responsive", "no blocking I/O on the loop"),
     Case(

@@ -808,6 +808,28 @@ WITH m, head(collect(owner)) AS c
 RETURN {MESSAGE_PROJECTION} AS message, c.id AS conversation_id, c.session_id AS session_id
 """
 
+
+def around(count: int) -> str:
+    """Each message ``$ids[i]`` of the tenant with the ``count`` messages before and after
+    it along its conversation's NEXT_MESSAGE chain (kept by memory-core and by
+    neo4j-agent-memory alike), oldest first; ``count`` is an int the caller checked."""
+    return f"""
+UNWIND range(0, size($ids) - 1) AS i
+MATCH (c:Conversation)-[:HAS_MESSAGE]->(hit:Message {{id: $ids[i]}})
+WHERE $tenant IS NULL OR c.user_identifier = $tenant
+CALL (hit) {{
+    MATCH p = (m:Message)-[:NEXT_MESSAGE*0..{int(count)}]->(hit)
+    RETURN m, -length(p) AS at
+  UNION ALL
+    MATCH p = (hit)-[:NEXT_MESSAGE*1..{int(count)}]->(m:Message)
+    RETURN m, length(p) AS at
+}}
+WITH i, c, m ORDER BY i, at
+RETURN i, c.id AS conversation_id, c.session_id AS session_id,
+       collect({MESSAGE_PROJECTION}) AS messages
+"""
+
+
 # ---------------------------------------------------------------------------- entities
 
 

@@ -40,6 +40,7 @@ from . import cypher, erasure, reasoning, reasoning_search, stats
 from .config import POOL_OPTIONS, parse_config
 from .listing import list_page
 from .long_term import BoltLongTerm
+from .neighbours import neighbours
 from .records import (
     batch_messages,
     dump_metadata,
@@ -136,6 +137,7 @@ class BoltStore(BoltLongTerm, Store):
     capabilities = Capabilities(
         delete_message=True,
         list_sessions=True,
+        message_neighbours=True,
         conversation_summary=True,
         conversation_titles=True,
         message_metadata=True,
@@ -387,6 +389,9 @@ class BoltStore(BoltLongTerm, Store):
         return await self._conn.read(work)
 
     # ------------------------------------------------------------------ deletes
+
+    async def message_neighbours(self, req: rq.MessageNeighbours) -> list[list[Message]]:
+        return await neighbours(self._conn, req)
 
     async def delete_message(self, req: rq.DeleteMessage) -> bool:
         found = await self._conn.run_write(

@@ -240,6 +240,29 @@ def get_conversation(conn: sqlite3.Connection, req: rq.GetConversation) -> Conve
     return to_conversation(row, load(conn, rows))
 
 
+def neighbours(conn: sqlite3.Connection, req: rq.MessageNeighbours) -> list[list[Message]]:
+    """The ``message_neighbours`` hook: around each message of the tenant, the
+    ``req.count`` messages before and after it in its conversation (by ``seq``), oldest
+    first, itself among them."""
+    select = f"{select_messages(conn)} WHERE m.conversation_id = ? AND m.seq"
+    before = f"{select} <= ? ORDER BY m.seq DESC LIMIT ?"
+    after = f"{select} > ? ORDER BY m.seq ASC LIMIT ?"
+    tenant = conversations.tenant_key(req.tenant)
+    windows: list[list[Message]] = []
+    for message_id in req.message_ids:
+        hit = conn.execute(
+            f"SELECT m.conversation_id, m.seq {_FROM} WHERE m.id = ? AND c.tenant = ?",
+            (str(message_id), tenant),
+        ).fetchone()
+        if hit is None:
+            windows.append([])
+            continue
+        rows = fetch(conn, before, (hit[0], hit[1], sql_int(req.count + 1)))[::-1]
+        rows += fetch(conn, after, (hit[0], hit[1], sql_int(req.count)))
+        windows.append(load(conn, rows))
+    return windows
+
+
 def delete_message(conn: sqlite3.Connection, req: rq.DeleteMessage) -> bool:
     """Delete one message of the caller's tenant. Its mentions always go with it
     (``cascade`` only matters on graph stores, where it decides whether the relationships

@@ -70,6 +70,7 @@ class EmbeddedStore(EmbeddedLongTerm, EmbeddedReasoning, Store):
     capabilities = Capabilities(
         delete_message=True,
         list_sessions=True,
+        message_neighbours=True,
         conversation_summary=True,
         conversation_titles=True,
         message_metadata=True,
@@ -190,6 +191,9 @@ class EmbeddedStore(EmbeddedLongTerm, EmbeddedReasoning, Store):
         # a retry after a purge that failed finishes it.
         await purge(self._store)
         return cleared
+
+    async def message_neighbours(self, req: rq.MessageNeighbours) -> list[list[Message]]:
+        return await self._store.call(lambda conn: messages.neighbours(conn, req), write=False)
 
     async def delete_message(self, req: rq.DeleteMessage) -> bool:
         deleted = await self._store.call(

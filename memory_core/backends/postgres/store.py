@@ -29,6 +29,7 @@ from . import (
     entities,
     erasure,
     messages,
+    neighbours,
     reads,
     residue,
     search,
@@ -109,6 +110,7 @@ class PostgresStore(PostgresLongTerm, PostgresReasoning, Store):
     capabilities = Capabilities(
         delete_message=True,
         list_sessions=True,
+        message_neighbours=True,
         conversation_summary=True,
         conversation_titles=True,
         message_metadata=True,
@@ -425,6 +427,10 @@ class PostgresStore(PostgresLongTerm, PostgresReasoning, Store):
 
     async def clear_session(self, target: rq.Target) -> bool:
         return await self._run(lambda tx: conversations.clear(tx, target), write=True)
+
+    async def message_neighbours(self, req: rq.MessageNeighbours) -> list[list[Message]]:
+        work = lambda tx: neighbours.neighbours(tx, req)  # noqa: E731
+        return await self._run(work, write=False, autocommit=True)
 
     async def delete_message(self, req: rq.DeleteMessage) -> bool:
         return await self._run(lambda tx: messages.delete_message(tx, req), write=True)

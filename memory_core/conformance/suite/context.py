@@ -29,6 +29,24 @@ def _relevant(context: str) -> list[re.Match[str]]:
     return [m for m in found if m is not None]
 
 
+# A relevant line of a hit's neighbour: as a hit's, without a score.
+_NEIGHBOUR = re.compile(r"^\[[^\]]+\] \[\w+\] (.*)$")
+
+
+def _around(context: str) -> list[tuple[str, bool]]:
+    """The relevant section's contents in order, each with whether it is a hit (scored)
+    rather than a neighbour."""
+    _, _, section = context.partition("## Relevant messages\n")
+    lines = section.split("\n\n")[0].splitlines() if section else []
+    found: list[tuple[str, bool]] = []
+    for line in lines:
+        hit = _RELEVANT.match(line)
+        plain = _NEIGHBOUR.match(line)
+        assert hit or plain, f"a relevant line is not '[time] [role] content': {line!r}"
+        found.append((hit.group(4), True) if hit else (plain.group(1), False))  # type: ignore[union-attr]
+    return found
+
+
 class ContextSuite(SuiteBase):
     """Scenarios of area ``context``."""
 
@@ -229,6 +247,58 @@ class ContextSuite(SuiteBase):
         assert len(lines) == 2, "not one hit of each of the two sessions"
         assert best.content in [m.group(4) for m in lines]
         assert len({m.group(2) for m in lines}) == 2, "two hits of one session"
+
+    @scenario(
+        "context.neighbours",
+        "neighbours=N adds the N messages written before and after each hit in its session, "
+        "unscored, in conversation order, never twice and never one of the recent ones; a "
+        "hit beside another stays a hit; a bad neighbours is refused, naming it",
+        requires="message_neighbours",
+    )
+    async def test_context_neighbours(self, harness: Harness) -> None:
+        handle = await harness.new_session()
+        term = word()
+        texts = [f"step {n} {word()}" for n in range(9)]
+        texts[0], texts[3], texts[4] = (f"first {term}", f"middle {term}", f"next {term}")
+        for n, text in enumerate(texts):
+            await harness.backend.add_message(handle, "user" if n % 2 else "assistant", text)
+
+        async def around(**options: Any) -> list[tuple[str, bool]]:
+            options.setdefault("max_messages", 1)
+            context = await harness.backend.get_context(
+                term, session_id=handle, long_term_chars=0, **options
+            )
+            return _around(context)
+
+        hits = {0, 3, 4}
+        assert await around() == [(texts[n], True) for n in sorted(hits)], "control"
+        one = await around(neighbours=1)
+        assert one == [(texts[n], n in hits) for n in range(6)], "not the hits and one each side"
+        two = await around(neighbours=2, max_messages=3)
+        assert two == [(texts[n], n in hits) for n in range(6)], "a recent message was repeated"
+        assert await around(neighbours=0) == await around(), "neighbours=0 changed the context"
+        for bad in (-1, 11, 2.5, "1", True, None):
+            with invalid("neighbours"):
+                await around(neighbours=bad)
+        if harness.caps.search_global:
+            await self._neighbours_across(harness, handle)
+
+    async def _neighbours_across(self, harness: Harness, handle: str) -> None:
+        other, term = await harness.new_session(), word()
+        texts = [f"before {word()}", f"the {term} elsewhere", f"after {word()}", "last"]
+        written = [await harness.backend.add_message(other, "user", text) for text in texts]
+        context = await harness.backend.get_context(
+            term,
+            session_id=handle,
+            max_messages=1,
+            long_term_chars=0,
+            across_sessions=True,
+            neighbours=1,
+        )
+        assert _around(context) == [(texts[0], False), (texts[1], True), (texts[2], False)]
+        named = f", session {written[0].session_id or other}] "
+        lines = context.splitlines()[-3:]
+        assert all(named in line for line in lines), f"not each naming its session: {lines}"
 
     @scenario(
         "context.by_meaning",

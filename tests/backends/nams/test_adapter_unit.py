@@ -485,6 +485,7 @@ def test_capabilities_declared() -> None:
     assert caps.observations and caps.reflections and caps.extraction_status and caps.entities
     assert caps.trio
     assert not (caps.client_chosen_ids or caps.delete_message or caps.message_metadata)
+    assert not caps.message_neighbours  # the hosted wire has no read around a message
     assert not caps.auto_create_conversation
     server = open_backend("nams+https://h.test/v1", session_names="server")
     assert server.capabilities is caps
