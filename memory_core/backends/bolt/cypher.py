@@ -811,20 +811,36 @@ RETURN {MESSAGE_PROJECTION} AS message, c.id AS conversation_id, c.session_id AS
 
 def around(count: int) -> str:
     """Each message ``$ids[i]`` of the tenant with the ``count`` messages before and after
-    it along its conversation's NEXT_MESSAGE chain (kept by memory-core and by
-    neo4j-agent-memory alike), oldest first; ``count`` is an int the caller checked."""
+    it in its conversation, oldest first, in the order reads use (see the module
+    docstring): by ``seq`` along the ``Message(conversation_id, seq)`` index in a
+    conversation only memory-core wrote, else by (timestamp, seq, id) among all of the
+    conversation's messages. ``count`` is an int the caller checked."""
+    n = int(count)
     return f"""
 UNWIND range(0, size($ids) - 1) AS i
 MATCH (c:Conversation)-[:HAS_MESSAGE]->(hit:Message {{id: $ids[i]}})
 WHERE $tenant IS NULL OR c.user_identifier = $tenant
-CALL (hit) {{
-    MATCH p = (m:Message)-[:NEXT_MESSAGE*0..{int(count)}]->(hit)
-    RETURN m, -length(p) AS at
+WITH i, c, hit, hit.seq IS NOT NULL
+     AND coalesce(c.message_count, 0) = COUNT {{ (c)-[:HAS_MESSAGE]->() }} AS ours
+CALL (c, hit, ours) {{
+    WITH c, hit WHERE ours
+    MATCH (m:Message) WHERE m.conversation_id = c.id AND m.seq <= hit.seq
+    RETURN m ORDER BY m.conversation_id DESC, m.seq DESC LIMIT {n + 1}
   UNION ALL
-    MATCH p = (hit)-[:NEXT_MESSAGE*1..{int(count)}]->(m:Message)
-    RETURN m, length(p) AS at
+    WITH c, hit WHERE ours
+    MATCH (m:Message) WHERE m.conversation_id = c.id AND m.seq > hit.seq
+    RETURN m ORDER BY m.conversation_id ASC, m.seq ASC LIMIT {n}
+  UNION ALL
+    WITH c, hit WHERE NOT ours
+    MATCH (c)-[:HAS_MESSAGE]->(m:Message)
+    WITH hit, m ORDER BY m.timestamp ASC, m.seq ASC, m.id ASC
+    WITH hit, collect(m) AS every
+    WITH every, [k IN range(0, size(every) - 1) WHERE every[k] = hit][0] AS at
+    UNWIND every[CASE WHEN at < {n} THEN 0 ELSE at - {n} END..at + {n + 1}] AS m
+    RETURN m
 }}
-WITH i, c, m ORDER BY i, at
+WITH i, c, ours, m
+ORDER BY i, CASE WHEN ours THEN m.seq END, m.timestamp, m.seq, m.id
 RETURN i, c.id AS conversation_id, c.session_id AS session_id,
        collect({MESSAGE_PROJECTION}) AS messages
 """

@@ -1,5 +1,5 @@
 """The messages around search hits (``message_neighbours``), every hit in one statement,
-along each conversation's ``NEXT_MESSAGE`` chain."""
+in the order reads use (:func:`.cypher.around`)."""
 
 from __future__ import annotations
 

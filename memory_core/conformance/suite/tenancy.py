@@ -15,6 +15,7 @@ from uuid import uuid4
 import pytest
 
 from memory_core import EntityRef, MemoryBackend, MessageRole, NotFoundError
+from memory_core import requests as rq
 
 from ..checks import capability_warnings, invalid, refused, word
 from ..harness import Harness
@@ -41,6 +42,19 @@ async def _alice_session(harness: Harness) -> tuple[MemoryBackend, str, str, str
     secret = f"alice secret {word()}"
     await backend.add_message(handle, "user", secret, user_identifier=alice)
     return backend, alice, bob, handle, secret
+
+
+async def _neighbours_isolated(backend: MemoryBackend, alice: str, bob: str, own: Any) -> None:
+    """The store's ``message_neighbours`` finds the message for its owner only (the
+    public API only ever asks it about the caller's own hits)."""
+
+    async def around(user: str) -> list[list[Any]]:
+        scope = rq.Scope(user_identifier=user, tenant=user)
+        req = rq.MessageNeighbours(message_ids=(own,), count=1, scope=scope)
+        return [[m.id for m in window] for window in await backend.store.message_neighbours(req)]
+
+    assert await around(alice) == [[own]], "the owner's message has no window"
+    assert await around(bob) == [[]], "another user's message_neighbours read alice's message"
 
 
 class TenancySuite(SuiteBase):
@@ -158,6 +172,8 @@ class TenancySuite(SuiteBase):
             assert mine.id not in {r.conversation_id for r in rows}
         context = await _or_none(backend.get_context(term, session_id=handle, user_identifier=bob))
         assert secret not in (context or ""), "bob's context shows alice's message"
+        if harness.caps.message_neighbours:
+            await _neighbours_isolated(backend, alice, bob, mine.messages[0].id)
         if harness.caps.conversation_summary:
             summary = await _or_none(backend.get_conversation_summary(handle, user_identifier=bob))
             assert summary is None or summary.message_count == 0

@@ -12,6 +12,7 @@ from uuid import UUID
 import pytest
 
 from memory_core import MemoryBackend
+from memory_core import requests as rq
 
 from .helpers import Graph, foreign_message
 
@@ -106,3 +107,22 @@ async def test_a_second_backend_object_reads_the_same_order(
         for reader in (bolt, other):
             read = await _contents(reader, session)
             assert read == [*DOCUMENTED, "from another process", "from this one"]
+
+
+async def _around(bolt: MemoryBackend, ids: list[UUID], count: int) -> list[list[str]]:
+    req = rq.MessageNeighbours(message_ids=tuple(ids), count=count, scope=rq.UNSCOPED)
+    return [[m.content for m in window] for window in await bolt.store.message_neighbours(req)]
+
+
+async def test_neighbours_in_another_writers_conversation_follow_the_read_order(
+    bolt: MemoryBackend, graph: Graph, unique: Unique
+) -> None:
+    session = unique("s")
+    _foreign_conversation(graph, session)
+    by_content = {m.content: m.id for m in (await bolt.get_conversation(session)).messages}
+    ids = [by_content[c] for c in ("c", "a", "z")]
+    assert await _around(bolt, ids, 1) == [["b", "c", "d"], ["a", "b"], ["d", "z"]]
+    assert await _around(bolt, [by_content["c"]], 5) == [DOCUMENTED]
+    await bolt.add_message(session, "user", "ours")  # ours now, in the same order
+    assert await _around(bolt, [by_content["z"]], 1) == [["d", "z", "ours"]]
+    assert await _around(bolt, [UUID(int=7)], 1) == [[]], "an unknown id has a window"
