@@ -1,4 +1,5 @@
-"""Turning a user's search text into a safe FTS5 query."""
+"""Turning a user's search text into a safe FTS5 query, and the ``scope`` tokens that
+narrow it (the values :mod:`.schema` indexes)."""
 
 from __future__ import annotations
 
@@ -19,3 +20,15 @@ def fts_query(text: str) -> str | None:
     if not terms:
         return None
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def conversation_token(conversation_id: str) -> str:
+    """The ``scope`` token of a conversation's messages: its id without dashes."""
+    return conversation_id.replace("-", "")
+
+
+def tenant_token(tenant: str) -> str:
+    """The ``scope`` token of a multi-tenant store's messages of ``tenant``: ``t`` and
+    the tenant's UTF-8 bytes in hex (letters and digits only: one token, whatever the
+    user identifier holds)."""
+    return "t" + tenant.encode().hex()

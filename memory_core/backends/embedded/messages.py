@@ -128,9 +128,9 @@ def _advance(conn: sqlite3.Connection, target: rq.Target, count: int, now: int) 
 # The store stamps a message max(now, the previous message's time): never backwards.
 _INSERT = (
     "INSERT INTO messages (id, conversation_id, seq, role, content, metadata, created_at, "
-    "embedding, idempotency_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, coalesce(?7, max(?8, "
+    "embedding, idempotency_key, tenant) VALUES (?1, ?2, ?3, ?4, ?5, ?6, coalesce(?7, max(?8, "
     "coalesce((SELECT created_at FROM messages WHERE conversation_id = ?2 "
-    "ORDER BY seq DESC LIMIT 1), 0))), ?9, ?10) RETURNING created_at"
+    "ORDER BY seq DESC LIMIT 1), 0))), ?9, ?10, ?11) RETURNING created_at"
 )
 
 
@@ -147,6 +147,7 @@ class _Writer:
         self.conversation_key = conversation["id"]
         self.conversation_id = stored_uuid(conversation["id"])
         self.session_id = conversation["session_id"]
+        self.tenant = conversation["tenant"] or None  # see schema.SCHEMA_VERSION 4
 
     def write(
         self,
@@ -173,6 +174,7 @@ class _Writer:
                 self.now,
                 pack_vector(embedding),
                 key,
+                self.tenant,
             ),
         ).fetchone()
         if linked:

@@ -23,7 +23,7 @@ from memory_core.store import ConfigurationError
 
 from .words import index_entities
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """1: the first. 2: the FTS5 index has a second column, ``scope``, holding each message's
 conversation id (without dashes: one token), so a search in one conversation is an FTS5
 ``AND`` of that token and the words, and FTS5 skips through the words' doclists to the
@@ -37,13 +37,21 @@ keeps their order; ``tool_calls_by_tool`` serves the statistics' aggregate), and
 ``trace_messages`` and ``trace_entities``; traces and steps have words in
 ``long_term_words``. An upgrade adds the two columns and indexes the entities a store
 already has. An older memory-core refuses a version 3 store (its erasure would not know
-these tables)."""
+these tables). 4: each message of a multi-tenant store holds its conversation's
+``tenant`` (NULL in a single-tenant store), and its FTS ``scope`` holds a second token,
+``t`` and the tenant's UTF-8 bytes in hex, so a search across a user's sessions is an FTS5
+``AND`` of that token and the words: FTS5 reads the user's entries of each word's doclist,
+not every match in the store. An upgrade fills the column and, where a message got a
+tenant, rebuilds the index (about a minute per million messages); a single-tenant store's
+index is unchanged. An older memory-core refuses a version 4 store (its writes would
+index messages without their tenant's token)."""
 
 # Characters of an unreadable schema version quoted in the error.
 _SHOWN = 60
 
-# Version 1's index, replaced by :func:`_migrate_fts` (its triggers go with it).
-_V1_FTS = ("messages_fts_insert", "messages_fts_delete", "messages_fts_update")
+# The index's triggers: version 1's are dropped with its index (:func:`_migrate_fts`),
+# older ones before version 4's are made (:func:`_message_tenants`).
+_FTS_TRIGGERS = ("messages_fts_insert", "messages_fts_delete", "messages_fts_update")
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS schema_info (
@@ -79,6 +87,7 @@ CREATE TABLE IF NOT EXISTS messages (
     created_at      INTEGER NOT NULL,
     embedding       BLOB,
     idempotency_key TEXT,
+    tenant          TEXT,
     UNIQUE (conversation_id, seq),
     UNIQUE (conversation_id, idempotency_key)
 );
@@ -250,8 +259,23 @@ END;
 CREATE TRIGGER IF NOT EXISTS steps_words_delete AFTER DELETE ON steps BEGIN
     DELETE FROM long_term_words WHERE record_id = old.id;
 END;
+"""
+
+
+def _scope_sql(conversation: str, tenant: str) -> str:
+    """The FTS ``scope`` value of a message: its conversation's token and, in a
+    multi-tenant store, its tenant's (see :func:`.fts.tenant_token`), computed from the
+    row alone so a delete (a cascade's too) removes exactly what the insert indexed."""
+    return (
+        f"replace({conversation}, '-', '') || "
+        f"CASE WHEN {tenant} IS NULL THEN '' ELSE ' t' || lower(hex({tenant})) END"
+    )
+
+
+# The full-text index of messages (see the module docstring).
+FTS_TABLES = f"""
 CREATE VIEW IF NOT EXISTS messages_fts_source AS
-    SELECT num, content, replace(conversation_id, '-', '') AS scope FROM messages;
+    SELECT num, content, {_scope_sql("conversation_id", "tenant")} AS scope FROM messages;
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5 (
     content,
     scope,
@@ -261,17 +285,17 @@ CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5 (
 );
 CREATE TRIGGER IF NOT EXISTS messages_fts_insert AFTER INSERT ON messages BEGIN
     INSERT INTO messages_fts (rowid, content, scope)
-    VALUES (new.num, new.content, replace(new.conversation_id, '-', ''));
+    VALUES (new.num, new.content, {_scope_sql("new.conversation_id", "new.tenant")});
 END;
 CREATE TRIGGER IF NOT EXISTS messages_fts_delete AFTER DELETE ON messages BEGIN
     INSERT INTO messages_fts (messages_fts, rowid, content, scope)
-    VALUES ('delete', old.num, old.content, replace(old.conversation_id, '-', ''));
+    VALUES ('delete', old.num, old.content, {_scope_sql("old.conversation_id", "old.tenant")});
 END;
 CREATE TRIGGER IF NOT EXISTS messages_fts_update AFTER UPDATE OF content ON messages BEGIN
     INSERT INTO messages_fts (messages_fts, rowid, content, scope)
-    VALUES ('delete', old.num, old.content, replace(old.conversation_id, '-', ''));
+    VALUES ('delete', old.num, old.content, {_scope_sql("old.conversation_id", "old.tenant")});
     INSERT INTO messages_fts (rowid, content, scope)
-    VALUES (new.num, new.content, replace(new.conversation_id, '-', ''));
+    VALUES (new.num, new.content, {_scope_sql("new.conversation_id", "new.tenant")});
 END;
 """
 
@@ -291,10 +315,11 @@ def create_schema(conn: sqlite3.Connection) -> None:
         )
     if found == 1:
         _migrate_fts(conn)
-    for statement in _statements(TABLES):
+    retokened = _message_tenants(conn)
+    for statement in _statements(TABLES + FTS_TABLES):
         conn.execute(statement)
     _entity_columns(conn)
-    if found == 1:
+    if found == 1 or retokened:
         conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')")
     if found is not None and found < 3:
         index_entities(conn)
@@ -303,6 +328,26 @@ def create_schema(conn: sqlite3.Connection) -> None:
             "INSERT OR REPLACE INTO schema_info (key, value) VALUES ('version', ?)",
             (str(SCHEMA_VERSION),),
         )
+
+
+def _message_tenants(conn: sqlite3.Connection) -> bool:
+    """Give the messages of a store made before version 4 their ``tenant`` (the user of
+    a multi-tenant conversation, NULL otherwise) and drop the index's view and triggers
+    (:data:`FTS_TABLES` makes them again). True when a message got a tenant: its indexed
+    ``scope`` then lacks the tenant's token, and the index must be rebuilt."""
+    have = {row[1] for row in conn.execute("PRAGMA table_info(messages)")}
+    if not have or "tenant" in have:
+        return False
+    for trigger in _FTS_TRIGGERS:
+        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    conn.execute("DROP VIEW IF EXISTS messages_fts_source")
+    conn.execute("ALTER TABLE messages ADD COLUMN tenant TEXT")
+    changed = conn.execute(
+        "UPDATE messages SET tenant = (SELECT c.tenant FROM conversations c "
+        "WHERE c.id = messages.conversation_id) "
+        "WHERE conversation_id IN (SELECT id FROM conversations WHERE tenant <> '')"
+    ).rowcount
+    return changed > 0
 
 
 def _entity_columns(conn: sqlite3.Connection) -> None:
@@ -363,7 +408,7 @@ def _migrate_fts(conn: sqlite3.Connection) -> None:
     """Drop version 1's one-column index and its triggers; :data:`TABLES` then creates
     the two-column index, and the caller rebuilds it from the messages (a one-off pass
     over the store: about a minute per million messages)."""
-    for trigger in _V1_FTS:
+    for trigger in _FTS_TRIGGERS:
         conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
     conn.execute("DROP TABLE IF EXISTS messages_fts")
 

@@ -25,7 +25,7 @@ from memory_core.store import requests as rq
 
 from . import conversations, messages
 from .codec import unpack_vector
-from .fts import fts_query
+from .fts import conversation_token, fts_query, tenant_token
 
 FROM_SCOPE = "FROM messages m JOIN conversations c ON c.id = m.conversation_id"
 
@@ -49,7 +49,8 @@ def search(conn: sqlite3.Connection, req: rq.SearchMessages) -> list[Message]:
     return _load(conn, ranked[: req.limit])
 
 
-# Where, its parameters, and for one conversation its id (the FTS5 ``scope`` token).
+# Where, its parameters, and the FTS5 ``scope`` token to AND with the words: the
+# conversation's, or across a multi-tenant store's sessions the tenant's (None: neither).
 Scope = tuple[str, list[object], str | None]
 
 
@@ -58,18 +59,18 @@ def _scope(conn: sqlite3.Connection, req: rq.SearchMessages) -> Scope | None:
     session has no conversation (an unknown ``conversation_id`` raises NotFoundError)."""
     where = "c.tenant = ?"
     params: list[object] = [conversations.tenant_key(req.tenant)]
-    conversation: str | None = None
+    token = None if not req.tenant else tenant_token(req.tenant)
     if req.target is not None:
         row = conversations.require(conn, req.target)
         if row is None:
             return None
         where += " AND m.conversation_id = ?"
-        conversation = row["id"]
-        params.append(conversation)
+        token = conversation_token(row["id"])
+        params.append(row["id"])
     if req.metadata_filters:
         where += " AND meta_match(m.metadata, ?)"
         params.append(json.dumps(req.metadata_filters))
-    return where, params, conversation
+    return where, params, token
 
 
 # FTS drives the query: the MATERIALIZED CTE runs the MATCH once (with bm25), and each
@@ -92,14 +93,14 @@ LIMIT ?
 """
 
 
-def match_expression(query: str, conversation: str | None) -> str:
-    """The FTS5 expression: ``query``'s words in the text column; within one conversation,
-    AND its ``scope`` token, so FTS5 reads the conversation's entries of each word's
-    doclist (seeking through the rest), not every match in the store."""
+def match_expression(query: str, token: str | None) -> str:
+    """The FTS5 expression: ``query``'s words in the text column; within one conversation
+    or one tenant, AND its ``scope`` token (:mod:`.fts`), so FTS5 reads that scope's
+    entries of each word's doclist (seeking through the rest), not every match in the
+    store."""
     words = f"content : ({query})"
-    if conversation is None:
+    if token is None:
         return words
-    token = conversation.replace("-", "").replace('"', '""')
     return f'scope : "{token}" AND {words}'
 
 

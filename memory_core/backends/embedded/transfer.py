@@ -422,7 +422,8 @@ class _Importer:
         assert created is not None
         conn.execute(
             "INSERT INTO messages (id, conversation_id, seq, role, content, metadata, "
-            "created_at, embedding, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "created_at, embedding, idempotency_key, tenant) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
+            "?, (SELECT nullif(tenant, '') FROM conversations WHERE id = ?2))",
             (
                 message_id,
                 conversation_id,

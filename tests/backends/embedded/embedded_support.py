@@ -114,3 +114,44 @@ def busy() -> sqlite3.OperationalError:
     exc = sqlite3.OperationalError("database is locked")
     exc.sqlite_errorcode = sqlite3.SQLITE_BUSY  # type: ignore[attr-defined]
     return exc
+
+
+async def optimize_fts(backend: MemoryBackend) -> None:
+    """Merge the FTS5 index into one segment: each seek's reads grow with the segment
+    count (its log); cost tests measure how the work grows with the matches."""
+
+    def optimize(conn: sqlite3.Connection) -> None:
+        conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')")
+
+    await backend.store._store.call(optimize, write=True)
+
+
+async def search_steps(
+    backend: MemoryBackend, monkeypatch: pytest.MonkeyPatch, query: str, **options: Any
+) -> tuple[int, list[tuple[Any, Any]]]:
+    """SQLite VM steps of one ``search_messages`` (after :func:`optimize_fts`), and what
+    it found (ids and scores)."""
+    from memory_core.backends.embedded import search as search_module
+
+    await optimize_fts(backend)
+    steps = 0
+    original = search_module.search
+
+    def counting(conn: sqlite3.Connection, req: Any) -> Any:
+        def tick() -> int:
+            nonlocal steps
+            steps += 1
+            return 0
+
+        conn.set_progress_handler(tick, 1)
+        try:
+            return original(conn, req)
+        finally:
+            conn.set_progress_handler(None, 1)
+
+    monkeypatch.setattr(search_module, "search", counting)
+    try:
+        found = await backend.search_messages(query, **options)
+    finally:
+        monkeypatch.setattr(search_module, "search", original)
+    return steps, [(m.id, m.score) for m in found]

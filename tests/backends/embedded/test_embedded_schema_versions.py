@@ -51,6 +51,7 @@ def _downgrade(path: Path) -> None:
             conn.execute(f"DROP TRIGGER {name}")
         conn.execute("DROP TABLE messages_fts")
         conn.execute("DROP VIEW messages_fts_source")
+        conn.execute("ALTER TABLE messages DROP COLUMN tenant")
         conn.executescript(_V1_INDEX)
         conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')")
         conn.execute("UPDATE schema_info SET value = '1' WHERE key = 'version'")
@@ -68,7 +69,7 @@ async def test_a_version_1_store_is_upgraded_on_open(tmp_path: Path) -> None:
         assert len(await backend.search_messages("apple", limit=20)) == 13
     conn = sqlite3.connect(path)
     version = conn.execute("SELECT value FROM schema_info WHERE key = 'version'").fetchone()
-    assert version[0] == str(SCHEMA_VERSION) == "3"
+    assert version[0] == str(SCHEMA_VERSION) == "4"
     columns = [row[1] for row in conn.execute("PRAGMA table_info(messages_fts)")]
     assert columns == ["content", "scope"]
     conn.execute("INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)")
@@ -120,11 +121,11 @@ async def test_a_newer_store_is_refused_and_left_as_it_was(tmp_path: Path) -> No
         await backend.add_message("s", "user", "x")
     conn = sqlite3.connect(path)
     with conn:
-        conn.execute("UPDATE schema_info SET value = '4' WHERE key = 'version'")
-        conn.execute("DROP VIEW messages_fts_source")  # what a version 4 might change
+        conn.execute("UPDATE schema_info SET value = '5' WHERE key = 'version'")
+        conn.execute("DROP VIEW messages_fts_source")  # what a version 5 might change
     conn.close()
     before = _shape(path)
-    with pytest.raises(ConfigurationError, match="version 4, newer"):
+    with pytest.raises(ConfigurationError, match="version 5, newer"):
         await open_backend(f"sqlite:///{path}").connect()
     assert _shape(path) == before
 
@@ -180,8 +181,130 @@ def _to_version_2(path: Path) -> None:
         conn.execute("DROP TABLE entity_aliases")
         conn.execute("ALTER TABLE entities DROP COLUMN aliases")
         conn.execute("ALTER TABLE entities DROP COLUMN attributes")
+    conn.close()
+    _to_version_3(path)
+    conn = sqlite3.connect(path)
+    with conn:
         conn.execute("UPDATE schema_info SET value = '2' WHERE key = 'version'")
     conn.close()
+
+
+# Version 3's index: the conversation's token alone in ``scope``.
+_V3_SCOPE = "replace({0}conversation_id, '-', '')"
+_V3_INDEX = f"""
+CREATE VIEW messages_fts_source AS
+    SELECT num, content, {_V3_SCOPE.format("")} AS scope FROM messages;
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+    INSERT INTO messages_fts (rowid, content, scope)
+    VALUES (new.num, new.content, {_V3_SCOPE.format("new.")});
+END;
+CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+    INSERT INTO messages_fts (messages_fts, rowid, content, scope)
+    VALUES ('delete', old.num, old.content, {_V3_SCOPE.format("old.")});
+END;
+CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+    INSERT INTO messages_fts (messages_fts, rowid, content, scope)
+    VALUES ('delete', old.num, old.content, {_V3_SCOPE.format("old.")});
+    INSERT INTO messages_fts (rowid, content, scope)
+    VALUES (new.num, new.content, {_V3_SCOPE.format("new.")});
+END;
+"""
+
+
+def _to_version_3(path: Path) -> None:
+    """Turn a store into what version 3 wrote: messages without ``tenant``, an index
+    whose ``scope`` holds the conversation's token alone, version 3."""
+    conn = sqlite3.connect(path)
+    with conn:
+        for name in ("messages_fts_insert", "messages_fts_delete", "messages_fts_update"):
+            conn.execute(f"DROP TRIGGER {name}")
+        conn.execute("DROP VIEW messages_fts_source")
+        conn.execute("ALTER TABLE messages DROP COLUMN tenant")
+        conn.executescript(_V3_INDEX)
+        conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')")
+        conn.execute("UPDATE schema_info SET value = '3' WHERE key = 'version'")
+    conn.close()
+
+
+def _message_columns(path: Path) -> list[str]:
+    conn = sqlite3.connect(path)
+    found = [row[1] for row in conn.execute("PRAGMA table_info(messages)")]
+    conn.close()
+    return found
+
+
+def _tenants(path: Path) -> list[tuple[str, str | None]]:
+    conn = sqlite3.connect(path)
+    found = conn.execute("SELECT content, tenant FROM messages ORDER BY content").fetchall()
+    conn.close()
+    return found
+
+
+async def test_a_version_3_multi_tenant_store_gets_its_tenants_tokens(tmp_path: Path) -> None:
+    path = tmp_path / "v3.db"
+    url = f"sqlite:///{path}"
+    async with open_backend(url, multi_tenant=True) as backend:
+        await backend.add_messages_batch("s", _rows(4, 1), user_identifier="ana")
+        await backend.add_messages_batch("s", _rows(2, 1), user_identifier="bo")
+    _to_version_3(path)
+    assert "tenant" not in _message_columns(path)
+    async with open_backend(url, multi_tenant=True) as backend:
+        assert len(await backend.search_messages("apple", user_identifier="ana")) == 4
+        assert len(await backend.search_messages("apple", user_identifier="bo")) == 2
+        await backend.clear_session("s", user_identifier="bo")  # a cascade: exact deletes
+    assert sorted({tenant for _, tenant in _tenants(path)}) == ["ana"]
+    assert _shape(path)[1] == "4"
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)")
+    conn.close()
+
+
+async def test_a_version_3_single_tenant_store_keeps_its_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No message gets a tenant, so the index is not rebuilt (its values are unchanged)."""
+    path = tmp_path / "v3.db"
+    async with open_backend(f"sqlite:///{path}") as backend:
+        await backend.add_messages_batch("s", _rows(4, 1), user_identifier="ana")
+    _to_version_3(path)
+    calls: list[bool] = []
+    original = schema_module._message_tenants
+
+    def recording(conn: sqlite3.Connection) -> bool:
+        calls.append(original(conn))
+        return calls[-1]
+
+    monkeypatch.setattr(schema_module, "_message_tenants", recording)
+    async with open_backend(f"sqlite:///{path}") as backend:
+        assert len(await backend.search_messages("apple", user_identifier="ana")) == 4
+    assert calls[:1] == [False]
+    assert {tenant for _, tenant in _tenants(path)} == {None}
+    assert _shape(path)[1] == "4"
+
+
+async def test_an_interrupted_version_3_upgrade_leaves_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "v3.db"
+    url = f"sqlite:///{path}"
+    async with open_backend(url, multi_tenant=True) as backend:
+        await backend.add_messages_batch("s", _rows(4, 1), user_identifier="ana")
+    _to_version_3(path)
+    before = _shape(path)
+    original = schema_module._message_tenants
+
+    def fill_then_fail(conn: sqlite3.Connection) -> bool:
+        original(conn)
+        raise RuntimeError("interrupted")
+
+    monkeypatch.setattr(schema_module, "_message_tenants", fill_then_fail)
+    with pytest.raises(Exception, match="interrupted"):
+        await open_backend(url, multi_tenant=True).connect()
+    assert _shape(path) == before
+    assert "tenant" not in _message_columns(path)
+    monkeypatch.setattr(schema_module, "_message_tenants", original)
+    async with open_backend(url, multi_tenant=True) as backend:
+        assert len(await backend.search_messages("apple", user_identifier="ana")) == 4
 
 
 async def test_a_version_2_store_gains_long_term_memory_and_its_entities_are_searchable(
@@ -203,4 +326,4 @@ async def test_a_version_2_store_gains_long_term_memory_and_its_entities_are_sea
     conn = sqlite3.connect(path)
     version = conn.execute("SELECT value FROM schema_info WHERE key = 'version'").fetchone()
     conn.close()
-    assert version[0] == "3"
+    assert version[0] == "4"

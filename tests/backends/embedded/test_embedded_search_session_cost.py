@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from embedded_support import memory_fixture  # noqa: F401
+from embedded_support import memory_fixture, search_steps  # noqa: F401
 
 from memory_core import MemoryBackend
 from memory_core import requests as rq
@@ -33,40 +33,11 @@ async def _add_others(backend: MemoryBackend, start: int, count: int) -> None:
         await backend.add_messages_batch(f"other-{session}", _rows(200, 1))
 
 
-async def _optimize(backend: MemoryBackend) -> None:
-    """Merge the FTS5 index into one segment: each seek's reads grow with the segment
-    count (its log); the tests measure how the work grows with the matches."""
-
-    def optimize(conn: sqlite3.Connection) -> None:
-        conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')")
-
-    await backend.store._store.call(optimize, write=True)
-
-
 async def _steps(
     backend: MemoryBackend, monkeypatch: pytest.MonkeyPatch, session: str = "mine"
 ) -> tuple[int, list]:
     """VM steps of one session search, and what it found."""
-    await _optimize(backend)
-    steps = 0
-    original = search_module.search
-
-    def counting(conn: sqlite3.Connection, req: rq.SearchMessages) -> list:
-        def tick() -> int:
-            nonlocal steps
-            steps += 1
-            return 0
-
-        conn.set_progress_handler(tick, 1)
-        try:
-            return original(conn, req)
-        finally:
-            conn.set_progress_handler(None, 1)
-
-    monkeypatch.setattr(search_module, "search", counting)
-    found = await backend.search_messages("apple", session_id=session, limit=5)
-    monkeypatch.setattr(search_module, "search", original)
-    return steps, [(m.id, m.score) for m in found]
+    return await search_steps(backend, monkeypatch, "apple", session_id=session, limit=5)
 
 
 async def test_session_search_work_does_not_grow_with_other_sessions(
