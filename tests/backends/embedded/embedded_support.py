@@ -126,16 +126,13 @@ async def optimize_fts(backend: MemoryBackend) -> None:
     await backend.store._store.call(optimize, write=True)
 
 
-async def search_steps(
-    backend: MemoryBackend, monkeypatch: pytest.MonkeyPatch, query: str, **options: Any
-) -> tuple[int, list[tuple[Any, Any]]]:
-    """SQLite VM steps of one ``search_messages`` (after :func:`optimize_fts`), and what
-    it found (ids and scores)."""
-    from memory_core.backends.embedded import search as search_module
-
-    await optimize_fts(backend)
+async def vm_steps(
+    monkeypatch: pytest.MonkeyPatch, module: Any, name: str, call: Awaitable[Any]
+) -> tuple[int, Any]:
+    """SQLite VM steps spent in ``module.name`` (a ``work(conn, req)`` function) while
+    ``call`` runs, and what ``call`` returned."""
     steps = 0
-    original = search_module.search
+    original = getattr(module, name)
 
     def counting(conn: sqlite3.Connection, req: Any) -> Any:
         def tick() -> int:
@@ -149,9 +146,47 @@ async def search_steps(
         finally:
             conn.set_progress_handler(None, 1)
 
-    monkeypatch.setattr(search_module, "search", counting)
+    monkeypatch.setattr(module, name, counting)
     try:
-        found = await backend.search_messages(query, **options)
+        found = await call
     finally:
-        monkeypatch.setattr(search_module, "search", original)
+        monkeypatch.setattr(module, name, original)
+    return steps, found
+
+
+async def search_steps(
+    backend: MemoryBackend, monkeypatch: pytest.MonkeyPatch, query: str, **options: Any
+) -> tuple[int, list[tuple[Any, Any]]]:
+    """SQLite VM steps of one ``search_messages`` (after :func:`optimize_fts`), and what
+    it found (ids and scores)."""
+    from memory_core.backends.embedded import search as search_module
+
+    await optimize_fts(backend)
+    call = backend.search_messages(query, **options)
+    steps, found = await vm_steps(monkeypatch, search_module, "search", call)
     return steps, [(m.id, m.score) for m in found]
+
+
+def token_and_store_wide(monkeypatch: pytest.MonkeyPatch, token: Any) -> list[tuple[Any, Any]]:
+    """Make each text search also rank its candidates without the FTS ``scope`` token
+    (the same SQL scope): the list fills with (with the token, without it) per search.
+    ``token(found)`` checks the token the search chose."""
+    from memory_core.backends.embedded import search as search_module
+    from memory_core.scoring import candidate_pool
+
+    seen: list[tuple[Any, Any]] = []
+    original = search_module.search
+
+    def both(conn: sqlite3.Connection, req: Any) -> Any:
+        scope = search_module._scope(conn, req)
+        assert scope is not None and token(scope[2])
+        query = search_module.fts_query(req.query)
+        assert query is not None
+        pool = candidate_pool(req.limit)
+        scoped = search_module._text_hits(conn, query, req.query, scope, pool)
+        store_wide = (scope[0], scope[1], None)
+        seen.append((scoped, search_module._text_hits(conn, query, req.query, store_wide, pool)))
+        return original(conn, req)
+
+    monkeypatch.setattr(search_module, "search", both)
+    return seen

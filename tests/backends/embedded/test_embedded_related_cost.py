@@ -6,13 +6,11 @@ directions at each step: its work grew with the whole graph.)"""
 from __future__ import annotations
 
 import itertools
-import sqlite3
 
 import pytest
-from embedded_support import memory_fixture  # noqa: F401
+from embedded_support import memory_fixture, vm_steps  # noqa: F401
 
 from memory_core import MemoryBackend
-from memory_core import requests as rq
 from memory_core.backends.embedded import relationships as relationships_module
 
 pytestmark = pytest.mark.anyio
@@ -30,24 +28,8 @@ async def _steps(
     backend: MemoryBackend, monkeypatch: pytest.MonkeyPatch, start: str
 ) -> tuple[int, list[str]]:
     """VM steps of one depth-2 walk from ``start``, and the names it found."""
-    steps = 0
-    original = relationships_module.related
-
-    def counting(conn: sqlite3.Connection, req: rq.RelatedEntities) -> list:
-        def tick() -> int:
-            nonlocal steps
-            steps += 1
-            return 0
-
-        conn.set_progress_handler(tick, 1)
-        try:
-            return original(conn, req)
-        finally:
-            conn.set_progress_handler(None, 1)
-
-    monkeypatch.setattr(relationships_module, "related", counting)
-    found = await backend.related_entities(start, depth=2)
-    monkeypatch.setattr(relationships_module, "related", original)
+    call = backend.related_entities(start, depth=2)
+    steps, found = await vm_steps(monkeypatch, relationships_module, "related", call)
     return steps, [entity.name for entity in found]
 
 

@@ -5,15 +5,10 @@ the session."""
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
-from embedded_support import memory_fixture, search_steps  # noqa: F401
+from embedded_support import memory_fixture, search_steps, token_and_store_wide  # noqa: F401
 
 from memory_core import MemoryBackend
-from memory_core import requests as rq
-from memory_core.backends.embedded import search as search_module
-from memory_core.scoring import candidate_pool
 
 pytestmark = pytest.mark.anyio
 
@@ -85,21 +80,7 @@ async def test_session_hits_are_the_store_wide_hits_in_the_session(
     ]
     await memory.add_messages_batch("mine", rows)
     await memory.add_messages_batch("other", _rows(100, 2))
-    seen: list[tuple[list, list]] = []
-    original = search_module.search
-
-    def both(conn: sqlite3.Connection, req: rq.SearchMessages) -> list:
-        scope = search_module._scope(conn, req)
-        assert scope is not None and scope[2] is not None
-        query = search_module.fts_query(req.query)
-        assert query is not None
-        pool = candidate_pool(req.limit)
-        scoped = search_module._text_hits(conn, query, req.query, scope, pool)
-        store_wide = (scope[0], scope[1], None)  # the same SQL scope, no token
-        seen.append((scoped, search_module._text_hits(conn, query, req.query, store_wide, pool)))
-        return original(conn, req)
-
-    monkeypatch.setattr(search_module, "search", both)
+    seen = token_and_store_wide(monkeypatch, lambda token: token is not None)
     found = await memory.search_messages(
         "apple pie", session_id="mine", limit=25, metadata_filters=filters
     )

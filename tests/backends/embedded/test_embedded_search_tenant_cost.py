@@ -6,7 +6,6 @@ included) keep the index whole."""
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 import pytest
@@ -15,13 +14,13 @@ from embedded_support import (  # noqa: F401
     memory_fixture,
     search_steps,
     tenants_fixture,
+    token_and_store_wide,
 )
 
 from memory_core import MemoryBackend, open_backend
 from memory_core import requests as rq
 from memory_core.backends.embedded import search as search_module
 from memory_core.backends.embedded.fts import tenant_token
-from memory_core.scoring import candidate_pool
 
 pytestmark = pytest.mark.anyio
 
@@ -76,21 +75,7 @@ async def test_a_users_hits_are_the_store_wide_hits_kept_for_the_user(
     for session in ("one", "two"):
         await tenants.add_messages_batch(session, rows, user_identifier="ana")
     await tenants.add_messages_batch("theirs", _rows(100, 2), user_identifier="bo")
-    seen: list[tuple[list[Any], list[Any]]] = []
-    original = search_module.search
-
-    def both(conn: sqlite3.Connection, req: rq.SearchMessages) -> list[Any]:
-        scope = search_module._scope(conn, req)
-        assert scope is not None and scope[2] == tenant_token("ana")
-        query = search_module.fts_query(req.query)
-        assert query is not None
-        pool = candidate_pool(req.limit)
-        scoped = search_module._text_hits(conn, query, req.query, scope, pool)
-        store_wide = (scope[0], scope[1], None)  # the same SQL scope, no token
-        seen.append((scoped, search_module._text_hits(conn, query, req.query, store_wide, pool)))
-        return original(conn, req)
-
-    monkeypatch.setattr(search_module, "search", both)
+    seen = token_and_store_wide(monkeypatch, lambda token: token == tenant_token("ana"))
     found = await tenants.search_messages(
         "apple pie", user_identifier="ana", limit=25, metadata_filters=filters
     )
