@@ -147,7 +147,7 @@ class _Writer:
         self.conversation_key = conversation["id"]
         self.conversation_id = stored_uuid(conversation["id"])
         self.session_id = conversation["session_id"]
-        self.tenant = conversation["tenant"] or None  # see schema.SCHEMA_VERSION 4
+        self.tenant = conversation["tenant"]  # see schema.SCHEMA_VERSION 4
 
     def write(
         self,

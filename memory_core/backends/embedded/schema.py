@@ -37,8 +37,11 @@ keeps their order; ``tool_calls_by_tool`` serves the statistics' aggregate), and
 ``trace_messages`` and ``trace_entities``; traces and steps have words in
 ``long_term_words``. An upgrade adds the two columns and indexes the entities a store
 already has. An older memory-core refuses a version 3 store (its erasure would not know
-these tables). 4: each message of a multi-tenant store holds its conversation's
-``tenant`` (NULL in a single-tenant store), and its FTS ``scope`` holds a second token,
+these tables). 4: each message holds its conversation's ``tenant`` (``''`` in a
+single-tenant store; NULL in a message written before version 4, or by an older
+memory-core that had the store open during the upgrade, which the trigger
+``messages_tenant`` then fills in), and in a multi-tenant store its FTS ``scope`` holds a
+second token,
 ``t`` and the tenant's UTF-8 bytes in hex, so a search across a user's sessions is an FTS5
 ``AND`` of that token and the words: FTS5 reads the user's entries of each word's doclist,
 not every match in the store. An upgrade fills the column and, where a message got a
@@ -51,7 +54,12 @@ _SHOWN = 60
 
 # The index's triggers: version 1's are dropped with its index (:func:`_migrate_fts`),
 # older ones before version 4's are made (:func:`_message_tenants`).
-_FTS_TRIGGERS = ("messages_fts_insert", "messages_fts_delete", "messages_fts_update")
+_FTS_TRIGGERS = (
+    "messages_fts_insert",
+    "messages_fts_delete",
+    "messages_fts_update",
+    "messages_tenant",
+)
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS schema_info (
@@ -264,12 +272,21 @@ END;
 
 def _scope_sql(conversation: str, tenant: str) -> str:
     """The FTS ``scope`` value of a message: its conversation's token and, in a
-    multi-tenant store, its tenant's (see :func:`.fts.tenant_token`), computed from the
-    row alone so a delete (a cascade's too) removes exactly what the insert indexed."""
+    multi-tenant store, its tenant's (see :func:`.fts.tenant_token`; none for ``''`` or
+    NULL), computed from the row alone so a delete (a cascade's too) removes exactly
+    what the insert indexed."""
     return (
         f"replace({conversation}, '-', '') || "
-        f"CASE WHEN {tenant} IS NULL THEN '' ELSE ' t' || lower(hex({tenant})) END"
+        f"CASE WHEN coalesce({tenant}, '') = '' THEN '' ELSE ' t' || lower(hex({tenant})) END"
     )
+
+
+# A message written without its tenant (by a memory-core older than version 4 that had
+# the store open when it was upgraded) is indexed, and given, its conversation's.
+_INSERTED_TENANT = (
+    "coalesce(new.tenant, (SELECT c.tenant FROM conversations c "
+    "WHERE c.id = new.conversation_id))"
+)
 
 
 # The full-text index of messages (see the module docstring).
@@ -285,7 +302,11 @@ CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5 (
 );
 CREATE TRIGGER IF NOT EXISTS messages_fts_insert AFTER INSERT ON messages BEGIN
     INSERT INTO messages_fts (rowid, content, scope)
-    VALUES (new.num, new.content, {_scope_sql("new.conversation_id", "new.tenant")});
+    VALUES (new.num, new.content, {_scope_sql("new.conversation_id", _INSERTED_TENANT)});
+END;
+CREATE TRIGGER IF NOT EXISTS messages_tenant AFTER INSERT ON messages
+WHEN new.tenant IS NULL BEGIN
+    UPDATE messages SET tenant = {_INSERTED_TENANT} WHERE num = new.num;
 END;
 CREATE TRIGGER IF NOT EXISTS messages_fts_delete AFTER DELETE ON messages BEGIN
     INSERT INTO messages_fts (messages_fts, rowid, content, scope)

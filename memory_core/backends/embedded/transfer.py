@@ -423,7 +423,7 @@ class _Importer:
         conn.execute(
             "INSERT INTO messages (id, conversation_id, seq, role, content, metadata, "
             "created_at, embedding, idempotency_key, tenant) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
-            "?, (SELECT nullif(tenant, '') FROM conversations WHERE id = ?2))",
+            "?, (SELECT tenant FROM conversations WHERE id = ?2))",
             (
                 message_id,
                 conversation_id,

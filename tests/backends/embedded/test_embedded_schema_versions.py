@@ -43,11 +43,20 @@ END;
 """
 
 
+# The index's triggers of version 4 (an older version has the first three).
+_V4_TRIGGERS = (
+    "messages_fts_insert",
+    "messages_fts_delete",
+    "messages_fts_update",
+    "messages_tenant",
+)
+
+
 def _downgrade(path: Path) -> None:
     """Turn a store into what version 1 wrote: its index and triggers, its version."""
     conn = sqlite3.connect(path)
     with conn:
-        for name in ("messages_fts_insert", "messages_fts_delete", "messages_fts_update"):
+        for name in _V4_TRIGGERS:
             conn.execute(f"DROP TRIGGER {name}")
         conn.execute("DROP TABLE messages_fts")
         conn.execute("DROP VIEW messages_fts_source")
@@ -216,7 +225,7 @@ def _to_version_3(path: Path) -> None:
     whose ``scope`` holds the conversation's token alone, version 3."""
     conn = sqlite3.connect(path)
     with conn:
-        for name in ("messages_fts_insert", "messages_fts_delete", "messages_fts_update"):
+        for name in _V4_TRIGGERS:
             conn.execute(f"DROP TRIGGER {name}")
         conn.execute("DROP VIEW messages_fts_source")
         conn.execute("ALTER TABLE messages DROP COLUMN tenant")
@@ -327,3 +336,31 @@ async def test_a_version_2_store_gains_long_term_memory_and_its_entities_are_sea
     version = conn.execute("SELECT value FROM schema_info WHERE key = 'version'").fetchone()
     conn.close()
     assert version[0] == "4"
+
+
+async def test_a_message_an_older_memory_core_writes_after_the_upgrade_is_found(
+    tmp_path: Path,
+) -> None:
+    """A version 3 process that had the store open during the upgrade inserts messages
+    without ``tenant``: the trigger gives them their conversation's, so a search across
+    the user's sessions finds them and deleting them leaves the index whole."""
+    path = tmp_path / "v4.db"
+    url = f"sqlite:///{path}"
+    async with open_backend(url, multi_tenant=True) as backend:
+        await backend.add_message("s", "user", "ripe apple 0", user_identifier="ana")
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute(
+            "INSERT INTO messages (id, conversation_id, seq, role, content, created_at) "
+            "SELECT '00000000-0000-4000-8000-000000000001', id, next_seq, 'user', "
+            "'ripe apple old writer', 1 FROM conversations"
+        )
+    conn.close()
+    assert _tenants(path) == [("ripe apple 0", "ana"), ("ripe apple old writer", "ana")]
+    async with open_backend(url, multi_tenant=True) as backend:
+        found = await backend.search_messages("apple", user_identifier="ana")
+        assert sorted(m.content for m in found) == ["ripe apple 0", "ripe apple old writer"]
+        assert await backend.clear_session("s", user_identifier="ana")
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)")
+    conn.close()
