@@ -284,8 +284,7 @@ def _scope_sql(conversation: str, tenant: str) -> str:
 # A message written without its tenant (by a memory-core older than version 4 that had
 # the store open when it was upgraded) is indexed, and given, its conversation's.
 _INSERTED_TENANT = (
-    "coalesce(new.tenant, (SELECT c.tenant FROM conversations c "
-    "WHERE c.id = new.conversation_id))"
+    "coalesce(new.tenant, (SELECT c.tenant FROM conversations c WHERE c.id = new.conversation_id))"
 )
 
 
