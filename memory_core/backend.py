@@ -10,7 +10,7 @@ implements) with a validated request from :mod:`memory_core.requests`.
 from __future__ import annotations
 
 import dataclasses
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from os import PathLike
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, Self
@@ -48,7 +48,7 @@ from .models import (
 )
 from .reasoning import ReasoningMethods
 from .retention import ExpiryReport
-from .scoring import by_session, group_pool
+from .scoring import by_recency, by_session, group_pool
 from .stats import StoreStats
 from .summary import (
     CHARS_PER_TOKEN,
@@ -62,6 +62,7 @@ from .validation import (
     check_bool,
     check_datetime,
     check_entity_type,
+    check_half_life,
     check_identifier,
     check_int,
     check_limit,
@@ -742,6 +743,7 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
         metadata_filters: dict[str, Any] | None = None,
         user_identifier: str | None = None,
         per_session: int | None = None,
+        recency_half_life: timedelta | None = None,
     ) -> list[Message]:
         """Messages matching ``query``, best first, each with a ``score`` in 0..1.
 
@@ -755,10 +757,17 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
         :func:`~memory_core.scoring.by_session`). The groups are made of the best
         ``limit`` times :data:`~memory_core.scoring.GROUP_POOL` hits, so fewer than ``limit``
         hits may come back when a few sessions hold most of the matches.
+
+        ``recency_half_life`` weighs the hits by age: each score is halved for every
+        half-life between the message's ``created_at`` and now (:func:`~memory_core.scoring.
+        by_recency`), and the hits are ranked by that weighted score (the one returned),
+        out of the best ``limit`` times :data:`~memory_core.scoring.GROUP_POOL` hits.
+        ``threshold`` applies to the score before weighting.
         """
         text = check_str(query, "query", allow_empty=False, max_chars=self.limits.max_query_chars)
         count = self._policy.search_limit("search_messages", limit)
         groups = None if per_session is None else check_limit(per_session, "per_session")
+        half_life = check_half_life(recency_half_life)
         cut = check_threshold(threshold)
         filters = check_metadata(metadata_filters, "metadata_filters", self.limits)
         caps = self.capabilities
@@ -785,19 +794,22 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
                 "filter the returned messages in your application",
             )
         vectors = await self._policy.embed([text], True)
+        wide = group_pool(count, caps.max_search_hits)
         await self._ready()
         hits = await self.store.search_messages(
             rq.SearchMessages(
                 query=text,
                 target=target,
-                limit=count if groups is None else group_pool(count, caps.max_search_hits),
+                limit=count if groups is None and half_life is None else wide,
                 threshold=cut,
                 metadata_filters=filters,
                 query_embedding=vectors[0] if vectors else None,
                 scope=scope,
             )
         )
-        return hits if groups is None else by_session(hits, groups, count)
+        if half_life is not None:
+            hits = by_recency(hits, half_life, datetime.now(UTC))
+        return hits[:count] if groups is None else by_session(hits, groups, count)
 
     @instrument("get_context")
     async def get_context(
@@ -814,6 +826,7 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
         user_identifier: str | None = None,
         per_session: int | None = None,
         neighbours: int = 0,
+        recency_half_life: timedelta | None = None,
     ) -> str:
         """Text to put in a prompt: recent messages plus, with a ``query``, relevant ones,
         after a long-term section (the user's preferences, the facts about the entities the
@@ -835,7 +848,8 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
         relevant message kept, the messages written just before and after it in its
         session (that many of each), listed without a score; where the backend has
         ``message_neighbours``. Within ``max_tokens`` a hit's neighbours come right after
-        it, before the next hit.
+        it, before the next hit. ``recency_half_life`` weighs the relevant messages by age
+        before the best ``max_hits`` are kept, as :meth:`search_messages` does.
 
         The format is :func:`memory_core.summary.format_context`. Raises a ``ValueError``
         (:class:`~memory_core.errors.MissingIdentifierError`) without a session.
@@ -853,6 +867,7 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
         budget = None if max_tokens is None else check_limit(max_tokens, "max_tokens")
         groups = None if per_session is None else check_limit(per_session, "per_session")
         around = check_neighbours(neighbours)
+        half_life = check_half_life(recency_half_life)
         self._context_refusals(wide, around)
         vectors = await self._policy.embed([text], True) if text else None
         await self._ready()
@@ -866,6 +881,7 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
             max_tokens=budget,
             per_session=groups,
             neighbours=around,
+            recency_half_life=half_life,
         )
         caps = self.capabilities
         if room == 0 or not (caps.preferences or caps.facts):

@@ -592,7 +592,10 @@ async def relevant_of(store: Store, req: rq.GetContext, seen: set[Any]) -> list[
             query=req.query,
             target=None if req.across_sessions else req.target,
             limit=relevant_pool(
-                req.max_hits + len(seen), req.per_session, store.capabilities.max_search_hits
+                req.max_hits + len(seen),
+                req.per_session,
+                store.capabilities.max_search_hits,
+                req.recency_half_life,
             ),
             threshold=None,
             metadata_filters={},
@@ -600,7 +603,7 @@ async def relevant_of(store: Store, req: rq.GetContext, seen: set[Any]) -> list[
             scope=req.target.scope,
         )
     )
-    return relevant_hits(hits, seen, req.per_session, req.max_hits)
+    return relevant_hits(hits, seen, req.per_session, req.max_hits, req.recency_half_life)
 
 
 async def with_neighbours(

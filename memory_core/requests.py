@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 from uuid import UUID
 
@@ -209,6 +209,9 @@ class GetContext:
     per_session: int | None = None
     """Group the hits by session before the first ``max_hits`` are kept (see
     :func:`~memory_core.scoring.relevant_hits`)."""
+    recency_half_life: timedelta | None = None
+    """Weigh the hits by their age before the first ``max_hits`` are kept (see
+    :func:`~memory_core.scoring.by_recency`)."""
     neighbours: int = 0
     """Add the ``neighbours`` messages written just before and just after each kept hit
     in its conversation (:meth:`~memory_core.interface.Store.message_neighbours`)."""

@@ -42,6 +42,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -170,19 +171,43 @@ def by_session(hits: Sequence[Message], per_session: int, limit: int) -> list[Me
     return [hit for group in groups.values() for hit in group][:limit]
 
 
-def relevant_pool(wanted: int, per_session: int | None, cap: int | None) -> int:
+def by_recency(hits: Sequence[Message], half_life: timedelta, now: datetime) -> list[Message]:
+    """``hits`` with each score halved for every ``half_life`` of its age (``now`` minus
+    its ``created_at``; a time after ``now`` counts as no age), best first; equal
+    weighted scores keep their order in ``hits``. The hits are copies: the scores of
+    ``hits`` stay as they were."""
+    weighed = []
+    for hit in hits:
+        age = max((now - hit.created_at) / half_life, 0.0)
+        score = (hit.score or 0.0) * 0.5**age
+        weighed.append(hit.model_copy(update={"score": score}))
+    return sorted(weighed, key=lambda hit: -(hit.score or 0.0))
+
+
+def relevant_pool(
+    wanted: int, per_session: int | None, cap: int | None, half_life: timedelta | None = None
+) -> int:
     """How many hits ``get_context`` asks a search for to keep ``wanted`` (its ``max_hits``
-    plus the recent messages it may meet): ``wanted`` itself, or grouped by session
-    :func:`group_pool` of it; never more than ``cap`` (the store's ``max_search_hits``)."""
-    asked = wanted if per_session is None else group_pool(wanted, cap)
+    plus the recent messages it may meet): ``wanted`` itself, or, grouped by session or
+    weighed by recency, :func:`group_pool` of it; never more than ``cap`` (the store's
+    ``max_search_hits``)."""
+    wide = per_session is not None or half_life is not None
+    asked = group_pool(wanted, cap) if wide else wanted
     return asked if cap is None else min(asked, cap)
 
 
 def relevant_hits(
-    hits: Sequence[Message], seen: AbstractSet[object], per_session: int | None, limit: int
+    hits: Sequence[Message],
+    seen: AbstractSet[object],
+    per_session: int | None,
+    limit: int,
+    half_life: timedelta | None = None,
 ) -> list[Message]:
     """``get_context``'s relevant messages: ``hits`` (best first) not in ``seen`` (the
-    recent messages), grouped by session when ``per_session`` is set (:func:`by_session`),
-    then the first ``limit``."""
+    recent messages), weighed by recency when ``half_life`` is set (:func:`by_recency`,
+    from now), grouped by session when ``per_session`` is set (:func:`by_session`), then
+    the first ``limit``."""
     fresh = [hit for hit in hits if hit.id not in seen]
+    if half_life is not None:
+        fresh = by_recency(fresh, half_life, datetime.now(UTC))
     return fresh[:limit] if per_session is None else by_session(fresh, per_session, limit)

@@ -428,6 +428,7 @@ class SyncMemoryBackend:
         metadata_filters: dict[str, Any] | None = None,
         user_identifier: str | None = None,
         per_session: int | None = None,
+        recency_half_life: timedelta | None = None,
     ) -> list[Message]:
         """Blocking :meth:`MemoryBackend.search_messages`."""
         return self._blocking(self._backend.search_messages, locals())
@@ -446,6 +447,7 @@ class SyncMemoryBackend:
         user_identifier: str | None = None,
         per_session: int | None = None,
         neighbours: int = 0,
+        recency_half_life: timedelta | None = None,
     ) -> str:
         """Blocking :meth:`MemoryBackend.get_context`."""
         return self._blocking(self._backend.get_context, locals())

@@ -11,7 +11,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import UUID
 
@@ -196,6 +196,20 @@ def _show(value: int) -> str:
 def check_limit(value: Any, argument: str = "limit") -> int:
     """A positive ``int``."""
     return check_int(value, argument, minimum=1)
+
+
+def check_half_life(value: Any) -> timedelta | None:
+    """``recency_half_life``: ``None`` or a positive ``timedelta``."""
+    if value is None:
+        return None
+    if not isinstance(value, timedelta):
+        raise InvalidArgumentTypeError(
+            f"must be a datetime.timedelta, got {type(value).__name__}",
+            argument="recency_half_life",
+        )
+    if value <= timedelta(0):
+        raise InvalidRequestError(f"must be positive, got {value}", argument="recency_half_life")
+    return value
 
 
 def check_neighbours(value: Any) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from uuid import uuid4
 
 import pytest
@@ -15,6 +16,7 @@ from memory_core.scoring import (
     GROUP_POOL,
     K1,
     B,
+    by_recency,
     by_session,
     candidate_pool,
     engine_terms,
@@ -181,3 +183,35 @@ def test_relevant_hits_drop_the_recent_ones_before_grouping() -> None:
     # a recent best hit does not hide its session: the next one of it stands for it
     assert contents(relevant_hits(hits, seen, 1, 5)) == ["a2", "b1", "c1"]
     assert contents(relevant_hits(hits, set(), 1, 2)) == ["a1", "b1"]
+
+
+def _aged(content: str, score: float, days: float, now: datetime) -> Message:
+    return Message(role="user", content=content, score=score, created_at=now - timedelta(days=days))
+
+
+def test_recency_halves_a_score_per_half_life_of_age_and_reranks() -> None:
+    now = datetime(2026, 12, 7, tzinfo=UTC)
+    hits = [_aged("old", 0.8, 60, now), _aged("new", 0.5, 0, now), _aged("mid", 0.6, 30, now)]
+    weighed = by_recency(hits, timedelta(days=30), now)
+    assert [h.content for h in weighed] == ["new", "mid", "old"]
+    assert [round(h.score or 0, 6) for h in weighed] == [0.5, 0.3, 0.2]
+    assert [h.score for h in hits] == [0.8, 0.5, 0.6], "the given hits were changed"
+    # a time after now counts as no age; equal weighted scores keep their order
+    future = [_aged("a", 0.4, -1, now), _aged("b", 0.4, 0, now)]
+    assert [(h.content, h.score) for h in by_recency(future, timedelta(days=1), now)] == [
+        ("a", 0.4),
+        ("b", 0.4),
+    ]
+
+
+def test_a_weighed_context_asks_for_a_wider_pool_and_weighs_before_grouping() -> None:
+    assert relevant_pool(10, None, None) == 10
+    assert relevant_pool(10, None, None, timedelta(days=1)) == 10 * GROUP_POOL
+    assert relevant_pool(10, None, 20, timedelta(days=1)) == 20
+    now = datetime.now(UTC)
+    hits = [_aged("a1", 0.9, 400, now), _aged("b1", 0.5, 0, now), _aged("a2", 0.4, 0, now)]
+    for hit, session in zip(hits, "aba", strict=True):
+        hit.session_id = session
+    kept = relevant_hits(hits, set(), 1, 5, timedelta(days=1))
+    assert [h.content for h in kept] == ["b1", "a2"]  # a1 weighs ~0: a2 is a's best
+    assert [h.content for h in relevant_hits(hits, {hits[1].id}, None, 1)] == ["a1"]

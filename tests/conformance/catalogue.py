@@ -1002,6 +1002,13 @@ class ContextIgnoresNeighbours(_Memory):
         return await super().get_context(replace(req, neighbours=0))
 
 
+class ContextIgnoresRecency(_Memory):
+    """get_context is its own and ranks the relevant messages without their age."""
+
+    async def get_context(self, req: rq.GetContext) -> str:
+        return await super().get_context(replace(req, recency_half_life=None))
+
+
 class NeighboursBeforeOnly(_Memory):
     """message_neighbours returns the messages before each hit and none after it."""
 
@@ -1677,6 +1684,7 @@ CATALOGUE: list[Case] = [
     Case(ContextIgnoresMaxMessages, "context.max_messages", "max_messages"),
     Case(ContextIgnoresPerSession, "context.per_session", "best hit alone"),
     Case(ContextIgnoresNeighbours, "context.neighbours", "one each side"),
+    Case(ContextIgnoresRecency, "search.recency", "context not weighed"),
     Case(NeighboursBeforeOnly, "context.neighbours", "one each side"),
     Case(SqliteOnLoop, "runtime.responsive", "no blocking I/O on the loop"),
     Case(SleepingRateLimiter, "runtime.responsive", "no blocking I/O on the loop"),

@@ -774,14 +774,21 @@ class NamsStore(Store):
             search = rq.SearchMessages(
                 query=req.query,
                 target=req.target,
-                limit=relevant_pool(req.max_hits + len(seen), req.per_session, wire.MAX_PAGE),
+                limit=relevant_pool(
+                    req.max_hits + len(seen),
+                    req.per_session,
+                    wire.MAX_PAGE,
+                    req.recency_half_life,
+                ),
                 threshold=None,
                 metadata_filters={},
                 query_embedding=None,
                 scope=rq.UNSCOPED,
             )
             hits = await self._search(search, at)
-            relevant = relevant_hits(hits, seen, req.per_session, req.max_hits)
+            relevant = relevant_hits(
+                hits, seen, req.per_session, req.max_hits, req.recency_half_life
+            )
         observations = [o.content for o in context.observations]
         reflections = [r.content for r in context.reflections]
         if req.max_tokens is not None:

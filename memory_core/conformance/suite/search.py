@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import itertools
+from datetime import timedelta
 from typing import Any
+
+import anyio
 
 from memory_core.scoring import TOLERANCE, query_terms, text_score
 
@@ -434,6 +437,53 @@ class SearchSuite(SuiteBase):
         assert len(set(filler)) > 1024, "control: more words than one Lucene query holds"
         hits = await harness.backend.search_messages(query, session_id=handle)
         assert [h.id for h in hits] == [stored.id]
+
+    @scenario(
+        "search.recency",
+        "recency_half_life ranks a newer hit above an older, better one many half-lives "
+        "older, returns the weighted scores (never above the plain ones), and does the same "
+        "for get_context's relevant messages; a bad recency_half_life is refused, naming it",
+    )
+    async def test_search_recency(self, harness: Harness) -> None:
+        handle, term = await harness.new_session(), word()
+        old = await harness.backend.add_message(handle, "user", f"{term} {term} {term}")
+        await anyio.sleep(0.5)  # 8 half-lives below: the old one weighs about 1/300
+        new = await harness.backend.add_message(handle, "user", f"{term} among other words")
+        for n in range(2):
+            await harness.backend.add_message(handle, "assistant", f"later {n}")
+        half_life = timedelta(milliseconds=60)
+        plain = await harness.backend.search_messages(term, session_id=handle)
+        assert [h.id for h in plain] == [old.id, new.id], "control: the older scores higher"
+        recent = await harness.backend.search_messages(
+            term, session_id=handle, recency_half_life=half_life
+        )
+        assert [h.id for h in recent] == [new.id, old.id], "the newer hit is not first"
+        scores = {h.id: h.score for h in plain}
+        assert all(0 < (h.score or 0) <= (scores[h.id] or 0) for h in recent)
+        assert (recent[0].score or 0) < (scores[new.id] or 0), "the score is not weighed"
+        slow = await harness.backend.search_messages(
+            term, session_id=handle, recency_half_life=timedelta(days=3650)
+        )
+        assert [h.id for h in slow] == [old.id, new.id], "a long half-life changed the order"
+
+        async def context(**options: Any) -> str:
+            """The relevant section only (a service's notes may quote any message)."""
+            text = await harness.backend.get_context(
+                term, session_id=handle, max_messages=2, max_hits=1, long_term_chars=0, **options
+            )
+            return text.partition("## Relevant messages\n")[2]
+
+        assert old.content in await context() and new.content not in await context()
+        weighed = await context(recency_half_life=half_life)
+        assert new.content in weighed and old.content not in weighed, "context not weighed"
+        bad: Any
+        for bad in (timedelta(0), timedelta(seconds=-1), 5, 1.5, "1d", True):
+            with invalid("recency_half_life"):
+                await harness.backend.search_messages(
+                    term, session_id=handle, recency_half_life=bad
+                )
+            with invalid("recency_half_life"):
+                await context(recency_half_life=bad)
 
     @scenario(
         "search.per_session",
