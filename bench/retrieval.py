@@ -33,6 +33,7 @@ import asyncio
 import json
 import tempfile
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -65,15 +66,21 @@ METRICS = (
 )
 
 
-async def load(backend: MemoryBackend, personas: list[Persona]) -> int:
-    """Every persona's sessions into ``backend``; the number of messages written."""
+async def load(backend: MemoryBackend, personas: list[Persona], dated: bool = False) -> int:
+    """Every persona's sessions into ``backend``; the number of messages written. With
+    ``dated``, the sessions are a week apart, the last a week ago, their turns a minute
+    apart (caller timestamps, for ``recency_half_life``)."""
     written = 0
+    now = datetime.now(UTC)
     for persona in personas:
         for s, turns in enumerate(persona.sessions):
-            items = [
+            start = now - timedelta(weeks=len(persona.sessions) - s)
+            items: list[dict[str, Any]] = [
                 {"role": role, "content": content, "metadata": {"at": f"{s}:{t}"}}
                 for t, (role, content) in enumerate(turns)
             ]
+            for t, item in enumerate(items if dated else []):
+                item["timestamp"] = start + timedelta(minutes=t)
             await backend.add_messages_batch(f"s{s}", items, user_identifier=persona.name)
             written += len(items)
     return written
@@ -95,10 +102,13 @@ def score(question: Question, found: list[tuple[int, int]]) -> dict[str, float]:
 
 
 async def evaluate(
-    backend: MemoryBackend, personas: list[Persona], per_session: int | None = None
+    backend: MemoryBackend,
+    personas: list[Persona],
+    per_session: int | None = None,
+    half_life: timedelta | None = None,
 ) -> dict[str, Any]:
-    """Every question against ``backend`` (``per_session``: the hits grouped by session,
-    see ``search_messages``): mean figures and latency."""
+    """Every question against ``backend`` (``per_session``: the hits grouped by session;
+    ``half_life``: weighed by age; see ``search_messages``): mean figures and latency."""
     rows: list[dict[str, float]] = []
     kinds: dict[str, list[dict[str, float]]] = {}
     overlaps: dict[str, list[dict[str, float]]] = {}
@@ -108,7 +118,11 @@ async def evaluate(
         for question in persona.questions:
             began = time.perf_counter()
             hits = await backend.search_messages(
-                question.text, limit=LIMIT, user_identifier=persona.name, per_session=per_session
+                question.text,
+                limit=LIMIT,
+                user_identifier=persona.name,
+                per_session=per_session,
+                recency_half_life=half_life,
             )
             latencies.append((time.perf_counter() - began) * 1000)
             found = [_place(hit.metadata.get("at")) for hit in hits]
@@ -163,11 +177,16 @@ def _means(rows: list[dict[str, float]]) -> dict[str, float]:
 
 
 async def run_store(
-    name: str, personas: list[Persona], search: str = "text", per_session: int | None = None
+    name: str,
+    personas: list[Persona],
+    search: str = "text",
+    per_session: int | None = None,
+    half_life: timedelta | None = None,
 ) -> dict[str, Any]:
     """Load and evaluate one store; ``search`` is ``"text"`` (no embedder), ``"hybrid"``
     (:class:`~memory_core.embedding_wordllama.WordLlamaEmbedder`, the ``embed`` extra) or
-    ``"minilm"`` (:class:`~memory_core.embedding_minilm.MiniLMEmbedder`)."""
+    ``"minilm"`` (:class:`~memory_core.embedding_minilm.MiniLMEmbedder`); with
+    ``half_life``, the sessions dated (:func:`load`) and the hits weighed by age."""
     embedder = _embedder(search)
     with tempfile.TemporaryDirectory() as folder:
         async with (
@@ -176,9 +195,11 @@ async def run_store(
         ):
             if name == "bolt":
                 await _clear(backend, personas)
-            messages = await load(backend, personas)
-            result = await evaluate(backend, personas, per_session)
+            messages = await load(backend, personas, dated=half_life is not None)
+            result = await evaluate(backend, personas, per_session, half_life)
     way = search if per_session is None else f"{search}, per_session={per_session}"
+    if half_life is not None:
+        way += f", half-life {half_life.days} d"
     return {"store": name, "search": way, "messages": messages, **result}
 
 
@@ -251,13 +272,18 @@ async def run(
     size: dict[str, int],
     searches: tuple[str, ...] = SEARCHES,
     per_session: int | None = None,
+    half_life: timedelta | None = None,
 ) -> list[dict[str, Any]]:
     """Every store in ``stores`` at ``size`` (:func:`~.retrieval_data.generate`'s
     arguments), each way of ``searches``, the hits grouped by session when ``per_session``
-    is given."""
+    is given, weighed by age when ``half_life`` is."""
     personas = generate(**size)
     return with_overlaps(
-        [await run_store(name, personas, way, per_session) for way in searches for name in stores]
+        [
+            await run_store(name, personas, way, per_session, half_life)
+            for way in searches
+            for name in stores
+        ]
     )
 
 
@@ -280,13 +306,22 @@ def main(argv: list[str] | None = None) -> None:
         default=None,
         help="search_messages(per_session=N): at most N hits of each session",
     )
+    parser.add_argument(
+        "--recency-days",
+        type=float,
+        default=None,
+        help="sessions dated a week apart, search_messages(recency_half_life=N days)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--plot", type=Path, default=PLOT)
     args = parser.parse_args(argv)
     size = {"personas": args.personas, "sessions": args.sessions, "turns": args.turns}
     stores = [s for s in args.only.split(",") if s]
     searches = tuple(s for s in args.search.split(",") if s in SEARCHES)
-    results = asyncio.run(run(stores, {**size, "seed": args.seed}, searches, args.per_session))
+    half_life = None if args.recency_days is None else timedelta(days=args.recency_days)
+    results = asyncio.run(
+        run(stores, {**size, "seed": args.seed}, searches, args.per_session, half_life)
+    )
     args.out.mkdir(parents=True, exist_ok=True)
     report = {"size": {**size, "seed": args.seed}, "results": results}
     (args.out / "retrieval.json").write_text(json.dumps(report, indent=2) + "\n")

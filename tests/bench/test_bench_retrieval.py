@@ -4,7 +4,9 @@ figures on SQLite and PostgreSQL (the shared ranking is portable)."""
 
 from __future__ import annotations
 
+import itertools
 import uuid
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -144,3 +146,18 @@ async def test_sqlite_and_postgresql_give_the_same_figures(
     shared = retrieval.with_overlaps(results)
     assert [r["top10_overlap"] for r in shared] == [1.0, 1.0]
     assert "| 1.000 |" in retrieval.table(shared)
+
+
+@pytest.mark.anyio
+async def test_dated_sessions_are_a_week_apart_and_their_turns_a_minute() -> None:
+    personas = generate(personas=1, sessions=6, turns=8)
+    async with open_backend("memory://", multi_tenant=True) as backend:
+        await retrieval.load(backend, personas, dated=True)
+        user = personas[0].name
+        starts = []
+        for s in range(6):
+            read = await backend.get_conversation(f"s{s}", user_identifier=user)
+            times = [m.created_at for m in read.messages]
+            assert [b - a for a, b in itertools.pairwise(times)] == [timedelta(minutes=1)] * 15
+            starts.append(times[0])
+    assert [b - a for a, b in itertools.pairwise(starts)] == [timedelta(weeks=1)] * 5
