@@ -211,8 +211,7 @@ async def get_conversation(tx: Tx, req: rq.GetConversation) -> Conversation:
     if req.since is not None:
         sql += " AND m.created_at > %s"
         params.append(req.since)
-    sql += " ORDER BY m.seq DESC LIMIT %s"
-    params.append(sql_int(req.limit))
+    sql += f" ORDER BY m.seq DESC LIMIT {sql_int(req.limit)}"  # a literal: see .reads
     rows = await tx.rows(sql, params)
     rows.reverse()
     return to_conversation(row, read_messages(rows))

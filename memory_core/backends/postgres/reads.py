@@ -4,6 +4,14 @@ The read runs outside a transaction block (one snapshot, one round trip) and wal
 ``(conversation_id, seq)`` index backwards from the end, so its cost does not grow with
 the conversation's length. A ``session_id`` that is a conversation id's canonical text
 takes the transactional path of :mod:`.messages` (see :func:`.single.covers`).
+
+The limit is written into the statement, not passed as a parameter. psycopg prepares a
+statement run often, and PostgreSQL then runs it with a generic plan once that plan costs
+no more than the ones made for the parameters. With ``LIMIT $1`` the generic plan cannot
+know the limit and costs it as a tenth of the conversation's rows: in a conversation of
+1,000 messages 45 of 50 reads used the generic plan, in one of 100,000 none did, and each
+read was planned anew (0.72 ms a read, raw psycopg). With the limit written in, the
+generic plan is used at both sizes (0.43 ms).
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ _ONCE = ", ".join(
 _READ = (
     f"SELECT {_ONCE}, r.* FROM {{s}}.conversations c "
     f"LEFT JOIN LATERAL (SELECT m.seq AS seq_, {_LATERAL} FROM {{s}}.messages m "
-    "WHERE m.conversation_id = c.id{since} ORDER BY m.seq DESC LIMIT %s) r ON true "
+    "WHERE m.conversation_id = c.id{since} ORDER BY m.seq DESC LIMIT {limit}) r ON true "
     "WHERE c.tenant = %s AND {key} ORDER BY r.seq_ DESC"
 )
 _WIDTH = CONVERSATION_COLUMNS.count(",") + 1
@@ -50,8 +58,9 @@ async def get_conversation(tx: Tx, req: rq.GetConversation) -> Conversation:
     )
     since = "" if req.since is None else " AND m.created_at > %s"
     params: list[object] = [] if req.since is None else [req.since]
-    params += [sql_int(req.limit), conversations.tenant_key(target.tenant), value]
-    sql = _READ.replace("{since}", since).replace("{key}", key)
+    params += [conversations.tenant_key(target.tenant), value]
+    limit = str(sql_int(req.limit))  # a literal: see the module docstring
+    sql = _READ.replace("{since}", since).replace("{key}", key).replace("{limit}", limit)
     rows = await tx.rows(sql, params)
     if not rows:
         if target.session_id is None:
