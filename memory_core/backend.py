@@ -807,9 +807,10 @@ class MemoryBackend(LongTermMethods, ReasoningMethods):
                 scope=scope,
             )
         )
-        if half_life is not None:
+        if half_life is not None:  # the store was asked for a wider pool: cut it here
             hits = by_recency(hits, half_life, datetime.now(UTC))
-        return hits[:count] if groups is None else by_session(hits, groups, count)
+            hits = hits[:count] if groups is None else hits
+        return hits if groups is None else by_session(hits, groups, count)
 
     @instrument("get_context")
     async def get_context(
