@@ -20,10 +20,15 @@ _RELEVANT = re.compile(
 )
 
 
+def _section_lines(context: str) -> list[str]:
+    """The lines of the context's relevant section (none without one)."""
+    _, _, section = context.partition("## Relevant messages\n")
+    return section.split("\n\n")[0].splitlines() if section else []
+
+
 def _relevant(context: str) -> list[re.Match[str]]:
     """The relevant section's lines, parsed (time, session, role, content, score)."""
-    _, _, section = context.partition("## Relevant messages\n")
-    lines = section.split("\n\n")[0].splitlines() if section else []
+    lines = _section_lines(context)
     found = [_RELEVANT.match(line) for line in lines]
     assert all(found), f"a relevant line is not '[time] [role] content (score s)': {lines}"
     return [m for m in found if m is not None]
@@ -36,10 +41,8 @@ _NEIGHBOUR = re.compile(r"^\[[^\]]+\] \[\w+\] (.*)$")
 def _around(context: str) -> list[tuple[str, bool]]:
     """The relevant section's contents in order, each with whether it is a hit (scored)
     rather than a neighbour."""
-    _, _, section = context.partition("## Relevant messages\n")
-    lines = section.split("\n\n")[0].splitlines() if section else []
     found: list[tuple[str, bool]] = []
-    for line in lines:
+    for line in _section_lines(context):
         hit = _RELEVANT.match(line)
         plain = _NEIGHBOUR.match(line)
         assert hit or plain, f"a relevant line is not '[time] [role] content': {line!r}"
