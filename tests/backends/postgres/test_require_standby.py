@@ -9,6 +9,7 @@ The failover tests run their switchovers with the option on.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import psycopg
@@ -124,6 +125,18 @@ def _set_standby_names(admin: psycopg.Connection[Any], names: str) -> None:
     )
     admin.execute(statement)
     admin.execute("SELECT pg_reload_conf()")
+    # pg_reload_conf only signals the postmaster, which rereads the file and signals the
+    # backends later: a write sent at once may still see the old names (ci32). Once a new
+    # session sees the new value, the postmaster has reloaded and signalled them.
+    url = admin.info.dsn
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with psycopg.connect(url, autocommit=True) as fresh:
+            found = fresh.execute("SHOW synchronous_standby_names").fetchone()
+        if found is not None and found[0] == names:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"synchronous_standby_names never became {names!r}")
 
 
 @pytest.mark.anyio
